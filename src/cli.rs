@@ -1,0 +1,59 @@
+//! Command line: clap parses, each subcommand's module runs, and only this layer prints.
+//!
+//! Every subcommand lives in `cli/<name>.rs` with its `Args` and a `run(args, out, err)` that
+//! writes to the given streams, so tests can drive it in-process.
+
+use std::io::Write;
+
+use clap::{Parser, Subcommand};
+
+/// benchlab: forwarding benchmarks of routers and firewalls, with statistics.
+#[derive(Debug, Parser)]
+#[command(name = "benchlab", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands (names are stable: DESIGN.md).
+#[derive(Debug, Subcommand)]
+pub enum Command {}
+
+/// Runs one parsed command line, writing its output to `out` and `err`; returns the exit status.
+pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
+    let _ = (out, err);
+    match cli.command {}
+}
+
+/// Parses the process arguments, runs, prints any error as one line; returns the exit status.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints its own usage errors (status 2) and --help/--version (status 0).
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    match run(cli, &mut stdout.lock(), &mut stderr.lock()) {
+        Ok(code) => code,
+        Err(e) => {
+            let _ = writeln!(stderr.lock(), "benchlab: {e:#}");
+            crate::error::exit_code(&e)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,13 @@
+//! benchlab measures how fast a router or firewall forwards packets, and says with statistics
+//! what changed between software versions and configurations.
+//!
+//! The pipeline: a campaign (`campaign`) drives a lab (`lab`, over a `transport`) whose DUT gets
+//! config sets (`dut`) while generators and receivers (`traffic`) record per-second samples;
+//! readers (`ingest`) turn those samples — or archived netbenches pkt-gen logs — into series;
+//! `stats` computes ministat-compatible summaries and comparisons; `report` writes Markdown, PNG
+//! charts, flamegraphs and JSON. Only `cli` prints.
+
+/// Command line: argument parsing, dispatch, and the only place that prints.
+pub mod cli;
+/// Errors shared by every layer and their exit statuses.
+pub mod error;
