@@ -11,3 +11,5 @@
 pub mod cli;
 /// Errors shared by every layer and their exit statuses.
 pub mod error;
+/// Reports: Markdown with ministat tables, PNG charts, JSON, and netbenches' own files.
+pub mod report;
