@@ -11,3 +11,5 @@
 pub mod cli;
 /// Errors shared by every layer and their exit statuses.
 pub mod error;
+/// ministat-compatible statistics: summaries, Student's t comparisons, the ASCII plot, C `%g`.
+pub mod stats;
