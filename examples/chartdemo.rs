@@ -2,6 +2,7 @@ use benchlab::report::chart::*;
 fn main() {
     let chart = Chart {
         file_name: "graph.inet4.png".into(),
+        profile: "inet4".into(),
         title: "Comparing 12-head and 11-stable on forwarding/ipfw/pf performance".into(),
         subtitle: "inet4: 2000 flows of 64-byte frames, 1.49 Mpps offered".into(),
         y_label: "Packets per second (median of 5 iterations; whiskers: min, max)".into(),

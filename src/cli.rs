@@ -7,6 +7,9 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand};
 
+/// `benchlab report`: README, graphs, JSON and the harness's files from a results directory.
+pub mod report;
+
 /// benchlab: forwarding benchmarks of routers and firewalls, with statistics.
 #[derive(Debug, Parser)]
 #[command(name = "benchlab", version, about, long_about = None)]
@@ -18,12 +21,17 @@ pub struct Cli {
 
 /// The subcommands (names are stable: DESIGN.md).
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Writes the report of a results directory (netbenches pkt-gen logs): README.md with
+    /// ministat tables, PNG graphs, results.json, and the harness's .pps and gnuplot.data.
+    Report(report::Args),
+}
 
 /// Runs one parsed command line, writing its output to `out` and `err`; returns the exit status.
 pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
-    let _ = (out, err);
-    match cli.command {}
+    match cli.command {
+        Command::Report(args) => report::run(args, out, err),
+    }
 }
 
 /// Parses the process arguments, runs, prints any error as one line; returns the exit status.

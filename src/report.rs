@@ -24,7 +24,8 @@ use anyhow::Context;
 
 use crate::error::InputError;
 use crate::ingest::{Results, Series};
-use crate::stats::{self, Comparison, Flavor, Summary};
+use crate::stats::ministat::{MAX_DATASETS, MIN_POINTS};
+use crate::stats::{self, Comparison, Dataset, Flavor, MinistatError, MinistatOptions, Summary};
 
 /// PNG charts.
 pub mod chart;
@@ -37,12 +38,6 @@ pub mod markdown;
 /// `report.toml`.
 pub mod settings;
 
-/// ministat refuses fewer points; a series needs this many iterations for statistics.
-const MIN_ITERATIONS: usize = 3;
-/// ministat draws at most this many datasets (symbols `x + * % # @ O`).
-const MAX_DATASETS: usize = 7;
-/// Width of the ministat plots (ministat's default when its output is not a terminal).
-const MINISTAT_WIDTH: usize = 74;
 
 /// What to report and how. Default: every version and config set in the logs' order, current
 /// ministat, a title made from the names.
@@ -146,12 +141,12 @@ impl Report {
     pub fn build(results: Results, options: &ReportOptions) -> Result<Report, InputError> {
         let Results { series, warnings } = results;
         let versions = select(
-            "--versions",
+            "version",
             distinct(series.iter().map(|s| &s.version)),
             options.versions.as_deref(),
         )?;
         let configs = select(
-            "--configs",
+            "config set",
             distinct(series.iter().map(|s| &s.config)),
             options.configs.as_deref(),
         )?;
@@ -162,11 +157,11 @@ impl Report {
             .filter(|s| versions.contains(&s.version) && configs.contains(&s.config))
             .map(|s| {
                 let medians = medians(&s);
-                let summary = (medians.len() >= MIN_ITERATIONS)
+                let summary = (medians.len() >= MIN_POINTS)
                     .then(|| Summary::of(&medians, options.flavor));
                 if summary.is_none() {
                     warnings.push(format!(
-                        "{}: {} iteration(s) measured, ministat needs {MIN_ITERATIONS}; \
+                        "{}: {} iteration(s) measured, ministat needs {MIN_POINTS}; \
                          no statistics, left out of graphs and comparisons",
                         s.name,
                         medians.len()
@@ -207,7 +202,7 @@ impl Report {
             blocks: Vec::new(),
             warnings,
         };
-        report.blocks = report.comparison_blocks();
+        report.blocks = report.comparison_blocks()?;
         Ok(report)
     }
 
@@ -226,7 +221,7 @@ impl Report {
         })
     }
 
-    fn comparison_blocks(&self) -> Vec<ComparisonBlock> {
+    fn comparison_blocks(&self) -> Result<Vec<ComparisonBlock>, MinistatError> {
         let mut blocks = Vec::new();
         for config in &self.configs {
             for profile in &self.profiles {
@@ -237,7 +232,7 @@ impl Report {
                     config: config.clone(),
                     profile: profile.clone(),
                 };
-                blocks.extend(self.blocks_for(scope, &members));
+                blocks.extend(self.blocks_for(&scope, &members)?);
             }
         }
         for version in &self.versions {
@@ -249,50 +244,48 @@ impl Report {
                     version: version.clone(),
                     profile: profile.clone(),
                 };
-                blocks.extend(self.blocks_for(scope, &members));
+                blocks.extend(self.blocks_for(&scope, &members)?);
             }
         }
-        blocks
+        Ok(blocks)
     }
 
     /// One block per 6 compared series (ministat draws 7 datasets at most), each with the
     /// reference first; none when there is nothing to compare with.
-    fn blocks_for(&self, scope: Scope, members: &[usize]) -> Vec<ComparisonBlock> {
+    fn blocks_for(
+        &self,
+        scope: &Scope,
+        members: &[usize],
+    ) -> Result<Vec<ComparisonBlock>, MinistatError> {
         let Some((&reference, others)) = members.split_first() else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
         others
             .chunks(MAX_DATASETS - 1)
             .map(|chunk| {
-                let members: Vec<usize> = std::iter::once(reference).chain(chunk.iter().copied()).collect();
-                self.block(scope.clone(), members)
+                let members = std::iter::once(reference).chain(chunk.iter().copied());
+                self.block(scope.clone(), members.collect())
             })
             .collect()
     }
 
-    fn block(&self, scope: Scope, members: Vec<usize>) -> ComparisonBlock {
-        let summary = |i: usize| self.series[i].summary.expect("members have statistics");
-        let reference = summary(members[0]);
-        let comparisons = members[1..]
+    fn block(&self, scope: Scope, members: Vec<usize>) -> Result<ComparisonBlock, MinistatError> {
+        let datasets: Vec<Dataset> = members
             .iter()
-            .map(|&i| stats::compare(&reference, &summary(i), stats::Confidence::P95, self.flavor))
+            .map(|&i| Dataset::new(self.series[i].legend.clone(), medians(&self.series[i].series)))
             .collect();
-        let datasets: Vec<stats::Dataset> = members
-            .iter()
-            .map(|&i| stats::Dataset::new(self.series[i].legend.clone(), medians(&self.series[i].series)))
-            .collect();
-        let options = stats::MinistatOptions {
+        let options = MinistatOptions {
             flavor: self.flavor,
-            width: MINISTAT_WIDTH,
             separate_bars: true,
-            ..Default::default()
+            ..MinistatOptions::default()
         };
-        ComparisonBlock {
+        let analysis = stats::analyse(&datasets, &options)?;
+        Ok(ComparisonBlock {
             scope,
-            ministat: stats::render(&datasets, &options),
+            ministat: analysis.text(),
+            comparisons: analysis.comparisons.into_iter().map(|c| c.comparison).collect(),
             members,
-            comparisons,
-        }
+        })
     }
 
     /// Series with statistics, in the logs' order.
@@ -355,6 +348,7 @@ impl Report {
                     } else {
                         format!("graph.{profile}.png")
                     },
+                    profile: profile.clone(),
                     title: self.title.clone(),
                     subtitle: markdown::traffic_summary(self, profile),
                     y_label: format!(
@@ -409,7 +403,11 @@ fn distinct<'a>(values: impl Iterator<Item = &'a String>) -> Vec<String> {
 }
 
 /// The names to report: `wanted` in its order, each of which must exist, or all of them.
-fn select(flag: &str, available: Vec<String>, wanted: Option<&[String]>) -> Result<Vec<String>, InputError> {
+fn select(
+    what: &str,
+    available: Vec<String>,
+    wanted: Option<&[String]>,
+) -> Result<Vec<String>, InputError> {
     let Some(wanted) = wanted else {
         return Ok(available);
     };
@@ -417,19 +415,28 @@ fn select(flag: &str, available: Vec<String>, wanted: Option<&[String]>) -> Resu
     for name in wanted {
         if !available.contains(name) {
             return Err(InputError::new(format!(
-                "{flag}: no series has '{name}'; the logs have: {}",
+                "{what} '{name}' is in no series (check --{} or report.toml); the logs have: {}",
+                plural(what),
                 available.join(", ")
             )));
         }
         if selected.contains(name) {
-            return Err(InputError::new(format!("{flag}: '{name}' is listed twice")));
+            return Err(InputError::new(format!("{what} '{name}' is listed twice")));
         }
         selected.push(name.clone());
     }
     if selected.is_empty() {
-        return Err(InputError::new(format!("{flag}: the list is empty")));
+        return Err(InputError::new(format!("the list of {what}s is empty")));
     }
     Ok(selected)
+}
+
+fn plural(what: &str) -> &str {
+    if what == "version" {
+        "versions"
+    } else {
+        "configs"
+    }
 }
 
 /// Writes the files into `dir` (created if missing), each through a temporary file renamed

@@ -12,14 +12,13 @@ use std::path::{Path, PathBuf};
 
 use crate::error::InputError;
 use crate::ingest::{Iteration, Results, Series, Setup, Warning};
+use crate::stats::ministat::MIN_POINTS;
+use crate::stats::{Flavor, Summary};
 
 /// `.info` parsing and name levels.
 pub mod info;
 /// pkt-gen log parsing.
 pub mod pktgen;
-
-/// Fewest samples ministat accepts; the harness silently skips an iteration with fewer.
-const MIN_SAMPLES: usize = 3;
 
 /// Reads a netbenches results directory: `dir` itself when it holds `bench.*.info` files,
 /// else `dir/RAW`.
@@ -116,10 +115,10 @@ pub fn read_dir(dir: &Path) -> Result<Results, InputError> {
     Ok(results)
 }
 
-/// Median of per-second rates (even counts averaged, as FreeBSD's ministat and the archive).
+/// Median of per-second rates (even counts averaged, as FreeBSD's ministat and the archive);
+/// `None` below ministat's minimum, where the harness silently skips the iteration.
 fn median(samples: &[f64]) -> Option<f64> {
-    (samples.len() >= MIN_SAMPLES)
-        .then(|| crate::stats::Summary::of(samples, crate::stats::Flavor::Current).median)
+    (samples.len() >= MIN_POINTS).then(|| Summary::of(samples, Flavor::Current).median)
 }
 
 fn info_name(prefix: &str) -> String {

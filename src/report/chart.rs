@@ -38,6 +38,8 @@ const PALETTE: [RGBColor; 8] = [
 pub struct Chart {
     /// Output file name (`graph.inet4.png`, or `graph.png` for a single traffic profile).
     pub file_name: String,
+    /// The traffic profile shown (empty when the logs have no such level).
+    pub profile: String,
     /// First title line.
     pub title: String,
     /// Second title line: the traffic profile and what the logs say about it.
@@ -257,6 +259,7 @@ mod tests {
     fn renders_a_png_of_the_seeds_size() {
         let chart = Chart {
             file_name: "graph.png".into(),
+            profile: String::new(),
             title: "t".into(),
             subtitle: "s".into(),
             y_label: "y".into(),

@@ -49,10 +49,9 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
 }
 
 fn chart_alt(report: &Report, chart: &Chart) -> String {
-    if chart.subtitle.is_empty() {
-        report.title.clone()
-    } else {
-        format!("{} ({})", report.title, chart.subtitle)
+    match chart.profile.as_str() {
+        "" => report.title.clone(),
+        profile => format!("{} ({})", report.title, report.label(profile)),
     }
 }
 
@@ -183,25 +182,24 @@ pub fn compact_uname(uname: &str) -> String {
     parts.join(" ")
 }
 
-/// What a comparison says, in words: `forwarding, inet4: against 318516stable, 318516current
-/// -31.46% ± 1.20% (95% confidence):`.
+/// What a comparison says, in words: `forwarding, inet4: 318516current -31.46% ± 1.20% against
+/// 318516stable (95% confidence):`.
 fn verdict(report: &Report, block: &ComparisonBlock) -> String {
-    let scope = match &block.scope {
-        Scope::Versions { config, profile } => [config, profile],
-        Scope::Configs { version, profile } => [version, profile],
+    let (fixed, varies) = match &block.scope {
+        Scope::Versions { config, profile } => ([config, profile], Level::Version),
+        Scope::Configs { version, profile } => ([version, profile], Level::Config),
     };
-    let scope: Vec<&str> = scope
+    let fixed: Vec<&str> = fixed
         .iter()
         .filter(|name| !name.is_empty())
         .map(|name| report.label(name))
         .collect();
     let name = |i: usize| {
         let s = &report.series[i].series;
-        let level = match block.scope {
-            Scope::Versions { .. } => &s.version,
-            Scope::Configs { .. } => &s.config,
-        };
-        report.label(level).to_string()
+        report.label(match varies {
+            Level::Version => &s.version,
+            Level::Config => &s.config,
+        })
     };
     let results: Vec<String> = block.members[1..]
         .iter()
@@ -214,16 +212,22 @@ fn verdict(report: &Report, block: &ComparisonBlock) -> String {
             }
         })
         .collect();
-    let scope = if scope.is_empty() {
+    let fixed = if fixed.is_empty() {
         String::new()
     } else {
-        format!("{}: ", scope.join(", "))
+        format!("{}: ", fixed.join(", "))
     };
     format!(
-        "{scope}against {}, {} (95% confidence):",
-        name(block.members[0]),
-        results.join("; ")
+        "{fixed}{} against {} (95% confidence):",
+        results.join(", "),
+        name(block.members[0])
     )
+}
+
+/// The level a comparison varies.
+enum Level {
+    Version,
+    Config,
 }
 
 #[cfg(test)]

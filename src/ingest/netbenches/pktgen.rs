@@ -63,9 +63,24 @@ pub fn parse_sender(log: &str) -> SenderLog {
     let speed_pps = log
         .lines()
         .filter_map(|line| line.strip_prefix("Speed: "))
-        .filter_map(|rest| rest.split_whitespace().next().and_then(parse_number))
+        .filter_map(parse_speed)
         .next_back();
     SenderLog { traffic, speed_pps }
+}
+
+/// pkt-gen's `Speed: 1488125 pps …`, or `Speed: 10.88 Mpps …` from versions that scale it.
+fn parse_speed(text: &str) -> Option<f64> {
+    let mut words = text.split_whitespace();
+    let value = parse_number(words.next()?)?;
+    let scale = match words.next()?.strip_suffix("pps")? {
+        "" => 1.0,
+        "K" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        _ => return None,
+    };
+    Some(value * scale)
 }
 
 /// The command of a log's first line: `CMD on <host>: <cmd>` or `CMD: <cmd>`.
@@ -324,6 +339,14 @@ mod tests {
         assert_eq!(command_line("CMD: pkt-gen -f rx"), Some("pkt-gen -f rx"));
         assert_eq!(command_line("CMD on sm1: pkt-gen -f rx"), Some("pkt-gen -f rx"));
         assert_eq!(command_line("502.38 main [2512] interface is igb3"), None);
+    }
+
+    #[test]
+    fn scaled_speed_of_older_pkt_gen() {
+        let log = "CMD: pkt-gen -f tx -i ix0 -l 60\nSpeed: 10.88 Mpps Bandwidth: 5.22 Gbps (raw 7.31 Gbps)\n";
+        assert_eq!(parse_sender(log).speed_pps, Some(10_880_000.0));
+        assert_eq!(parse_speed("950.5 Kpps x"), Some(950_500.0));
+        assert_eq!(parse_speed("12 bps"), None);
     }
 
     #[test]
