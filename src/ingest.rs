@@ -160,7 +160,10 @@ impl fmt::Display for Warning {
                 write!(f, "{series}: iteration {index} missing (no receiver log)")
             }
             Self::NoIterations { series } => {
-                write!(f, "{series}: .info present but no receiver log; series left out")
+                write!(
+                    f,
+                    "{series}: .info present but no receiver log; series left out"
+                )
             }
             Self::NoInfo { file } => {
                 write!(f, "{file}: no matching .info file; log left out")

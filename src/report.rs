@@ -38,6 +38,8 @@ pub mod markdown;
 /// `report.toml`.
 pub mod settings;
 
+/// A default title names this many versions at most.
+const MAX_TITLE_NAMES: usize = 4;
 
 /// What to report and how. Default: every version and config set in the logs' order, current
 /// ministat, a title made from the names.
@@ -157,8 +159,8 @@ impl Report {
             .filter(|s| versions.contains(&s.version) && configs.contains(&s.config))
             .map(|s| {
                 let medians = medians(&s);
-                let summary = (medians.len() >= MIN_POINTS)
-                    .then(|| Summary::of(&medians, options.flavor));
+                let summary =
+                    (medians.len() >= MIN_POINTS).then(|| Summary::of(&medians, options.flavor));
                 if summary.is_none() {
                     warnings.push(format!(
                         "{}: {} iteration(s) measured, ministat needs {MIN_POINTS}; \
@@ -172,7 +174,11 @@ impl Report {
                     .filter(|l| !l.is_empty())
                     .map(|l| label(l))
                     .collect();
-                let stem = if levels.is_empty() { s.name.clone() } else { levels.join(".") };
+                let stem = if levels.is_empty() {
+                    s.name.clone()
+                } else {
+                    levels.join(".")
+                };
                 ReportedSeries {
                     legend: format!("{stem}.pps"),
                     series: s,
@@ -182,7 +188,12 @@ impl Report {
             .collect();
         let profiles = distinct(series.iter().map(|s| &s.series.profile));
         let title = options.title.clone().unwrap_or_else(|| {
-            let versions: Vec<String> = versions.iter().map(|v| label(v)).collect();
+            let mut versions: Vec<String> = versions.iter().map(|v| label(v)).collect();
+            if versions.len() > MAX_TITLE_NAMES {
+                let more = format!("… ({} versions)", versions.len());
+                versions.truncate(MAX_TITLE_NAMES - 1);
+                versions.push(more);
+            }
             let configs: Vec<String> = configs.iter().map(|c| label(c)).collect();
             [versions.join(" vs "), configs.join(", ")]
                 .into_iter()
@@ -272,7 +283,12 @@ impl Report {
     fn block(&self, scope: Scope, members: Vec<usize>) -> Result<ComparisonBlock, MinistatError> {
         let datasets: Vec<Dataset> = members
             .iter()
-            .map(|&i| Dataset::new(self.series[i].legend.clone(), medians(&self.series[i].series)))
+            .map(|&i| {
+                Dataset::new(
+                    self.series[i].legend.clone(),
+                    medians(&self.series[i].series),
+                )
+            })
             .collect();
         let options = MinistatOptions {
             flavor: self.flavor,
@@ -283,7 +299,11 @@ impl Report {
         Ok(ComparisonBlock {
             scope,
             ministat: analysis.text(),
-            comparisons: analysis.comparisons.into_iter().map(|c| c.comparison).collect(),
+            comparisons: analysis
+                .comparisons
+                .into_iter()
+                .map(|c| c.comparison)
+                .collect(),
             members,
         })
     }

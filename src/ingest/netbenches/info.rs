@@ -89,7 +89,10 @@ fn parse_free_text(text: &str) -> Info {
 }
 
 fn basename(path: &str) -> &str {
-    path.trim_end_matches('/').rsplit('/').next().unwrap_or(path)
+    path.trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(path)
 }
 
 /// The three levels of a series, resolved from its file-name prefix and its `.info`.
@@ -156,7 +159,8 @@ pub fn resolve_levels(prefix: &str, info: &Info) -> Levels {
 
 /// How well some name parts fit a level the `.info` names `value`.
 fn segment_score(parts: &[&str], value: Option<&str>) -> i64 {
-    let extra_parts = parts.len().saturating_sub(1) as i64;
+    // A level spanning several dot-separated parts is the exception (a dotted name).
+    let extra_parts = 2 * parts.len().saturating_sub(1) as i64;
     match (value.filter(|v| !v.is_empty()), parts.is_empty()) {
         (Some(_), true) => -2,
         (Some(value), false) => {
@@ -255,7 +259,10 @@ mod tests {
         );
         // Dots inside a name are fine when the .info spells it.
         let i = info("11.1", "pf", "inet6");
-        assert_eq!(resolve_levels("11.1.pf.inet6", &i), levels("11.1", "pf", "inet6"));
+        assert_eq!(
+            resolve_levels("11.1.pf.inet6", &i),
+            levels("11.1", "pf", "inet6")
+        );
     }
 
     #[test]
