@@ -416,3 +416,77 @@ fn bad_input_is_one_line_and_status_2() {
     assert_eq!(status, 2);
     assert!(stderr.contains("use current or legacy"), "{stderr}");
 }
+
+#[test]
+fn old_info_format_without_image_level_and_config_selection() {
+    // A 2016-style run: no image level, the free-text .info of that time.
+    let input = tempfile::tempdir().unwrap();
+    let source = data("netbenches/003");
+    for config in ["fastforwarding", "ipfw-statefull", "pf-statefull"] {
+        for i in 1..=5 {
+            for kind in ["receiver", "sender"] {
+                std::fs::copy(
+                    source.join(format!("bench.299288.{config}.{i}.{kind}")),
+                    input.path().join(format!("bench.{config}.{i}.{kind}")),
+                )
+                .unwrap();
+            }
+        }
+        std::fs::write(
+            input.path().join(format!("bench.{config}.info")),
+            format!(
+                "Image: none\nCFG: /root/netbenches/configs/{config}\n\
+                 FreeBSD hp 11.0-CURRENT FreeBSD 11.0-CURRENT #0 r290000: Tue Mar  1 amd64\n\
+                 Start time: Tue Mar  1 10:00:00 CET 2016\nEnd time: Tue Mar  1 11:00:00 CET 2016\n"
+            ),
+        )
+        .unwrap();
+    }
+    let out = report_into(input.path(), &["--configs", "pf-statefull,fastforwarding"]);
+    assert_eq!(
+        names(out.path(), ".pps"),
+        BTreeSet::from([
+            "fastforwarding.pps".to_string(),
+            "pf-statefull.pps".to_string()
+        ])
+    );
+    for config in ["fastforwarding", "pf-statefull"] {
+        assert_eq!(
+            std::fs::read(out.path().join(format!("{config}.pps"))).unwrap(),
+            std::fs::read(data("netbenches-expected/003").join(format!("299288.{config}.pps")))
+                .unwrap()
+        );
+    }
+    let gnuplot = std::fs::read_to_string(out.path().join("gnuplot.data")).unwrap();
+    assert_eq!(
+        gnuplot,
+        "#index median minimum maximum\n\
+         fastforwarding 2582839 2557918.5 2726647\n\
+         pf-statefull 2408092.5 2298524.5 2441315\n"
+    );
+    let readme = std::fs::read_to_string(out.path().join("README.md")).unwrap();
+    assert!(
+        readme.starts_with("pf-statefull, fastforwarding\n"),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("  - DUT: FreeBSD 11.0-CURRENT #0 r290000 amd64\n"),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("\nfastforwarding +9.44% ± 4.51% against pf-statefull"),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("x pf-statefull.pps\n+ fastforwarding.pps\n"),
+        "{readme}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("results.json")).unwrap()).unwrap();
+    assert_eq!(
+        json["configs"],
+        serde_json::json!(["pf-statefull", "fastforwarding"])
+    );
+    assert_eq!(json["series"][0]["config"], "fastforwarding");
+    assert_eq!(json["series"][0]["version"], "");
+}
