@@ -161,7 +161,7 @@ fn the_relative_interval_tells_the_flavors_apart() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/netbenches-pps/002");
     let output = Command::new(env!("CARGO_BIN_EXE_benchlab"))
         .args(["ministat", "--legacy", "-s"])
-        .args(&CASES[0].files)
+        .args(CASES[0].files)
         .current_dir(dir)
         .output()
         .expect("benchlab runs");
