@@ -8,8 +8,9 @@
 //!
 //! One deliberate difference from Debian's binary: a file that cannot be opened exits with
 //! status 2 (bad input, like every other data error), where Debian's exits with 1. Where
-//! Debian's binary crashes (plot width 1, infinite values in a plot) benchlab prints a plot
-//! and a "span is infinite" notice respectively.
+//! Debian's binary has undefined behaviour (plot width 0 or 1, infinite or NaN values in a plot:
+//! it writes outside its buffers or crashes), benchlab still prints a plot, or
+//! "[no plot, span is infinite]".
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
