@@ -153,7 +153,8 @@ fn file_text(rng: &mut Rng, layout: Layout, values: &[String]) -> String {
     }
     for v in values {
         if rng.percent(5) {
-            text.push_str(rng.pick(&["\n", "   \n", "#\n", "# 12\n", "\t\n"]));
+            let filler: &&str = rng.pick(&["\n", "   \n", "#\n", "# 12\n", "\t\n"]);
+            text.push_str(filler);
         }
         if layout == Layout::SecondColumn && rng.percent(3) {
             // A line without a second field is skipped.
