@@ -7,10 +7,10 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand};
 
-/// `benchlab report`: README, graphs, JSON and the harness's files from a results directory.
-pub mod report;
 /// `benchlab ministat`: FreeBSD's ministat(1), flag for flag.
 pub mod ministat;
+/// `benchlab report`: README, graphs, JSON and the harness's files from a results directory.
+pub mod report;
 
 /// benchlab: forwarding benchmarks of routers and firewalls, with statistics.
 #[derive(Debug, Parser)]
