@@ -31,8 +31,8 @@ pub mod summary;
 pub use cfmt::{fmt_g, fmt_g_width};
 pub use compare::{compare, Comparison};
 pub use ministat::{
-    analyse, render, Analysis, Dataset, MinistatError, MinistatOptions, NamedComparison,
-    NamedSummary, ReadOptions,
+    analyse, read_datasets, render, Analysis, Dataset, MinistatError, MinistatOptions,
+    NamedComparison, NamedSummary, ReadOptions,
 };
 pub use plot::{Plot, PlotInput};
 pub use student::{Confidence, ConfidenceError};

@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use serde::{Serialize, Serializer};
 
-use super::strtod::strtod;
+use super::strtod::strtod_full;
 
 /// Two-sided confidence levels (percent) of the table's columns, in column order.
 const LEVELS: [f64; 6] = [80.0, 90.0, 95.0, 98.0, 99.0, 99.5];
@@ -184,10 +184,7 @@ impl Confidence {
     /// Parses the argument of ministat's `-c` the way ministat does: the whole text must be a
     /// number `strtod` accepts (so `95`, `95.0`, `9.5e1` and ` 95` are 95 %, `95%` is not).
     pub fn parse_ministat(text: &[u8]) -> Result<Confidence, ConfidenceError> {
-        let (value, used) = strtod(text);
-        if used != text.len() {
-            return Err(ConfidenceError::NotANumber);
-        }
+        let value = strtod_full(text).ok_or(ConfidenceError::NotANumber)?;
         Confidence::from_percent(value).ok_or(ConfidenceError::Unsupported)
     }
 
