@@ -499,6 +499,17 @@ mod tests {
     }
 
     #[test]
+    fn lines_across_buffer_boundaries() {
+        let text = "1\n# comment\n22.5 x\n\n333\n-4e1";
+        let options = ReadOptions::default();
+        for capacity in 1..=8 {
+            let reader = std::io::BufReader::with_capacity(capacity, text.as_bytes());
+            let d = Dataset::read(reader, "t", &options).unwrap();
+            assert_eq!(d.values, [1.0, 22.5, 333.0, -40.0], "capacity {capacity}");
+        }
+    }
+
+    #[test]
     fn errors_like_ministat() {
         assert_eq!(
             read("1\n2\nx\n", 1, " \t"),
