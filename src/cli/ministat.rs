@@ -21,8 +21,10 @@ use anyhow::Context;
 
 use crate::error::InputError;
 use crate::stats::ministat::read_datasets;
-use crate::stats::strtod::{strtod_full, strtol};
-use crate::stats::{fmt_g, Analysis, Confidence, Flavor, MinistatOptions, ReadOptions};
+use crate::stats::strtod::strtol;
+use crate::stats::{
+    fmt_g, Analysis, Confidence, ConfidenceError, Flavor, MinistatOptions, ReadOptions,
+};
 
 /// Program name in messages.
 const PROGRAM: &str = "benchlab ministat";
@@ -241,10 +243,11 @@ fn column(value: &[u8]) -> Result<usize, &'static str> {
 
 /// `-c`: a number of the table; a number outside it is accepted when an earlier `-c` was.
 fn level(value: &[u8], earlier: Option<Confidence>) -> Result<Confidence, &'static str> {
-    let number = strtod_full(value).ok_or("Not a floating point number")?;
-    Confidence::from_percent(number)
-        .or(earlier)
-        .ok_or("No support for confidence level")
+    match (Confidence::parse_ministat(value), earlier) {
+        (Ok(level), _) => Ok(level),
+        (Err(ConfidenceError::Unsupported), Some(level)) => Ok(level),
+        (Err(e), _) => Err(e.message()),
+    }
 }
 
 /// `-d`: any nonempty set of bytes.

@@ -146,15 +146,31 @@ pub enum Confidence {
 }
 
 /// A confidence level that ministat's table does not have, or text that is not a number.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConfidenceError {
-    /// The text is not a floating point number (ministat's message).
-    #[error("Not a floating point number")]
+    /// The text is not a floating point number.
     NotANumber,
-    /// The number is not one of the table's levels (ministat's message).
-    #[error("No support for confidence level")]
+    /// The number is not one of the table's levels.
     Unsupported,
 }
+
+impl ConfidenceError {
+    /// ministat's message for the error.
+    pub fn message(self) -> &'static str {
+        match self {
+            ConfidenceError::NotANumber => "Not a floating point number",
+            ConfidenceError::Unsupported => "No support for confidence level",
+        }
+    }
+}
+
+impl fmt::Display for ConfidenceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl std::error::Error for ConfidenceError {}
 
 impl Confidence {
     /// Every level, in the table's column order.
