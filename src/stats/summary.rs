@@ -168,15 +168,40 @@ pub(crate) fn c_sqrt(x: f64) -> f64 {
 }
 
 /// Sorts as glibc's `qsort` with ministat's comparison (less, greater, else equal). That qsort
-/// is a stable merge sort, so without NaN any stable sort gives the same order (`-0` and `0`
-/// keep their file order); with NaN, which compares equal to everything, only the same merge
-/// sort does.
+/// is a stable merge sort: equal values keep their file order, which shows only for `-0` and
+/// `0`, and for NaN, which compares equal to everything and needs the same merge sort.
 fn sort_like_qsort(values: &mut [f64]) {
-    if values.iter().any(|v| v.is_nan()) {
+    let (mut nan, mut negative_zero, mut positive_zero) = (false, false, false);
+    for &v in values.iter() {
+        nan |= v.is_nan();
+        if v == 0.0 {
+            if v.is_sign_negative() {
+                negative_zero = true;
+            } else {
+                positive_zero = true;
+            }
+        }
+    }
+    if nan {
         let mut tmp = vec![0.0; values.len()];
         merge_sort(values, &mut tmp);
+        return;
+    }
+    // Other equal values are identical bits, so a faster unstable sort does, once the zeros'
+    // signs are put back in file order.
+    let zero_signs: Vec<bool> = if negative_zero && positive_zero {
+        values
+            .iter()
+            .filter(|v| **v == 0.0)
+            .map(|v| v.is_sign_negative())
+            .collect()
     } else {
-        values.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        Vec::new()
+    };
+    values.sort_unstable_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    let first_zero = values.partition_point(|v| *v < 0.0);
+    for (v, negative) in values[first_zero..].iter_mut().zip(zero_signs) {
+        *v = if negative { -0.0 } else { 0.0 };
     }
 }
 
