@@ -6,6 +6,8 @@
 //! after expanding tabs; the only other difference allowed is a legend label edited by hand in
 //! the seed ([`LABEL_EDITS`]).
 
+mod common;
+use common::expand;
 use std::path::Path;
 use std::process::Command;
 
@@ -95,25 +97,6 @@ const CASES: &[Case] = &[
         files: ["299288.pf-statefull.pps", "299288D8526.pf-statefull.pps"],
     },
 ];
-
-/// expand(1): tabs to the next multiple of 8 columns.
-fn expand(text: &str) -> String {
-    let mut out = String::new();
-    for line in text.split_inclusive('\n') {
-        let mut column = 0;
-        for c in line.chars() {
-            if c == '\t' {
-                let spaces = 8 - column % 8;
-                out.extend(std::iter::repeat_n(' ', spaces));
-                column += spaces;
-            } else {
-                out.push(c);
-                column += 1;
-            }
-        }
-    }
-    out
-}
 
 /// Our output with the seed's hand-edited legend labels applied to the legend lines only.
 fn with_seed_labels(output: &str, datasets: usize) -> String {

@@ -2,6 +2,8 @@
 //! files come out byte for byte, every ministat table of the seed is in the README, the graphs
 //! show the right bars, and broken input gives one line and exit status 2.
 
+mod common;
+use common::expand;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -85,25 +87,6 @@ fn assert_harness_files(expected: &Path, out: &Path) {
             String::from_utf8_lossy(&got)
         );
     }
-}
-
-/// `expand`: tabs to spaces at 8-column stops.
-fn expand(text: &str) -> String {
-    let mut out = String::new();
-    for line in text.split_inclusive('\n') {
-        let mut column = 0;
-        for c in line.chars() {
-            if c == '\t' {
-                let spaces = 8 - column % 8;
-                out.extend(std::iter::repeat_n(' ', spaces));
-                column += spaces;
-            } else {
-                out.push(c);
-                column = if c == '\n' { 0 } else { column + 1 };
-            }
-        }
-    }
-    out
 }
 
 /// The ministat tables of a Markdown text: fenced blocks starting with the `x` legend line,
