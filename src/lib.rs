@@ -7,7 +7,11 @@
 //! `stats` computes ministat-compatible summaries and comparisons; `report` writes Markdown, PNG
 //! charts, flamegraphs and JSON. Only `cli` prints.
 
+/// Campaigns: plan, results directory, run and resume.
+pub mod campaign;
 /// Command line: argument parsing, dispatch, and the only place that prints.
 pub mod cli;
+/// The campaign file: TOML model, defaults and validation.
+pub mod config;
 /// Errors shared by every layer and their exit statuses.
 pub mod error;
