@@ -7,6 +7,9 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand};
 
+/// `benchlab ministat`: FreeBSD's ministat(1), flag for flag.
+pub mod ministat;
+
 /// benchlab: forwarding benchmarks of routers and firewalls, with statistics.
 #[derive(Debug, Parser)]
 #[command(name = "benchlab", version, about, long_about = None)]
@@ -18,12 +21,16 @@ pub struct Cli {
 
 /// The subcommands (names are stable: DESIGN.md).
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Statistics of data files, exactly as FreeBSD's ministat(1) prints them.
+    Ministat(ministat::MinistatArgs),
+}
 
 /// Runs one parsed command line, writing its output to `out` and `err`; returns the exit status.
 pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
-    let _ = (out, err);
-    match cli.command {}
+    match cli.command {
+        Command::Ministat(args) => ministat::run(args, out, err),
+    }
 }
 
 /// Parses the process arguments, runs, prints any error as one line; returns the exit status.

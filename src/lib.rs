@@ -15,3 +15,5 @@ pub mod cli;
 pub mod config;
 /// Errors shared by every layer and their exit statuses.
 pub mod error;
+/// ministat-compatible statistics: summaries, Student's t comparisons, the ASCII plot, C `%g`.
+pub mod stats;

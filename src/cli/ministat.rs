@@ -1,0 +1,431 @@
+//! `benchlab ministat`: FreeBSD's ministat(1), flag for flag.
+//!
+//! Arguments are parsed here, not by clap, because ministat's interface is the contract:
+//! glibc `getopt` semantics (clusters `-Ans`, attached values `-c95`, options after file names
+//! unless `POSIXLY_CORRECT` is set, `--` ending options), the same usage text and messages, exit
+//! status 2 on bad usage or data. Additions: `--legacy` (Debian's ministat 20150715 instead of
+//! current FreeBSD), `--json` (the numbers, machine-readable) and `--help`.
+//!
+//! One deliberate difference from Debian's binary: a file that cannot be opened exits with
+//! status 2 (bad input, like every other data error), where Debian's exits with 1. Where
+//! Debian's binary crashes (plot width 1, infinite values in a plot) benchlab prints a plot
+//! and a "span is infinite" notice respectively.
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::error::InputError;
+use crate::stats::strtod::{strtod, strtol};
+use crate::stats::{
+    analyse, fmt_g, Confidence, Dataset, Flavor, MinistatError, MinistatOptions, ReadOptions,
+};
+
+/// Program name in messages.
+const PROGRAM: &str = "benchlab ministat";
+
+/// Arguments of `benchlab ministat`, kept raw: ministat's own parser reads them.
+#[derive(Debug, clap::Args)]
+#[command(disable_help_flag = true)]
+pub struct MinistatArgs {
+    /// [-Ans] [-C column] [-c confidence] [-d delimiters] [-w width] [--legacy] [--json] [file ...]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_parser = clap::value_parser!(OsString)
+    )]
+    pub args: Vec<OsString>,
+}
+
+/// A parsed command line.
+#[derive(Debug)]
+struct Invocation {
+    options: MinistatOptions,
+    read: ReadOptions,
+    files: Vec<OsString>,
+    json: bool,
+}
+
+/// What the command line asks for.
+#[derive(Debug)]
+enum Parsed {
+    Run(Invocation),
+    Help,
+    /// Bad usage: getopt's own complaint (if any), then ministat's reason.
+    Usage {
+        getopt: Option<String>,
+        reason: &'static str,
+    },
+}
+
+/// Runs `benchlab ministat`; returns the exit status.
+pub fn run(args: MinistatArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
+    let posixly_correct = std::env::var_os("POSIXLY_CORRECT").is_some();
+    let args = with_leading_escape(args.args, std::env::args_os());
+    let invocation = match parse(&args, default_width(), posixly_correct) {
+        Parsed::Run(invocation) => invocation,
+        Parsed::Help => {
+            out.write_all(usage_text(true).as_bytes())?;
+            return Ok(0);
+        }
+        Parsed::Usage { getopt, reason } => {
+            if let Some(message) = getopt {
+                writeln!(err, "{PROGRAM}: {message}")?;
+            }
+            writeln!(err, "{reason}")?;
+            err.write_all(usage_text(false).as_bytes())?;
+            return Ok(2);
+        }
+    };
+    let datasets = read_datasets(&invocation.files, &invocation.read)?;
+    let analysis = analyse(&datasets, &invocation.options).map_err(InputError::from)?;
+    if invocation.json {
+        serde_json::to_writer_pretty(&mut *out, &analysis).context("writing JSON")?;
+        writeln!(out)?;
+    } else {
+        out.write_all(analysis.text().as_bytes())?;
+    }
+    Ok(0)
+}
+
+/// clap swallows a `--` given first after the subcommand's name, but to ministat it means
+/// "no options follow" (`ministat -- -n` reads a file named `-n`): recover it from the
+/// process's arguments when they are the parsed ones behind a `--`.
+fn with_leading_escape(
+    parsed: Vec<OsString>,
+    process: impl Iterator<Item = OsString>,
+) -> Vec<OsString> {
+    let mut process = process.skip(1).skip_while(|a| a != "ministat").skip(1);
+    if process.next().is_some_and(|a| a == "--") {
+        let rest: Vec<OsString> = process.collect();
+        if rest == parsed {
+            return std::iter::once(OsString::from("--")).chain(rest).collect();
+        }
+    }
+    parsed
+}
+
+/// Reads the datasets named on the command line (standard input for `-` or none).
+fn read_datasets(files: &[OsString], read: &ReadOptions) -> anyhow::Result<Vec<Dataset>> {
+    let stdin_only = [OsString::from("-")];
+    let files = if files.is_empty() { &stdin_only } else { files };
+    files
+        .iter()
+        .map(|file| {
+            let dataset = if file.as_bytes() == b"-" {
+                Dataset::read(std::io::stdin().lock(), "<stdin>", read)
+            } else {
+                Dataset::read_file(Path::new(file), &file.to_string_lossy(), read)
+            };
+            dataset.map_err(|e: MinistatError| InputError::from(e).into())
+        })
+        .collect()
+}
+
+/// ministat's default width: `$COLUMNS` or the terminal's width − 2 when standard output is a
+/// terminal, else 74.
+fn default_width() -> usize {
+    let stdout = std::io::stdout();
+    if !stdout.is_terminal() {
+        return MinistatOptions::default().width;
+    }
+    match std::env::var_os("COLUMNS").filter(|c| !c.is_empty()) {
+        // atoi(3): the leading number, 0 when there is none.
+        Some(columns) => usize::try_from(strtol(columns.as_bytes()).0 as i32).unwrap_or(0),
+        None => match terminal_size::terminal_size_of(&stdout) {
+            Some((terminal_size::Width(w), _)) if w > 0 => usize::from(w).saturating_sub(2),
+            _ => MinistatOptions::default().width,
+        },
+    }
+}
+
+/// Parses the arguments like ministat's `getopt(argc, argv, "AC:c:d:snw:")` loop (glibc).
+fn parse(args: &[OsString], width: usize, posixly_correct: bool) -> Parsed {
+    let mut options = MinistatOptions {
+        width,
+        ..MinistatOptions::default()
+    };
+    let mut read = ReadOptions::default();
+    // ministat keeps the last level accepted: a later bad `-c` is then silently ignored.
+    let mut confidence = None;
+    let mut json = false;
+    let mut files = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_bytes();
+        i += 1;
+        match arg {
+            b"--" => {
+                files.extend_from_slice(&args[i..]);
+                break;
+            }
+            b"--legacy" => options.flavor = Flavor::Legacy,
+            b"--json" => json = true,
+            b"--help" => return Parsed::Help,
+            [b'-', _, ..] => {
+                let mut k = 1;
+                while k < arg.len() {
+                    let letter = arg[k];
+                    k += 1;
+                    match letter {
+                        b'A' => options.stats_only = true,
+                        b'n' => options.summary_only = true,
+                        b's' => options.separate_bars = true,
+                        b'C' | b'c' | b'd' | b'w' => {
+                            let value = if k < arg.len() {
+                                &arg[k..]
+                            } else if let Some(next) = args.get(i) {
+                                i += 1;
+                                next.as_bytes()
+                            } else {
+                                return Parsed::Usage {
+                                    getopt: Some(format!(
+                                        "option requires an argument -- '{}'",
+                                        char::from(letter)
+                                    )),
+                                    reason: "Unknown option",
+                                };
+                            };
+                            let applied = match letter {
+                                b'C' => column(value).map(|c| read.column = c),
+                                b'c' => level(value, confidence).map(|c| confidence = Some(c)),
+                                b'd' => delimiters(value).map(|d| read.delimiters = d),
+                                _ => plot_width(value).map(|w| options.width = w),
+                            };
+                            if let Err(reason) = applied {
+                                return Parsed::Usage {
+                                    getopt: None,
+                                    reason,
+                                };
+                            }
+                            break;
+                        }
+                        _ => {
+                            return Parsed::Usage {
+                                getopt: Some(format!(
+                                    "invalid option -- '{}'",
+                                    String::from_utf8_lossy(&[letter])
+                                )),
+                                reason: "Unknown option",
+                            }
+                        }
+                    }
+                }
+            }
+            _ if posixly_correct => {
+                files.extend_from_slice(&args[i - 1..]);
+                break;
+            }
+            _ => files.push(args[i - 1].clone()),
+        }
+    }
+    if files.len() > crate::stats::ministat::MAX_DATASETS {
+        return Parsed::Usage {
+            getopt: None,
+            reason: "Too many datasets.",
+        };
+    }
+    options.confidence = confidence.unwrap_or_default();
+    Parsed::Run(Invocation {
+        options,
+        read,
+        files,
+        json,
+    })
+}
+
+/// `-C`: `strtol` of the whole text, truncated to a C `int`, positive.
+fn column(value: &[u8]) -> Result<usize, &'static str> {
+    let (number, used) = strtol(value);
+    if used != value.len() {
+        return Err("Invalid column number.");
+    }
+    usize::try_from(number as i32)
+        .ok()
+        .filter(|&c| c > 0)
+        .ok_or("Column number should be positive.")
+}
+
+/// `-c`: a number of the table; a number outside it is accepted when an earlier `-c` was.
+fn level(value: &[u8], earlier: Option<Confidence>) -> Result<Confidence, &'static str> {
+    let (number, used) = strtod(value);
+    if used != value.len() {
+        return Err("Not a floating point number");
+    }
+    Confidence::from_percent(number)
+        .or(earlier)
+        .ok_or("No support for confidence level")
+}
+
+/// `-d`: any nonempty set of bytes.
+fn delimiters(value: &[u8]) -> Result<Vec<u8>, &'static str> {
+    if value.is_empty() {
+        return Err("Can't use empty delimiter string");
+    }
+    Ok(value.to_vec())
+}
+
+/// `-w`: `strtol` of the whole text, truncated to a C `int`, not negative.
+fn plot_width(value: &[u8]) -> Result<usize, &'static str> {
+    let (number, used) = strtol(value);
+    if used != value.len() {
+        return Err("Invalid width, not a number.");
+    }
+    usize::try_from(number as i32).map_err(|_| "Unable to move beyond left margin.")
+}
+
+/// ministat's usage text (after its one-line reason); with `extended`, benchlab's additions.
+fn usage_text(extended: bool) -> String {
+    let levels: Vec<String> = Confidence::ALL
+        .iter()
+        .map(|c| format!("{}%", fmt_g(c.percent(), 6)))
+        .collect();
+    let mut text = format!(
+        "Usage: {PROGRAM} [-C column] [-c confidence] [-d delimiter(s)] [-Ans] [-w width] \
+         [file [file ...]]\n\
+         \tconfidence = {{{}}}\n\
+         \t-A : print statistics only. suppress the graph.\n\
+         \t-C : column number to extract (starts and defaults to 1)\n\
+         \t-d : delimiter(s) string, default to \" \\t\"\n\
+         \t-n : print summary statistics only, no graph/test\n\
+         \t-s : print avg/median/stddev bars on separate lines\n\
+         \t-w : width of graph/test output (default 74 or terminal width)\n",
+        levels.join(", ")
+    );
+    if extended {
+        text.push_str(
+            "\t--legacy : behave as Debian's ministat 20150715 (upper median of an even count, \
+             relative interval = absolute one / reference mean)\n\
+             \t--json : print the numbers as JSON instead of the tables\n",
+        );
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_args(args: &[&str]) -> Parsed {
+        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        parse(&args, 74, false)
+    }
+
+    fn invocation(args: &[&str]) -> Invocation {
+        match parse_args(args) {
+            Parsed::Run(invocation) => invocation,
+            other => panic!("{args:?} gave {other:?}"),
+        }
+    }
+
+    fn reason(args: &[&str]) -> (Option<String>, &'static str) {
+        match parse_args(args) {
+            Parsed::Usage { getopt, reason } => (getopt, reason),
+            other => panic!("{args:?} gave {other:?}"),
+        }
+    }
+
+    #[test]
+    fn getopt_clusters_and_values() {
+        let i = invocation(&["-Ans", "-c99.5", "-C", "2", "-d,", "-w60", "a", "--legacy"]);
+        assert!(i.options.stats_only && i.options.summary_only && i.options.separate_bars);
+        assert_eq!(i.options.confidence, Confidence::P99_5);
+        assert_eq!(i.options.width, 60);
+        assert_eq!(i.options.flavor, Flavor::Legacy);
+        assert_eq!(i.read.column, 2);
+        assert_eq!(i.read.delimiters, b",");
+        assert_eq!(i.files, ["a"]);
+        // Options after operands count (GNU permutation); `--` ends them; `-` is a file.
+        let i = invocation(&["a", "-n", "-", "--", "-s"]);
+        assert!(i.options.summary_only && !i.options.separate_bars);
+        assert_eq!(i.files, ["a", "-", "-s"]);
+        let i = invocation(&["-nc", "90"]);
+        assert_eq!(i.options.confidence, Confidence::P90);
+    }
+
+    #[test]
+    fn leading_escape_is_recovered() {
+        let os = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        let process = os(&["benchlab", "ministat", "--", "-n", "a"]);
+        assert_eq!(
+            with_leading_escape(os(&["-n", "a"]), process.clone().into_iter()),
+            os(&["--", "-n", "a"])
+        );
+        let process = os(&["benchlab", "ministat", "-n", "a"]);
+        assert_eq!(
+            with_leading_escape(os(&["-n", "a"]), process.into_iter()),
+            os(&["-n", "a"])
+        );
+    }
+
+    #[test]
+    fn posixly_correct_stops_at_the_first_operand() {
+        let args: Vec<OsString> = ["a", "-n"].iter().map(OsString::from).collect();
+        match parse(&args, 74, true) {
+            Parsed::Run(i) => assert_eq!(i.files, ["a", "-n"]),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn ministat_quirks() {
+        // A C int truncation: 2^32 + 1 is column 1.
+        assert_eq!(invocation(&["-C", "4294967297"]).read.column, 1);
+        // A bad level after a good one is ignored.
+        assert_eq!(
+            invocation(&["-c", "90", "-c", "12"]).options.confidence,
+            Confidence::P90
+        );
+        assert_eq!(
+            invocation(&["-c", "0x5f"]).options.confidence,
+            Confidence::P95
+        );
+        assert_eq!(invocation(&["-w", ""]).options.width, 0);
+    }
+
+    #[test]
+    fn usage_errors() {
+        let unknown = "Unknown option";
+        assert_eq!(
+            reason(&["-x"]),
+            (Some("invalid option -- 'x'".into()), unknown)
+        );
+        assert_eq!(
+            reason(&["--foo"]),
+            (Some("invalid option -- '-'".into()), unknown)
+        );
+        assert_eq!(
+            reason(&["-w"]),
+            (Some("option requires an argument -- 'w'".into()), unknown)
+        );
+        assert_eq!(reason(&["-C", "x"]).1, "Invalid column number.");
+        assert_eq!(reason(&["-C", ""]).1, "Column number should be positive.");
+        assert_eq!(reason(&["-C", "-1"]).1, "Column number should be positive.");
+        assert_eq!(reason(&["-c", "95%"]).1, "Not a floating point number");
+        assert_eq!(reason(&["-c", "97"]).1, "No support for confidence level");
+        assert_eq!(reason(&["-d", ""]).1, "Can't use empty delimiter string");
+        assert_eq!(reason(&["-w", "7x"]).1, "Invalid width, not a number.");
+        assert_eq!(
+            reason(&["-w", "-1"]).1,
+            "Unable to move beyond left margin."
+        );
+        assert_eq!(
+            reason(&["1", "2", "3", "4", "5", "6", "7", "8"]).1,
+            "Too many datasets."
+        );
+    }
+
+    #[test]
+    fn usage_text_is_ministats() {
+        let text = usage_text(false);
+        assert!(text.starts_with(
+            "Usage: benchlab ministat [-C column] [-c confidence] [-d delimiter(s)] [-Ans] \
+             [-w width] [file [file ...]]\n\tconfidence = {80%, 90%, 95%, 98%, 99%, 99.5%}\n"
+        ));
+        assert_eq!(text.lines().count(), 8);
+        assert!(usage_text(true).contains("--legacy"));
+    }
+}

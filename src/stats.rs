@@ -1,0 +1,39 @@
+//! Statistics as FreeBSD's ministat(1) computes and prints them: every table of benchlab's
+//! reports comes from here.
+//!
+//! Ported from FreeBSD ministat (`usr.bin/ministat/ministat.c`, Poul-Henning Kamp, beerware
+//! licence: "as long as you retain this notice you can do whatever you want with this stuff").
+//! Two generations are reproduced ([`Flavor`]): current FreeBSD (the default) and Debian's
+//! 20150715 package (`Flavor::Legacy`, byte for byte what `/usr/bin/ministat` prints).
+//!
+//! - [`Summary`]: N, min, max, median, mean, standard deviation of one dataset;
+//! - [`compare`] → [`Comparison`]: Student's t test of two means;
+//! - [`Plot`]: the ASCII plot; [`render`] / [`analyse`]: ministat's whole output;
+//! - [`fmt_g`]: C's `%g`, the one number formatter of the crate.
+//!
+//! Nothing here prints; functions return values and errors.
+
+/// C `printf` number formatting (`%g`, `%.8g`, `%13.8g`).
+pub mod cfmt;
+/// Student's t test of two means.
+pub mod compare;
+/// Reading datasets and ministat's whole output.
+pub mod ministat;
+/// The ASCII plot.
+pub mod plot;
+/// C `strtod`/`strtol` parsing.
+pub mod strtod;
+/// Student's t table and confidence levels.
+pub mod student;
+/// One dataset's vitals.
+pub mod summary;
+
+pub use cfmt::{fmt_g, fmt_g_width};
+pub use compare::{compare, Comparison};
+pub use ministat::{
+    analyse, render, Analysis, Dataset, MinistatError, MinistatOptions, NamedComparison,
+    NamedSummary, ReadOptions,
+};
+pub use plot::{Plot, PlotInput};
+pub use student::{Confidence, ConfidenceError};
+pub use summary::{Flavor, Sample, Summary};

@@ -1,0 +1,494 @@
+//! ministat as a library: read datasets like ministat, analyse them, and print what it prints.
+//!
+//! Ported from FreeBSD ministat (`usr.bin/ministat/ministat.c`, Poul-Henning Kamp, beerware
+//! licence: "as long as you retain this notice you can do whatever you want with this stuff").
+//! Output order is ministat's: legend, plot, vitals header, then each dataset's vitals line
+//! followed by its comparison with the first dataset.
+//!
+//! ```
+//! use benchlab::stats::{render, Dataset, MinistatOptions};
+//!
+//! let a = Dataset::new("a", vec![1.0, 2.0, 3.0, 4.0]);
+//! let b = Dataset::new("b", vec![11.0, 12.0, 13.0, 14.0]);
+//! let text = render(&[a, b], &MinistatOptions { stats_only: true, ..Default::default() })?;
+//! assert!(text.contains("Difference at 95.0% confidence"));
+//! # Ok::<(), benchlab::stats::MinistatError>(())
+//! ```
+
+use std::fmt::Write as _;
+use std::io::BufRead;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::compare::{compare, Comparison};
+use super::plot::{Plot, PlotInput, SYMBOLS};
+use super::strtod::{is_c_space, strtod};
+use super::student::Confidence;
+use super::summary::{Flavor, Sample, Summary, VITALS_HEADER};
+
+/// ministat's limit: one plot symbol per dataset.
+pub const MAX_DATASETS: usize = 7;
+
+/// Fewest values a dataset may hold.
+pub const MIN_POINTS: usize = 3;
+
+/// Bytes ministat's `fgets` buffer holds per read (BUFSIZ − 1): longer lines count as several.
+const LINE_PIECE: usize = 8191;
+
+/// A named series of values, in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dataset {
+    /// The legend label: the file name as given, or `<stdin>`.
+    pub name: String,
+    /// The values in the order read.
+    pub values: Vec<f64>,
+}
+
+impl Dataset {
+    /// A dataset from values in file order.
+    pub fn new(name: impl Into<String>, values: Vec<f64>) -> Dataset {
+        Dataset {
+            name: name.into(),
+            values,
+        }
+    }
+
+    /// Reads a dataset the way ministat's `ReadSet` does: per line, trailing white space is
+    /// dropped, the line is split at runs of delimiters, a field starting with `#` ends the
+    /// line, and field `column` must be a number `strtod` reads entirely. Lines without that
+    /// field are skipped; fewer than 3 values is an error. A read error ends the data, as
+    /// ministat's `fgets` loop does.
+    pub fn read(
+        mut reader: impl BufRead,
+        name: &str,
+        options: &ReadOptions,
+    ) -> Result<Dataset, MinistatError> {
+        let mut is_delimiter = [false; 256];
+        for &b in &options.delimiters {
+            is_delimiter[usize::from(b)] = true;
+        }
+        let mut values = Vec::new();
+        let mut buffer = Vec::new();
+        let mut line_number = 0;
+        loop {
+            buffer.clear();
+            match reader.read_until(b'\n', &mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            for piece in buffer.chunks(LINE_PIECE) {
+                line_number += 1;
+                let Some(field) = field(piece, options.column, &is_delimiter) else {
+                    continue;
+                };
+                let (value, used) = strtod(field);
+                if used != field.len() {
+                    return Err(MinistatError::InvalidData {
+                        line: line_number,
+                        name: name.to_string(),
+                    });
+                }
+                values.push(value);
+            }
+        }
+        if values.len() < MIN_POINTS {
+            return Err(MinistatError::TooFewPoints {
+                name: name.to_string(),
+            });
+        }
+        Ok(Dataset::new(name, values))
+    }
+
+    /// Reads the file at `path` with [`Dataset::read`], named `name` (ministat uses the path
+    /// as given on its command line).
+    pub fn read_file(
+        path: &Path,
+        name: &str,
+        options: &ReadOptions,
+    ) -> Result<Dataset, MinistatError> {
+        let file = std::fs::File::open(path).map_err(|e| MinistatError::Open {
+            name: name.to_string(),
+            reason: os_reason(&e),
+        })?;
+        Dataset::read(
+            std::io::BufReader::with_capacity(1 << 16, file),
+            name,
+            options,
+        )
+    }
+}
+
+/// The field ministat reads from one `fgets` piece, `None` when the line has none.
+fn field<'a>(piece: &'a [u8], column: usize, is_delimiter: &[bool; 256]) -> Option<&'a [u8]> {
+    // C strings end at the first NUL.
+    let piece = piece.split(|&b| b == 0).next().unwrap_or(piece);
+    let end = piece
+        .iter()
+        .rposition(|&b| !is_c_space(b))
+        .map_or(0, |p| p + 1);
+    let line = &piece[..end];
+    let mut fields = line
+        .split(|&b| is_delimiter[usize::from(b)])
+        .filter(|f| !f.is_empty());
+    for _ in 1..column {
+        if fields.next()?.first() == Some(&b'#') {
+            return None;
+        }
+    }
+    fields.next().filter(|f| f[0] != b'#')
+}
+
+/// The `strerror` text of an I/O error, as `err(3)` prints it.
+fn os_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(p) => text[..p].to_string(),
+        None => text,
+    }
+}
+
+/// How to read a dataset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Field to read, counted from 1 (`-C`). Default is 1.
+    pub column: usize,
+    /// Field delimiter bytes; runs of them separate fields (`-d`). Default is space and tab.
+    pub delimiters: Vec<u8>,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            column: 1,
+            delimiters: b" \t".to_vec(),
+        }
+    }
+}
+
+/// What to compute and print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MinistatOptions {
+    /// Plot width in columns, frame excluded (`-w`). Default is 74.
+    pub width: usize,
+    /// One bar line per dataset instead of a shared one (`-s`). Default is false.
+    pub separate_bars: bool,
+    /// No plot, statistics and comparisons only (`-A`). Default is false.
+    pub stats_only: bool,
+    /// Vitals only: no plot, no comparison (`-n`). Default is false.
+    pub summary_only: bool,
+    /// Confidence level of the comparisons (`-c`). Default is 95 %.
+    pub confidence: Confidence,
+    /// Which ministat to reproduce. Default is [`Flavor::Current`].
+    pub flavor: Flavor,
+}
+
+impl Default for MinistatOptions {
+    fn default() -> Self {
+        MinistatOptions {
+            width: 74,
+            separate_bars: false,
+            stats_only: false,
+            summary_only: false,
+            confidence: Confidence::P95,
+            flavor: Flavor::Current,
+        }
+    }
+}
+
+/// Reading or analysing datasets failed; messages are ministat's.
+#[derive(Debug, thiserror::Error)]
+pub enum MinistatError {
+    /// The file cannot be opened.
+    #[error("Cannot open {name}: {reason}")]
+    Open {
+        /// The file as named by the user.
+        name: String,
+        /// The system's reason (`No such file or directory`).
+        reason: String,
+    },
+    /// A line's field is not a number.
+    #[error("Invalid data on line {line} in {name}")]
+    InvalidData {
+        /// Line number, from 1.
+        line: usize,
+        /// The dataset's name.
+        name: String,
+    },
+    /// Fewer than [`MIN_POINTS`] values.
+    #[error("Dataset {name} must contain at least 3 data points")]
+    TooFewPoints {
+        /// The dataset's name.
+        name: String,
+    },
+    /// More than [`MAX_DATASETS`] datasets.
+    #[error("Too many datasets.")]
+    TooManyDatasets,
+}
+
+impl From<MinistatError> for crate::error::InputError {
+    /// Every ministat error is about the user's data or files: exit status 2.
+    fn from(e: MinistatError) -> Self {
+        crate::error::InputError::new(e.to_string())
+    }
+}
+
+/// A dataset's name and vitals.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NamedSummary {
+    /// The dataset's name.
+    pub name: String,
+    /// Its vitals.
+    #[serde(flatten)]
+    pub summary: Summary,
+}
+
+/// A dataset compared with the reference dataset, with both names.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NamedComparison {
+    /// The dataset compared.
+    pub dataset: String,
+    /// The reference dataset (the first one).
+    pub reference: String,
+    /// The test's result.
+    #[serde(flatten)]
+    pub comparison: Comparison,
+}
+
+/// Everything ministat computes for a set of datasets; [`Analysis::text`] prints it as
+/// ministat does, serde serialises the numbers (without the plot).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Analysis {
+    /// Which ministat computed the numbers.
+    pub flavor: Flavor,
+    /// Confidence level of the comparisons.
+    pub confidence: Confidence,
+    /// The datasets in the order given; the first is the reference.
+    pub datasets: Vec<NamedSummary>,
+    /// Each later dataset compared with the first; empty with `summary_only`.
+    pub comparisons: Vec<NamedComparison>,
+    /// The plot; `None` with `stats_only` or `summary_only`.
+    #[serde(skip)]
+    pub plot: Option<Plot>,
+}
+
+/// Analyses up to [`MAX_DATASETS`] datasets of at least [`MIN_POINTS`] values each.
+pub fn analyse(datasets: &[Dataset], options: &MinistatOptions) -> Result<Analysis, MinistatError> {
+    if datasets.len() > MAX_DATASETS {
+        return Err(MinistatError::TooManyDatasets);
+    }
+    if let Some(d) = datasets.iter().find(|d| d.values.len() < MIN_POINTS) {
+        return Err(MinistatError::TooFewPoints {
+            name: d.name.clone(),
+        });
+    }
+    let samples: Vec<Sample> = datasets
+        .iter()
+        .map(|d| Sample::new(d.values.clone()))
+        .collect();
+    let summaries: Vec<Summary> = samples.iter().map(|s| s.summary(options.flavor)).collect();
+    let plot = (!options.stats_only && !options.summary_only).then(|| {
+        let inputs: Vec<PlotInput> = samples
+            .iter()
+            .zip(&summaries)
+            .map(|(sample, summary)| PlotInput {
+                sorted: sample.sorted(),
+                summary,
+            })
+            .collect();
+        Plot::new(&inputs, options.width, options.separate_bars)
+    });
+    let comparisons = if options.summary_only {
+        Vec::new()
+    } else {
+        datasets
+            .iter()
+            .zip(&summaries)
+            .skip(1)
+            .map(|(d, s)| NamedComparison {
+                dataset: d.name.clone(),
+                reference: datasets[0].name.clone(),
+                comparison: compare(&summaries[0], s, options.confidence, options.flavor),
+            })
+            .collect()
+    };
+    Ok(Analysis {
+        flavor: options.flavor,
+        confidence: options.confidence,
+        datasets: datasets
+            .iter()
+            .zip(summaries)
+            .map(|(d, summary)| NamedSummary {
+                name: d.name.clone(),
+                summary,
+            })
+            .collect(),
+        comparisons,
+        plot,
+    })
+}
+
+impl Analysis {
+    /// The legend lines: `x name` per dataset.
+    pub fn legend(&self) -> Vec<String> {
+        self.datasets
+            .iter()
+            .zip(&SYMBOLS[1..])
+            .map(|(d, symbol)| format!("{symbol} {}", d.name))
+            .collect()
+    }
+
+    /// The whole output, byte for byte what ministat prints.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for line in self.legend() {
+            out.push_str(&line);
+            out.push('\n');
+        }
+        for line in self.plot.iter().flat_map(|p| &p.lines) {
+            out.push_str(line);
+            out.push('\n');
+        }
+        out.push_str(VITALS_HEADER);
+        out.push('\n');
+        for (i, (d, symbol)) in self.datasets.iter().zip(&SYMBOLS[1..]).enumerate() {
+            out.push_str(&d.summary.vitals_line(*symbol));
+            out.push('\n');
+            if let Some(c) = i.checked_sub(1).and_then(|j| self.comparisons.get(j)) {
+                // Writing to a String cannot fail.
+                let _ = write!(out, "{}", c.comparison);
+            }
+        }
+        out
+    }
+}
+
+/// What ministat prints for `datasets` (legend, plot, vitals, comparisons).
+pub fn render(datasets: &[Dataset], options: &MinistatOptions) -> Result<String, MinistatError> {
+    Ok(analyse(datasets, options)?.text())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str, column: usize, delimiters: &str) -> Result<Vec<f64>, String> {
+        let options = ReadOptions {
+            column,
+            delimiters: delimiters.as_bytes().to_vec(),
+        };
+        Dataset::read(text.as_bytes(), "t", &options)
+            .map(|d| d.values)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn reads_like_readset() {
+        assert_eq!(read("1\n2\n3\n", 1, " \t"), Ok(vec![1.0, 2.0, 3.0]));
+        assert_eq!(
+            read("# c\n\n  1 x\n2\t9 # y\n3 \r\n", 1, " \t"),
+            Ok(vec![1.0, 2.0, 3.0])
+        );
+        assert_eq!(
+            read("a 1\nb 2\nc 3\nd\n", 2, " \t"),
+            Ok(vec![1.0, 2.0, 3.0])
+        );
+        assert_eq!(
+            read("a,,1\nb,2\n#,3\nc,4,x\n", 2, ","),
+            Ok(vec![1.0, 2.0, 4.0])
+        );
+        // A '#' field before the column ends the line; one at the column too.
+        assert_eq!(
+            read("1 #x 3\n4 5\n6 7\n8 #\n9 9\n", 2, " "),
+            Ok(vec![5.0, 7.0, 9.0])
+        );
+        assert_eq!(read("1\n2\0junk\n3\n", 1, " "), Ok(vec![1.0, 2.0, 3.0]));
+    }
+
+    #[test]
+    fn errors_like_ministat() {
+        assert_eq!(
+            read("1\n2\nx\n", 1, " \t"),
+            Err("Invalid data on line 3 in t".to_string())
+        );
+        assert_eq!(
+            read("1\n\n2\n", 1, " \t"),
+            Err("Dataset t must contain at least 3 data points".to_string())
+        );
+        // With ',' as the only delimiter, "5 " keeps its inner space and is not a number.
+        assert_eq!(
+            read("1\n2\n5 ,3\n", 1, ","),
+            Err("Invalid data on line 3 in t".to_string())
+        );
+    }
+
+    #[test]
+    fn long_lines_count_as_fgets_pieces() {
+        // ministat reads 8191 bytes at a time: a longer line is two lines, the second being
+        // the tail of the first.
+        let long = format!("1{}\n2\n3\n4\n", " ".repeat(LINE_PIECE));
+        assert_eq!(read(&long, 1, " "), Ok(vec![1.0, 2.0, 3.0, 4.0]));
+        let long = format!("{}7\n1\nx\n", " ".repeat(LINE_PIECE - 1));
+        assert_eq!(
+            read(&long, 1, " "),
+            Err("Invalid data on line 4 in t".to_string())
+        );
+    }
+
+    #[test]
+    fn render_matches_ministat() {
+        // `ministat a b` (Debian 20150715) with a = 0.1 0.1 0.1 and b = 1 2 3 4.
+        let a = Dataset::new("a", vec![0.1; 3]);
+        let b = Dataset::new("b", vec![1.0, 2.0, 3.0, 4.0]);
+        let options = MinistatOptions {
+            flavor: Flavor::Legacy,
+            ..Default::default()
+        };
+        let expected = "\
+x a
++ b
++--------------------------------------------------------------------------+
+|x                +                  +                 +                  +|
+|A                    |_______________________A________M______________|    |
++--------------------------------------------------------------------------+
+    N           Min           Max        Median           Avg        Stddev
+x   3           0.1           0.1           0.1           0.1          -nan
++   4             1             4             3           2.5     1.2909944
+Difference at 95.0% confidence
+\t2.4 +/- 1.96363
+\t2400% +/- 1963.63%
+\t(Student's t, pooled s = 1)
+";
+        assert_eq!(render(&[a, b], &options).unwrap(), expected);
+    }
+
+    #[test]
+    fn analysis_serialises_the_numbers() {
+        let a = Dataset::new("a", vec![1.0, 2.0, 3.0]);
+        let b = Dataset::new("b", vec![11.0, 12.0, 13.0]);
+        let analysis = analyse(&[a, b], &MinistatOptions::default()).unwrap();
+        let json = serde_json::to_value(&analysis).unwrap();
+        assert_eq!(json["flavor"], "current");
+        assert_eq!(json["confidence"], 95.0);
+        assert_eq!(json["datasets"][1]["name"], "b");
+        assert_eq!(json["datasets"][1]["median"], 12.0);
+        assert_eq!(json["comparisons"][0]["reference"], "a");
+        assert_eq!(json["comparisons"][0]["difference"], 10.0);
+        assert_eq!(json["comparisons"][0]["significant"], true);
+    }
+
+    #[test]
+    fn limits() {
+        let d = Dataset::new("d", vec![1.0, 2.0, 3.0]);
+        let options = MinistatOptions::default();
+        assert!(matches!(
+            analyse(&vec![d.clone(); 8], &options),
+            Err(MinistatError::TooManyDatasets)
+        ));
+        let short = Dataset::new("s", vec![1.0, 2.0]);
+        assert_eq!(
+            analyse(&[d, short], &options).unwrap_err().to_string(),
+            "Dataset s must contain at least 3 data points"
+        );
+    }
+}

@@ -1,0 +1,251 @@
+//! One dataset's vitals as ministat computes them: N, min, max, median, mean, standard deviation.
+//!
+//! Ported from FreeBSD ministat (`usr.bin/ministat/ministat.c`, Poul-Henning Kamp, beerware
+//! licence: "as long as you retain this notice you can do whatever you want with this stuff").
+//! Every operation is done in ministat's order, so the printed digits match to the last one.
+
+use serde::Serialize;
+
+use super::cfmt::push_g;
+
+/// Which ministat to reproduce: they differ in the median of an even count, the relative
+/// confidence interval of a comparison, and a negative rounding residue in the variance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Flavor {
+    /// Current FreeBSD ministat: the median of an even count is the mean of the two middle
+    /// values; the relative interval propagates both variances; a variance that rounding makes
+    /// negative is 0.
+    #[default]
+    Current,
+    /// Debian's ministat 20150715 (FreeBSD's before 2017): the upper middle value is the median,
+    /// the relative interval is the absolute one divided by the reference mean, and a negative
+    /// variance gives a `-nan` standard deviation.
+    Legacy,
+}
+
+/// A dataset's values sorted as ministat sorts them, with the sums it accumulates in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    sorted: Vec<f64>,
+    sum: f64,
+    sum_squares: f64,
+}
+
+impl Sample {
+    /// Takes the values in file order: the sums are accumulated in that order, then the values
+    /// are sorted like ministat's `qsort` (stable, `-0` and `0` equal, NaN equal to anything).
+    pub fn new(mut values: Vec<f64>) -> Sample {
+        let (mut sum, mut sum_squares) = (0.0, 0.0);
+        for &v in &values {
+            sum += v;
+            sum_squares += v * v;
+        }
+        sort_like_qsort(&mut values);
+        Sample {
+            sorted: values,
+            sum,
+            sum_squares,
+        }
+    }
+
+    /// The values, sorted.
+    pub fn sorted(&self) -> &[f64] {
+        &self.sorted
+    }
+
+    /// The dataset's vitals.
+    pub fn summary(&self, flavor: Flavor) -> Summary {
+        let p = &self.sorted;
+        let n = p.len();
+        let nf = n as f64;
+        let median = match (n, flavor) {
+            (0, _) => f64::NAN,
+            (_, Flavor::Current) if n % 2 == 0 => (p[n / 2 - 1] + p[n / 2]) / 2.0,
+            _ => p[n / 2],
+        };
+        let mut variance = (self.sum_squares - self.sum * self.sum / nf) / (nf - 1.0);
+        if flavor == Flavor::Current && variance < 0.0 {
+            variance = 0.0;
+        }
+        Summary {
+            n,
+            min: p.first().copied().unwrap_or(f64::NAN),
+            max: p.last().copied().unwrap_or(f64::NAN),
+            median,
+            mean: self.sum / nf,
+            stddev: c_sqrt(variance),
+            variance,
+        }
+    }
+}
+
+/// The vitals ministat prints for a dataset (its `Vitals` line).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Summary {
+    /// Number of values.
+    pub n: usize,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Median: the middle value; for an even count the mean of the two middle values
+    /// ([`Flavor::Current`]) or the upper one ([`Flavor::Legacy`]).
+    pub median: f64,
+    /// Arithmetic mean, Σy / n.
+    pub mean: f64,
+    /// Sample standard deviation, √variance.
+    pub stddev: f64,
+    /// Sample variance as ministat computes it in one pass: (Σy² − (Σy)²/n) / (n − 1).
+    #[serde(skip)]
+    pub variance: f64,
+}
+
+impl Summary {
+    /// The vitals of `values` given in file order (NaN statistics for an empty slice).
+    pub fn of(values: &[f64], flavor: Flavor) -> Summary {
+        Sample::new(values.to_vec()).summary(flavor)
+    }
+
+    /// ministat's vitals line without its newline: `x   5       1234567 …` (`%c %3d` then five
+    /// `%13.8g`).
+    pub fn vitals_line(&self, symbol: char) -> String {
+        let mut line = format!("{symbol} {:>3}", self.n);
+        for v in [self.min, self.max, self.median, self.mean, self.stddev] {
+            let mut number = String::new();
+            push_g(&mut number, v, 8);
+            line.push_str(&format!(" {number:>13}"));
+        }
+        line
+    }
+}
+
+/// The table header printed above the vitals lines.
+pub const VITALS_HEADER: &str =
+    "    N           Min           Max        Median           Avg        Stddev";
+
+/// `sqrt` as ministat's binary computes it on x86-64: a negative argument gives the CPU's
+/// default NaN, whose sign bit is set (printed `-nan`).
+pub(crate) fn c_sqrt(x: f64) -> f64 {
+    if x < 0.0 {
+        -f64::NAN
+    } else {
+        x.sqrt()
+    }
+}
+
+/// Sorts as glibc's `qsort` with ministat's comparison (less, greater, else equal). That qsort
+/// is a stable merge sort, so without NaN any stable sort gives the same order (`-0` and `0`
+/// keep their file order); with NaN, which compares equal to everything, only the same merge
+/// sort does.
+fn sort_like_qsort(values: &mut [f64]) {
+    if values.iter().any(|v| v.is_nan()) {
+        let mut tmp = vec![0.0; values.len()];
+        merge_sort(values, &mut tmp);
+    } else {
+        values.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    }
+}
+
+/// glibc's `msort_with_tmp`: top-down, left half of odd lengths shorter, ties to the left.
+fn merge_sort(b: &mut [f64], tmp: &mut [f64]) {
+    let n = b.len();
+    if n <= 1 {
+        return;
+    }
+    let n1 = n / 2;
+    merge_sort(&mut b[..n1], tmp);
+    merge_sort(&mut b[n1..], tmp);
+    let (mut i, mut j, mut k) = (0, n1, 0);
+    while i < n1 && j < n {
+        // ministat's comparison returns > 0 only for a strictly greater left value.
+        if b[i] > b[j] {
+            tmp[k] = b[j];
+            j += 1;
+        } else {
+            tmp[k] = b[i];
+            i += 1;
+        }
+        k += 1;
+    }
+    // What is left of the right half is already in place.
+    tmp[k..k + n1 - i].copy_from_slice(&b[i..n1]);
+    k += n1 - i;
+    b[..k].copy_from_slice(&tmp[..k]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_by_flavor() {
+        let even = [4.0, 1.0, 3.0, 2.0];
+        assert_eq!(Summary::of(&even, Flavor::Current).median, 2.5);
+        assert_eq!(Summary::of(&even, Flavor::Legacy).median, 3.0);
+        let odd = [5.0, 1.0, 3.0];
+        assert_eq!(Summary::of(&odd, Flavor::Current).median, 3.0);
+        assert_eq!(Summary::of(&odd, Flavor::Legacy).median, 3.0);
+    }
+
+    #[test]
+    fn vitals_like_ministat() {
+        // `printf '1\n2\n3\n5\n' | ministat -n`
+        let s = Summary::of(&[1.0, 2.0, 3.0, 5.0], Flavor::Legacy);
+        assert_eq!(
+            s.vitals_line('x'),
+            "x   4             1             5             3          2.75     1.7078251"
+        );
+        assert_eq!((s.n, s.min, s.max, s.mean), (4, 1.0, 5.0, 2.75));
+    }
+
+    #[test]
+    fn variance_is_one_pass_in_file_order() {
+        let values = [0.1, 0.7, 1e8, 0.3];
+        let (mut sy, mut syy) = (0.0, 0.0);
+        for v in values {
+            sy += v;
+            syy += v * v;
+        }
+        let expected = (syy - sy * sy / 4.0) / 3.0;
+        assert_eq!(Summary::of(&values, Flavor::Legacy).variance, expected);
+    }
+
+    #[test]
+    fn negative_variance_residue() {
+        // Three equal values that are not binary fractions leave a negative residue: Debian's
+        // ministat prints -nan, the current flavor 0.
+        let s = Summary::of(&[0.1, 0.1, 0.1], Flavor::Legacy);
+        assert!(s.variance < 0.0);
+        assert!(s.stddev.is_nan() && s.stddev.is_sign_negative());
+        assert!(s.vitals_line('x').ends_with("          -nan"));
+        let s = Summary::of(&[0.1, 0.1, 0.1], Flavor::Current);
+        assert_eq!((s.variance, s.stddev), (0.0, 0.0));
+    }
+
+    #[test]
+    fn zeros_keep_file_order() {
+        // ministat: `-0 0 5 -0` has min -0 and median -0; `0 -0 5` has min 0 and median -0.
+        let s = Summary::of(&[-0.0, 0.0, 5.0, -0.0], Flavor::Legacy);
+        assert!(s.min.is_sign_negative() && s.median.is_sign_negative());
+        let s = Summary::of(&[0.0, -0.0, 5.0], Flavor::Legacy);
+        assert!(s.min.is_sign_positive() && s.median.is_sign_negative());
+    }
+
+    #[test]
+    fn nan_sorts_like_glibc_merge_sort() {
+        // ministat -n on `3 nan 1 2 -nan 0`: min 2, max 0, median 1.
+        let s = Summary::of(&[3.0, f64::NAN, 1.0, 2.0, -f64::NAN, 0.0], Flavor::Legacy);
+        assert_eq!((s.min, s.max, s.median), (2.0, 0.0, 1.0));
+    }
+
+    #[test]
+    fn empty_and_single() {
+        let s = Summary::of(&[], Flavor::Current);
+        assert_eq!(s.n, 0);
+        assert!(s.min.is_nan() && s.median.is_nan() && s.mean.is_nan());
+        let s = Summary::of(&[7.0], Flavor::Current);
+        assert_eq!((s.min, s.median, s.mean), (7.0, 7.0, 7.0));
+        assert!(s.stddev.is_nan());
+    }
+}
