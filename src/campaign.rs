@@ -2,5 +2,7 @@
 
 /// The trials of a campaign and their order.
 pub mod plan;
+/// Running the trials through a lab, checking and storing them.
+pub mod run;
 /// The results directory: layout, atomic writes, resume.
 pub mod store;

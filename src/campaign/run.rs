@@ -12,7 +12,7 @@ use anyhow::Context;
 use super::plan::{plan, TrialKey};
 use super::store::{SampleRow, Status, Store, TrialMeta};
 use crate::config::{config_set_name, Campaign, Hooks, Profile, Rate, Trial, Version};
-use crate::stats::{Flavor, Summary};
+use crate::stats::{Flavor, Sample};
 
 /// What a [`Bench`] is asked to run for one trial.
 #[derive(Debug, Clone, Copy)]
@@ -258,7 +258,7 @@ fn median(values: impl Iterator<Item = f64>) -> f64 {
     if v.is_empty() {
         0.0
     } else {
-        Summary::of(&v, Flavor::Current).median
+        Sample::new(v).summary(Flavor::Current).median
     }
 }
 
