@@ -9,6 +9,8 @@ use clap::{Parser, Subcommand};
 
 /// `benchlab ministat`: FreeBSD's ministat(1), flag for flag.
 pub mod ministat;
+/// `benchlab report`: README, graphs, JSON and the harness's files from a results directory.
+pub mod report;
 
 /// benchlab: forwarding benchmarks of routers and firewalls, with statistics.
 #[derive(Debug, Parser)]
@@ -24,12 +26,16 @@ pub struct Cli {
 pub enum Command {
     /// Statistics of data files, exactly as FreeBSD's ministat(1) prints them.
     Ministat(ministat::MinistatArgs),
+    /// Writes the report of a results directory (netbenches pkt-gen logs): README.md with
+    /// ministat tables, PNG graphs, results.json, and the harness's .pps and gnuplot.data.
+    Report(report::Args),
 }
 
 /// Runs one parsed command line, writing its output to `out` and `err`; returns the exit status.
 pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     match cli.command {
         Command::Ministat(args) => ministat::run(args, out, err),
+        Command::Report(args) => report::run(args, out, err),
     }
 }
 

@@ -15,5 +15,9 @@ pub mod cli;
 pub mod config;
 /// Errors shared by every layer and their exit statuses.
 pub mod error;
+/// Readers: netbenches pkt-gen logs (and later benchlab results) into series of medians.
+pub mod ingest;
+/// Reports: Markdown with ministat tables, PNG charts, JSON, and netbenches' own files.
+pub mod report;
 /// ministat-compatible statistics: summaries, Student's t comparisons, the ASCII plot, C `%g`.
 pub mod stats;

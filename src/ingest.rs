@@ -1,0 +1,170 @@
+//! Readers that turn raw results into [`Results`]: series of per-iteration medians plus what the
+//! logs tell about the setup.
+//!
+//! Every reader produces the same model, so one report serves archived netbenches pkt-gen logs
+//! ([`netbenches`]) and benchlab's own campaigns alike. A series is one (version, config set,
+//! traffic profile) cell of the campaign matrix; an [`Iteration`] is one trial reduced to the
+//! median of its per-second receive rate. What could not be measured travels as [`Warning`]s,
+//! never as errors: a report is still worth having when one iteration out of fifty is broken.
+
+use std::fmt;
+
+/// Reader for netbenches bench-lab.sh result directories (pkt-gen logs and `.info` files).
+pub mod netbenches;
+
+/// Everything read from one results directory.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Results {
+    /// The series, in the order the reader found them (netbenches: the harness's `ls` order).
+    pub series: Vec<Series>,
+    /// What could not be measured or was left out, in the order it was found.
+    pub warnings: Vec<Warning>,
+}
+
+/// One (version, config set, traffic profile) cell: the iterations measured for it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Series {
+    /// Name of the series, also the stem of its `.pps` file: the non-empty levels joined by
+    /// dots (`318516stable.forwarding.inet4`, `299288.fastforwarding`).
+    pub name: String,
+    /// Version of the DUT software (netbenches: the image); empty when the run had no such level.
+    pub version: String,
+    /// Config set; empty when the run had no such level.
+    pub config: String,
+    /// Traffic profile (netbenches: the pkt-gen preset, e.g. `inet4`); empty when absent.
+    pub profile: String,
+    /// Measured iterations, in the reader's order (netbenches: 1, 10, 2, … like `ls`).
+    /// Iterations that could not be measured are left out and named in [`Results::warnings`].
+    pub iterations: Vec<Iteration>,
+    /// What the logs tell about the DUT and the traffic of this series.
+    pub setup: Setup,
+}
+
+/// One trial, reduced to the median of its per-second receive rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Iteration {
+    /// Iteration number as the run numbered it (1-based).
+    pub index: u32,
+    /// Median of the kept per-second samples, in packets per second.
+    pub median_pps: f64,
+    /// Number of per-second samples the median was taken over.
+    pub samples: usize,
+    /// Rate the sender offered during this trial, in packets per second, when known.
+    pub offered_pps: Option<f64>,
+    /// The file the samples came from, relative to the results directory.
+    pub source: String,
+}
+
+/// What the logs tell about the setup of a series.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Setup {
+    /// `uname -a` of the DUT, as recorded with the series.
+    pub uname: Option<String>,
+    /// The traffic, as the generator's command line describes it.
+    pub traffic: Option<Traffic>,
+}
+
+/// The traffic a generator sent, from its command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Traffic {
+    /// The generator command line as recorded (without the `CMD on host:` prefix).
+    pub command: String,
+    /// Packet length handed to the generator, in bytes, without the 4-byte Ethernet CRC
+    /// (pkt-gen `-l`: 60 means 64-byte frames on the wire).
+    pub packet_bytes: Option<u32>,
+    /// IP version of the traffic: 4 or 6.
+    pub ip_version: u8,
+    /// Source address (and port) range.
+    pub source: Option<AddrRange>,
+    /// Destination address (and port) range.
+    pub destination: Option<AddrRange>,
+}
+
+impl Traffic {
+    /// Number of distinct flows: source endpoints times destination endpoints, when both are known.
+    pub fn flows(&self) -> Option<u128> {
+        let src = self.source.as_ref()?.endpoints();
+        let dst = self.destination.as_ref()?.endpoints();
+        src.checked_mul(dst)
+    }
+}
+
+/// An address range with an optional port range, as pkt-gen's `-s`/`-d` take them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddrRange {
+    /// The range as written on the command line.
+    pub text: String,
+    /// Number of addresses in the range.
+    pub addresses: u128,
+    /// Number of ports in the range (1 when no port range was given).
+    pub ports: u128,
+}
+
+impl AddrRange {
+    /// Number of (address, port) endpoints.
+    pub fn endpoints(&self) -> u128 {
+        self.addresses.saturating_mul(self.ports)
+    }
+}
+
+/// Something that could not be measured, or input that was left out; the report prints each one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Warning {
+    /// An iteration kept fewer than 3 per-second samples (ministat's minimum): skipped.
+    TooFewSamples {
+        /// The receiver log.
+        file: String,
+        /// Samples it kept.
+        samples: usize,
+    },
+    /// A kept per-second line had no number where the rate belongs: the iteration is skipped,
+    /// as the harness's ministat rejects the whole iteration.
+    BadSample {
+        /// The receiver log.
+        file: String,
+        /// 1-based line number.
+        line: usize,
+    },
+    /// An iteration that other series of the same run have is missing from this one.
+    MissingIteration {
+        /// Series name.
+        series: String,
+        /// The missing iteration number.
+        index: u32,
+    },
+    /// A series announced by its `.info` file has no receiver log at all.
+    NoIterations {
+        /// Series name.
+        series: String,
+    },
+    /// A receiver log with no `.info` file for its series: not part of any series.
+    NoInfo {
+        /// The receiver log.
+        file: String,
+    },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TooFewSamples { file, samples } => write!(
+                f,
+                "{file}: only {samples} per-second sample(s) left after the harness trim \
+                 (3 needed); iteration skipped"
+            ),
+            Self::BadSample { file, line } => write!(
+                f,
+                "{file}:{line}: per-second line without a rate in field 4; iteration skipped"
+            ),
+            Self::MissingIteration { series, index } => {
+                write!(f, "{series}: iteration {index} missing (no receiver log)")
+            }
+            Self::NoIterations { series } => {
+                write!(f, "{series}: .info present but no receiver log; series left out")
+            }
+            Self::NoInfo { file } => {
+                write!(f, "{file}: no matching .info file; log left out")
+            }
+        }
+    }
+}

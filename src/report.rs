@@ -1,0 +1,475 @@
+//! Reports: from [`Results`] to the files a results directory gets — README.md with ministat
+//! tables, one PNG chart per traffic profile, results.json, and the netbenches harness's own
+//! `.pps` and `gnuplot.data`.
+//!
+//! [`Report::build`] selects and orders the series and computes every statistic once; the
+//! exporters ([`harness`], [`markdown`], [`json`], [`chart`]) turn that one model into bytes.
+//! Nothing here prints; [`write_files`] writes atomically.
+//!
+//! ```no_run
+//! # fn main() -> anyhow::Result<()> {
+//! use benchlab::{ingest, report};
+//! let dir = std::path::Path::new("results/fbsd12-head-vs-11-stable");
+//! let results = ingest::netbenches::read_dir(dir)?;
+//! let report = report::Report::build(results, &report::ReportOptions::default())?;
+//! report::write_files(dir, &report.files()?)?;
+//! # Ok(()) }
+//! ```
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::error::InputError;
+use crate::ingest::{Results, Series};
+use crate::stats::ministat::{MAX_DATASETS, MIN_POINTS};
+use crate::stats::{self, Comparison, Dataset, Flavor, MinistatError, MinistatOptions, Summary};
+
+/// PNG charts.
+pub mod chart;
+/// The netbenches harness's files: `<series>.pps` and `gnuplot.data`.
+pub mod harness;
+/// results.json.
+pub mod json;
+/// README.md.
+pub mod markdown;
+/// `report.toml`.
+pub mod settings;
+
+
+/// What to report and how. Default: every version and config set in the logs' order, current
+/// ministat, a title made from the names.
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    /// Versions to report, in order (the first is the reference). Default is all of them.
+    pub versions: Option<Vec<String>>,
+    /// Config sets to report, in order (the first is the reference). Default is all of them.
+    pub configs: Option<Vec<String>>,
+    /// ministat generation for summaries and comparisons. Default is [`Flavor::Current`].
+    pub flavor: Flavor,
+    /// Title of the README and the graphs. Default is made from the version and config names.
+    pub title: Option<String>,
+    /// Setup lines the logs cannot tell (hardware, NICs, tuning). Default is none.
+    pub lines: Vec<String>,
+    /// Display names by name in the logs. Default is none.
+    pub labels: BTreeMap<String, String>,
+}
+
+/// A series as the report shows it.
+#[derive(Debug, Clone)]
+pub struct ReportedSeries {
+    /// The series as read.
+    pub series: Series,
+    /// Its ministat legend: the `.pps` file name, with labels applied to its levels.
+    pub legend: String,
+    /// ministat's vitals of its iteration medians; `None` with fewer than 3 iterations.
+    pub summary: Option<Summary>,
+}
+
+/// What one comparison holds fixed, and so what varies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// The versions compared, for one config set and traffic profile.
+    Versions {
+        /// The config set.
+        config: String,
+        /// The traffic profile.
+        profile: String,
+    },
+    /// The config sets compared, for one version and traffic profile.
+    Configs {
+        /// The version.
+        version: String,
+        /// The traffic profile.
+        profile: String,
+    },
+}
+
+/// One `ministat -s` run: a reference series and the series compared with it.
+#[derive(Debug, Clone)]
+pub struct ComparisonBlock {
+    /// What is held fixed.
+    pub scope: Scope,
+    /// Indexes into [`Report::series`]; the first is the reference (`x`).
+    pub members: Vec<usize>,
+    /// Student's t comparison of each other member with the reference, in member order.
+    pub comparisons: Vec<Comparison>,
+    /// ministat's output for these series, byte for byte.
+    pub ministat: String,
+}
+
+/// Everything a report shows, computed once.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Title of the README and graphs.
+    pub title: String,
+    /// Setup lines given by the user.
+    pub lines: Vec<String>,
+    /// ministat generation used.
+    pub flavor: Flavor,
+    /// Versions in display order; the first is the reference.
+    pub versions: Vec<String>,
+    /// Config sets in display order; the first is the reference.
+    pub configs: Vec<String>,
+    /// Traffic profiles, in the logs' order.
+    pub profiles: Vec<String>,
+    /// Display names.
+    pub labels: BTreeMap<String, String>,
+    /// The selected series, in the logs' order (the harness's `ls` order).
+    pub series: Vec<ReportedSeries>,
+    /// Versions compared per (config set, profile), then config sets per (version, profile).
+    pub blocks: Vec<ComparisonBlock>,
+    /// What could not be measured or compared, one sentence each.
+    pub warnings: Vec<String>,
+}
+
+/// A file of the report: its name in the output directory and its contents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputFile {
+    /// File name (no directory).
+    pub name: String,
+    /// Contents.
+    pub bytes: Vec<u8>,
+}
+
+impl Report {
+    /// Selects, orders and summarises the series and runs every comparison.
+    ///
+    /// A name in `options.versions`/`configs` that no series has is an [`InputError`].
+    pub fn build(results: Results, options: &ReportOptions) -> Result<Report, InputError> {
+        let Results { series, warnings } = results;
+        let versions = select(
+            "version",
+            distinct(series.iter().map(|s| &s.version)),
+            options.versions.as_deref(),
+        )?;
+        let configs = select(
+            "config set",
+            distinct(series.iter().map(|s| &s.config)),
+            options.configs.as_deref(),
+        )?;
+        let mut warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+        let label = |name: &str| label(&options.labels, name).to_string();
+        let series: Vec<ReportedSeries> = series
+            .into_iter()
+            .filter(|s| versions.contains(&s.version) && configs.contains(&s.config))
+            .map(|s| {
+                let medians = medians(&s);
+                let summary = (medians.len() >= MIN_POINTS)
+                    .then(|| Summary::of(&medians, options.flavor));
+                if summary.is_none() {
+                    warnings.push(format!(
+                        "{}: {} iteration(s) measured, ministat needs {MIN_POINTS}; \
+                         no statistics, left out of graphs and comparisons",
+                        s.name,
+                        medians.len()
+                    ));
+                }
+                let levels: Vec<String> = [&s.version, &s.config, &s.profile]
+                    .into_iter()
+                    .filter(|l| !l.is_empty())
+                    .map(|l| label(l))
+                    .collect();
+                let stem = if levels.is_empty() { s.name.clone() } else { levels.join(".") };
+                ReportedSeries {
+                    legend: format!("{stem}.pps"),
+                    series: s,
+                    summary,
+                }
+            })
+            .collect();
+        let profiles = distinct(series.iter().map(|s| &s.series.profile));
+        let title = options.title.clone().unwrap_or_else(|| {
+            let versions: Vec<String> = versions.iter().map(|v| label(v)).collect();
+            let configs: Vec<String> = configs.iter().map(|c| label(c)).collect();
+            [versions.join(" vs "), configs.join(", ")]
+                .into_iter()
+                .filter(|part| !part.is_empty())
+                .collect::<Vec<_>>()
+                .join(": ")
+        });
+        let mut report = Report {
+            title,
+            lines: options.lines.clone(),
+            flavor: options.flavor,
+            versions,
+            configs,
+            profiles,
+            labels: options.labels.clone(),
+            series,
+            blocks: Vec::new(),
+            warnings,
+        };
+        report.blocks = report.comparison_blocks()?;
+        Ok(report)
+    }
+
+    /// The display name of a version, config set or profile.
+    pub fn label<'a>(&'a self, name: &'a str) -> &'a str {
+        label(&self.labels, name)
+    }
+
+    /// Index of the series for a (version, config, profile) cell that has statistics.
+    fn find(&self, version: &str, config: &str, profile: &str) -> Option<usize> {
+        self.series.iter().position(|s| {
+            s.summary.is_some()
+                && s.series.version == version
+                && s.series.config == config
+                && s.series.profile == profile
+        })
+    }
+
+    fn comparison_blocks(&self) -> Result<Vec<ComparisonBlock>, MinistatError> {
+        let mut blocks = Vec::new();
+        for config in &self.configs {
+            for profile in &self.profiles {
+                let members: Vec<usize> = (self.versions.iter())
+                    .filter_map(|v| self.find(v, config, profile))
+                    .collect();
+                let scope = Scope::Versions {
+                    config: config.clone(),
+                    profile: profile.clone(),
+                };
+                blocks.extend(self.blocks_for(&scope, &members)?);
+            }
+        }
+        for version in &self.versions {
+            for profile in &self.profiles {
+                let members: Vec<usize> = (self.configs.iter())
+                    .filter_map(|c| self.find(version, c, profile))
+                    .collect();
+                let scope = Scope::Configs {
+                    version: version.clone(),
+                    profile: profile.clone(),
+                };
+                blocks.extend(self.blocks_for(&scope, &members)?);
+            }
+        }
+        Ok(blocks)
+    }
+
+    /// One block per 6 compared series (ministat draws 7 datasets at most), each with the
+    /// reference first; none when there is nothing to compare with.
+    fn blocks_for(
+        &self,
+        scope: &Scope,
+        members: &[usize],
+    ) -> Result<Vec<ComparisonBlock>, MinistatError> {
+        let Some((&reference, others)) = members.split_first() else {
+            return Ok(Vec::new());
+        };
+        others
+            .chunks(MAX_DATASETS - 1)
+            .map(|chunk| {
+                let members = std::iter::once(reference).chain(chunk.iter().copied());
+                self.block(scope.clone(), members.collect())
+            })
+            .collect()
+    }
+
+    fn block(&self, scope: Scope, members: Vec<usize>) -> Result<ComparisonBlock, MinistatError> {
+        let datasets: Vec<Dataset> = members
+            .iter()
+            .map(|&i| Dataset::new(self.series[i].legend.clone(), medians(&self.series[i].series)))
+            .collect();
+        let options = MinistatOptions {
+            flavor: self.flavor,
+            separate_bars: true,
+            ..MinistatOptions::default()
+        };
+        let analysis = stats::analyse(&datasets, &options)?;
+        Ok(ComparisonBlock {
+            scope,
+            ministat: analysis.text(),
+            comparisons: analysis.comparisons.into_iter().map(|c| c.comparison).collect(),
+            members,
+        })
+    }
+
+    /// Series with statistics, in the logs' order.
+    pub fn summarised(&self) -> impl Iterator<Item = (&ReportedSeries, &Summary)> {
+        self.series
+            .iter()
+            .filter_map(|s| s.summary.as_ref().map(|summary| (s, summary)))
+    }
+
+    /// Every file of the report, in memory: nothing is written until all of them are ready.
+    pub fn files(&self) -> anyhow::Result<Vec<OutputFile>> {
+        let mut files = harness::pps_files(self);
+        files.push(OutputFile {
+            name: harness::GNUPLOT_DATA.to_string(),
+            bytes: harness::gnuplot_data(self).into_bytes(),
+        });
+        let charts = self.charts();
+        for chart in &charts {
+            files.push(OutputFile {
+                name: chart.file_name.clone(),
+                bytes: chart::render_png(chart)?,
+            });
+        }
+        files.push(OutputFile {
+            name: markdown::README.to_string(),
+            bytes: markdown::readme(self, &charts).into_bytes(),
+        });
+        files.push(OutputFile {
+            name: json::RESULTS_JSON.to_string(),
+            bytes: json::results_json(self)?,
+        });
+        Ok(files)
+    }
+
+    /// One chart per traffic profile: config sets on the x axis, one bar per version.
+    pub fn charts(&self) -> Vec<chart::Chart> {
+        let single = self.profiles.len() == 1;
+        self.profiles
+            .iter()
+            .map(|profile| {
+                let mut bars = Vec::new();
+                for (group, config) in self.configs.iter().enumerate() {
+                    for (member, version) in self.versions.iter().enumerate() {
+                        if let Some(i) = self.find(version, config, profile) {
+                            let s = self.series[i].summary.expect("found series have statistics");
+                            bars.push(chart::Bar {
+                                group,
+                                member,
+                                median: s.median,
+                                min: s.min,
+                                max: s.max,
+                            });
+                        }
+                    }
+                }
+                let iterations = self.iteration_counts(profile);
+                chart::Chart {
+                    file_name: if single || profile.is_empty() {
+                        "graph.png".to_string()
+                    } else {
+                        format!("graph.{profile}.png")
+                    },
+                    profile: profile.clone(),
+                    title: self.title.clone(),
+                    subtitle: markdown::traffic_summary(self, profile),
+                    y_label: format!(
+                        "Packets per second: median of {iterations} iterations, whiskers at min and max"
+                    ),
+                    x_label: "Config set".to_string(),
+                    groups: self.configs.iter().map(|c| self.label(c).to_string()).collect(),
+                    members: self.versions.iter().map(|v| self.label(v).to_string()).collect(),
+                    bars,
+                }
+            })
+            .collect()
+    }
+
+    /// "5" or "3 to 5": how many iterations the charted series of a profile have.
+    fn iteration_counts(&self, profile: &str) -> String {
+        let counts = self
+            .summarised()
+            .filter(|(s, _)| s.series.profile == profile)
+            .map(|(_, summary)| summary.n);
+        let (min, max) = counts.fold((usize::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
+        if min >= max {
+            max.to_string()
+        } else {
+            format!("{min} to {max}")
+        }
+    }
+}
+
+/// The iteration medians of a series, in its order (the `.pps` file's lines).
+pub fn medians(series: &Series) -> Vec<f64> {
+    series.iterations.iter().map(|i| i.median_pps).collect()
+}
+
+fn label<'a>(labels: &'a BTreeMap<String, String>, name: &'a str) -> &'a str {
+    match labels.get(name) {
+        Some(label) => label,
+        None if name.is_empty() => "(none)",
+        None => name,
+    }
+}
+
+/// Distinct values in first-seen order.
+fn distinct<'a>(values: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for v in values {
+        if !seen.contains(v) {
+            seen.push(v.clone());
+        }
+    }
+    seen
+}
+
+/// The names to report: `wanted` in its order, each of which must exist, or all of them.
+fn select(
+    what: &str,
+    available: Vec<String>,
+    wanted: Option<&[String]>,
+) -> Result<Vec<String>, InputError> {
+    let Some(wanted) = wanted else {
+        return Ok(available);
+    };
+    let mut selected: Vec<String> = Vec::new();
+    for name in wanted {
+        if !available.contains(name) {
+            return Err(InputError::new(format!(
+                "{what} '{name}' is in no series (check --{} or report.toml); the logs have: {}",
+                plural(what),
+                available.join(", ")
+            )));
+        }
+        if selected.contains(name) {
+            return Err(InputError::new(format!("{what} '{name}' is listed twice")));
+        }
+        selected.push(name.clone());
+    }
+    if selected.is_empty() {
+        return Err(InputError::new(format!("the list of {what}s is empty")));
+    }
+    Ok(selected)
+}
+
+fn plural(what: &str) -> &str {
+    if what == "version" {
+        "versions"
+    } else {
+        "configs"
+    }
+}
+
+/// Writes the files into `dir` (created if missing), each through a temporary file renamed
+/// into place, so that a reader never sees a half-written file.
+///
+/// A README.md that benchlab did not write (a hand-written one in an archive) is never
+/// overwritten: that is an [`InputError`], checked before anything is written.
+pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
+    let readme = dir.join(markdown::README);
+    if files.iter().any(|f| f.name == markdown::README) {
+        if let Ok(existing) = std::fs::read_to_string(&readme) {
+            if !existing.contains(markdown::MARKER) {
+                return Err(InputError::new(format!(
+                    "'{}' was not written by benchlab and would be overwritten; \
+                     write the report elsewhere with -o OUT",
+                    readme.display()
+                ))
+                .into());
+            }
+        }
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
+    for file in files {
+        let path = dir.join(&file.name);
+        let mut temp = tempfile::Builder::new()
+            .prefix(".benchlab-")
+            .permissions(std::fs::Permissions::from_mode(0o644))
+            .tempfile_in(dir)
+            .with_context(|| format!("cannot write into '{}'; try -o OUT", dir.display()))?;
+        std::io::Write::write_all(&mut temp, &file.bytes)
+            .with_context(|| format!("cannot write '{}'", path.display()))?;
+        temp.persist(&path)
+            .with_context(|| format!("cannot write '{}'", path.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,280 @@
+//! Grouped bar charts of medians with min–max whiskers, drawn with plotters into PNG bytes.
+//!
+//! The [`Chart`] value holds everything the picture shows (tests check it instead of pixels);
+//! [`render_png`] only draws it. Layout follows the seeds' gnuplot graphs: config sets on the
+//! x axis, one bar per version, the median as the bar and the minimum and maximum iteration as
+//! whiskers, a pps axis starting at zero, the legend inside at the top right.
+
+use std::sync::OnceLock;
+
+use anyhow::{anyhow, Context};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Width of the PNG, in pixels (the seeds' gnuplot terminal size).
+pub const WIDTH: u32 = 1920;
+/// Height of the PNG, in pixels.
+pub const HEIGHT: u32 = 1080;
+
+/// The font every chart is drawn with, compiled in so that a chart looks the same on every
+/// machine and needs no font installed (assets/fonts/LICENSE).
+const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+const FONT_FAMILY: &str = "sans-serif";
+
+/// Bar colours, in legend order: the seeds' gnuplot line styles first.
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(0xA0, 0x00, 0x00),
+    RGBColor(0x00, 0xA0, 0x00),
+    RGBColor(0x50, 0x60, 0xD0),
+    RGBColor(0xF2, 0x59, 0x00),
+    RGBColor(0x8E, 0x44, 0xAD),
+    RGBColor(0x16, 0xA0, 0x85),
+    RGBColor(0x7F, 0x8C, 0x8D),
+    RGBColor(0xD4, 0xAC, 0x0D),
+];
+
+/// What one chart shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    /// Output file name (`graph.inet4.png`, or `graph.png` for a single traffic profile).
+    pub file_name: String,
+    /// The traffic profile shown (empty when the logs have no such level).
+    pub profile: String,
+    /// First title line.
+    pub title: String,
+    /// Second title line: the traffic profile and what the logs say about it.
+    pub subtitle: String,
+    /// Label of the y axis.
+    pub y_label: String,
+    /// Label of the x axis.
+    pub x_label: String,
+    /// The x-axis groups (config sets), in display order.
+    pub groups: Vec<String>,
+    /// One entry per bar colour (versions), in legend order.
+    pub members: Vec<String>,
+    /// The bars; a (group, member) pair without data has no bar.
+    pub bars: Vec<Bar>,
+}
+
+/// One bar: the median of a series' iteration medians, with whiskers at the extremes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bar {
+    /// Index into [`Chart::groups`].
+    pub group: usize,
+    /// Index into [`Chart::members`].
+    pub member: usize,
+    /// Bar height: the median, in packets per second.
+    pub median: f64,
+    /// Lower whisker: the smallest iteration median, in packets per second.
+    pub min: f64,
+    /// Upper whisker: the largest iteration median, in packets per second.
+    pub max: f64,
+}
+
+/// A rate scaled for display: `1488125` → `1.49 Mpps`.
+pub fn format_pps(pps: f64) -> String {
+    let (scale, unit) = pps_unit(pps);
+    format!("{} {unit}", trim_decimals(pps / scale, 3))
+}
+
+/// The unit a rate axis up to `max` is labelled in.
+fn pps_unit(max: f64) -> (f64, &'static str) {
+    if max >= 1e6 {
+        (1e6, "Mpps")
+    } else if max >= 1e3 {
+        (1e3, "Kpps")
+    } else {
+        (1.0, "pps")
+    }
+}
+
+/// `value` with at most `significant` significant digits before trailing zeros are cut, but
+/// never fewer digits than its integer part.
+fn trim_decimals(value: f64, significant: usize) -> String {
+    let integer_digits = if value.abs() >= 1.0 {
+        value.abs().log10().floor() as usize + 1
+    } else {
+        1
+    };
+    let decimals = significant.saturating_sub(integer_digits);
+    let text = format!("{value:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
+fn register_font() -> anyhow::Result<()> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| {
+        plotters::style::register_font(FONT_FAMILY, FontStyle::Normal, FONT).is_ok()
+    });
+    ok.then_some(())
+        .ok_or_else(|| anyhow!("the built-in chart font does not load"))
+}
+
+/// Draws the chart and encodes it as a PNG of [`WIDTH`] × [`HEIGHT`] pixels.
+pub fn render_png(chart: &Chart) -> anyhow::Result<Vec<u8>> {
+    register_font()?;
+    let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
+    draw(chart, &mut rgb).map_err(|e| anyhow!("drawing {}: {e}", chart.file_name))?;
+    encode_png(&rgb).with_context(|| format!("encoding {}", chart.file_name))
+}
+
+fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, WIDTH, HEIGHT);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    // Flat colours compress well even at the fast setting, which is several times quicker.
+    encoder.set_compression(png::Compression::Fast);
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(rgb)?;
+    writer.finish()?;
+    Ok(bytes)
+}
+
+type DrawResult = Result<(), Box<dyn std::error::Error>>;
+
+fn draw(chart: &Chart, rgb: &mut [u8]) -> DrawResult {
+    let root = BitMapBackend::with_buffer(rgb, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let font = |size: f64| (FONT_FAMILY, size).into_font();
+    let area = root.margin(16, 0, 0, 0);
+    let area = area.titled(&chart.title, font(40.0).color(&BLACK))?;
+    let area = area.titled(&chart.subtitle, font(28.0).color(&RGBColor(0x40, 0x40, 0x40)))?;
+
+    let top = chart
+        .bars
+        .iter()
+        .map(|b| b.max.max(b.median))
+        .fold(0.0, f64::max);
+    // Head room above the tallest whisker for its value label and the legend.
+    let y_max = if top > 0.0 { top * 1.22 } else { 1.0 };
+    let (scale, unit) = pps_unit(y_max);
+    let groups = chart.groups.len().max(1);
+
+    let mut ctx = ChartBuilder::on(&area)
+        .margin_left(20)
+        .margin_right(60)
+        .margin_top(10)
+        .margin_bottom(10)
+        .x_label_area_size(110)
+        .y_label_area_size(190)
+        .build_cartesian_2d(0f64..groups as f64, 0f64..y_max)?;
+    let y_format = |v: &f64| {
+        if *v == 0.0 {
+            "0".to_string()
+        } else {
+            format!("{} {unit}", trim_decimals(v / scale, 3))
+        }
+    };
+    ctx.configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .y_labels(12)
+        .y_max_light_lines(2)
+        .y_label_formatter(&y_format)
+        .y_label_style(font(24.0))
+        .y_desc(chart.y_label.as_str())
+        .x_desc(chart.x_label.as_str())
+        .axis_desc_style(font(26.0))
+        .bold_line_style(RGBColor(0xC8, 0xC8, 0xC8))
+        .light_line_style(RGBColor(0xEE, 0xEE, 0xEE))
+        .axis_style(RGBColor(0x80, 0x80, 0x80))
+        .draw()?;
+
+    let members = chart.members.len().max(1);
+    let slot = 0.8 / members as f64;
+    let gap = slot * 0.08;
+    let left = |bar: &Bar| bar.group as f64 + 0.1 + bar.member as f64 * slot + gap;
+    let right = |bar: &Bar| bar.group as f64 + 0.1 + (bar.member + 1) as f64 * slot - gap;
+    let bar_pixels = {
+        let a = ctx.backend_coord(&(0.0, 0.0)).0;
+        let b = ctx.backend_coord(&(slot - 2.0 * gap, 0.0)).0;
+        b - a
+    };
+    for (member, name) in chart.members.iter().enumerate() {
+        let color = PALETTE[member % PALETTE.len()];
+        let bars = chart.bars.iter().filter(|b| b.member == member);
+        ctx.draw_series(bars.map(|bar| {
+            Rectangle::new([(left(bar), 0.0), (right(bar), bar.median)], color.filled())
+        }))?
+        .label(name.as_str())
+        .legend(move |(x, y)| Rectangle::new([(x, y - 10), (x + 28, y + 10)], color.filled()));
+    }
+    let whisker = ShapeStyle::from(&BLACK).stroke_width(3);
+    for bar in &chart.bars {
+        let centre = (left(bar) + right(bar)) / 2.0;
+        let cap = (right(bar) - left(bar)) / 6.0;
+        ctx.draw_series([
+            PathElement::new([(centre, bar.min), (centre, bar.max)], whisker),
+            PathElement::new([(centre - cap, bar.min), (centre + cap, bar.min)], whisker),
+            PathElement::new([(centre - cap, bar.max), (centre + cap, bar.max)], whisker),
+        ])?;
+    }
+    let value_style = TextStyle::from(font(22.0)).pos(Pos::new(HPos::Center, VPos::Bottom));
+    for bar in &chart.bars {
+        let text = format_pps(bar.median);
+        // Values are only legible when the bar is wider than its label.
+        if (text.len() as i32) * 13 > bar_pixels {
+            continue;
+        }
+        let (x, y) = ctx.backend_coord(&((left(bar) + right(bar)) / 2.0, bar.max.max(bar.median)));
+        root.draw(&Text::new(text, (x, y - 6), value_style.clone()))?;
+    }
+    let group_style = TextStyle::from(font(28.0)).pos(Pos::new(HPos::Center, VPos::Top));
+    for (index, name) in chart.groups.iter().enumerate() {
+        let (x, y) = ctx.backend_coord(&(index as f64 + 0.5, 0.0));
+        root.draw(&Text::new(name.as_str(), (x, y + 14), group_style.clone()))?;
+    }
+    ctx.configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .margin(20)
+        .legend_area_size(40)
+        .label_font(font(28.0))
+        .background_style(WHITE.mix(0.9))
+        .border_style(RGBColor(0x80, 0x80, 0x80))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_scale_to_kpps_and_mpps() {
+        assert_eq!(format_pps(1_488_125.0), "1.49 Mpps");
+        assert_eq!(format_pps(474_873.0), "475 Kpps");
+        assert_eq!(format_pps(42_490_000.0), "42.5 Mpps");
+        assert_eq!(format_pps(2_000_000.0), "2 Mpps");
+        assert_eq!(format_pps(950.0), "950 pps");
+        assert_eq!(format_pps(0.0), "0 pps");
+    }
+
+    #[test]
+    fn renders_a_png_of_the_seeds_size() {
+        let chart = Chart {
+            file_name: "graph.png".into(),
+            profile: String::new(),
+            title: "t".into(),
+            subtitle: "s".into(),
+            y_label: "y".into(),
+            x_label: "x".into(),
+            groups: vec!["forwarding".into()],
+            members: vec!["a".into(), "b".into()],
+            bars: vec![Bar {
+                group: 0,
+                member: 1,
+                median: 2.0e6,
+                min: 1.9e6,
+                max: 2.1e6,
+            }],
+        };
+        let png = render_png(&chart).unwrap();
+        assert_eq!(&png[1..4], b"PNG");
+    }
+}

@@ -1,0 +1,41 @@
+//! The files bench-lab-ministat.sh writes, byte for byte: `<series>.pps` (one `%.8g` median per
+//! iteration, in `ls` order) and `gnuplot.data` (`#index median minimum maximum`, one row per
+//! series with statistics, the fields of `ministat -n` printed `%.8g`).
+
+use crate::report::{OutputFile, Report};
+use crate::stats::fmt_g;
+
+/// File name of the per-series summary table.
+pub const GNUPLOT_DATA: &str = "gnuplot.data";
+
+/// One `.pps` file per series that has at least one measured iteration (the harness appends a
+/// line per iteration ministat accepted, so a series with none has no file).
+pub fn pps_files(report: &Report) -> Vec<OutputFile> {
+    report
+        .series
+        .iter()
+        .filter(|s| !s.series.iterations.is_empty())
+        .map(|s| {
+            let mut text = String::new();
+            for iteration in &s.series.iterations {
+                text.push_str(&fmt_g(iteration.median_pps, 8));
+                text.push('\n');
+            }
+            OutputFile {
+                name: format!("{}.pps", s.series.name),
+                bytes: text.into_bytes(),
+            }
+        })
+        .collect()
+}
+
+/// `gnuplot.data`: `ministat -n X.pps | tail -n -1 | awk '{print id " " $5 " " $3 " " $4}'` for
+/// every series, so only series ministat accepts (3 iterations or more) have a row.
+pub fn gnuplot_data(report: &Report) -> String {
+    let mut text = String::from("#index median minimum maximum\n");
+    for (series, summary) in report.summarised() {
+        let fields = [summary.median, summary.min, summary.max].map(|v| fmt_g(v, 8));
+        text.push_str(&format!("{} {}\n", series.series.name, fields.join(" ")));
+    }
+    text
+}

@@ -1,0 +1,168 @@
+//! results.json: every number behind the report, for scripts and later re-analysis.
+//!
+//! Rates are in packets per second, unscaled. Series come in the logs' order; each comparison
+//! names its series by their `.pps` stem (`name`).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::ingest::{Iteration, Traffic};
+use crate::report::{Report, Scope};
+use crate::stats::{Flavor, Summary};
+
+/// File name of the JSON export.
+pub const RESULTS_JSON: &str = "results.json";
+
+#[derive(Serialize)]
+struct Document<'a> {
+    title: &'a str,
+    ministat: Flavor,
+    confidence_pct: f64,
+    versions: &'a [String],
+    configs: &'a [String],
+    profiles: &'a [String],
+    labels: &'a BTreeMap<String, String>,
+    series: Vec<SeriesJson<'a>>,
+    comparisons: Vec<BlockJson<'a>>,
+    warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+struct SeriesJson<'a> {
+    name: &'a str,
+    version: &'a str,
+    config: &'a str,
+    profile: &'a str,
+    legend: &'a str,
+    uname: Option<&'a str>,
+    traffic: Option<TrafficJson<'a>>,
+    iterations: Vec<IterationJson<'a>>,
+    summary: Option<&'a Summary>,
+}
+
+#[derive(Serialize)]
+struct TrafficJson<'a> {
+    command: &'a str,
+    packet_bytes: Option<u32>,
+    ip_version: u8,
+    source: Option<&'a str>,
+    destination: Option<&'a str>,
+    flows: Option<u128>,
+}
+
+#[derive(Serialize)]
+struct IterationJson<'a> {
+    index: u32,
+    median_pps: f64,
+    samples: usize,
+    offered_pps: Option<f64>,
+    source: &'a str,
+}
+
+#[derive(Serialize)]
+struct BlockJson<'a> {
+    varies: &'static str,
+    version: Option<&'a str>,
+    config: Option<&'a str>,
+    profile: &'a str,
+    reference: &'a str,
+    compared: Vec<ComparedJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct ComparedJson<'a> {
+    series: &'a str,
+    significant: bool,
+    difference: f64,
+    difference_ci: f64,
+    relative_pct: f64,
+    relative_ci_pct: f64,
+    pooled_s: f64,
+}
+
+/// The JSON document, pretty-printed.
+pub fn results_json(report: &Report) -> serde_json::Result<Vec<u8>> {
+    let series = report
+        .series
+        .iter()
+        .map(|s| SeriesJson {
+            name: &s.series.name,
+            version: &s.series.version,
+            config: &s.series.config,
+            profile: &s.series.profile,
+            legend: &s.legend,
+            uname: s.series.setup.uname.as_deref(),
+            traffic: s.series.setup.traffic.as_ref().map(traffic),
+            iterations: s.series.iterations.iter().map(iteration).collect(),
+            summary: s.summary.as_ref(),
+        })
+        .collect();
+    let name = |i: usize| report.series[i].series.name.as_str();
+    let comparisons = report
+        .blocks
+        .iter()
+        .map(|block| {
+            let (varies, version, config, profile) = match &block.scope {
+                Scope::Versions { config, profile } => ("version", None, Some(config.as_str()), profile),
+                Scope::Configs { version, profile } => ("config", Some(version.as_str()), None, profile),
+            };
+            BlockJson {
+                varies,
+                version,
+                config,
+                profile,
+                reference: name(block.members[0]),
+                compared: block.members[1..]
+                    .iter()
+                    .zip(&block.comparisons)
+                    .map(|(&i, c)| ComparedJson {
+                        series: name(i),
+                        significant: c.significant,
+                        difference: c.difference,
+                        difference_ci: c.difference_ci,
+                        relative_pct: c.relative_pct,
+                        relative_ci_pct: c.relative_ci_pct,
+                        pooled_s: c.pooled_s,
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let document = Document {
+        title: &report.title,
+        ministat: report.flavor,
+        confidence_pct: 95.0,
+        versions: &report.versions,
+        configs: &report.configs,
+        profiles: &report.profiles,
+        labels: &report.labels,
+        series,
+        comparisons,
+        warnings: &report.warnings,
+    };
+    let mut bytes = serde_json::to_vec_pretty(&document)?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+fn traffic(t: &Traffic) -> TrafficJson<'_> {
+    TrafficJson {
+        command: &t.command,
+        packet_bytes: t.packet_bytes,
+        ip_version: t.ip_version,
+        source: t.source.as_ref().map(|r| r.text.as_str()),
+        destination: t.destination.as_ref().map(|r| r.text.as_str()),
+        flows: t.flows(),
+    }
+}
+
+fn iteration(i: &Iteration) -> IterationJson<'_> {
+    IterationJson {
+        index: i.index,
+        median_pps: i.median_pps,
+        samples: i.samples,
+        offered_pps: i.offered_pps,
+        source: &i.source,
+    }
+}

@@ -1,0 +1,254 @@
+//! README.md in the seeds' layout: a title line, a bullet list of the setup, the graphs, then
+//! one fenced `ministat -s` block per comparison, each introduced by its verdict in words, and
+//! finally what could not be measured.
+
+use crate::ingest::Traffic;
+use crate::report::chart::{format_pps, Chart};
+use crate::report::{ComparisonBlock, Report, Scope};
+use crate::stats::{Flavor, Summary};
+
+/// File name of the report.
+pub const README: &str = "README.md";
+/// Start of the last line of every README benchlab writes; a README without it was written by
+/// hand and is never overwritten.
+pub const MARKER: &str = "<!-- benchlab report";
+
+/// The whole README.
+pub fn readme(report: &Report, charts: &[Chart]) -> String {
+    let mut md = format!("{}\n", report.title);
+    for line in setup_lines(report) {
+        md.push_str(&format!("  - {line}\n"));
+    }
+    md.push('\n');
+    for chart in charts {
+        md.push_str(&format!("![{}]({})\n", chart_alt(report, chart), chart.file_name));
+    }
+    let (versions, configs): (Vec<&ComparisonBlock>, Vec<&ComparisonBlock>) = report
+        .blocks
+        .iter()
+        .partition(|b| matches!(b.scope, Scope::Versions { .. }));
+    for (heading, blocks) in [("Versions compared", versions), ("Config sets compared", configs)] {
+        if blocks.is_empty() {
+            continue;
+        }
+        md.push_str(&format!("\n## {heading}\n"));
+        for block in blocks {
+            md.push_str(&format!("\n{}\n```\n{}```\n", verdict(report, block), block.ministat));
+        }
+    }
+    if !report.warnings.is_empty() {
+        md.push_str("\n## Not measured\n\n");
+        for warning in &report.warnings {
+            md.push_str(&format!("  - {warning}\n"));
+        }
+    }
+    md.push_str(&format!(
+        "\n{MARKER} wrote this file from the logs; run it again rather than editing it. -->\n"
+    ));
+    md
+}
+
+fn chart_alt(report: &Report, chart: &Chart) -> String {
+    match chart.profile.as_str() {
+        "" => report.title.clone(),
+        profile => format!("{} ({})", report.title, report.label(profile)),
+    }
+}
+
+/// The bullet list: the user's lines, then what the logs tell.
+fn setup_lines(report: &Report) -> Vec<String> {
+    let mut lines = report.lines.clone();
+    for version in &report.versions {
+        let mut unames: Vec<String> = Vec::new();
+        for s in report.series.iter().filter(|s| &s.series.version == version) {
+            if let Some(uname) = s.series.setup.uname.as_deref().map(compact_uname) {
+                if !unames.contains(&uname) {
+                    unames.push(uname);
+                }
+            }
+        }
+        if !unames.is_empty() {
+            lines.push(format!("{}: {}", report.label(version), unames.join("; ")));
+        }
+    }
+    for profile in &report.profiles {
+        let summary = traffic_summary(report, profile);
+        if !summary.is_empty() {
+            lines.push(summary);
+        }
+    }
+    let counts: Vec<usize> = report.summarised().map(|(_, s)| s.n).collect();
+    if let (Some(min), Some(max)) = (counts.iter().min(), counts.iter().max()) {
+        let iterations = if min == max {
+            min.to_string()
+        } else {
+            format!("{min} to {max}")
+        };
+        lines.push(format!(
+            "{iterations} iterations per series; an iteration counts as the median of the \
+             receiver's per-second rates, first 15 and last 10 log lines dropped \
+             (bench-lab-ministat.sh)"
+        ));
+    }
+    lines.push(match report.flavor {
+        Flavor::Current => "Statistics: ministat at 95% confidence".to_string(),
+        Flavor::Legacy => {
+            "Statistics: ministat at 95% confidence, legacy relative interval (old ministat)"
+                .to_string()
+        }
+    });
+    lines
+}
+
+/// One line on a traffic profile, from the generator command lines and the senders' rates:
+/// `inet4: 2000 flows (20 sources × 100 destinations) of 64-byte frames, IPv4; traffic load
+/// 1.49 Mpps`. Empty when the logs tell nothing.
+pub fn traffic_summary(report: &Report, profile: &str) -> String {
+    let in_profile = || {
+        report
+            .series
+            .iter()
+            .filter(move |s| s.series.profile == profile)
+    };
+    let mut traffics: Vec<String> = Vec::new();
+    for s in in_profile() {
+        if let Some(text) = s.series.setup.traffic.as_ref().map(describe_traffic) {
+            if !traffics.contains(&text) {
+                traffics.push(text);
+            }
+        }
+    }
+    let offered: Vec<f64> = in_profile()
+        .flat_map(|s| s.series.iterations.iter().filter_map(|i| i.offered_pps))
+        .collect();
+    let mut parts = traffics;
+    if !offered.is_empty() {
+        let median = Summary::of(&offered, Flavor::Current).median;
+        parts.push(format!("traffic load {} (pkt-gen sender)", format_pps(median)));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    let text = parts.join("; ");
+    if profile.is_empty() {
+        text
+    } else {
+        format!("{}: {text}", report.label(profile))
+    }
+}
+
+fn describe_traffic(traffic: &Traffic) -> String {
+    let mut text = String::new();
+    if let (Some(flows), Some(src), Some(dst)) =
+        (traffic.flows(), &traffic.source, &traffic.destination)
+    {
+        text.push_str(&format!(
+            "{flows} flows ({} sources × {} destinations)",
+            src.endpoints(),
+            dst.endpoints()
+        ));
+    }
+    if let Some(bytes) = traffic.packet_bytes {
+        let prefix = if text.is_empty() { "" } else { " of " };
+        // pkt-gen's length leaves out the 4-byte Ethernet CRC.
+        text.push_str(&format!("{prefix}{}-byte frames", bytes + 4));
+    }
+    if !text.is_empty() {
+        text.push_str(", ");
+    }
+    text.push_str(&format!("IPv{}", traffic.ip_version));
+    text
+}
+
+/// `FreeBSD apu2 12.0-CURRENT FreeBSD 12.0-CURRENT #16 r318516M: Fri May 19 … amd64` →
+/// `FreeBSD 12.0-CURRENT #16 r318516M amd64`.
+pub fn compact_uname(uname: &str) -> String {
+    let words: Vec<&str> = uname.split_whitespace().collect();
+    if words.len() < 4 {
+        return uname.trim().to_string();
+    }
+    let mut parts = vec![words[0], words[2]];
+    if let Some(build) = words[3..].iter().position(|w| w.starts_with('#')) {
+        let build = build + 3;
+        if let Some(revision) = words.get(build + 1).and_then(|w| w.strip_suffix(':')) {
+            parts.extend([words[build], revision]);
+        }
+    }
+    let machine = match words[words.len() - 1] {
+        "GNU/Linux" => words[words.len() - 2],
+        last => last,
+    };
+    parts.push(machine);
+    parts.join(" ")
+}
+
+/// What a comparison says, in words: `forwarding, inet4: 318516current -31.46% ± 1.20% against
+/// 318516stable (95% confidence):`.
+fn verdict(report: &Report, block: &ComparisonBlock) -> String {
+    let (fixed, varies) = match &block.scope {
+        Scope::Versions { config, profile } => ([config, profile], Level::Version),
+        Scope::Configs { version, profile } => ([version, profile], Level::Config),
+    };
+    let fixed: Vec<&str> = fixed
+        .iter()
+        .filter(|name| !name.is_empty())
+        .map(|name| report.label(name))
+        .collect();
+    let name = |i: usize| {
+        let s = &report.series[i].series;
+        report.label(match varies {
+            Level::Version => &s.version,
+            Level::Config => &s.config,
+        })
+    };
+    let results: Vec<String> = block.members[1..]
+        .iter()
+        .zip(&block.comparisons)
+        .map(|(&i, c)| {
+            if c.significant {
+                format!("{} {:+.2}% ± {:.2}%", name(i), c.relative_pct, c.relative_ci_pct)
+            } else {
+                format!("{} no difference proven", name(i))
+            }
+        })
+        .collect();
+    let fixed = if fixed.is_empty() {
+        String::new()
+    } else {
+        format!("{}: ", fixed.join(", "))
+    };
+    format!(
+        "{fixed}{} against {} (95% confidence):",
+        results.join(", "),
+        name(block.members[0])
+    )
+}
+
+/// The level a comparison varies.
+enum Level {
+    Version,
+    Config,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unames_are_compacted() {
+        assert_eq!(
+            compact_uname(
+                "FreeBSD apu2 12.0-CURRENT FreeBSD 12.0-CURRENT #16 r318516M: Fri May 19 07:58:49 \
+                 CEST 2017     olivier@lame4.bsdrp.net:/usr/obj/TESTING.amd64/sys/amd64  amd64"
+            ),
+            "FreeBSD 12.0-CURRENT #16 r318516M amd64"
+        );
+        assert_eq!(
+            compact_uname(
+                "Linux dut 6.1.0-18-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 x86_64 GNU/Linux"
+            ),
+            "Linux 6.1.0-18-amd64 x86_64"
+        );
+        assert_eq!(compact_uname("FreeBSD x"), "FreeBSD x");
+    }
+}

@@ -1,0 +1,149 @@
+//! `report.toml`: what the logs cannot tell (title, setup lines, labels) and the default
+//! selection, read from the results directory.
+//!
+//! ```toml
+//! title = "Comparing 12-head and 11-stable on forwarding/ipfw/pf performance"
+//! lines = ["PC Engines APU2C4 (quad core AMD GX-412T Processor 1 GHz)",
+//!          "3 Intel i210AT Gigabit Ethernet ports"]
+//! versions = ["318516stable", "318516current"]   # which, in which order; the first is the reference
+//! configs = ["forwarding", "ipfw-statefull", "pf-statefull"]
+//! ministat = "current"                           # or "legacy" for archives made with the old ministat
+//!
+//! [labels]                                       # display names of versions, config sets, profiles
+//! 318516stable = "FreeBSD 11-stable r318516"
+//! fastforwarding = "forwarding"
+//! ```
+//! Every key is optional; an unknown key is an error, so that a typo does not go unnoticed.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::InputError;
+use crate::stats::Flavor;
+
+/// File name of the settings, looked up in the results directory.
+pub const FILE_NAME: &str = "report.toml";
+
+/// The contents of `report.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// Title of the README and of the graphs.
+    pub title: Option<String>,
+    /// Setup lines printed first in the README's bullet list (hardware, NICs, tuning…).
+    #[serde(default)]
+    pub lines: Vec<String>,
+    /// Versions to report, in order; the first is the reference.
+    pub versions: Option<Vec<String>>,
+    /// Config sets to report, in order; the first is the reference.
+    pub configs: Option<Vec<String>>,
+    /// ministat generation the archive was made with.
+    pub ministat: Option<MinistatGeneration>,
+    /// Display names of versions, config sets and traffic profiles, by their name in the logs.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+}
+
+/// ministat generations, as `report.toml` and the command line name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MinistatGeneration {
+    /// FreeBSD's ministat since 2017: averaged median, delta-method relative error.
+    Current,
+    /// The old ministat (Debian's 20150715, FreeBSD before 2017).
+    Legacy,
+}
+
+impl std::str::FromStr for MinistatGeneration {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "current" => Ok(Self::Current),
+            "legacy" => Ok(Self::Legacy),
+            _ => Err(format!("'{text}' is not a ministat generation: use current or legacy")),
+        }
+    }
+}
+
+impl From<MinistatGeneration> for Flavor {
+    fn from(generation: MinistatGeneration) -> Flavor {
+        match generation {
+            MinistatGeneration::Current => Flavor::Current,
+            MinistatGeneration::Legacy => Flavor::Legacy,
+        }
+    }
+}
+
+impl Settings {
+    /// Reads `dir/report.toml`; no file means default settings.
+    pub fn load(dir: &Path) -> Result<Settings, InputError> {
+        let path = dir.join(FILE_NAME);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
+            Err(e) => {
+                return Err(InputError::new(format!(
+                    "cannot read '{}': {e}",
+                    path.display()
+                )))
+            }
+        };
+        Settings::parse(&text).map_err(|e| InputError::new(format!("{}: {e}", path.display())))
+    }
+
+    /// Parses the text of a `report.toml`; the error names the offending key.
+    pub fn parse(text: &str) -> Result<Settings, String> {
+        toml::from_str(text).map_err(|e| {
+            // toml's own message spans several lines with a source excerpt; one line is enough.
+            let message = e.message().trim().to_string();
+            match e.span().map(|span| text[..span.start].lines().count().max(1)) {
+                Some(line) => format!("line {line}: {message}"),
+                None => message,
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key() {
+        let text = r#"
+            title = "T"
+            lines = ["a", "b"]
+            versions = ["318516stable", "318516current"]
+            configs = ["forwarding"]
+            ministat = "legacy"
+            [labels]
+            fastforwarding = "forwarding"
+        "#;
+        let s = Settings::parse(text).unwrap();
+        assert_eq!(s.title.as_deref(), Some("T"));
+        assert_eq!(s.lines, vec!["a", "b"]);
+        assert_eq!(s.versions.unwrap()[0], "318516stable");
+        assert_eq!(s.configs.unwrap(), vec!["forwarding"]);
+        assert_eq!(s.ministat, Some(MinistatGeneration::Legacy));
+        assert_eq!(s.labels["fastforwarding"], "forwarding");
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let err = Settings::parse("title = \"x\"\nversion = [\"a\"]\n").unwrap_err();
+        assert!(err.contains("unknown field `version`"), "{err}");
+        assert!(err.starts_with("line 2:"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+        let err = Settings::parse("ministat = \"old\"\n").unwrap_err();
+        assert!(err.contains("old"), "{err}");
+    }
+
+    #[test]
+    fn missing_file_is_default() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(Settings::load(dir.path()).unwrap(), Settings::default());
+    }
+}
