@@ -9,6 +9,8 @@
 
 use std::fmt;
 
+/// Reader for benchlab's own results directories.
+pub mod benchlab;
 /// Reader for netbenches bench-lab.sh result directories (pkt-gen logs and `.info` files).
 pub mod netbenches;
 
@@ -142,6 +144,20 @@ pub enum Warning {
         /// The receiver log.
         file: String,
     },
+    /// A benchlab trial failed twice: left out.
+    FailedTrial {
+        /// `<version>.<config>.<profile>.<iter>`.
+        trial: String,
+        /// Why it failed.
+        reason: String,
+    },
+    /// A benchlab trial measured something other than what was asked: kept, and said.
+    FlaggedTrial {
+        /// `<version>.<config>.<profile>.<iter>`.
+        trial: String,
+        /// What its checks found.
+        flags: String,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -160,11 +176,18 @@ impl fmt::Display for Warning {
                 write!(f, "{series}: iteration {index} missing (no receiver log)")
             }
             Self::NoIterations { series } => {
-                write!(f, "{series}: .info present but no receiver log; series left out")
+                write!(
+                    f,
+                    "{series}: .info present but no receiver log; series left out"
+                )
             }
             Self::NoInfo { file } => {
                 write!(f, "{file}: no matching .info file; log left out")
             }
+            Self::FailedTrial { trial, reason } => {
+                write!(f, "{trial}: failed twice ({reason}); left out")
+            }
+            Self::FlaggedTrial { trial, flags } => write!(f, "{trial}: {flags}"),
         }
     }
 }

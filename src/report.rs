@@ -38,7 +38,6 @@ pub mod markdown;
 /// `report.toml`.
 pub mod settings;
 
-
 /// What to report and how. Default: every version and config set in the logs' order, current
 /// ministat, a title made from the names.
 #[derive(Debug, Clone, Default)]
@@ -157,8 +156,8 @@ impl Report {
             .filter(|s| versions.contains(&s.version) && configs.contains(&s.config))
             .map(|s| {
                 let medians = medians(&s);
-                let summary = (medians.len() >= MIN_POINTS)
-                    .then(|| Summary::of(&medians, options.flavor));
+                let summary =
+                    (medians.len() >= MIN_POINTS).then(|| Summary::of(&medians, options.flavor));
                 if summary.is_none() {
                     warnings.push(format!(
                         "{}: {} iteration(s) measured, ministat needs {MIN_POINTS}; \
@@ -172,7 +171,11 @@ impl Report {
                     .filter(|l| !l.is_empty())
                     .map(|l| label(l))
                     .collect();
-                let stem = if levels.is_empty() { s.name.clone() } else { levels.join(".") };
+                let stem = if levels.is_empty() {
+                    s.name.clone()
+                } else {
+                    levels.join(".")
+                };
                 ReportedSeries {
                     legend: format!("{stem}.pps"),
                     series: s,
@@ -272,7 +275,12 @@ impl Report {
     fn block(&self, scope: Scope, members: Vec<usize>) -> Result<ComparisonBlock, MinistatError> {
         let datasets: Vec<Dataset> = members
             .iter()
-            .map(|&i| Dataset::new(self.series[i].legend.clone(), medians(&self.series[i].series)))
+            .map(|&i| {
+                Dataset::new(
+                    self.series[i].legend.clone(),
+                    medians(&self.series[i].series),
+                )
+            })
             .collect();
         let options = MinistatOptions {
             flavor: self.flavor,
@@ -283,7 +291,11 @@ impl Report {
         Ok(ComparisonBlock {
             scope,
             ministat: analysis.text(),
-            comparisons: analysis.comparisons.into_iter().map(|c| c.comparison).collect(),
+            comparisons: analysis
+                .comparisons
+                .into_iter()
+                .map(|c| c.comparison)
+                .collect(),
             members,
         })
     }

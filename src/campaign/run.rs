@@ -211,7 +211,10 @@ fn run_trial(
             }
             Err(reason) => {
                 if attempt < ATTEMPTS {
-                    on_event(&Event::Retry { key, reason: &reason });
+                    on_event(&Event::Retry {
+                        key,
+                        reason: &reason,
+                    });
                 }
                 last_failure = reason;
             }
@@ -430,7 +433,10 @@ mod tests {
         assert_eq!(meta.status, Status::Ok);
         assert_eq!(meta.rx_pps, 5e5);
         assert_eq!(meta.measured_samples, 4);
-        assert!(store.trial_dir(&plan(&c)[0]).join("dut-before.txt").exists());
+        assert!(store
+            .trial_dir(&plan(&c)[0])
+            .join("dut-before.txt")
+            .exists());
         // Resuming a finished campaign runs nothing.
         let again = Store::resume(tmp.path(), &c, &crate::config::defaults::CONFIG_SETS).unwrap();
         assert_eq!(run(&c, &again, &mut bench, &mut |_| {}).unwrap(), 0);
@@ -477,7 +483,11 @@ mod tests {
         run(&c, &store, &mut MockBench::new(1.0), &mut |_| {}).unwrap();
         let meta = store.read_meta(&plan(&c)[0]).unwrap();
         assert_eq!(meta.status, Status::Flagged);
-        assert!(meta.flags[0].contains("DUT not saturated"), "{:?}", meta.flags);
+        assert!(
+            meta.flags[0].contains("DUT not saturated"),
+            "{:?}",
+            meta.flags
+        );
     }
 
     #[test]
@@ -490,7 +500,11 @@ mod tests {
         run(&c, &store, &mut bench, &mut |_| {}).unwrap();
         assert_eq!(
             bench.calls,
-            ["version default", "config forwarding", "config nft-stateful"]
+            [
+                "version default",
+                "config forwarding",
+                "config nft-stateful"
+            ]
         );
     }
 }

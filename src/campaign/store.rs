@@ -163,6 +163,15 @@ impl Store {
         Ok(store)
     }
 
+    /// Opens an existing results directory for reading (no campaign check).
+    pub fn open(dir: &Path) -> Result<Self, InputError> {
+        let store = Self {
+            dir: dir.to_path_buf(),
+        };
+        store.finished()?;
+        Ok(store)
+    }
+
     /// The results directory.
     pub fn dir(&self) -> &Path {
         &self.dir

@@ -41,7 +41,11 @@ pub fn read_dir(dir: &Path) -> Result<Results, InputError> {
         let info = info::parse_info(&read(&info_name(prefix))?);
         let levels = info::resolve_levels(prefix, &info);
         let mut series = Series {
-            name: if prefix.is_empty() { "bench".to_string() } else { prefix.clone() },
+            name: if prefix.is_empty() {
+                "bench".to_string()
+            } else {
+                prefix.clone()
+            },
             version: levels.image,
             config: levels.cfg,
             profile: levels.pktgen,
@@ -51,14 +55,20 @@ pub fn read_dir(dir: &Path) -> Result<Results, InputError> {
                 traffic: None,
             },
         };
-        let receivers = files.receivers.get(prefix).map(Vec::as_slice).unwrap_or(&[]);
+        let receivers = files
+            .receivers
+            .get(prefix)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         for (index, receiver) in receivers {
             expected_iterations = expected_iterations.max(*index);
             let source = relative(receiver);
             let samples = match pktgen::harness_samples(&read(receiver)?) {
                 Ok(samples) => samples,
                 Err(line) => {
-                    results.warnings.push(Warning::BadSample { file: source, line });
+                    results
+                        .warnings
+                        .push(Warning::BadSample { file: source, line });
                     continue;
                 }
             };
@@ -91,7 +101,10 @@ pub fn read_dir(dir: &Path) -> Result<Results, InputError> {
                 series: series.name.clone(),
             });
         } else {
-            seen.push((results.series.len(), receivers.iter().map(|r| r.0).collect::<Vec<_>>()));
+            seen.push((
+                results.series.len(),
+                receivers.iter().map(|r| r.0).collect::<Vec<_>>(),
+            ));
             results.series.push(series);
         }
     }
@@ -107,9 +120,11 @@ pub fn read_dir(dir: &Path) -> Result<Results, InputError> {
     }
     for (prefix, receivers) in &files.receivers {
         if !files.infos.contains(prefix) {
-            results.warnings.extend(receivers.iter().map(|(_, name)| Warning::NoInfo {
-                file: relative(name),
-            }));
+            results
+                .warnings
+                .extend(receivers.iter().map(|(_, name)| Warning::NoInfo {
+                    file: relative(name),
+                }));
         }
     }
     Ok(results)
@@ -258,7 +273,10 @@ mod tests {
         assert_eq!(files.infos, vec!["", "a.x"]);
         let order: Vec<u32> = files.receivers["a.x"].iter().map(|r| r.0).collect();
         assert_eq!(order, vec![1, 10, 2]);
-        assert_eq!(files.receivers[""], vec![(1, "bench.1.receiver".to_string())]);
+        assert_eq!(
+            files.receivers[""],
+            vec![(1, "bench.1.receiver".to_string())]
+        );
         assert_eq!(files.senders.len(), 1);
         assert!(files.receivers.contains_key("b.x"));
     }

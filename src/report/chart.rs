@@ -143,7 +143,10 @@ fn draw(chart: &Chart, rgb: &mut [u8]) -> DrawResult {
     let font = |size: f64| (FONT_FAMILY, size).into_font();
     let area = root.margin(16, 0, 0, 0);
     let area = area.titled(&chart.title, font(40.0).color(&BLACK))?;
-    let area = area.titled(&chart.subtitle, font(28.0).color(&RGBColor(0x40, 0x40, 0x40)))?;
+    let area = area.titled(
+        &chart.subtitle,
+        font(28.0).color(&RGBColor(0x40, 0x40, 0x40)),
+    )?;
 
     let top = chart
         .bars

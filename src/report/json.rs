@@ -104,8 +104,12 @@ pub fn results_json(report: &Report) -> serde_json::Result<Vec<u8>> {
         .iter()
         .map(|block| {
             let (varies, version, config, profile) = match &block.scope {
-                Scope::Versions { config, profile } => ("version", None, Some(config.as_str()), profile),
-                Scope::Configs { version, profile } => ("config", Some(version.as_str()), None, profile),
+                Scope::Versions { config, profile } => {
+                    ("version", None, Some(config.as_str()), profile)
+                }
+                Scope::Configs { version, profile } => {
+                    ("config", Some(version.as_str()), None, profile)
+                }
             };
             BlockJson {
                 varies,

@@ -21,19 +21,30 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
     }
     md.push('\n');
     for chart in charts {
-        md.push_str(&format!("![{}]({})\n", chart_alt(report, chart), chart.file_name));
+        md.push_str(&format!(
+            "![{}]({})\n",
+            chart_alt(report, chart),
+            chart.file_name
+        ));
     }
     let (versions, configs): (Vec<&ComparisonBlock>, Vec<&ComparisonBlock>) = report
         .blocks
         .iter()
         .partition(|b| matches!(b.scope, Scope::Versions { .. }));
-    for (heading, blocks) in [("Versions compared", versions), ("Config sets compared", configs)] {
+    for (heading, blocks) in [
+        ("Versions compared", versions),
+        ("Config sets compared", configs),
+    ] {
         if blocks.is_empty() {
             continue;
         }
         md.push_str(&format!("\n## {heading}\n"));
         for block in blocks {
-            md.push_str(&format!("\n{}\n```\n{}```\n", verdict(report, block), block.ministat));
+            md.push_str(&format!(
+                "\n{}\n```\n{}```\n",
+                verdict(report, block),
+                block.ministat
+            ));
         }
     }
     if !report.warnings.is_empty() {
@@ -60,7 +71,11 @@ fn setup_lines(report: &Report) -> Vec<String> {
     let mut lines = report.lines.clone();
     for version in &report.versions {
         let mut unames: Vec<String> = Vec::new();
-        for s in report.series.iter().filter(|s| &s.series.version == version) {
+        for s in report
+            .series
+            .iter()
+            .filter(|s| &s.series.version == version)
+        {
             if let Some(uname) = s.series.setup.uname.as_deref().map(compact_uname) {
                 if !unames.contains(&uname) {
                     unames.push(uname);
@@ -124,7 +139,10 @@ pub fn traffic_summary(report: &Report, profile: &str) -> String {
     let mut parts = traffics;
     if !offered.is_empty() {
         let median = Summary::of(&offered, Flavor::Current).median;
-        parts.push(format!("traffic load {} (pkt-gen sender)", format_pps(median)));
+        parts.push(format!(
+            "traffic load {} (pkt-gen sender)",
+            format_pps(median)
+        ));
     }
     if parts.is_empty() {
         return String::new();
@@ -206,7 +224,12 @@ fn verdict(report: &Report, block: &ComparisonBlock) -> String {
         .zip(&block.comparisons)
         .map(|(&i, c)| {
             if c.significant {
-                format!("{} {:+.2}% ± {:.2}%", name(i), c.relative_pct, c.relative_ci_pct)
+                format!(
+                    "{} {:+.2}% ± {:.2}%",
+                    name(i),
+                    c.relative_pct,
+                    c.relative_ci_pct
+                )
             } else {
                 format!("{} no difference proven", name(i))
             }

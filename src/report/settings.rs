@@ -63,7 +63,9 @@ impl std::str::FromStr for MinistatGeneration {
         match text {
             "current" => Ok(Self::Current),
             "legacy" => Ok(Self::Legacy),
-            _ => Err(format!("'{text}' is not a ministat generation: use current or legacy")),
+            _ => Err(format!(
+                "'{text}' is not a ministat generation: use current or legacy"
+            )),
         }
     }
 }
@@ -99,7 +101,10 @@ impl Settings {
         toml::from_str(text).map_err(|e| {
             // toml's own message spans several lines with a source excerpt; one line is enough.
             let message = e.message().trim().to_string();
-            match e.span().map(|span| text[..span.start].lines().count().max(1)) {
+            match e
+                .span()
+                .map(|span| text[..span.start].lines().count().max(1))
+            {
                 Some(line) => format!("line {line}: {message}"),
                 None => message,
             }

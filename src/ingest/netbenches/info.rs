@@ -89,7 +89,10 @@ fn parse_free_text(text: &str) -> Info {
 }
 
 fn basename(path: &str) -> &str {
-    path.trim_end_matches('/').rsplit('/').next().unwrap_or(path)
+    path.trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(path)
 }
 
 /// The three levels of a series, resolved from its file-name prefix and its `.info`.
@@ -255,7 +258,10 @@ mod tests {
         );
         // Dots inside a name are fine when the .info spells it.
         let i = info("11.1", "pf", "inet6");
-        assert_eq!(resolve_levels("11.1.pf.inet6", &i), levels("11.1", "pf", "inet6"));
+        assert_eq!(
+            resolve_levels("11.1.pf.inet6", &i),
+            levels("11.1", "pf", "inet6")
+        );
     }
 
     #[test]

@@ -337,7 +337,10 @@ mod tests {
     #[test]
     fn command_line_prefixes() {
         assert_eq!(command_line("CMD: pkt-gen -f rx"), Some("pkt-gen -f rx"));
-        assert_eq!(command_line("CMD on sm1: pkt-gen -f rx"), Some("pkt-gen -f rx"));
+        assert_eq!(
+            command_line("CMD on sm1: pkt-gen -f rx"),
+            Some("pkt-gen -f rx")
+        );
         assert_eq!(command_line("502.38 main [2512] interface is igb3"), None);
     }
 
@@ -352,7 +355,13 @@ mod tests {
     #[test]
     fn sender_without_summary_has_no_speed() {
         let sender = parse_sender("502.3 main [1] x\nTerminated\n");
-        assert_eq!(sender, SenderLog { traffic: None, speed_pps: None });
+        assert_eq!(
+            sender,
+            SenderLog {
+                traffic: None,
+                speed_pps: None
+            }
+        );
         let r = rates("1.0 main_thread [1553] 10382561 pps (x)\n2.0 main_thread [1553] 0 pps\n");
         assert_eq!(r, vec![10_382_561.0]);
     }

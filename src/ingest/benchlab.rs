@@ -1,0 +1,151 @@
+//! Reader for benchlab's own results directories (`benchlab run -o DIR`): the campaign as run,
+//! `lab.json`, and each trial's `samples.csv` and `meta.json`.
+//!
+//! An iteration's figure is recomputed from `samples.csv` (median receive rate over the seconds
+//! left once the campaign's warm-up and cool-down are dropped), so a report can always be
+//! regenerated from the raw samples. Failed trials are left out and flagged trials kept; both
+//! are named in the warnings, which the report prints.
+
+use std::path::Path;
+
+use super::netbenches::pktgen::parse_range;
+use super::{Iteration, Results, Series, Setup, Traffic, Warning};
+use crate::campaign::plan::plan;
+use crate::campaign::run::measured;
+use crate::campaign::store::{Status, Store};
+use crate::config::{Campaign, Family};
+use crate::error::InputError;
+use crate::stats::{Flavor, Sample};
+
+/// True when `dir` looks like a benchlab results directory (it has `campaign.toml` and `runs/`).
+pub fn is_results_dir(dir: &Path) -> bool {
+    dir.join("campaign.toml").is_file() && dir.join("runs").is_dir()
+}
+
+/// What a benchlab results directory holds, read back.
+#[derive(Debug, Clone)]
+pub struct CampaignResults {
+    /// The campaign as run.
+    pub campaign: Campaign,
+    /// `lab.json` (null when the campaign stopped before writing it).
+    pub lab: serde_json::Value,
+    /// The series, in campaign order (versions, then config sets, then profiles).
+    pub results: Results,
+}
+
+/// Reads a results directory; `known_sets` are the built-in config set names.
+pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, InputError> {
+    let campaign = Store::stored_campaign(dir, known_sets)?;
+    let store = Store::open(dir)?;
+    let finished = store.finished()?;
+    let lab_path = dir.join("lab.json");
+    let lab = match std::fs::read_to_string(&lab_path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| InputError::new(format!("{}: corrupted: {e}", lab_path.display())))?,
+        Err(_) => serde_json::Value::Null,
+    };
+    let uname = lab
+        .pointer("/host/kernel")
+        .and_then(|v| v.as_str())
+        .map(str::to_string);
+    let mut results = Results::default();
+    let keys = plan(&campaign);
+    for version in &campaign.versions {
+        for config in campaign.config_set_names() {
+            for profile in &campaign.profiles {
+                let mut series = Series {
+                    name: format!("{}.{config}.{}", version.name, profile.name),
+                    version: version.name.clone(),
+                    config: config.to_string(),
+                    profile: profile.name.clone(),
+                    iterations: Vec::new(),
+                    setup: Setup {
+                        uname: uname.clone(),
+                        traffic: Some(traffic(profile)),
+                    },
+                };
+                let mut trials: Vec<_> = keys
+                    .iter()
+                    .filter(|k| {
+                        k.version == version.name && k.config == config && k.profile == profile.name
+                    })
+                    .collect();
+                trials.sort_by_key(|k| k.iteration);
+                for key in trials {
+                    if !finished.contains(key) {
+                        results.warnings.push(Warning::MissingIteration {
+                            series: series.name.clone(),
+                            index: key.iteration,
+                        });
+                        continue;
+                    }
+                    let meta = store.read_meta(key)?;
+                    match meta.status {
+                        Status::Failed => {
+                            results.warnings.push(Warning::FailedTrial {
+                                trial: key.to_string(),
+                                reason: meta.failure.unwrap_or_default(),
+                            });
+                            continue;
+                        }
+                        Status::Flagged => results.warnings.push(Warning::FlaggedTrial {
+                            trial: key.to_string(),
+                            flags: meta.flags.join("; "),
+                        }),
+                        Status::Ok => {}
+                    }
+                    let samples = store.read_samples(key)?;
+                    let window: Vec<f64> = measured(&samples, &campaign.trial)
+                        .iter()
+                        .map(|s| s.rx_pps)
+                        .collect();
+                    if window.is_empty() {
+                        results.warnings.push(Warning::TooFewSamples {
+                            file: format!("runs/{key}/samples.csv"),
+                            samples: 0,
+                        });
+                        continue;
+                    }
+                    let n = window.len();
+                    series.iterations.push(Iteration {
+                        index: key.iteration,
+                        median_pps: Sample::new(window).summary(Flavor::Current).median,
+                        samples: n,
+                        offered_pps: Some(meta.tx_pps),
+                        source: format!("runs/{key}/samples.csv"),
+                    });
+                }
+                results.series.push(series);
+            }
+        }
+    }
+    Ok(CampaignResults {
+        campaign,
+        lab,
+        results,
+    })
+}
+
+/// The traffic of a profile in the report's terms (frame size without the FCS, as pkt-gen's
+/// `-l`).
+fn traffic(profile: &crate::config::Profile) -> Traffic {
+    Traffic {
+        command: format!(
+            "benchlab gen -l {} -s {} -d {} -r {}",
+            profile.frame_size,
+            profile.src(),
+            profile.dst(),
+            match profile.rate {
+                crate::config::Rate::Max => "max".to_string(),
+                crate::config::Rate::Pps(p) => p.to_string(),
+            }
+        ),
+        packet_bytes: Some(profile.frame_size - 4),
+        ip_version: match profile.af {
+            Family::Inet4 => 4,
+            Family::Inet6 => 6,
+        },
+        source: parse_range(profile.src()),
+        destination: parse_range(profile.dst()),
+    }
+}
