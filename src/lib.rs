@@ -11,3 +11,5 @@
 pub mod cli;
 /// Errors shared by every layer and their exit statuses.
 pub mod error;
+/// How benchlab reaches a node: commands, long-running processes and files (netns, mock).
+pub mod transport;
