@@ -7,6 +7,9 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand};
 
+/// `benchlab lab up|down|status`: the virtual lab by hand.
+pub mod lab;
+
 /// benchlab: forwarding benchmarks of routers and firewalls, with statistics.
 #[derive(Debug, Parser)]
 #[command(name = "benchlab", version, about, long_about = None)]
@@ -18,12 +21,16 @@ pub struct Cli {
 
 /// The subcommands (names are stable: DESIGN.md).
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Build, inspect or remove the virtual lab (network namespaces: sender → DUT → receiver).
+    Lab(lab::LabArgs),
+}
 
 /// Runs one parsed command line, writing its output to `out` and `err`; returns the exit status.
 pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
-    let _ = (out, err);
-    match cli.command {}
+    match cli.command {
+        Command::Lab(args) => lab::run(args, out, err),
+    }
 }
 
 /// Parses the process arguments, runs, prints any error as one line; returns the exit status.

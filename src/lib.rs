@@ -11,5 +11,7 @@
 pub mod cli;
 /// Errors shared by every layer and their exit statuses.
 pub mod error;
+/// The virtual lab: namespaces, veths, addressing, CPU placement; `lab up|down|status`.
+pub mod lab;
 /// How benchlab reaches a node: commands, long-running processes and files (netns, mock).
 pub mod transport;
