@@ -262,7 +262,9 @@ pub fn remove_stale() -> Result<Vec<String>> {
     if let Ok(entries) = std::fs::read_dir(RUN_DIR) {
         ids.extend(entries.filter_map(|e| {
             let name = e.ok()?.file_name().into_string().ok()?;
-            let id = name.strip_suffix(".pid").or_else(|| name.strip_suffix(".json"))?;
+            let id = name
+                .strip_suffix(".pid")
+                .or_else(|| name.strip_suffix(".json"))?;
             Some(id.to_string())
         }));
     }
@@ -338,8 +340,8 @@ pub fn down(id: &str, force: bool) -> Result<Removed> {
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    let mut f = std::fs::File::create(&tmp)
-        .with_context(|| format!("cannot create {}", tmp.display()))?;
+    let mut f =
+        std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     f.write_all(bytes)
         .and_then(|()| f.sync_all())
         .with_context(|| format!("cannot write {}", tmp.display()))?;

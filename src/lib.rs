@@ -9,6 +9,8 @@
 
 /// Command line: argument parsing, dispatch, and the only place that prints.
 pub mod cli;
+/// DUT configuration sets: Linux presets (forwarding, nftables, iptables) and user directories.
+pub mod dut;
 /// Errors shared by every layer and their exit statuses.
 pub mod error;
 /// The virtual lab: namespaces, veths, addressing, CPU placement; `lab up|down|status`.

@@ -222,7 +222,8 @@ pub trait Transport: Send + Sync + fmt::Debug {
 
     /// Reads the file at `path` on the node.
     fn get_file(&self, path: &str) -> Result<Vec<u8>, TransportError> {
-        self.check(&Command::new(["cat", path])).map(|out| out.stdout)
+        self.check(&Command::new(["cat", path]))
+            .map(|out| out.stdout)
     }
 }
 

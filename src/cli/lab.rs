@@ -73,7 +73,11 @@ pub fn run(args: LabArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Result<i
     match args.action {
         LabAction::Up(target) => {
             let facts = Lab::up(&target.config()?)?.keep()?;
-            writeln!(out, "lab {} is up; `benchlab lab down --id {}` removes it", facts.id, facts.id)?;
+            writeln!(
+                out,
+                "lab {} is up; `benchlab lab down --id {}` removes it",
+                facts.id, facts.id
+            )?;
             print_facts(out, &facts)?;
         }
         LabAction::Down { target, force } => {

@@ -420,9 +420,10 @@ mod tests {
         assert_eq!(s2.source4.to_string(), "198.18.11.0/24");
         assert_eq!(s2.source6.to_string(), "2001:2:0:11::/64");
         let p = plan(&topology("senders = 2"));
-        assert!(p.routes.iter().any(|(ns, r)| ns == "benchlab-0-dut"
-            && r.dst == s2.source4
-            && r.dev == "bl0d2"));
+        assert!(p
+            .routes
+            .iter()
+            .any(|(ns, r)| ns == "benchlab-0-dut" && r.dst == s2.source4 && r.dev == "bl0d2"));
         assert_eq!(sender_side(1).source6.to_string(), "2001:2:0:10::/64");
         assert_eq!(
             receiver_side().destination6.to_string(),

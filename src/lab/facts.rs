@@ -31,6 +31,55 @@ pub struct LabFacts {
     pub namespaces: Vec<NamespaceFacts>,
 }
 
+impl LabFacts {
+    /// The lab as environment variables for user config scripts: `BENCHLAB_LAB_ID`,
+    /// `BENCHLAB_DUT_INGRESS` (interfaces, space-separated), `BENCHLAB_DUT_EGRESS`,
+    /// `BENCHLAB_SOURCE4`/`6` (the senders' source networks, space-separated) and
+    /// `BENCHLAB_DESTINATION4`/`6`.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let join = |nets: Vec<String>| nets.join(" ");
+        let first = self.senders.first();
+        [
+            ("BENCHLAB_LAB_ID", self.id.clone()),
+            ("BENCHLAB_DUT_INGRESS", self.dut.ingress.join(" ")),
+            ("BENCHLAB_DUT_EGRESS", self.dut.egress.clone()),
+            (
+                "BENCHLAB_SOURCE4",
+                join(
+                    self.senders
+                        .iter()
+                        .map(|s| s.inet4.source.to_string())
+                        .collect(),
+                ),
+            ),
+            (
+                "BENCHLAB_SOURCE6",
+                join(
+                    self.senders
+                        .iter()
+                        .map(|s| s.inet6.source.to_string())
+                        .collect(),
+                ),
+            ),
+            (
+                "BENCHLAB_DESTINATION4",
+                first
+                    .map(|s| s.inet4.destination.to_string())
+                    .unwrap_or_default(),
+            ),
+            (
+                "BENCHLAB_DESTINATION6",
+                first
+                    .map(|s| s.inet6.destination.to_string())
+                    .unwrap_or_default(),
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+}
+
 /// The CPU placement in force.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlacementFacts {

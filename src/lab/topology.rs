@@ -64,7 +64,9 @@ impl LabConfig {
                 .span()
                 .map(|s| format!(":{}", text[..s.start].matches('\n').count() + 1))
                 .unwrap_or_default();
-            InputError::new(format!("{origin}{line}: {}", e.message().trim()))
+            // toml's messages may span lines; errors here are one line.
+            let msg = e.message().trim().replace('\n', ", ");
+            InputError::new(format!("{origin}{line}: {msg}"))
         })?;
         cfg.validate()
             .map_err(|msg| InputError::new(format!("{origin}: {msg}")))?;
@@ -73,9 +75,8 @@ impl LabConfig {
 
     /// Reads and parses a `LAB.toml` file.
     pub fn load(path: &Path) -> Result<Self, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            InputError::new(format!("{}: cannot read: {e}", path.display()))
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| InputError::new(format!("{}: cannot read: {e}", path.display())))?;
         Self::parse(&text, &path.display().to_string())
     }
 
@@ -329,7 +330,12 @@ mod tests {
             ["benchlab-0-sender", "benchlab-0-dut", "benchlab-0-receiver"]
         );
         assert_eq!(
-            [t.sender_if(1), t.dut_in_if(1), t.dut_out_if(), t.receiver_if()],
+            [
+                t.sender_if(1),
+                t.dut_in_if(1),
+                t.dut_out_if(),
+                t.receiver_if()
+            ],
             ["bl0s1", "bl0d1", "bl0do", "bl0r"]
         );
         let one_cpu = Topology::resolve(&cfg, 1).unwrap();
@@ -342,7 +348,11 @@ mod tests {
         let t = Topology::resolve(&cfg, 4).unwrap();
         assert_eq!(
             t.namespaces(),
-            ["benchlab-t1-sender", "benchlab-t1-sender2", "benchlab-t1-dut"]
+            [
+                "benchlab-t1-sender",
+                "benchlab-t1-sender2",
+                "benchlab-t1-dut"
+            ]
         );
         assert_eq!(
             t.roles_in("benchlab-t1-sender"),
@@ -355,10 +365,13 @@ mod tests {
     fn errors_name_the_file_line_and_key() {
         let err = LabConfig::parse("id = \"a\"\nnodez = 3\n", "LAB.toml").unwrap_err();
         assert!(
-            err.to_string().starts_with("LAB.toml:2: unknown field `nodez`"),
+            err.to_string()
+                .starts_with("LAB.toml:2: unknown field `nodez`"),
             "{err}"
         );
-        let err = LabConfig::parse("id = [", "LAB.toml").unwrap_err().to_string();
+        let err = LabConfig::parse("id = [", "LAB.toml")
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("LAB.toml:1: "), "{err}");
         assert!(!err.contains('\n'), "{err}");
         let err = LabConfig::parse("id = \"Lab-1\"", "LAB.toml").unwrap_err();

@@ -60,8 +60,8 @@ pub(crate) fn build(t: &Topology, plan: &Plan) -> Result<()> {
     for (a, b) in &plan.links {
         let (amac, bmac) = (a.mac.to_string(), b.mac.to_string());
         let out = host.exec(&Command::new([
-            "ip", "link", "add", &a.name, "netns", &a.ns, "address", &amac, "type", "veth",
-            "peer", "name", &b.name, "netns", &b.ns, "address", &bmac,
+            "ip", "link", "add", &a.name, "netns", &a.ns, "address", &amac, "type", "veth", "peer",
+            "name", &b.name, "netns", &b.ns, "address", &bmac,
         ]))?;
         if !out.success() {
             if out.stderr.contains("Unknown device type") {
@@ -127,7 +127,10 @@ pub(crate) fn build(t: &Topology, plan: &Plan) -> Result<()> {
                 .with_context(|| format!("CPU {} cannot be used", t.dut_cpu))?;
             for (pid, name) in threads {
                 sched_setaffinity(Pid::from_raw(pid), &cpus).with_context(|| {
-                    format!("cannot pin the NAPI kthread {name} (pid {pid}) to CPU {}", t.dut_cpu)
+                    format!(
+                        "cannot pin the NAPI kthread {name} (pid {pid}) to CPU {}",
+                        t.dut_cpu
+                    )
                 })?;
             }
         }
@@ -198,7 +201,9 @@ pub(crate) fn napi_threads(t: &Topology) -> Vec<NapiThread> {
                     pid,
                     cpus: sched_getaffinity(Pid::from_raw(pid))
                         .map(|set| {
-                            (0..CpuSet::count()).filter(|c| set.is_set(*c).unwrap_or(false)).collect()
+                            (0..CpuSet::count())
+                                .filter(|c| set.is_set(*c).unwrap_or(false))
+                                .collect()
                         })
                         .unwrap_or_default(),
                 })
@@ -235,7 +240,10 @@ pub(crate) fn remove_namespaces(id: &str) -> Result<()> {
     let mut first_error = None;
     for ns in namespaces_of(id) {
         if let Ok(pids) = LocalTransport.run(&["ip", "netns", "pids", &ns]) {
-            for pid in pids.split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
+            for pid in pids
+                .split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok())
+            {
                 let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
             }
         }
@@ -364,7 +372,8 @@ fn ip_json<T: for<'de> Deserialize<'de>>(ns: &str, args: &[&str]) -> Result<Vec<
     if text.trim().is_empty() {
         return Ok(Vec::new());
     }
-    serde_json::from_str(&text).with_context(|| format!("{ns}: unexpected output of `ip {}`", args.join(" ")))
+    serde_json::from_str(&text)
+        .with_context(|| format!("{ns}: unexpected output of `ip {}`", args.join(" ")))
 }
 
 /// Interfaces, static routes and permanent neighbours of namespace `ns`, as the kernel has them.
@@ -387,17 +396,13 @@ pub(crate) fn read_namespace(ns: &str, roles: Vec<Role>) -> Result<NamespaceFact
         .collect();
     let mut routes = Vec::new();
     for family in [&["route", "show"][..], &["-6", "route", "show"][..]] {
-        routes.extend(
-            ip_json::<IpRoute>(ns, family)?
-                .into_iter()
-                .filter_map(|r| {
-                    Some(RouteFacts {
-                        destination: r.dst,
-                        via: r.gateway?,
-                        dev: r.dev,
-                    })
-                }),
-        );
+        routes.extend(ip_json::<IpRoute>(ns, family)?.into_iter().filter_map(|r| {
+            Some(RouteFacts {
+                destination: r.dst,
+                via: r.gateway?,
+                dev: r.dev,
+            })
+        }));
     }
     let neighbours = ip_json::<IpNeigh>(ns, &["neigh", "show"])?
         .into_iter()

@@ -45,16 +45,14 @@ pub(crate) fn exec_argv(
 ) -> Result<Output, TransportError> {
     let child = start(host, argv, cmd.stdin.as_deref())?;
     // Errors name the command the caller asked for, not the transport's prefix.
-    Box::new(child)
-        .wait(cmd.timeout)
-        .map_err(|e| match e {
-            TransportError::Timeout { host, timeout, .. } => TransportError::Timeout {
-                host,
-                command: cmd.to_string(),
-                timeout,
-            },
-            other => other,
-        })
+    Box::new(child).wait(cmd.timeout).map_err(|e| match e {
+        TransportError::Timeout { host, timeout, .. } => TransportError::Timeout {
+            host,
+            command: cmd.to_string(),
+            timeout,
+        },
+        other => other,
+    })
 }
 
 /// Starts `argv` with its output collected by two threads (so a chatty command never blocks on
@@ -126,7 +124,9 @@ impl Collector {
                     if n == 0 {
                         break;
                     }
-                    buf.lock().unwrap_or_else(|p| p.into_inner()).extend_from_slice(&chunk[..n]);
+                    buf.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .extend_from_slice(&chunk[..n]);
                 }
             })
         });
@@ -236,7 +236,11 @@ impl Process for ChildProcess {
         let pid = i32::try_from(self.child.id()).expect("process ids fit in pid_t");
         // ESRCH means it exited between the two calls; the wait below reaps it either way.
         let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
-        let status = match self.child.wait_timeout(grace).map_err(|e| self.io_error(e))? {
+        let status = match self
+            .child
+            .wait_timeout(grace)
+            .map_err(|e| self.io_error(e))?
+        {
             Some(status) => status,
             None => self.kill_and_reap()?,
         };
@@ -266,8 +270,14 @@ mod tests {
     fn run_fails_with_the_host_and_the_command() {
         let err = LocalTransport.run(&["false"]).unwrap_err().to_string();
         assert_eq!(err, "localhost: `false` failed (exit 1): no message");
-        let err = LocalTransport.run(&["/nonexistent/x"]).unwrap_err().to_string();
-        assert!(err.starts_with("localhost: cannot run `/nonexistent/x`: "), "{err}");
+        let err = LocalTransport
+            .run(&["/nonexistent/x"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("localhost: cannot run `/nonexistent/x`: "),
+            "{err}"
+        );
     }
 
     #[test]

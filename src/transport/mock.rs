@@ -67,7 +67,9 @@ impl Transport for MockTransport {
     }
 
     fn spawn(&self, argv: &[String]) -> Result<Box<dyn Process>, TransportError> {
-        Ok(Box::new(MockProcess(self.answer(&Command::new(argv.iter().cloned())))))
+        Ok(Box::new(MockProcess(
+            self.answer(&Command::new(argv.iter().cloned())),
+        )))
     }
 }
 
