@@ -11,6 +11,8 @@ use clap::{Parser, Subcommand};
 pub mod ministat;
 /// `benchlab report`: README, graphs, JSON and the harness's files from a results directory.
 pub mod report;
+/// `benchlab lab up|down|status`: the virtual lab by hand.
+pub mod lab;
 
 /// benchlab: forwarding benchmarks of routers and firewalls, with statistics.
 #[derive(Debug, Parser)]
@@ -29,6 +31,8 @@ pub enum Command {
     /// Writes the report of a results directory (netbenches pkt-gen logs): README.md with
     /// ministat tables, PNG graphs, results.json, and the harness's .pps and gnuplot.data.
     Report(report::Args),
+    /// Build, inspect or remove the virtual lab (network namespaces: sender → DUT → receiver).
+    Lab(lab::LabArgs),
 }
 
 /// Runs one parsed command line, writing its output to `out` and `err`; returns the exit status.
@@ -36,6 +40,7 @@ pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result
     match cli.command {
         Command::Ministat(args) => ministat::run(args, out, err),
         Command::Report(args) => report::run(args, out, err),
+        Command::Lab(args) => lab::run(args, out, err),
     }
 }
 
