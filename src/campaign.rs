@@ -4,5 +4,7 @@
 pub mod plan;
 /// Running the trials through a lab, checking and storing them.
 pub mod run;
+/// Facts about a host for lab.json and reports.
+pub mod host;
 /// The results directory: layout, atomic writes, resume.
 pub mod store;
