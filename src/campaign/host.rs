@@ -27,7 +27,7 @@ pub fn facts(host: &dyn Transport) -> HostFacts {
     let text = |argv: &[&str]| {
         host.run(argv)
             .ok()
-            .map(|o| o.stdout_text().trim().to_string())
+            .map(|o| o.trim().to_string())
             .filter(|s| !s.is_empty())
     };
     let cpu = text(&["cat", "/proc/cpuinfo"]).and_then(|info| {

@@ -144,7 +144,7 @@ impl Bench for VirtualBench {
                 )
             })?;
             self.restore
-                .push((key.clone(), before.stdout_text().trim().to_string()));
+                .push((key.clone(), before.trim().to_string()));
         }
         for argv in &version.commands {
             let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
