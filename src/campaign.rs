@@ -1,10 +1,10 @@
 //! Campaigns: the plan of trials, the results directory, and running them.
 
+/// Facts about a host for lab.json and reports.
+pub mod host;
 /// The trials of a campaign and their order.
 pub mod plan;
 /// Running the trials through a lab, checking and storing them.
 pub mod run;
-/// Facts about a host for lab.json and reports.
-pub mod host;
 /// The results directory: layout, atomic writes, resume.
 pub mod store;

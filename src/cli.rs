@@ -7,12 +7,12 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand};
 
+/// `benchlab lab up|down|status`: the virtual lab by hand.
+pub mod lab;
 /// `benchlab ministat`: FreeBSD's ministat(1), flag for flag.
 pub mod ministat;
 /// `benchlab report`: README, graphs, JSON and the harness's files from a results directory.
 pub mod report;
-/// `benchlab lab up|down|status`: the virtual lab by hand.
-pub mod lab;
 
 /// benchlab: forwarding benchmarks of routers and firewalls, with statistics.
 #[derive(Debug, Parser)]

@@ -12,6 +12,9 @@
 //! order = "interleaved"          # or "sequential", as the old harness
 //! config_sets = ["forwarding", "nft-stateless", "nft-stateful", "iptables-stateful"]
 //!
+//! [lab]                          # the virtual lab: the keys of LAB.toml (crate::lab::topology)
+//! placement = "separate"         # the DUT forwards on its own CPU
+//!
 //! [trial]
 //! duration = 10                  # seconds of traffic per trial
 //! warmup = 2                     # first seconds dropped from the analysis
@@ -32,11 +35,12 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
+use crate::lab::LabConfig;
 
 /// Defaults of the campaign file, shared by the model and the documentation.
 pub mod defaults {
@@ -270,10 +274,10 @@ pub struct Campaign {
     /// Trial order. Default is interleaved.
     #[serde(default)]
     pub order: Order,
-    /// The lab description file (LAB.toml), relative to the campaign file. Default: the
-    /// built-in virtual lab.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lab: Option<PathBuf>,
+    /// The virtual lab (the keys of `LAB.toml`, see [`crate::lab::topology`]). Default: the
+    /// seeds' 3-node lab, the DUT on its own CPU.
+    #[serde(default)]
+    pub lab: LabConfig,
     /// Seconds of each trial.
     #[serde(default)]
     pub trial: Trial,
@@ -320,7 +324,7 @@ impl Default for Campaign {
             notes: Vec::new(),
             iterations: defaults::ITERATIONS,
             order: Order::default(),
-            lab: None,
+            lab: LabConfig::default(),
             trial: Trial::default(),
             versions: vec![default_version()],
             config_sets: default_config_sets(),
@@ -380,9 +384,6 @@ impl Campaign {
         let mut campaign = Self::from_toml(&text, &path.display().to_string(), known_sets)?;
         // Relative paths in the file are relative to the file, not to where benchlab runs.
         let base = path.parent().unwrap_or(Path::new("."));
-        if let Some(lab) = &campaign.lab {
-            campaign.lab = Some(base.join(lab));
-        }
         for set in &mut campaign.config_sets {
             if !known_sets.contains(&set.as_str()) {
                 *set = base.join(&*set).display().to_string();
@@ -398,6 +399,9 @@ impl Campaign {
 
     /// Checks ranges, names and references; the error names the key.
     pub fn validate(&self, origin: &str, known_sets: &[&str]) -> Result<(), InputError> {
+        self.lab
+            .validate()
+            .map_err(|msg| InputError::new(format!("{origin}: [lab] {msg}")))?;
         if self.iterations == 0 {
             return Err(bad(origin, "iterations", "must be at least 1"));
         }

@@ -101,6 +101,9 @@ mod tests {
         assert_eq!(f.cores, Some(2));
         assert_eq!(f.os, None);
         let lines = setup_lines(&serde_json::to_value(&f).unwrap());
-        assert_eq!(lines, ["AMD EPYC 7B13 (2 CPUs)", "Linux dut 6.18.44 x86_64"]);
+        assert_eq!(
+            lines,
+            ["AMD EPYC 7B13 (2 CPUs)", "Linux dut 6.18.44 x86_64"]
+        );
     }
 }

@@ -16,7 +16,7 @@ use crate::campaign::virt::VirtualBench;
 use crate::config::Campaign;
 use crate::dut::LINUX_PRESETS;
 use crate::error::InputError;
-use crate::lab::{Lab, LabConfig};
+use crate::lab::Lab;
 
 /// Arguments of `benchlab run`.
 #[derive(Debug, clap::Args)]
@@ -118,10 +118,6 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
             (Store::create(&dir, &campaign)?, dir)
         }
     };
-    let lab_config = match &campaign.lab {
-        Some(path) => LabConfig::load(path)?,
-        None => LabConfig::default(),
-    };
     // First Ctrl-C: finish cleaning up the running trial and stop; a second one: tear the lab
     // down at once.
     let _ = ctrlc::try_set_handler(|| {
@@ -130,7 +126,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
             std::process::exit(130);
         }
     });
-    let lab = Lab::up(&lab_config).context("building the virtual lab")?;
+    let lab = Lab::up(&campaign.lab).context("building the virtual lab")?;
     let mut bench = VirtualBench::new(lab, &campaign)?;
 
     let progress = if args.quiet {
