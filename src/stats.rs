@@ -3,15 +3,18 @@
 //!
 //! Ported from FreeBSD ministat (`usr.bin/ministat/ministat.c`, Poul-Henning Kamp, beerware
 //! licence: "as long as you retain this notice you can do whatever you want with this stuff").
-//! Two generations are reproduced ([`Flavor`]): current FreeBSD (the default) and Debian's
-//! 20150715 package (`Flavor::Legacy`, byte for byte what `/usr/bin/ministat` prints).
+//! Two generations are reproduced, chosen by [`Flavor`](crate::stats::Flavor):
+//! - `Current` (the default): FreeBSD's ministat since 2017 (the mean of the two middle values
+//!   as the median of an even count, a relative interval that propagates both variances),
+//!   with the one-pass sums of that time; it reproduces the tables of seed 002 (2017). A
+//!   variance that rounding makes negative is 0 here.
+//! - `Legacy`: Debian's ministat 20150715 (FreeBSD's before 2017), byte for byte what
+//!   `/usr/bin/ministat` prints, `-nan` included.
 //!
-//! - [`Summary`]: N, min, max, median, mean, standard deviation of one dataset;
-//! - [`compare`] → [`Comparison`]: Student's t test of two means;
-//! - [`Plot`]: the ASCII plot; [`render`] / [`analyse`]: ministat's whole output;
-//! - [`fmt_g`]: C's `%g`, the one number formatter of the crate.
-//!
-//! Nothing here prints; functions return values and errors.
+//! Entry points: `Summary` (N, min, max, median, mean, standard deviation of one dataset),
+//! `compare` → `Comparison` (Student's t test of two means), `Plot` (the ASCII plot),
+//! `render` / `analyse` (ministat's whole output, or its numbers), `fmt_g` (C's `%g`, the one
+//! number formatter of the crate). Nothing here prints; functions return values and errors.
 
 /// C `printf` number formatting (`%g`, `%.8g`, `%13.8g`).
 pub mod cfmt;
@@ -31,8 +34,8 @@ pub mod summary;
 pub use cfmt::{fmt_g, fmt_g_width};
 pub use compare::{compare, Comparison};
 pub use ministat::{
-    analyse, render, Analysis, Dataset, MinistatError, MinistatOptions, NamedComparison,
-    NamedSummary, ReadOptions,
+    analyse, read_datasets, render, Analysis, Dataset, MinistatError, MinistatOptions,
+    NamedComparison, NamedSummary, ReadOptions,
 };
 pub use plot::{Plot, PlotInput};
 pub use student::{Confidence, ConfidenceError};

@@ -8,8 +8,9 @@
 //!
 //! One deliberate difference from Debian's binary: a file that cannot be opened exits with
 //! status 2 (bad input, like every other data error), where Debian's exits with 1. Where
-//! Debian's binary crashes (plot width 1, infinite values in a plot) benchlab prints a plot
-//! and a "span is infinite" notice respectively.
+//! Debian's binary has undefined behaviour (plot width 0 or 1, infinite or NaN values in a plot:
+//! it writes outside its buffers or crashes), benchlab still prints a plot, or
+//! "[no plot, span is infinite]".
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
@@ -19,9 +20,10 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::error::InputError;
-use crate::stats::strtod::{strtod, strtol};
+use crate::stats::ministat::read_datasets;
+use crate::stats::strtod::strtol;
 use crate::stats::{
-    analyse, fmt_g, Confidence, Dataset, Flavor, MinistatError, MinistatOptions, ReadOptions,
+    fmt_g, Analysis, Confidence, ConfidenceError, Flavor, MinistatOptions, ReadOptions,
 };
 
 /// Program name in messages.
@@ -80,8 +82,15 @@ pub fn run(args: MinistatArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyh
             return Ok(2);
         }
     };
-    let datasets = read_datasets(&invocation.files, &invocation.read)?;
-    let analysis = analyse(&datasets, &invocation.options).map_err(InputError::from)?;
+    let stdin = [OsString::from("-")];
+    let files = if invocation.files.is_empty() {
+        &stdin[..]
+    } else {
+        &invocation.files
+    };
+    let paths: Vec<&Path> = files.iter().map(Path::new).collect();
+    let datasets = read_datasets(&paths, &invocation.read).map_err(InputError::from)?;
+    let analysis = Analysis::new(datasets, &invocation.options).map_err(InputError::from)?;
     if invocation.json {
         serde_json::to_writer_pretty(&mut *out, &analysis).context("writing JSON")?;
         writeln!(out)?;
@@ -106,23 +115,6 @@ fn with_leading_escape(
         }
     }
     parsed
-}
-
-/// Reads the datasets named on the command line (standard input for `-` or none).
-fn read_datasets(files: &[OsString], read: &ReadOptions) -> anyhow::Result<Vec<Dataset>> {
-    let stdin_only = [OsString::from("-")];
-    let files = if files.is_empty() { &stdin_only } else { files };
-    files
-        .iter()
-        .map(|file| {
-            let dataset = if file.as_bytes() == b"-" {
-                Dataset::read(std::io::stdin().lock(), "<stdin>", read)
-            } else {
-                Dataset::read_file(Path::new(file), &file.to_string_lossy(), read)
-            };
-            dataset.map_err(|e: MinistatError| InputError::from(e).into())
-        })
-        .collect()
 }
 
 /// ministat's default width: `$COLUMNS` or the terminal's width − 2 when standard output is a
@@ -251,13 +243,11 @@ fn column(value: &[u8]) -> Result<usize, &'static str> {
 
 /// `-c`: a number of the table; a number outside it is accepted when an earlier `-c` was.
 fn level(value: &[u8], earlier: Option<Confidence>) -> Result<Confidence, &'static str> {
-    let (number, used) = strtod(value);
-    if used != value.len() {
-        return Err("Not a floating point number");
+    match (Confidence::parse_ministat(value), earlier) {
+        (Ok(level), _) => Ok(level),
+        (Err(ConfidenceError::Unsupported), Some(level)) => Ok(level),
+        (Err(e), _) => Err(e.message()),
     }
-    Confidence::from_percent(number)
-        .or(earlier)
-        .ok_or("No support for confidence level")
 }
 
 /// `-d`: any nonempty set of bytes.

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::cfmt::fmt_g;
 use super::student::Confidence;
-use super::summary::{c_sqrt, Flavor, Summary};
+use super::summary::{c_sqrt, sse_add, sse_div, sse_sub, Flavor, Summary};
 
 /// A dataset compared with the reference dataset (ministat's first).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -46,9 +46,10 @@ pub fn compare(
     let (v0, v1) = (reference.variance, other.variance);
     let (a0, a1) = (reference.mean, other.mean);
     let (n0f, n1f) = (n0 as f64, n1 as f64);
-    let pooled_s = c_sqrt(((n1f - 1.0) * v1 + (n0f - 1.0) * v0) / df as f64);
+    // Operand order as in Debian's binary where two NaNs can meet.
+    let pooled_s = c_sqrt(sse_add(v0 * (n0f - 1.0), v1 * (n1f - 1.0)) / df as f64);
     let s = pooled_s * (1.0 / n1f + 1.0 / n0f).sqrt();
-    let difference = a1 - a0;
+    let difference = sse_sub(a1, a0);
     let difference_ci = t * s;
     let relative_ci = match flavor {
         Flavor::Legacy => difference_ci,
@@ -61,8 +62,8 @@ pub fn compare(
     Comparison {
         difference,
         difference_ci,
-        relative_pct: difference * 100.0 / a0,
-        relative_ci_pct: relative_ci * 100.0 / a0,
+        relative_pct: sse_div(difference * 100.0, a0),
+        relative_ci_pct: sse_div(relative_ci * 100.0, a0),
         pooled_s,
         significant: difference.abs() > difference_ci,
         confidence,

@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use super::compare::{compare, Comparison};
 use super::plot::{Plot, PlotInput, SYMBOLS};
-use super::strtod::{is_c_space, strtod};
+use super::strtod::{is_c_space, strtod_full};
 use super::student::Confidence;
 use super::summary::{Flavor, Sample, Summary, VITALS_HEADER};
 
@@ -69,29 +69,23 @@ impl Dataset {
             is_delimiter[usize::from(b)] = true;
         }
         let mut values = Vec::new();
-        let mut buffer = Vec::new();
         let mut line_number = 0;
-        loop {
-            buffer.clear();
-            match reader.read_until(b'\n', &mut buffer) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            for piece in buffer.chunks(LINE_PIECE) {
+        for_each_line(&mut reader, |line| {
+            for piece in line.chunks(LINE_PIECE) {
                 line_number += 1;
                 let Some(field) = field(piece, options.column, &is_delimiter) else {
                     continue;
                 };
-                let (value, used) = strtod(field);
-                if used != field.len() {
+                let Some(value) = strtod_full(field) else {
                     return Err(MinistatError::InvalidData {
                         line: line_number,
                         name: name.to_string(),
                     });
-                }
+                };
                 values.push(value);
             }
-        }
+            Ok(())
+        })?;
         if values.len() < MIN_POINTS {
             return Err(MinistatError::TooFewPoints {
                 name: name.to_string(),
@@ -112,31 +106,75 @@ impl Dataset {
             reason: os_reason(&e),
         })?;
         Dataset::read(
-            std::io::BufReader::with_capacity(1 << 16, file),
+            std::io::BufReader::with_capacity(1 << 18, file),
             name,
             options,
         )
     }
 }
 
-/// The field ministat reads from one `fgets` piece, `None` when the line has none.
+/// Calls `f` on each line of `reader` (with its newline, if any), without copying lines that
+/// lie within the reader's buffer. A read error ends the input, as it ends ministat's `fgets`
+/// loop.
+fn for_each_line<E>(
+    reader: &mut impl BufRead,
+    mut f: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut partial = Vec::new();
+    while let Ok(buffer) = reader.fill_buf() {
+        if buffer.is_empty() {
+            break;
+        }
+        let mut used = 0;
+        for end in memchr::memchr_iter(b'\n', buffer) {
+            let line = &buffer[used..=end];
+            if partial.is_empty() {
+                f(line)?;
+            } else {
+                partial.extend_from_slice(line);
+                f(&partial)?;
+                partial.clear();
+            }
+            used = end + 1;
+        }
+        partial.extend_from_slice(&buffer[used..]);
+        let len = buffer.len();
+        reader.consume(len);
+    }
+    if partial.is_empty() {
+        Ok(())
+    } else {
+        f(&partial)
+    }
+}
+
+/// The field ministat reads from one `fgets` piece, `None` when the line has none: the
+/// `column`th run of non-delimiters, unless a run starting with `#` comes first.
 fn field<'a>(piece: &'a [u8], column: usize, is_delimiter: &[bool; 256]) -> Option<&'a [u8]> {
-    // C strings end at the first NUL.
-    let piece = piece.split(|&b| b == 0).next().unwrap_or(piece);
-    let end = piece
-        .iter()
-        .rposition(|&b| !is_c_space(b))
-        .map_or(0, |p| p + 1);
+    // C strings end at the first NUL, and ministat drops trailing white space.
+    let mut end = memchr::memchr(0, piece).unwrap_or(piece.len());
+    while end > 0 && is_c_space(piece[end - 1]) {
+        end -= 1;
+    }
     let line = &piece[..end];
-    let mut fields = line
-        .split(|&b| is_delimiter[usize::from(b)])
-        .filter(|f| !f.is_empty());
-    for _ in 1..column {
-        if fields.next()?.first() == Some(&b'#') {
+    let delimiter = |i: usize| is_delimiter[usize::from(line[i])];
+    let (mut pos, mut index) = (0, 1);
+    loop {
+        while pos < end && delimiter(pos) {
+            pos += 1;
+        }
+        if pos == end || line[pos] == b'#' {
             return None;
         }
+        let start = pos;
+        while pos < end && !delimiter(pos) {
+            pos += 1;
+        }
+        if index == column {
+            return Some(&line[start..pos]);
+        }
+        index += 1;
     }
-    fields.next().filter(|f| f[0] != b'#')
 }
 
 /// The `strerror` text of an I/O error, as `err(3)` prints it.
@@ -272,63 +310,118 @@ pub struct Analysis {
     pub plot: Option<Plot>,
 }
 
-/// Analyses up to [`MAX_DATASETS`] datasets of at least [`MIN_POINTS`] values each.
+/// Analyses up to [`MAX_DATASETS`] datasets of at least [`MIN_POINTS`] values each (copies
+/// them; [`Analysis::new`] takes them over).
 pub fn analyse(datasets: &[Dataset], options: &MinistatOptions) -> Result<Analysis, MinistatError> {
-    if datasets.len() > MAX_DATASETS {
-        return Err(MinistatError::TooManyDatasets);
-    }
-    if let Some(d) = datasets.iter().find(|d| d.values.len() < MIN_POINTS) {
-        return Err(MinistatError::TooFewPoints {
-            name: d.name.clone(),
-        });
-    }
-    let samples: Vec<Sample> = datasets
-        .iter()
-        .map(|d| Sample::new(d.values.clone()))
-        .collect();
-    let summaries: Vec<Summary> = samples.iter().map(|s| s.summary(options.flavor)).collect();
-    let plot = (!options.stats_only && !options.summary_only).then(|| {
-        let inputs: Vec<PlotInput> = samples
-            .iter()
-            .zip(&summaries)
-            .map(|(sample, summary)| PlotInput {
-                sorted: sample.sorted(),
-                summary,
-            })
+    Analysis::new(datasets.to_vec(), options)
+}
+
+/// Runs `f` on every item, one thread each (datasets are few and may be large); results in
+/// the items' order.
+fn parallel_map<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .into_iter()
+            .map(|item| scope.spawn(move || f(item)))
             .collect();
-        Plot::new(&inputs, options.width, options.separate_bars)
-    });
-    let comparisons = if options.summary_only {
-        Vec::new()
-    } else {
-        datasets
-            .iter()
-            .zip(&summaries)
-            .skip(1)
-            .map(|(d, s)| NamedComparison {
-                dataset: d.name.clone(),
-                reference: datasets[0].name.clone(),
-                comparison: compare(&summaries[0], s, options.confidence, options.flavor),
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })
             .collect()
-    };
-    Ok(Analysis {
-        flavor: options.flavor,
-        confidence: options.confidence,
-        datasets: datasets
+    })
+}
+
+/// Reads the datasets ministat's command line names: a path `-` is standard input (named
+/// `<stdin>`, read in order: a second `-` finds it empty), any other a file named as given.
+/// Files are read in parallel; the error reported is that of the first failing path, as when
+/// ministat reads them one after the other.
+pub fn read_datasets(
+    paths: &[&Path],
+    options: &ReadOptions,
+) -> Result<Vec<Dataset>, MinistatError> {
+    let is_stdin = |p: &Path| p.as_os_str() == "-";
+    std::thread::scope(|scope| {
+        let files: Vec<_> = paths
             .iter()
-            .zip(summaries)
-            .map(|(d, summary)| NamedSummary {
-                name: d.name.clone(),
-                summary,
+            .map(|&path| {
+                (!is_stdin(path)).then(|| {
+                    scope.spawn(move || Dataset::read_file(path, &path.to_string_lossy(), options))
+                })
             })
-            .collect(),
-        comparisons,
-        plot,
+            .collect();
+        files
+            .into_iter()
+            .map(|file| match file {
+                Some(handle) => handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                None => Dataset::read(std::io::stdin().lock(), "<stdin>", options),
+            })
+            .collect()
     })
 }
 
 impl Analysis {
+    /// Analyses up to [`MAX_DATASETS`] datasets of at least [`MIN_POINTS`] values each: the
+    /// first is the reference of the comparisons.
+    pub fn new(
+        datasets: Vec<Dataset>,
+        options: &MinistatOptions,
+    ) -> Result<Analysis, MinistatError> {
+        if datasets.len() > MAX_DATASETS {
+            return Err(MinistatError::TooManyDatasets);
+        }
+        if let Some(d) = datasets.iter().find(|d| d.values.len() < MIN_POINTS) {
+            return Err(MinistatError::TooFewPoints {
+                name: d.name.clone(),
+            });
+        }
+        let (names, values): (Vec<String>, Vec<Vec<f64>>) =
+            datasets.into_iter().map(|d| (d.name, d.values)).unzip();
+        let samples = parallel_map(values, Sample::new);
+        let summaries: Vec<Summary> = samples.iter().map(|s| s.summary(options.flavor)).collect();
+        let plot = (!options.stats_only && !options.summary_only).then(|| {
+            let inputs: Vec<PlotInput> = samples
+                .iter()
+                .zip(&summaries)
+                .map(|(sample, summary)| PlotInput {
+                    sorted: sample.sorted(),
+                    summary,
+                })
+                .collect();
+            Plot::new(&inputs, options.width, options.separate_bars)
+        });
+        let comparisons = if options.summary_only {
+            Vec::new()
+        } else {
+            names
+                .iter()
+                .zip(&summaries)
+                .skip(1)
+                .map(|(name, s)| NamedComparison {
+                    dataset: name.clone(),
+                    reference: names[0].clone(),
+                    comparison: compare(&summaries[0], s, options.confidence, options.flavor),
+                })
+                .collect()
+        };
+        Ok(Analysis {
+            flavor: options.flavor,
+            confidence: options.confidence,
+            datasets: names
+                .into_iter()
+                .zip(summaries)
+                .map(|(name, summary)| NamedSummary { name, summary })
+                .collect(),
+            comparisons,
+            plot,
+        })
+    }
+
     /// The legend lines: `x name` per dataset.
     pub fn legend(&self) -> Vec<String> {
         self.datasets
@@ -403,6 +496,17 @@ mod tests {
             Ok(vec![5.0, 7.0, 9.0])
         );
         assert_eq!(read("1\n2\0junk\n3\n", 1, " "), Ok(vec![1.0, 2.0, 3.0]));
+    }
+
+    #[test]
+    fn lines_across_buffer_boundaries() {
+        let text = "1\n# comment\n22.5 x\n\n333\n-4e1";
+        let options = ReadOptions::default();
+        for capacity in 1..=8 {
+            let reader = std::io::BufReader::with_capacity(capacity, text.as_bytes());
+            let d = Dataset::read(reader, "t", &options).unwrap();
+            assert_eq!(d.values, [1.0, 22.5, 333.0, -40.0], "capacity {capacity}");
+        }
     }
 
     #[test]

@@ -67,6 +67,17 @@ pub fn strtod(s: &[u8]) -> (f64, usize) {
     }
 }
 
+/// The value of `token` when `strtod` converts all of it (ministat's test of a valid number).
+pub fn strtod_full(token: &[u8]) -> Option<f64> {
+    // Fast path: Rust's grammar is strtod's without leading space, hexadecimal and `nan(...)`,
+    // and where both accept a text they give the same value (correctly rounded, same signs).
+    if let Some(value) = std::str::from_utf8(token).ok().and_then(|s| s.parse().ok()) {
+        return Some(value);
+    }
+    let (value, used) = strtod(token);
+    (used == token.len()).then_some(value)
+}
+
 /// Parses the longest prefix of `s` that `strtol(s, &end, 10)` converts, saturating at the
 /// bounds of a 64-bit `long` as glibc does. Returns the value and the bytes consumed (0 when
 /// there are no digits).
@@ -241,7 +252,14 @@ mod tests {
 
     fn full(s: &str) -> Option<f64> {
         let (v, n) = strtod(s.as_bytes());
-        (n == s.len()).then_some(v)
+        let slow = (n == s.len()).then_some(v);
+        let fast = strtod_full(s.as_bytes());
+        assert_eq!(
+            slow.map(f64::to_bits),
+            fast.map(f64::to_bits),
+            "fast and slow paths disagree on {s:?}"
+        );
+        fast
     }
 
     #[test]

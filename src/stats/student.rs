@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use serde::{Serialize, Serializer};
 
-use super::strtod::strtod;
+use super::strtod::strtod_full;
 
 /// Two-sided confidence levels (percent) of the table's columns, in column order.
 const LEVELS: [f64; 6] = [80.0, 90.0, 95.0, 98.0, 99.0, 99.5];
@@ -146,15 +146,31 @@ pub enum Confidence {
 }
 
 /// A confidence level that ministat's table does not have, or text that is not a number.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConfidenceError {
-    /// The text is not a floating point number (ministat's message).
-    #[error("Not a floating point number")]
+    /// The text is not a floating point number.
     NotANumber,
-    /// The number is not one of the table's levels (ministat's message).
-    #[error("No support for confidence level")]
+    /// The number is not one of the table's levels.
     Unsupported,
 }
+
+impl ConfidenceError {
+    /// ministat's message for the error.
+    pub fn message(self) -> &'static str {
+        match self {
+            ConfidenceError::NotANumber => "Not a floating point number",
+            ConfidenceError::Unsupported => "No support for confidence level",
+        }
+    }
+}
+
+impl fmt::Display for ConfidenceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl std::error::Error for ConfidenceError {}
 
 impl Confidence {
     /// Every level, in the table's column order.
@@ -184,10 +200,7 @@ impl Confidence {
     /// Parses the argument of ministat's `-c` the way ministat does: the whole text must be a
     /// number `strtod` accepts (so `95`, `95.0`, `9.5e1` and ` 95` are 95 %, `95%` is not).
     pub fn parse_ministat(text: &[u8]) -> Result<Confidence, ConfidenceError> {
-        let (value, used) = strtod(text);
-        if used != text.len() {
-            return Err(ConfidenceError::NotANumber);
-        }
+        let value = strtod_full(text).ok_or(ConfidenceError::NotANumber)?;
         Confidence::from_percent(value).ok_or(ConfidenceError::Unsupported)
     }
 

@@ -38,8 +38,9 @@ impl Sample {
     pub fn new(mut values: Vec<f64>) -> Sample {
         let (mut sum, mut sum_squares) = (0.0, 0.0);
         for &v in &values {
-            sum += v;
-            sum_squares += v * v;
+            // Operand order as in Debian's binary: it decides which NaN a sum keeps.
+            sum = sse_add(sum, v);
+            sum_squares = sse_add(v * v, sum_squares);
         }
         sort_like_qsort(&mut values);
         Sample {
@@ -64,7 +65,7 @@ impl Sample {
             (_, Flavor::Current) if n % 2 == 0 => (p[n / 2 - 1] + p[n / 2]) / 2.0,
             _ => p[n / 2],
         };
-        let mut variance = (self.sum_squares - self.sum * self.sum / nf) / (nf - 1.0);
+        let mut variance = sse_sub(self.sum_squares, self.sum * self.sum / nf) / (nf - 1.0);
         if flavor == Flavor::Current && variance < 0.0 {
             variance = 0.0;
         }
@@ -124,8 +125,40 @@ impl Summary {
 pub const VITALS_HEADER: &str =
     "    N           Min           Max        Median           Avg        Stddev";
 
-/// `sqrt` as ministat's binary computes it on x86-64: a negative argument gives the CPU's
-/// default NaN, whose sign bit is set (printed `-nan`).
+// NaN signs show in ministat's output (`nan` or `-nan`) and Rust leaves them unspecified, so
+// operations where two NaNs can meet, or where a NaN is born, follow x86-64 SSE explicitly
+// (Debian's binary is x86-64 code): the first operand's NaN wins, and an invalid operation
+// (inf − inf, √−1) gives the default NaN, whose sign bit is set.
+
+/// The result of `a ∘ b` = `result` as x86-64 SSE gives it, `a` being the first operand.
+fn sse(a: f64, b: f64, result: f64) -> f64 {
+    if a.is_nan() {
+        a
+    } else if b.is_nan() {
+        b
+    } else if result.is_nan() {
+        -f64::NAN
+    } else {
+        result
+    }
+}
+
+/// `a + b` with x86-64 NaN rules.
+pub(crate) fn sse_add(a: f64, b: f64) -> f64 {
+    sse(a, b, a + b)
+}
+
+/// `a - b` with x86-64 NaN rules.
+pub(crate) fn sse_sub(a: f64, b: f64) -> f64 {
+    sse(a, b, a - b)
+}
+
+/// `a / b` with x86-64 NaN rules.
+pub(crate) fn sse_div(a: f64, b: f64) -> f64 {
+    sse(a, b, a / b)
+}
+
+/// `sqrt` with x86-64 NaN rules: a negative argument gives `-nan`.
 pub(crate) fn c_sqrt(x: f64) -> f64 {
     if x < 0.0 {
         -f64::NAN
@@ -135,15 +168,40 @@ pub(crate) fn c_sqrt(x: f64) -> f64 {
 }
 
 /// Sorts as glibc's `qsort` with ministat's comparison (less, greater, else equal). That qsort
-/// is a stable merge sort, so without NaN any stable sort gives the same order (`-0` and `0`
-/// keep their file order); with NaN, which compares equal to everything, only the same merge
-/// sort does.
+/// is a stable merge sort: equal values keep their file order, which shows only for `-0` and
+/// `0`, and for NaN, which compares equal to everything and needs the same merge sort.
 fn sort_like_qsort(values: &mut [f64]) {
-    if values.iter().any(|v| v.is_nan()) {
+    let (mut nan, mut negative_zero, mut positive_zero) = (false, false, false);
+    for &v in values.iter() {
+        nan |= v.is_nan();
+        if v == 0.0 {
+            if v.is_sign_negative() {
+                negative_zero = true;
+            } else {
+                positive_zero = true;
+            }
+        }
+    }
+    if nan {
         let mut tmp = vec![0.0; values.len()];
         merge_sort(values, &mut tmp);
+        return;
+    }
+    // Other equal values are identical bits, so a faster unstable sort does, once the zeros'
+    // signs are put back in file order.
+    let zero_signs: Vec<bool> = if negative_zero && positive_zero {
+        values
+            .iter()
+            .filter(|v| **v == 0.0)
+            .map(|v| v.is_sign_negative())
+            .collect()
     } else {
-        values.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        Vec::new()
+    };
+    values.sort_unstable_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    let first_zero = values.partition_point(|v| *v < 0.0);
+    for (v, negative) in values[first_zero..].iter_mut().zip(zero_signs) {
+        *v = if negative { -0.0 } else { 0.0 };
     }
 }
 
