@@ -33,6 +33,11 @@ pub enum Command {
     Report(report::Args),
     /// Build, inspect or remove the virtual lab (network namespaces: sender → DUT → receiver).
     Lab(lab::LabArgs),
+    /// Writes the report of a results directory (netbenches pkt-gen logs): README.md with
+    /// ministat tables, PNG graphs, results.json, and the harness's .pps and gnuplot.data.
+    Report(report::Args),
+    /// Statistics of data files, exactly as FreeBSD's ministat(1) prints them.
+    Ministat(ministat::MinistatArgs),
 }
 
 /// Runs one parsed command line, writing its output to `out` and `err`; returns the exit status.
@@ -41,6 +46,8 @@ pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result
         Command::Ministat(args) => ministat::run(args, out, err),
         Command::Report(args) => report::run(args, out, err),
         Command::Lab(args) => lab::run(args, out, err),
+        Command::Report(args) => report::run(args, out, err),
+        Command::Ministat(args) => ministat::run(args, out, err),
     }
 }
 

@@ -38,6 +38,9 @@ pub mod markdown;
 /// `report.toml`.
 pub mod settings;
 
+/// A default title names this many versions at most.
+const MAX_TITLE_NAMES: usize = 4;
+
 /// What to report and how. Default: every version and config set in the logs' order, current
 /// ministat, a title made from the names.
 #[derive(Debug, Clone, Default)]
@@ -185,7 +188,15 @@ impl Report {
             .collect();
         let profiles = distinct(series.iter().map(|s| &s.series.profile));
         let title = options.title.clone().unwrap_or_else(|| {
-            let versions: Vec<String> = versions.iter().map(|v| label(v)).collect();
+            let mut versions: Vec<String> = (versions.iter())
+                .filter(|v| !v.is_empty())
+                .map(|v| label(v))
+                .collect();
+            if versions.len() > MAX_TITLE_NAMES {
+                let more = format!("… ({} versions)", versions.len());
+                versions.truncate(MAX_TITLE_NAMES - 1);
+                versions.push(more);
+            }
             let configs: Vec<String> = configs.iter().map(|c| label(c)).collect();
             [versions.join(" vs "), configs.join(", ")]
                 .into_iter()
@@ -212,6 +223,14 @@ impl Report {
     /// The display name of a version, config set or profile.
     pub fn label<'a>(&'a self, name: &'a str) -> &'a str {
         label(&self.labels, name)
+    }
+
+    /// The display name of a version; a run without a version level ran one DUT build.
+    pub fn version_label<'a>(&'a self, version: &'a str) -> &'a str {
+        match version {
+            "" if !self.labels.contains_key("") => "DUT",
+            _ => self.label(version),
+        }
     }
 
     /// Index of the series for a (version, config, profile) cell that has statistics.
@@ -368,7 +387,9 @@ impl Report {
                     ),
                     x_label: "Config set".to_string(),
                     groups: self.configs.iter().map(|c| self.label(c).to_string()).collect(),
-                    members: self.versions.iter().map(|v| self.label(v).to_string()).collect(),
+                    members: (self.versions.iter())
+                        .map(|v| self.version_label(v).to_string())
+                        .collect(),
                     bars,
                 }
             })

@@ -12,7 +12,8 @@ use crate::report::{write_files, Report, ReportOptions};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Results directory: netbenches bench.* logs in it or in its RAW/ folder, and an optional
-    /// report.toml (title, setup lines, labels, selection)
+    /// report.toml with keys title, lines (setup bullets), versions, configs, ministat, and a
+    /// [labels] table of display names
     pub dir: PathBuf,
 
     /// Write the report into OUT instead of DIR (created if missing)

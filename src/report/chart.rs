@@ -136,29 +136,62 @@ fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
 }
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
+type Area<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>;
+
+const TITLE_SIZE: f64 = 40.0;
+const SUBTITLE_SIZE: f64 = 28.0;
+const LEGEND_SIZE: f64 = 28.0;
+/// Height of one legend row, in pixels.
+const LEGEND_ROW: i32 = 40;
+/// Up to this many versions the legend sits inside the plot, at the top right like the seeds';
+/// more go in columns beside the plot.
+const LEGEND_INSIDE_MAX: usize = 8;
+
+fn font(size: f64) -> FontDesc<'static> {
+    (FONT_FAMILY, size).into_font()
+}
 
 fn draw(chart: &Chart, rgb: &mut [u8]) -> DrawResult {
     let root = BitMapBackend::with_buffer(rgb, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE)?;
-    let font = |size: f64| (FONT_FAMILY, size).into_font();
     let area = root.margin(16, 0, 0, 0);
-    let area = area.titled(&chart.title, font(40.0).color(&BLACK))?;
-    let area = area.titled(
+    let area = titled(&area, &chart.title, TITLE_SIZE, BLACK)?;
+    let area = titled(
+        &area,
         &chart.subtitle,
-        font(28.0).color(&RGBColor(0x40, 0x40, 0x40)),
+        SUBTITLE_SIZE,
+        RGBColor(0x40, 0x40, 0x40),
     )?;
+
+    let legend = Legend::new(&root, &chart.members)?;
+    let (plot_area, side) = if legend.inside() {
+        (area, None)
+    } else {
+        let (plot, side) = area.split_horizontally(WIDTH as i32 - legend.width() - 10);
+        (plot, Some(side))
+    };
 
     let top = chart
         .bars
         .iter()
         .map(|b| b.max.max(b.median))
         .fold(0.0, f64::max);
-    // Head room above the tallest whisker for its value label and the legend.
-    let y_max = if top > 0.0 { top * 1.22 } else { 1.0 };
+    // Head room above the tallest whisker for its value label and, inside, the legend.
+    let plot_height = f64::from(plot_area.dim_in_pixel().1) - 130.0;
+    let legend_share = if legend.inside() {
+        f64::from(legend.height() + 30) / plot_height
+    } else {
+        0.0
+    };
+    let y_max = if top > 0.0 {
+        top * (1.1 + legend_share).max(1.22)
+    } else {
+        1.0
+    };
     let (scale, unit) = pps_unit(y_max);
     let groups = chart.groups.len().max(1);
 
-    let mut ctx = ChartBuilder::on(&area)
+    let mut ctx = ChartBuilder::on(&plot_area)
         .margin_left(20)
         .margin_right(60)
         .margin_top(10)
@@ -193,21 +226,15 @@ fn draw(chart: &Chart, rgb: &mut [u8]) -> DrawResult {
     let gap = slot * 0.08;
     let left = |bar: &Bar| bar.group as f64 + 0.1 + bar.member as f64 * slot + gap;
     let right = |bar: &Bar| bar.group as f64 + 0.1 + (bar.member + 1) as f64 * slot - gap;
-    let bar_pixels = {
-        let a = ctx.backend_coord(&(0.0, 0.0)).0;
-        let b = ctx.backend_coord(&(slot - 2.0 * gap, 0.0)).0;
-        b - a
-    };
-    for (member, name) in chart.members.iter().enumerate() {
-        let color = PALETTE[member % PALETTE.len()];
-        let bars = chart.bars.iter().filter(|b| b.member == member);
-        ctx.draw_series(bars.map(|bar| {
-            Rectangle::new([(left(bar), 0.0), (right(bar), bar.median)], color.filled())
-        }))?
-        .label(name.as_str())
-        .legend(move |(x, y)| Rectangle::new([(x, y - 10), (x + 28, y + 10)], color.filled()));
-    }
-    let whisker = ShapeStyle::from(&BLACK).stroke_width(3);
+    let bar_pixels =
+        ctx.backend_coord(&(slot - 2.0 * gap, 0.0)).0 - ctx.backend_coord(&(0.0, 0.0)).0;
+    ctx.draw_series(chart.bars.iter().map(|bar| {
+        Rectangle::new(
+            [(left(bar), 0.0), (right(bar), bar.median)],
+            colour(bar.member).filled(),
+        )
+    }))?;
+    let whisker = ShapeStyle::from(&BLACK).stroke_width(if bar_pixels > 12 { 3 } else { 1 });
     for bar in &chart.bars {
         let centre = (left(bar) + right(bar)) / 2.0;
         let cap = (right(bar) - left(bar)) / 6.0;
@@ -221,7 +248,7 @@ fn draw(chart: &Chart, rgb: &mut [u8]) -> DrawResult {
     for bar in &chart.bars {
         let text = format_pps(bar.median);
         // Values are only legible when the bar is wider than its label.
-        if (text.len() as i32) * 13 > bar_pixels {
+        if root.estimate_text_size(&text, &value_style)?.0 as i32 > bar_pixels + 8 {
             continue;
         }
         let (x, y) = ctx.backend_coord(&((left(bar) + right(bar)) / 2.0, bar.max.max(bar.median)));
@@ -232,16 +259,123 @@ fn draw(chart: &Chart, rgb: &mut [u8]) -> DrawResult {
         let (x, y) = ctx.backend_coord(&(index as f64 + 0.5, 0.0));
         root.draw(&Text::new(name.as_str(), (x, y + 14), group_style.clone()))?;
     }
-    ctx.configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .margin(20)
-        .legend_area_size(40)
-        .label_font(font(28.0))
-        .background_style(WHITE.mix(0.9))
-        .border_style(RGBColor(0x80, 0x80, 0x80))
-        .draw()?;
+    match side {
+        Some(side) => {
+            let (x, y) = side.get_base_pixel();
+            legend.draw(&root, (x, y + 20))?;
+        }
+        None => {
+            let (x, _) = ctx.backend_coord(&(groups as f64, 0.0));
+            let (_, y) = ctx.backend_coord(&(0.0, y_max));
+            legend.draw(&root, (x - legend.width() - 10, y + 10))?;
+        }
+    }
     root.present()?;
     Ok(())
+}
+
+fn colour(member: usize) -> RGBColor {
+    PALETTE[member % PALETTE.len()]
+}
+
+/// Draws a centred title line and returns the area below it; the text is made smaller, then
+/// cut, so that it fits the width.
+fn titled<'a>(
+    area: &Area<'a>,
+    text: &str,
+    size: f64,
+    colour: RGBColor,
+) -> Result<Area<'a>, Box<dyn std::error::Error>> {
+    if text.is_empty() {
+        return Ok(area.clone());
+    }
+    let room = WIDTH - 40;
+    let mut size = size;
+    while size > 20.0 && area.estimate_text_size(text, &font(size).into())?.0 > room {
+        size -= 2.0;
+    }
+    let mut text = text.to_string();
+    while area.estimate_text_size(&text, &font(size).into())?.0 > room && text.chars().count() > 1 {
+        text.pop();
+        text.pop();
+        text.push('…');
+    }
+    Ok(area.titled(&text, font(size).color(&colour))?)
+}
+
+/// The colour key: one row per version, in columns when they do not fit one.
+struct Legend<'n> {
+    names: &'n [String],
+    rows: usize,
+    column_width: i32,
+}
+
+impl<'n> Legend<'n> {
+    fn new(root: &Area<'_>, names: &'n [String]) -> Result<Self, Box<dyn std::error::Error>> {
+        let mut text_width = 0;
+        for name in names {
+            text_width =
+                text_width.max(root.estimate_text_size(name, &font(LEGEND_SIZE).into())?.0);
+        }
+        let rows = if names.len() <= LEGEND_INSIDE_MAX {
+            names.len()
+        } else {
+            // Rows that fit beside the plot, below the titles.
+            ((HEIGHT as i32 - 220) / LEGEND_ROW) as usize
+        };
+        Ok(Legend {
+            names,
+            rows: rows.max(1),
+            column_width: text_width as i32 + 70,
+        })
+    }
+
+    fn inside(&self) -> bool {
+        self.names.len() <= LEGEND_INSIDE_MAX
+    }
+
+    fn columns(&self) -> i32 {
+        self.names.len().div_ceil(self.rows).max(1) as i32
+    }
+
+    fn width(&self) -> i32 {
+        self.columns() * self.column_width + 20
+    }
+
+    fn height(&self) -> i32 {
+        self.rows.min(self.names.len()) as i32 * LEGEND_ROW + 20
+    }
+
+    fn draw(&self, root: &Area<'_>, (x, y): (i32, i32)) -> DrawResult {
+        if self.names.is_empty() {
+            return Ok(());
+        }
+        root.draw(&Rectangle::new(
+            [(x, y), (x + self.width(), y + self.height())],
+            WHITE.mix(0.9).filled(),
+        ))?;
+        root.draw(&Rectangle::new(
+            [(x, y), (x + self.width(), y + self.height())],
+            RGBColor(0x80, 0x80, 0x80),
+        ))?;
+        let style = TextStyle::from(font(LEGEND_SIZE)).pos(Pos::new(HPos::Left, VPos::Center));
+        for (i, name) in self.names.iter().enumerate() {
+            let column = (i / self.rows) as i32;
+            let row = (i % self.rows) as i32;
+            let left = x + 20 + column * self.column_width;
+            let middle = y + 10 + row * LEGEND_ROW + LEGEND_ROW / 2;
+            root.draw(&Rectangle::new(
+                [(left, middle - 10), (left + 28, middle + 10)],
+                colour(i).filled(),
+            ))?;
+            root.draw(&Text::new(
+                name.as_str(),
+                (left + 40, middle),
+                style.clone(),
+            ))?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

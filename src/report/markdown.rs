@@ -83,7 +83,11 @@ fn setup_lines(report: &Report) -> Vec<String> {
             }
         }
         if !unames.is_empty() {
-            lines.push(format!("{}: {}", report.label(version), unames.join("; ")));
+            lines.push(format!(
+                "{}: {}",
+                report.version_label(version),
+                unames.join("; ")
+            ));
         }
     }
     for profile in &report.profiles {
@@ -214,10 +218,10 @@ fn verdict(report: &Report, block: &ComparisonBlock) -> String {
         .collect();
     let name = |i: usize| {
         let s = &report.series[i].series;
-        report.label(match varies {
-            Level::Version => &s.version,
-            Level::Config => &s.config,
-        })
+        match varies {
+            Level::Version => report.version_label(&s.version),
+            Level::Config => report.label(&s.config),
+        }
     };
     let results: Vec<String> = block.members[1..]
         .iter()

@@ -103,7 +103,7 @@ impl Settings {
             let message = e.message().trim().to_string();
             match e
                 .span()
-                .map(|span| text[..span.start].lines().count().max(1))
+                .map(|span| text[..span.start].matches('\n').count() + 1)
             {
                 Some(line) => format!("line {line}: {message}"),
                 None => message,

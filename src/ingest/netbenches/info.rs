@@ -159,7 +159,8 @@ pub fn resolve_levels(prefix: &str, info: &Info) -> Levels {
 
 /// How well some name parts fit a level the `.info` names `value`.
 fn segment_score(parts: &[&str], value: Option<&str>) -> i64 {
-    let extra_parts = parts.len().saturating_sub(1) as i64;
+    // A level spanning several dot-separated parts is the exception (a dotted name).
+    let extra_parts = 2 * parts.len().saturating_sub(1) as i64;
     match (value.filter(|v| !v.is_empty()), parts.is_empty()) {
         (Some(_), true) => -2,
         (Some(value), false) => {
