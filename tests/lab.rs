@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use benchlab::dut::{self, ConfigSet};
 use benchlab::lab::{self, Lab, LabConfig, Owner, Placement, Role};
-use benchlab::transport::Transport;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
