@@ -21,7 +21,14 @@ pub struct LabArgs {
 #[derive(Debug, Subcommand)]
 pub enum LabAction {
     /// Build the virtual lab and leave it up until `benchlab lab down`.
-    Up(LabTarget),
+    Up {
+        /// Which lab.
+        #[command(flatten)]
+        target: LabTarget,
+        /// Keep the lab only while this command runs: Ctrl-C (or SIGTERM) removes it.
+        #[arg(long)]
+        hold: bool,
+    },
     /// Remove the lab, and every stale benchlab lab.
     Down {
         /// Which lab.
@@ -71,8 +78,18 @@ impl LabTarget {
 /// Runs `benchlab lab …`.
 pub fn run(args: LabArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Result<i32> {
     match args.action {
-        LabAction::Up(target) => {
-            let facts = Lab::up(&target.config()?)?.keep()?;
+        LabAction::Up { target, hold } => {
+            let lab = Lab::up(&target.config()?)?;
+            if hold {
+                writeln!(out, "lab {} is up until Ctrl-C", lab.id())?;
+                print_facts(out, lab.facts())?;
+                out.flush()?;
+                // The lab's signal handler removes it and ends the process.
+                loop {
+                    std::thread::park();
+                }
+            }
+            let facts = lab.keep()?;
             writeln!(
                 out,
                 "lab {} is up; `benchlab lab down --id {}` removes it",

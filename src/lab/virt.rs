@@ -42,6 +42,13 @@ const NODE_SYSCTLS: &[&str] = &[
     "net.ipv6.conf.default.accept_ra=0",
     "net.ipv6.conf.all.router_solicitations=0",
     "net.ipv6.conf.default.router_solicitations=0",
+    // Interfaces coming up (and forwarding, joining all-routers) send unsolicited MLD
+    // reports and repeat them for up to 10 s: repeat them within a millisecond instead, so
+    // that the lab is silent by the time a trial counts packets.
+    "net.ipv6.conf.all.mldv1_unsolicited_report_interval=1",
+    "net.ipv6.conf.default.mldv1_unsolicited_report_interval=1",
+    "net.ipv6.conf.all.mldv2_unsolicited_report_interval=1",
+    "net.ipv6.conf.default.mldv2_unsolicited_report_interval=1",
 ];
 
 /// Sysctls of the DUT once its interfaces exist.
