@@ -7,6 +7,9 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand};
 
+mod gen;
+mod rx;
+
 /// benchlab: forwarding benchmarks of routers and firewalls, with statistics.
 #[derive(Debug, Parser)]
 #[command(name = "benchlab", version, about, long_about = None)]
@@ -18,12 +21,19 @@ pub struct Cli {
 
 /// The subcommands (names are stable: DESIGN.md).
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Send UDP test frames (the packet generator, usable standalone like pkt-gen).
+    Gen(gen::Args),
+    /// Sample an interface's packet counters once a second (the receiver).
+    Rx(rx::Args),
+}
 
 /// Runs one parsed command line, writing its output to `out` and `err`; returns the exit status.
 pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
-    let _ = (out, err);
-    match cli.command {}
+    match cli.command {
+        Command::Gen(args) => gen::run(args, out, err),
+        Command::Rx(args) => rx::run(args, out, err),
+    }
 }
 
 /// Parses the process arguments, runs, prints any error as one line; returns the exit status.

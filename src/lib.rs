@@ -11,3 +11,5 @@
 pub mod cli;
 /// Errors shared by every layer and their exit statuses.
 pub mod error;
+/// Traffic: the packet generator (`benchlab gen`) and the receiver's counter sampler (`benchlab rx`).
+pub mod traffic;
