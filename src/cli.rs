@@ -13,6 +13,8 @@ pub mod lab;
 pub mod ministat;
 /// `benchlab report`: README, graphs, JSON and the harness's files from a results directory.
 pub mod report;
+mod gen;
+mod rx;
 
 /// benchlab: forwarding benchmarks of routers and firewalls, with statistics.
 #[derive(Debug, Parser)]
@@ -38,6 +40,10 @@ pub enum Command {
     Report(report::Args),
     /// Statistics of data files, exactly as FreeBSD's ministat(1) prints them.
     Ministat(ministat::MinistatArgs),
+    /// Send UDP test frames (the packet generator, usable standalone like pkt-gen).
+    Gen(gen::Args),
+    /// Sample an interface's packet counters once a second (the receiver).
+    Rx(rx::Args),
 }
 
 /// Runs one parsed command line, writing its output to `out` and `err`; returns the exit status.
@@ -48,6 +54,8 @@ pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result
         Command::Lab(args) => lab::run(args, out, err),
         Command::Report(args) => report::run(args, out, err),
         Command::Ministat(args) => ministat::run(args, out, err),
+        Command::Gen(args) => gen::run(args, out, err),
+        Command::Rx(args) => rx::run(args, out, err),
     }
 }
 
