@@ -8,3 +8,5 @@ pub mod plan;
 pub mod run;
 /// The results directory: layout, atomic writes, resume.
 pub mod store;
+/// The virtual lab as a bench: versions, config sets and trials in namespaces.
+pub mod virt;

@@ -73,9 +73,9 @@ pub mod defaults {
     pub const INET6_SRC: &str = "[2001:2:0:10::1]:2000-[2001:2:0:10::14]";
     /// Destination flows of the inet6 profile.
     pub const INET6_DST: &str = "[2001:2:0:8010::1]:2000-[2001:2:0:8010::64]";
-    /// Minimum trial length accepted once warm-up and cool-down are dropped: ministat-like
-    /// medians need a few samples.
-    pub const MIN_MEASURED_S: f64 = 3.0;
+    /// Fewest whole seconds a trial must keep once warm-up and cool-down are dropped: a median
+    /// needs a few samples.
+    pub const MIN_MEASURED_S: usize = 3;
 }
 
 /// Order in which trials run.
@@ -154,6 +154,16 @@ pub struct Trial {
     pub warmup: f64,
     /// Seconds dropped at the end. Default is 1.
     pub cooldown: f64,
+}
+
+impl Trial {
+    /// Whole seconds of samples the analysis keeps: those after the warm-up and before the
+    /// cool-down.
+    pub fn measured_seconds(&self) -> usize {
+        let last = (self.duration - self.cooldown).floor();
+        let first = self.warmup.ceil() + 1.0;
+        (last - first + 1.0).max(0.0) as usize
+    }
 }
 
 impl Default for Trial {
@@ -419,17 +429,18 @@ impl Campaign {
                 ));
             }
         }
-        if t.duration - t.warmup - t.cooldown < defaults::MIN_MEASURED_S {
+        if t.measured_seconds() < defaults::MIN_MEASURED_S {
             return Err(bad(
                 origin,
                 "trial.duration",
                 format!(
-                    "{}s of traffic leaves less than {}s once warm-up ({}s) and cool-down ({}s) \
-                     are dropped; make the trial longer",
+                    "{}s of traffic leaves {} whole second(s) once warm-up ({}s) and cool-down \
+                     ({}s) are dropped, {} needed; make the trial longer",
                     t.duration,
-                    defaults::MIN_MEASURED_S,
+                    t.measured_seconds(),
                     t.warmup,
-                    t.cooldown
+                    t.cooldown,
+                    defaults::MIN_MEASURED_S
                 ),
             ));
         }

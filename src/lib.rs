@@ -25,7 +25,7 @@ pub mod lab;
 pub mod report;
 /// ministat-compatible statistics: summaries, Student's t comparisons, the ASCII plot, C `%g`.
 pub mod stats;
-/// How benchlab reaches a node: commands, long-running processes and files (netns, mock).
-pub mod transport;
 /// Traffic: the packet generator (`benchlab gen`) and the receiver's counter sampler (`benchlab rx`).
 pub mod traffic;
+/// How benchlab reaches a node: commands, long-running processes and files (netns, mock).
+pub mod transport;

@@ -506,3 +506,37 @@ pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// The report options a benchlab campaign implies: its title, versions and config sets in its
+/// order, version labels, and setup lines from `lab.json` and the campaign's notes.
+pub fn campaign_options(read: &crate::ingest::benchlab::CampaignResults) -> ReportOptions {
+    let c = &read.campaign;
+    let mut lines = crate::campaign::host::setup_lines(&read.lab["host"]);
+    if let Some(placement) = read
+        .lab
+        .pointer("/lab/placement/summary")
+        .and_then(|v| v.as_str())
+    {
+        lines.push(format!(
+            "Virtual lab (network namespaces and veth pairs), {placement}"
+        ));
+    }
+    lines.extend(c.notes.iter().cloned());
+    lines.push(format!(
+        "{}-second trials; an iteration counts as the median of the receiver's per-second rates \
+         once the first {} s and last {} s are dropped",
+        c.trial.duration, c.trial.warmup, c.trial.cooldown
+    ));
+    ReportOptions {
+        versions: Some(c.versions.iter().map(|v| v.name.clone()).collect()),
+        configs: Some(c.config_set_names().map(str::to_string).collect()),
+        flavor: Flavor::Current,
+        title: Some(c.title.clone()),
+        lines,
+        labels: c
+            .versions
+            .iter()
+            .filter_map(|v| v.label.clone().map(|l| (v.name.clone(), l)))
+            .collect(),
+    }
+}

@@ -20,7 +20,7 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// A short campaign on lab `id`: 2 config sets × inet4 × `iterations`, 4-second trials.
+/// A short campaign on lab `id`: 2 config sets × inet4 × `iterations`, 5-second trials.
 fn short_campaign(dir: &Path, id: &str, iterations: u32) -> PathBuf {
     let path = dir.join(format!("short-{id}.toml"));
     fs::write(
@@ -34,9 +34,9 @@ config_sets = ["forwarding", "nft-stateful"]
 id = "{id}"
 
 [trial]
-duration = 4
-warmup = 0.5
-cooldown = 0.5
+duration = 5
+warmup = 1
+cooldown = 1
 
 [[profiles]]
 name = "inet4"
@@ -85,11 +85,21 @@ fn a_short_campaign_ends_with_its_report_and_leaves_nothing_behind() {
         "-o",
         results.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "benchlab run failed: {}", stderr(&out));
+    assert!(
+        out.status.success(),
+        "benchlab run failed: {}",
+        stderr(&out)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("README.md"));
     assert_eq!(trial_dirs(&results).len(), 6);
     assert_eq!(finished_trials(&results), 6);
-    for file in ["campaign.toml", "lab.json", "README.md", "graph.png", "results.json"] {
+    for file in [
+        "campaign.toml",
+        "lab.json",
+        "README.md",
+        "graph.png",
+        "results.json",
+    ] {
         assert!(results.join(file).is_file(), "{file} missing");
     }
     let trial = results.join("runs/default.nft-stateful.inet4.1");
@@ -112,7 +122,12 @@ fn a_short_campaign_ends_with_its_report_and_leaves_nothing_behind() {
     assert!(lab_namespaces("tc1").is_empty());
     // The report is regenerated from the raw samples, identically.
     let again = tmp.path().join("again");
-    let out = run(&["report", results.to_str().unwrap(), "-o", again.to_str().unwrap()]);
+    let out = run(&[
+        "report",
+        results.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         fs::read(results.join("results.json")).unwrap(),
@@ -126,7 +141,13 @@ fn kill_9_then_resume_gives_the_same_trials_without_rewriting_finished_ones() {
     let campaign = short_campaign(tmp.path(), "tc2", 3);
     let results = tmp.path().join("results");
     let mut child = benchlab()
-        .args(["run", campaign.to_str().unwrap(), "-o", results.to_str().unwrap(), "-q"])
+        .args([
+            "run",
+            campaign.to_str().unwrap(),
+            "-o",
+            results.to_str().unwrap(),
+            "-q",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -169,8 +190,16 @@ fn malformed_campaign_files_give_one_line_naming_the_key() {
     let tmp = tempfile::tempdir().unwrap();
     let cases = [
         ("syntax", "iterations = = 3", "line 1"),
-        ("unknown-key", "[trial]\nduratoin = 5", "unknown field `duratoin`"),
-        ("unknown-set", "config_sets = [\"pf-stateful\"]", "`pf-stateful`"),
+        (
+            "unknown-key",
+            "[trial]\nduratoin = 5",
+            "unknown field `duratoin`",
+        ),
+        (
+            "unknown-set",
+            "config_sets = [\"pf-stateful\"]",
+            "`pf-stateful`",
+        ),
         ("negative", "[trial]\nduration = -5", "trial.duration"),
         ("zero", "iterations = 0", "iterations"),
     ];
@@ -178,11 +207,19 @@ fn malformed_campaign_files_give_one_line_naming_the_key() {
         let path = tmp.path().join(format!("{name}.toml"));
         fs::write(&path, text).unwrap();
         let results = tmp.path().join(format!("out-{name}"));
-        let out = run(&["run", path.to_str().unwrap(), "-o", results.to_str().unwrap()]);
+        let out = run(&[
+            "run",
+            path.to_str().unwrap(),
+            "-o",
+            results.to_str().unwrap(),
+        ]);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{name}: {err}");
         assert_eq!(err.lines().count(), 1, "{name}: {err}");
-        assert!(err.contains(want) && err.contains(path.to_str().unwrap()), "{name}: {err}");
+        assert!(
+            err.contains(want) && err.contains(path.to_str().unwrap()),
+            "{name}: {err}"
+        );
         assert!(!results.exists(), "{name}: a results directory was started");
     }
 }
@@ -197,9 +234,18 @@ fn mismatched_or_corrupted_results_directories_are_refused() {
     let text = fs::read_to_string(&campaign).unwrap();
     let stored = text.replace("iterations = 3", "iterations = 5");
     fs::write(results.join("campaign.toml"), stored).unwrap();
-    let out = run(&["run", campaign.to_str().unwrap(), "--resume", results.to_str().unwrap()]);
+    let out = run(&[
+        "run",
+        campaign.to_str().unwrap(),
+        "--resume",
+        results.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("key `iterations` changed"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("key `iterations` changed"),
+        "{}",
+        stderr(&out)
+    );
 
     fs::write(results.join("campaign.toml"), &text).unwrap();
     let trial = results.join("runs/default.forwarding.inet4.1");
@@ -207,9 +253,17 @@ fn mismatched_or_corrupted_results_directories_are_refused() {
     fs::write(trial.join("meta.json"), "{ not json").unwrap();
     let out = run(&["run", "--resume", results.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("corrupted results directory"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("corrupted results directory"),
+        "{}",
+        stderr(&out)
+    );
 
-    let out = run(&["run", "--resume", tmp.path().join("nothing").to_str().unwrap()]);
+    let out = run(&[
+        "run",
+        "--resume",
+        tmp.path().join("nothing").to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("not a benchlab results directory"));
 }

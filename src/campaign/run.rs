@@ -32,8 +32,6 @@ pub struct TrialSpec<'a> {
 pub struct TrialData {
     /// One row per second of traffic.
     pub samples: Vec<SampleRow>,
-    /// Packets the DUT's interfaces dropped during the trial, when known.
-    pub dut_drops: Option<u64>,
     /// Files to keep with the trial (hook outputs: `dut-before.txt`, …), name and content.
     pub files: Vec<(String, String)>,
     /// Start of traffic, seconds since the Unix epoch.
@@ -247,12 +245,13 @@ fn store_trial(
     Ok(meta)
 }
 
-/// The samples the analysis keeps: warm-up and cool-down seconds dropped.
+/// The samples the analysis keeps: those whose whole second lies after the warm-up and before
+/// the cool-down (a sample at `t_s` covers the second that ends at `t_s`).
 pub fn measured<'a>(samples: &'a [SampleRow], trial: &Trial) -> Vec<&'a SampleRow> {
     let end = trial.duration - trial.cooldown;
     samples
         .iter()
-        .filter(|s| s.t_s > trial.warmup && s.t_s <= end + 1e-6)
+        .filter(|s| s.t_s - 1.0 >= trial.warmup - 1e-6 && s.t_s <= end + 1e-6)
         .collect()
 }
 
@@ -268,6 +267,8 @@ fn median(values: impl Iterator<Item = f64>) -> f64 {
 /// The figures of a trial, whatever its checks say.
 fn summarize(spec: &TrialSpec<'_>, data: &TrialData) -> TrialMeta {
     let window = measured(&data.samples, spec.trial);
+    let tx_pkts = data.samples.iter().map(|s| s.tx_pkts).sum();
+    let rx_pkts = data.samples.iter().map(|s| s.rx_pkts).sum::<u64>();
     TrialMeta {
         trial: spec.key.to_string(),
         start_unix_s: data.start_unix_s,
@@ -278,9 +279,9 @@ fn summarize(spec: &TrialSpec<'_>, data: &TrialData) -> TrialMeta {
         },
         tx_pps: median(window.iter().map(|s| s.tx_pps)),
         rx_pps: median(window.iter().map(|s| s.rx_pps)),
-        tx_pkts: data.samples.iter().map(|s| s.tx_pkts).sum(),
-        rx_pkts: data.samples.iter().map(|s| s.rx_pkts).sum(),
-        dut_drops: data.dut_drops,
+        tx_pkts,
+        rx_pkts,
+        lost_pkts: tx_pkts.saturating_sub(rx_pkts),
         measured_samples: window.len(),
         status: Status::Ok,
         flags: Vec::new(),
@@ -298,7 +299,7 @@ fn judge(spec: &TrialSpec<'_>, data: &TrialData) -> Result<TrialMeta, String> {
     if meta.rx_pkts == 0 {
         return Err("the receiver saw no traffic".into());
     }
-    let expected = (spec.trial.duration - spec.trial.warmup - spec.trial.cooldown).floor() as usize;
+    let expected = spec.trial.measured_seconds();
     if window.len() + 1 < expected {
         return Err(format!(
             "only {} of {expected} measured seconds were sampled",
@@ -398,7 +399,6 @@ mod tests {
             samples.iter().for_each(|s| on_second(s));
             Ok(TrialData {
                 samples,
-                dut_drops: Some(0),
                 files: vec![("dut-before.txt".into(), "counters\n".into())],
                 start_unix_s: 100.0,
                 end_unix_s: 100.0 + spec.trial.duration,

@@ -62,8 +62,9 @@ pub struct TrialMeta {
     pub tx_pkts: u64,
     /// Packets received in all.
     pub rx_pkts: u64,
-    /// Packets the DUT dropped (its interface counters), when known.
-    pub dut_drops: Option<u64>,
+    /// Packets sent that the receiver did not count: dropped at or in the DUT (per-interface
+    /// drop counters are in `receiver.json` when the bench records them).
+    pub lost_pkts: u64,
     /// Seconds of samples kept for the figure (after warm-up and cool-down).
     pub measured_samples: usize,
     /// Outcome.
@@ -371,7 +372,7 @@ mod tests {
             rx_pps: 9.0,
             tx_pkts: 10,
             rx_pkts: 9,
-            dut_drops: Some(1),
+            lost_pkts: 1,
             measured_samples: 3,
             status: Status::Ok,
             flags: vec![],

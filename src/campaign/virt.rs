@@ -11,7 +11,7 @@ use super::store::SampleRow;
 use crate::config::{Campaign, Rate, Version};
 use crate::dut::{self, ConfigSet};
 use crate::lab::Lab;
-use crate::traffic::packet::FrameSpec;
+use crate::traffic::packet::{FrameSpec, Mac};
 use crate::traffic::receiver::{Receiver, RxConfig};
 use crate::traffic::{self, GenConfig, IfRef, Limit};
 use crate::transport::{display_argv, Command, Transport};
@@ -143,8 +143,7 @@ impl Bench for VirtualBench {
                     version.name
                 )
             })?;
-            self.restore
-                .push((key.clone(), before.trim().to_string()));
+            self.restore.push((key.clone(), before.trim().to_string()));
         }
         for argv in &version.commands {
             let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
@@ -177,8 +176,8 @@ impl Bench for VirtualBench {
         let facts = self.lab().facts();
         let sender = &facts.senders[0];
         let frames = FrameSpec::new(
-            sender.mac.0.into(),
-            sender.dut_mac.0.into(),
+            Mac(sender.mac.0),
+            Mac(sender.dut_mac.0),
             spec.profile.src().parse()?,
             spec.profile.dst().parse()?,
             spec.profile.frame_size as usize,
@@ -215,7 +214,10 @@ impl Bench for VirtualBench {
             )
             .collect();
 
-        let mut files = vec![("dut-before.txt".to_string(), self.snapshot(&spec.hooks.before))];
+        let mut files = vec![(
+            "dut-before.txt".to_string(),
+            self.snapshot(&spec.hooks.before),
+        )];
         let receiver = Receiver::start(rx_cfg).context("starting the receiver")?;
         let mut generator = traffic::builtin(gen_cfg).context("starting the generator")?;
         let start_unix_s = unix_now();
@@ -272,9 +274,10 @@ impl Bench for VirtualBench {
             (last_tx, last_rx) = (t.tx_pkts, r.rx_pkts);
             rows.push(row);
         }
-        let last = series.samples.last();
-        let dut_drops = last.map(|s| s.drops.iter().sum());
-        files.push(("dut-after.txt".to_string(), self.snapshot(&spec.hooks.after)));
+        files.push((
+            "dut-after.txt".to_string(),
+            self.snapshot(&spec.hooks.after),
+        ));
         files.push((
             "generator.json".to_string(),
             serde_json::to_string_pretty(&sent)? + "\n",
@@ -285,7 +288,6 @@ impl Bench for VirtualBench {
         ));
         Ok(TrialData {
             samples: rows,
-            dut_drops,
             files,
             start_unix_s,
             end_unix_s,

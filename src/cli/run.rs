@@ -41,7 +41,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR", conflicts_with = "output")]
     pub resume: Option<PathBuf>,
 
-    /// A one-minute smoke run: 3 iterations of 4-second trials, IPv4 only
+    /// A one-minute smoke run: 3 iterations of 5-second trials, IPv4 only
     #[arg(long)]
     pub quick: bool,
 
@@ -53,9 +53,9 @@ pub struct Args {
 /// The `--quick` campaign: the given one, shrunk to about a minute.
 fn quicken(c: &mut Campaign) {
     c.iterations = 3;
-    c.trial.duration = 4.0;
-    c.trial.warmup = 0.5;
-    c.trial.cooldown = 0.5;
+    c.trial.duration = 5.0;
+    c.trial.warmup = 1.0;
+    c.trial.cooldown = 1.0;
     if c.profiles.len() > 1 {
         c.profiles.truncate(1);
     }
@@ -162,7 +162,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
             )))
         }
     }
-    let report = crate::cli::report::write_report(&dir, None, &Default::default())?;
+    let (report, _) = crate::cli::report::write_report(&dir, &dir, Default::default())?;
     if !args.quiet {
         for warning in &report.warnings {
             writeln!(err, "warning: {warning}")?;
@@ -209,7 +209,9 @@ fn on_event(
                 "{trial} · {}",
                 crate::report::chart::format_pps(sample.rx_pps)
             ));
-            bar.set_position(((*done as f64 + (sample.t_s / per_trial).min(1.0)) * per_trial) as u64);
+            bar.set_position(
+                ((*done as f64 + (sample.t_s / per_trial).min(1.0)) * per_trial) as u64,
+            );
         }
         (Event::Retry { key, reason }, Progress::Bar(bar)) => {
             bar.println(format!("{key}: {reason}; retrying"));
@@ -221,7 +223,11 @@ fn on_event(
             *done += 1;
             let line = match meta.status {
                 Status::Ok => format!("{key}: {:.0} pps", meta.rx_pps),
-                Status::Flagged => format!("{key}: {:.0} pps, flagged: {}", meta.rx_pps, meta.flags.join("; ")),
+                Status::Flagged => format!(
+                    "{key}: {:.0} pps, flagged: {}",
+                    meta.rx_pps,
+                    meta.flags.join("; ")
+                ),
                 Status::Failed => format!(
                     "{key}: failed: {}",
                     meta.failure.as_deref().unwrap_or("unknown")
