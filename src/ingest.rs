@@ -21,6 +21,10 @@ pub struct Results {
     pub series: Vec<Series>,
     /// What could not be measured or was left out, in the order it was found.
     pub warnings: Vec<Warning>,
+    /// How an iteration's figure was computed from its per-second samples, in words.
+    pub method: String,
+    /// What sent the traffic (`pkt-gen`, `benchlab gen, xdp engine`), when known.
+    pub generator: Option<String>,
 }
 
 /// One (version, config set, traffic profile) cell: the iterations measured for it.

@@ -125,6 +125,10 @@ pub struct Report {
     pub blocks: Vec<ComparisonBlock>,
     /// What could not be measured or compared, one sentence each.
     pub warnings: Vec<String>,
+    /// How an iteration's figure was computed, in words.
+    pub method: String,
+    /// What sent the traffic, when known.
+    pub generator: Option<String>,
 }
 
 /// A file of the report: its name in the output directory and its contents.
@@ -141,7 +145,12 @@ impl Report {
     ///
     /// A name in `options.versions`/`configs` that no series has is an [`InputError`].
     pub fn build(results: Results, options: &ReportOptions) -> Result<Report, InputError> {
-        let Results { series, warnings } = results;
+        let Results {
+            series,
+            warnings,
+            method,
+            generator,
+        } = results;
         let versions = select(
             "version",
             distinct(series.iter().map(|s| &s.version)),
@@ -215,6 +224,8 @@ impl Report {
             series,
             blocks: Vec::new(),
             warnings,
+            method,
+            generator,
         };
         report.blocks = report.comparison_blocks()?;
         Ok(report)
@@ -522,11 +533,6 @@ pub fn campaign_options(read: &crate::ingest::benchlab::CampaignResults) -> Repo
         ));
     }
     lines.extend(c.notes.iter().cloned());
-    lines.push(format!(
-        "{}-second trials; an iteration counts as the median of the receiver's per-second rates \
-         once the first {} s and last {} s are dropped",
-        c.trial.duration, c.trial.warmup, c.trial.cooldown
-    ));
     ReportOptions {
         versions: Some(c.versions.iter().map(|v| v.name.clone()).collect()),
         configs: Some(c.config_set_names().map(str::to_string).collect()),
@@ -571,7 +577,7 @@ mod tests {
             series: (0..9)
                 .map(|v| series(&format!("v{v}"), &[1e6 + f64::from(v), 1.1e6, 0.9e6]))
                 .collect(),
-            warnings: Vec::new(),
+            ..Results::default()
         };
         let report = Report::build(results, &ReportOptions::default()).unwrap();
         let members: Vec<Vec<usize>> = report.blocks.iter().map(|b| b.members.clone()).collect();
@@ -586,7 +592,7 @@ mod tests {
     fn series_with_fewer_than_three_iterations_have_no_statistics() {
         let results = Results {
             series: vec![series("a", &[1.0, 2.0, 3.0]), series("b", &[1.0, 2.0])],
-            warnings: Vec::new(),
+            ..Results::default()
         };
         let report = Report::build(results, &ReportOptions::default()).unwrap();
         assert!(report.series[1].summary.is_none());

@@ -32,6 +32,8 @@ pub struct TrialSpec<'a> {
 pub struct TrialData {
     /// One row per second of traffic.
     pub samples: Vec<SampleRow>,
+    /// What sent the traffic, in words.
+    pub generator: Option<String>,
     /// Files to keep with the trial (hook outputs: `dut-before.txt`, …), name and content.
     pub files: Vec<(String, String)>,
     /// Start of traffic, seconds since the Unix epoch.
@@ -283,6 +285,7 @@ fn summarize(spec: &TrialSpec<'_>, data: &TrialData) -> TrialMeta {
         rx_pkts,
         lost_pkts: tx_pkts.saturating_sub(rx_pkts),
         measured_samples: window.len(),
+        generator: data.generator.clone(),
         status: Status::Ok,
         flags: Vec::new(),
         failure: None,
@@ -399,6 +402,7 @@ mod tests {
             samples.iter().for_each(|s| on_second(s));
             Ok(TrialData {
                 samples,
+                generator: Some("mock".into()),
                 files: vec![("dut-before.txt".into(), "counters\n".into())],
                 start_unix_s: 100.0,
                 end_unix_s: 100.0 + spec.trial.duration,

@@ -67,6 +67,9 @@ pub struct TrialMeta {
     pub lost_pkts: u64,
     /// Seconds of samples kept for the figure (after warm-up and cool-down).
     pub measured_samples: usize,
+    /// What sent the traffic (`benchlab gen, xdp engine`), when known.
+    #[serde(default)]
+    pub generator: Option<String>,
     /// Outcome.
     pub status: Status,
     /// Why the figure is flagged (empty when ok).
@@ -374,6 +377,7 @@ mod tests {
             rx_pkts: 9,
             lost_pkts: 1,
             measured_samples: 3,
+            generator: None,
             status: Status::Ok,
             flags: vec![],
             failure: None,

@@ -287,6 +287,7 @@ impl Bench for VirtualBench {
             serde_json::to_string_pretty(&series)? + "\n",
         ));
         Ok(TrialData {
+            generator: Some(format!("benchlab gen, {} engine", sent.engine)),
             samples: rows,
             files,
             start_unix_s,

@@ -48,7 +48,15 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
         .pointer("/host/kernel")
         .and_then(|v| v.as_str())
         .map(str::to_string);
-    let mut results = Results::default();
+    let t = &campaign.trial;
+    let mut results = Results {
+        method: format!(
+            "the median of the receiver's per-second rates over each {} s trial, the first {} s \
+             and the last {} s dropped",
+            t.duration, t.warmup, t.cooldown
+        ),
+        ..Results::default()
+    };
     let keys = plan(&campaign);
     for version in &campaign.versions {
         for config in campaign.config_set_names() {
@@ -80,6 +88,9 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
                         continue;
                     }
                     let meta = store.read_meta(key)?;
+                    if results.generator.is_none() {
+                        results.generator.clone_from(&meta.generator);
+                    }
                     match meta.status {
                         Status::Failed => {
                             results.warnings.push(Warning::FailedTrial {
