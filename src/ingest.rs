@@ -23,7 +23,7 @@ pub struct Results {
     pub warnings: Vec<Warning>,
     /// How an iteration's figure was computed from its per-second samples, in words.
     pub method: String,
-    /// What sent the traffic (`pkt-gen`, `benchlab gen, xdp engine`), when known.
+    /// What sent the traffic (`pkt-gen sender`, `benchlab gen, xdp engine`), when known.
     pub generator: Option<String>,
 }
 
