@@ -17,7 +17,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use anyhow::Context;
@@ -505,14 +504,7 @@ pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
     for file in files {
         let path = dir.join(&file.name);
-        let mut temp = tempfile::Builder::new()
-            .prefix(".benchlab-")
-            .permissions(std::fs::Permissions::from_mode(0o644))
-            .tempfile_in(dir)
-            .with_context(|| format!("cannot write into '{}'; try -o OUT", dir.display()))?;
-        std::io::Write::write_all(&mut temp, &file.bytes)
-            .with_context(|| format!("cannot write '{}'", path.display()))?;
-        temp.persist(&path)
+        crate::atomic::write(&path, &file.bytes)
             .with_context(|| format!("cannot write '{}'", path.display()))?;
     }
     Ok(())

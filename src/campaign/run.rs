@@ -117,7 +117,7 @@ pub fn run(
     if !lab_json.exists() {
         let facts = bench.facts().context("collecting lab facts")?;
         let text = serde_json::to_string_pretty(&facts)? + "\n";
-        super::store::write_atomic(&lab_json, text.as_bytes())
+        crate::atomic::write(&lab_json, text.as_bytes())
             .with_context(|| format!("writing {}", lab_json.display()))?;
     }
     let done = store.finished()?;
