@@ -520,8 +520,9 @@ pub fn campaign_options(read: &crate::ingest::benchlab::CampaignResults) -> Repo
         .pointer("/lab/placement/summary")
         .and_then(|v| v.as_str())
     {
+        let driver = read.lab["nic_driver"].as_str().unwrap_or("veth");
         lines.push(format!(
-            "Virtual lab (network namespaces and veth pairs), {placement}"
+            "Virtual lab: network namespaces joined by {driver} pairs; {placement}"
         ));
     }
     lines.extend(c.notes.iter().cloned());

@@ -44,10 +44,6 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
             .map_err(|e| InputError::new(format!("{}: corrupted: {e}", lab_path.display())))?,
         Err(_) => serde_json::Value::Null,
     };
-    let uname = lab
-        .pointer("/host/kernel")
-        .and_then(|v| v.as_str())
-        .map(str::to_string);
     let t = &campaign.trial;
     let mut results = Results {
         method: format!(
@@ -68,7 +64,9 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
                     profile: profile.name.clone(),
                     iterations: Vec::new(),
                     setup: Setup {
-                        uname: uname.clone(),
+                        // The virtual lab's DUT runs this host's kernel, which the setup list
+                        // names once; a per-version uname is for labs that re-image the DUT.
+                        uname: None,
                         traffic: Some(traffic(profile)),
                     },
                 };
