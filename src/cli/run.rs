@@ -153,12 +153,12 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     bench.down().context("removing the virtual lab")?;
     match outcome {
         Ok(_) => {}
-        Err(e) if INTERRUPTED.load(Ordering::SeqCst) => {
-            return Err(e.context(format!(
+        Err(_) if INTERRUPTED.load(Ordering::SeqCst) => {
+            anyhow::bail!(
                 "campaign interrupted; finished trials are kept: continue with \
                  `benchlab run --resume {}`",
                 dir.display()
-            )));
+            );
         }
         Err(e) => {
             return Err(e.context(format!(
