@@ -9,6 +9,8 @@ use clap::{Parser, Subcommand};
 
 /// `benchlab lab up|down|status`: the virtual lab by hand.
 pub mod lab;
+mod gen;
+mod rx;
 
 /// benchlab: forwarding benchmarks of routers and firewalls, with statistics.
 #[derive(Debug, Parser)]
@@ -24,12 +26,18 @@ pub struct Cli {
 pub enum Command {
     /// Build, inspect or remove the virtual lab (network namespaces: sender → DUT → receiver).
     Lab(lab::LabArgs),
+    /// Send UDP test frames (the packet generator, usable standalone like pkt-gen).
+    Gen(gen::Args),
+    /// Sample an interface's packet counters once a second (the receiver).
+    Rx(rx::Args),
 }
 
 /// Runs one parsed command line, writing its output to `out` and `err`; returns the exit status.
 pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     match cli.command {
         Command::Lab(args) => lab::run(args, out, err),
+        Command::Gen(args) => gen::run(args, out, err),
+        Command::Rx(args) => rx::run(args, out, err),
     }
 }
 

@@ -17,3 +17,5 @@ pub mod error;
 pub mod lab;
 /// How benchlab reaches a node: commands, long-running processes and files (netns, mock).
 pub mod transport;
+/// Traffic: the packet generator (`benchlab gen`) and the receiver's counter sampler (`benchlab rx`).
+pub mod traffic;
