@@ -7,9 +7,9 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand};
 
+mod gen;
 /// `benchlab lab up|down|status`: the virtual lab by hand.
 pub mod lab;
-mod gen;
 mod rx;
 
 /// benchlab: forwarding benchmarks of routers and firewalls, with statistics.

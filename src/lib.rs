@@ -15,7 +15,7 @@ pub mod dut;
 pub mod error;
 /// The virtual lab: namespaces, veths, addressing, CPU placement; `lab up|down|status`.
 pub mod lab;
-/// How benchlab reaches a node: commands, long-running processes and files (netns, mock).
-pub mod transport;
 /// Traffic: the packet generator (`benchlab gen`) and the receiver's counter sampler (`benchlab rx`).
 pub mod traffic;
+/// How benchlab reaches a node: commands, long-running processes and files (netns, mock).
+pub mod transport;
