@@ -199,6 +199,8 @@ impl Generator for Builtin {
     }
 
     fn stop(&mut self) -> anyhow::Result<TxSummary> {
+        // A run that already ended met its limit; one still going is being interrupted.
+        let was_running = !self.is_finished();
         self.user_stop.store(true, Ordering::Relaxed);
         let sender = self
             .sender
@@ -213,8 +215,7 @@ impl Generator for Builtin {
         let mut summary = summary?;
         summary.interrupted = match self.cfg.limit {
             Limit::Count(n) => summary.tx_pkts < n,
-            Limit::Duration(d) => summary.elapsed_s < d.as_secs_f64(),
-            Limit::Forever => true,
+            Limit::Duration(_) | Limit::Forever => was_running,
         };
         Ok(summary)
     }
