@@ -142,7 +142,8 @@ pub struct GenConfig {
     pub cpu: Option<usize>,
     /// Engine choice.
     pub engine: Engine,
-    /// Packets per burst (`None`: the engine's default, see [`generator::default_burst`]).
+    /// AF_PACKET packets per `sendmmsg` (`None`: [`generator::default_burst`]); the XDP
+    /// engine sends frame by frame.
     pub burst: Option<u32>,
 }
 

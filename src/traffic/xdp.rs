@@ -162,7 +162,7 @@ impl Asm {
         self.emit(Insn::new(0x04, dst, 0, 0, imm as i32));
     }
     /// `dst = htobe<bits>(dst)` (BPF_ALU | BPF_END | BPF_TO_BE), upper bits cleared.
-    fn to_be(&mut self, dst: u8, bits: i32) {
+    fn bswap_be(&mut self, dst: u8, bits: i32) {
         self.emit(Insn::new(0xdc, dst, 0, 0, bits));
     }
     /// Conditional jump on `dst <op> imm` to a label: BPF_JEQ 0x15, BPF_JNE 0x55.
@@ -282,12 +282,12 @@ pub fn program(layout: &FlowLayout, ifindex: u32, map_fd: i32) -> Vec<Insn> {
     // Ports: r1 = htobe16(first + index), stored; r9 accumulates the UDP sum.
     a.ldx(Size::W, R1, R8, 0);
     a.alu_imm(0x00, R1, i32::from(layout.src_first.0));
-    a.to_be(R1, 16);
+    a.bswap_be(R1, 16);
     a.stx(Size::H, R6, layout.sport as i16, R1);
     a.alu_reg(0xb0, R9, R1);
     a.ldx(Size::W, R1, R8, 8);
     a.alu_imm(0x00, R1, i32::from(layout.dst_first.0));
-    a.to_be(R1, 16);
+    a.bswap_be(R1, 16);
     a.stx(Size::H, R6, layout.dport as i16, R1);
     a.alu_reg(0x00, R9, R1);
     // Addresses: r1 = htobe32(first + index), stored; r4 accumulates their two 16-bit halves.
@@ -300,7 +300,7 @@ pub fn program(layout: &FlowLayout, ifindex: u32, map_fd: i32) -> Vec<Insn> {
     {
         a.ldx(Size::W, R1, R8, state_off);
         a.add32_imm(R1, first);
-        a.to_be(R1, 32);
+        a.bswap_be(R1, 32);
         a.stx(Size::W, R6, field as i16, R1);
         a.alu_reg(0xb0, R2, R1);
         a.alu_imm(0x50, R2, 0xffff);
