@@ -85,13 +85,7 @@ impl Lab {
         std::fs::create_dir_all(RUN_DIR).with_context(|| format!("cannot create {RUN_DIR}"))?;
         remove_stale()?;
         claim(&topology.id)?;
-        SIGNAL_HANDLER.call_once(|| {
-            // A process that set its own handler first calls teardown_all() itself.
-            let _ = ctrlc::try_set_handler(|| {
-                teardown_all();
-                std::process::exit(130);
-            });
-        });
+        SIGNAL_HANDLER.call_once(remove_labs_on_signal);
         lock_live().push(topology.id.clone());
         // From here on, an error drops the guard, which removes whatever was built.
         let guard = Guard {
@@ -155,6 +149,24 @@ impl Lab {
         lock_live().retain(|id| *id != self.topology.id);
         Ok(self.facts)
     }
+}
+
+/// On SIGINT, SIGTERM or SIGHUP, removes this process's labs and exits with 128 + the
+/// signal. signal-hook chains handlers, so others (a generator stopping) still run; a handler
+/// that must finish first should call [`teardown_all`] itself before the process ends.
+fn remove_labs_on_signal() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    // Without the handler a signal still ends the process; its labs are then stale and the
+    // next start removes them.
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            teardown_all();
+            std::process::exit(128 + signal);
+        }
+    });
 }
 
 /// Removes every lab this process built and still owns (signal handlers call this).
