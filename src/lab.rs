@@ -80,7 +80,7 @@ impl Lab {
     /// Builds the lab `cfg` describes, after removing stale labs. Refuses (exit 2) when not
     /// root, when a tool is missing, or when a live process owns a lab with the same id.
     pub fn up(cfg: &LabConfig) -> Result<Self> {
-        virt::preflight()?;
+        virt::preflight(virt::LAB_TOOLS)?;
         let topology = Topology::resolve(cfg, virt::online_cpus()).map_err(InputError::new)?;
         std::fs::create_dir_all(RUN_DIR).with_context(|| format!("cannot create {RUN_DIR}"))?;
         remove_stale()?;
@@ -304,7 +304,7 @@ pub struct LabStatus {
 
 /// The status of lab `id`, or `None` when it is not up.
 pub fn status(id: &str) -> Result<Option<LabStatus>> {
-    virt::preflight()?;
+    virt::preflight(virt::INSPECT_TOOLS)?;
     if virt::namespaces_of(id).is_empty() {
         return Ok(None);
     }
@@ -335,7 +335,7 @@ pub struct Removed {
 /// Removes lab `id` and every stale lab. A lab owned by another live process is left alone
 /// unless `force` (that process would fail half-way).
 pub fn down(id: &str, force: bool) -> Result<Removed> {
-    virt::preflight()?;
+    virt::preflight(virt::INSPECT_TOOLS)?;
     if let Owner::Process(pid) = owner(id) {
         if !force && pid != std::process::id() as i32 {
             bail!(InputError::new(format!(

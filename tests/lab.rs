@@ -393,3 +393,18 @@ fn every_linux_config_set_applies_counts_and_reverts_exactly() {
     lab.down().unwrap();
     assert_gone("t10");
 }
+
+#[test]
+fn without_root_the_lab_refuses_with_one_line_saying_what_to_do() {
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_benchlab"))
+        .args(["lab", "up", "--id", "t12"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "benchlab: the virtual lab needs root to create network namespaces: run benchlab as root (sudo)\n"
+    );
+}

@@ -302,37 +302,41 @@ pub(crate) fn online_cpus() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
-/// Start checks: root, the tools, network namespaces. Bad environments are input errors (exit
+/// What building a lab and applying the Linux config sets need: (tool, Debian package).
+pub(crate) const LAB_TOOLS: &[(&str, &str)] = &[
+    ("ip", "iproute2"),
+    ("ethtool", "ethtool"),
+    ("sysctl", "procps"),
+    ("chrt", "util-linux"),
+    ("nft", "nftables"),
+    ("iptables", "iptables"),
+];
+
+/// What looking at or removing a lab needs.
+pub(crate) const INSPECT_TOOLS: &[(&str, &str)] = &[("ip", "iproute2")];
+
+/// Start checks: root, `tools`, network namespaces. Bad environments are input errors (exit
 /// 2) whose message says what to install or do.
-pub(crate) fn preflight() -> Result<(), InputError> {
+pub(crate) fn preflight(tools: &[(&str, &str)]) -> Result<(), InputError> {
     if !nix::unistd::geteuid().is_root() {
         return Err(InputError::new(
             "the virtual lab needs root to create network namespaces: run benchlab as root (sudo)",
         ));
     }
-    let tools = [
-        ("ip", "iproute2"),
-        ("ethtool", "ethtool"),
-        ("sysctl", "procps"),
-        ("chrt", "util-linux"),
-        ("nft", "nftables"),
-        ("iptables", "iptables"),
-    ];
-    let missing: Vec<String> = tools
+    let missing: Vec<&(&str, &str)> = tools
         .iter()
         .filter(|(tool, _)| find_in_path(tool).is_none())
-        .map(|(tool, pkg)| format!("{tool} (package {pkg})"))
         .collect();
     if !missing.is_empty() {
+        let names: Vec<String> = missing
+            .iter()
+            .map(|(tool, pkg)| format!("{tool} (package {pkg})"))
+            .collect();
+        let packages: Vec<&str> = missing.iter().map(|(_, pkg)| *pkg).collect();
         return Err(InputError::new(format!(
             "the virtual lab needs {}: install them (Debian: apt install {})",
-            missing.join(", "),
-            tools
-                .iter()
-                .filter(|(tool, _)| find_in_path(tool).is_none())
-                .map(|(_, pkg)| *pkg)
-                .collect::<Vec<_>>()
-                .join(" ")
+            names.join(", "),
+            packages.join(" ")
         )));
     }
     if !Path::new("/proc/self/ns/net").exists() {
