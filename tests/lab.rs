@@ -408,3 +408,29 @@ fn without_root_the_lab_refuses_with_one_line_saying_what_to_do() {
         "benchlab: the virtual lab needs root to create network namespaces: run benchlab as root (sudo)\n"
     );
 }
+
+#[test]
+fn a_lab_up_killed_while_building_is_removed_by_the_next_start() {
+    let _serial = serial();
+    let mut child = benchlab()
+        .args(["lab", "up", "--id", "t13"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Building takes a few hundred milliseconds: wait for the first namespace, then kill.
+    let t0 = Instant::now();
+    while namespaces_of("t13").is_empty() && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    if lab::owner("t13") == Owner::Manual {
+        // It finished before the kill: nothing is stale, it is a lab built by hand.
+        lab::down("t13", false).unwrap();
+        return;
+    }
+    let next = Lab::up(&config("id = \"t14\"")).unwrap();
+    assert_gone("t13");
+    next.down().unwrap();
+    assert_gone("t14");
+}
