@@ -1,11 +1,11 @@
 //! The virtual lab: network namespaces joined by veth pairs, sender → DUT → receiver, with the
 //! real Linux forwarding path and netfilter in the DUT.
 //!
-//! [`Lab::up`] builds a lab from a [`LabConfig`] and returns a guard: dropping it (an error, a
-//! panic) or a SIGINT/SIGTERM/SIGHUP tears the lab down; [`Lab::down`] does it and reports
+//! [`Lab::up`](crate::lab::Lab::up) builds a lab from a [`LabConfig`](crate::lab::LabConfig) and returns a guard: dropping it (an error, a
+//! panic) or a SIGINT/SIGTERM/SIGHUP tears the lab down; [`Lab::down`](crate::lab::Lab::down) does it and reports
 //! errors. A lab records its owner in `/run/benchlab/<id>.pid` (pid and start time, or
 //! `manual` for a lab built by `benchlab lab up`); a lab whose owner is dead is *stale*, and
-//! every [`Lab::up`] and [`down`] removes stale labs — only benchlab's, found by the
+//! every [`Lab::up`](crate::lab::Lab::up) and [`down`](crate::lab::down) removes stale labs — only benchlab's, found by the
 //! `benchlab-` prefix of their namespaces, never anything else. A lab killed with -9 is thus
 //! removed by the next start.
 //!
