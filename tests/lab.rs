@@ -424,6 +424,8 @@ fn a_lab_up_killed_while_building_is_removed_by_the_next_start() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
+    // The `ip` command it was running is not killed with it: let it finish.
+    std::thread::sleep(Duration::from_millis(300));
     if lab::owner("t13") == Owner::Manual {
         // It finished before the kill: nothing is stale, it is a lab built by hand.
         lab::down("t13", false).unwrap();
