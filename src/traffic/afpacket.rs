@@ -23,8 +23,6 @@ pub struct PacketEngine {
     layout: FlowLayout,
     pos: FlowPos,
     bufs: Vec<Vec<u8>>,
-    /// Times the device refused a frame that was then sent again.
-    pub retries: u64,
 }
 
 impl PacketEngine {
@@ -74,7 +72,6 @@ impl PacketEngine {
             layout,
             pos: FlowPos::default(),
             bufs,
-            retries: 0,
         })
     }
 
@@ -119,7 +116,6 @@ impl PacketEngine {
                 let e = io::Error::last_os_error();
                 match e.raw_os_error() {
                     Some(libc::ENOBUFS | libc::EAGAIN | libc::EINTR) => {
-                        self.retries += 1;
                         std::hint::spin_loop();
                         continue;
                     }
