@@ -152,9 +152,14 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
             Limit::Duration(d) => format!("{} s", d.as_secs_f64()),
             Limit::Forever => "until Ctrl-C".to_owned(),
         };
+        let flows = if flows == 1 {
+            "1 flow".to_owned()
+        } else {
+            format!("{flows} flows")
+        };
         writeln!(
             out,
-            "sending {size}-byte {family} frames, {flows} flows, rate {rate}, {limit}, on {}",
+            "sending {size}-byte {family} frames, {flows}, rate {rate}, {limit}, on {}",
             args.iface
         )?;
     }

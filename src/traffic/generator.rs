@@ -1,7 +1,7 @@
 //! The built-in generator: a sending thread in the sender's namespace, pinned to its CPU, and a
 //! monitor thread.
 //!
-//! The sending thread runs an engine. XDP paces and counts in the kernel (see [`super::xdp`]);
+//! The sending thread runs an engine. XDP paces and counts in the kernel (see [`crate::traffic::xdp`]);
 //! AF_PACKET sends bursts, each waiting at a fixed rate for its due time
 //! `start + packets_sent / pps` on the monotonic clock (sleeping, then spinning the last 100 µs),
 //! so that bursts are evenly spaced and the rate never drifts. The monitor reads the count every

@@ -8,17 +8,20 @@
 //! 1. rewrites the whole header from immediates (the page pool recycles pages that the DUT may
 //!    have modified: TTL, MACs, checksums);
 //! 2. writes the flow's ports and the varying 32 bits of its addresses from a 4-counter state in
-//!    an array map, and both checksums from sums precomputed in [`FlowLayout`];
-//! 3. advances the counters in pkt-gen's order (see [`super::packet`]);
+//!    an array map, and both checksums from sums precomputed in [`FlowLayout`](crate::traffic::packet::FlowLayout);
+//! 3. advances the counters in pkt-gen's order (see [`crate::traffic::packet`]);
 //! 4. counts the frame and returns `bpf_redirect(ifindex)`.
 //!
 //! The program keeps its own count of frames sent (redirected) in the map, stops sending at the
 //! limit, and at a fixed rate paces frames itself: a run whose frame is not yet due (by
-//! `bpf_ktime_get_ns`) drops it, so frames leave evenly spaced, one at a time. Every frame sent
-//! is one handed to the interface's `ndo_xdp_xmit` (a device that cannot take it counts it as
-//! `tx_dropped`; veth does so when the DUT's input queue is full). The run must happen in the sender's namespace (the redirect looks
+//! `bpf_ktime_get_ns`) drops it, so frames leave evenly spaced, one at a time. A generator that
+//! lost its CPU for a while catches up at most 32 frames in a burst and forgets the rest of the
+//! backlog (a veth's input queue holds 256): on a loaded CPU the rate achieved falls below the
+//! rate asked, and the samples show it. Every frame sent is one handed to the interface's
+//! `ndo_xdp_xmit` (a device that cannot take it counts it as `tx_dropped`; veth does so when the
+//! DUT's input queue is full). The run must happen in the sender's namespace (the redirect looks
 //! the ifindex up there), and the interface must accept XDP frames: a veth whose peer has GRO or
-//! an XDP program, a NIC driver with `ndo_xdp_xmit` ([`super::netlink::XDP_ACT_NDO_XMIT`]).
+//! an XDP program, a NIC driver with `ndo_xdp_xmit` ([`crate::traffic::netlink::XDP_ACT_NDO_XMIT`]).
 // FFI: the bpf(2) system call has no wrapper in std or libc.
 #![allow(unsafe_code)]
 
