@@ -1,11 +1,11 @@
 //! DUT configuration sets: a named firewall (or none) applied to the DUT over a
-//! [`Transport`], verified, counted and reverted.
+//! [`Transport`](crate::transport::Transport), verified, counted and reverted.
 //!
 //! The Linux presets are shaped like the seeds' rulesets ("2 firewall rules"): the rule that
 //! passes the test traffic and a default that drops the rest, for IPv4 and IPv6 at once. Every
 //! rule benchlab adds lives in its own objects (nft table `benchlab`, iptables chain
 //! `benchlab-forward` jumped from `FORWARD`) so that revert removes exactly those. A user set
-//! is a directory with an `apply` script (see [`user`]). FreeBSD sets (ipfw, pf, ipf) will use
+//! is a directory with an `apply` script (see [`user`](crate::dut::user)). FreeBSD sets (ipfw, pf, ipf) will use
 //! the same trait over SSH.
 //!
 //! ```no_run

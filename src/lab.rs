@@ -1,11 +1,11 @@
 //! The virtual lab: network namespaces joined by veth pairs, sender → DUT → receiver, with the
 //! real Linux forwarding path and netfilter in the DUT.
 //!
-//! [`Lab::up`] builds a lab from a [`LabConfig`] and returns a guard: dropping it (an error, a
-//! panic) or a SIGINT/SIGTERM/SIGHUP tears the lab down; [`Lab::down`] does it and reports
+//! [`Lab::up`](crate::lab::Lab::up) builds a lab from a [`LabConfig`](crate::lab::LabConfig) and returns a guard: dropping it (an error, a
+//! panic) or a SIGINT/SIGTERM/SIGHUP tears the lab down; [`Lab::down`](crate::lab::Lab::down) does it and reports
 //! errors. A lab records its owner in `/run/benchlab/<id>.pid` (pid and start time, or
 //! `manual` for a lab built by `benchlab lab up`); a lab whose owner is dead is *stale*, and
-//! every [`Lab::up`] and [`down`] removes stale labs — only benchlab's, found by the
+//! every [`Lab::up`](crate::lab::Lab::up) and [`down`](crate::lab::down) removes stale labs — only benchlab's, found by the
 //! `benchlab-` prefix of their namespaces, never anything else. A lab killed with -9 is thus
 //! removed by the next start.
 //!
@@ -30,6 +30,7 @@ pub mod virt;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
 
 use anyhow::{bail, Context, Result};
@@ -50,6 +51,20 @@ pub const RUN_DIR: &str = "/run/benchlab";
 /// Labs built by this process and not yet removed, for the signal handler.
 static LIVE: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static SIGNAL_HANDLER: Once = Once::new();
+
+/// Raised by the first SIGINT, SIGTERM or SIGHUP once [`stop_gracefully_on_signal`] was
+/// called: the caller finishes cleaning up its current step, removes its lab and stops.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the first signal only raises [`INTERRUPTED`] instead of ending the process.
+static GRACEFUL: AtomicBool = AtomicBool::new(false);
+
+/// Makes the first signal only raise [`INTERRUPTED`] (a campaign then stops between trials
+/// and keeps everything measured); a second signal still removes the labs and exits at once.
+pub fn stop_gracefully_on_signal() {
+    GRACEFUL.store(true, Ordering::SeqCst);
+    SIGNAL_HANDLER.call_once(remove_labs_on_signal);
+}
 
 /// A running virtual lab; dropping it tears it down.
 #[derive(Debug)]
@@ -80,18 +95,12 @@ impl Lab {
     /// Builds the lab `cfg` describes, after removing stale labs. Refuses (exit 2) when not
     /// root, when a tool is missing, or when a live process owns a lab with the same id.
     pub fn up(cfg: &LabConfig) -> Result<Self> {
-        virt::preflight()?;
+        virt::preflight(virt::LAB_TOOLS)?;
         let topology = Topology::resolve(cfg, virt::online_cpus()).map_err(InputError::new)?;
         std::fs::create_dir_all(RUN_DIR).with_context(|| format!("cannot create {RUN_DIR}"))?;
         remove_stale()?;
         claim(&topology.id)?;
-        SIGNAL_HANDLER.call_once(|| {
-            // A process that set its own handler first calls teardown_all() itself.
-            let _ = ctrlc::try_set_handler(|| {
-                teardown_all();
-                std::process::exit(130);
-            });
-        });
+        SIGNAL_HANDLER.call_once(remove_labs_on_signal);
         lock_live().push(topology.id.clone());
         // From here on, an error drops the guard, which removes whatever was built.
         let guard = Guard {
@@ -155,6 +164,27 @@ impl Lab {
         lock_live().retain(|id| *id != self.topology.id);
         Ok(self.facts)
     }
+}
+
+/// On SIGINT, SIGTERM or SIGHUP, removes this process's labs and exits with 128 + the
+/// signal (after [`stop_gracefully_on_signal`], only from the second signal on). signal-hook chains handlers, so others (a generator stopping) still run; a handler
+/// that must finish first should call [`teardown_all`] itself before the process ends.
+fn remove_labs_on_signal() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    // Without the handler a signal still ends the process; its labs are then stale and the
+    // next start removes them.
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        for signal in signals.forever() {
+            if GRACEFUL.load(Ordering::SeqCst) && !INTERRUPTED.swap(true, Ordering::SeqCst) {
+                continue;
+            }
+            teardown_all();
+            std::process::exit(128 + signal);
+        }
+    });
 }
 
 /// Removes every lab this process built and still owns (signal handlers call this).
@@ -292,7 +322,7 @@ pub struct LabStatus {
 
 /// The status of lab `id`, or `None` when it is not up.
 pub fn status(id: &str) -> Result<Option<LabStatus>> {
-    virt::preflight()?;
+    virt::preflight(virt::INSPECT_TOOLS)?;
     if virt::namespaces_of(id).is_empty() {
         return Ok(None);
     }
@@ -323,7 +353,7 @@ pub struct Removed {
 /// Removes lab `id` and every stale lab. A lab owned by another live process is left alone
 /// unless `force` (that process would fail half-way).
 pub fn down(id: &str, force: bool) -> Result<Removed> {
-    virt::preflight()?;
+    virt::preflight(virt::INSPECT_TOOLS)?;
     if let Owner::Process(pid) = owner(id) {
         if !force && pid != std::process::id() as i32 {
             bail!(InputError::new(format!(

@@ -1,6 +1,7 @@
 //! Traffic: benchlab's own packet generator and the receiver's counter sampler.
 //!
-//! A trial runs a [`Generator`] on the sender and a [`receiver::Receiver`] that samples the
+//! A trial runs a [`Generator`](crate::traffic::Generator) on the sender and a
+//! [`Receiver`](crate::traffic::receiver::Receiver) that samples the
 //! receiving interface's counters (and the DUT's drop counters) once a second:
 //!
 //! ```no_run
@@ -23,7 +24,7 @@
 //! # let _ = (sent, series); Ok(()) }
 //! ```
 //!
-//! Two engines send the frames (see [`Engine`]): XDP live frames, the default where the kernel
+//! Two engines send the frames (see [`Engine`](crate::traffic::Engine)): XDP live frames, the default where the kernel
 //! and interface allow it, and AF_PACKET, the portable fallback.
 
 use std::time::Duration;
@@ -67,7 +68,7 @@ impl std::str::FromStr for Rate {
         if s == "max" {
             return Ok(Rate::Max);
         }
-        match crate::traffic::parse_count(s) {
+        match parse_count(s) {
             Some(0) | None => Err(InputError::new(format!(
                 "bad rate '{s}': expected 'max' or packets per second (e.g. 500000, 500k, 1.5M)"
             ))),
@@ -142,7 +143,8 @@ pub struct GenConfig {
     pub cpu: Option<usize>,
     /// Engine choice.
     pub engine: Engine,
-    /// Packets per burst (`None`: the engine's default, see [`generator::default_burst`]).
+    /// AF_PACKET packets per `sendmmsg` (`None`: [`generator::default_burst`]); the XDP
+    /// engine sends frame by frame.
     pub burst: Option<u32>,
 }
 

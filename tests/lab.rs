@@ -292,14 +292,13 @@ fn a_lab_whose_owner_was_killed_is_removed_by_the_next_start() {
 #[test]
 fn sigterm_or_ctrl_c_tears_the_lab_down() {
     let _serial = serial();
-    for (id, signal) in [("t6", "TERM"), ("t7", "INT")] {
+    for (id, signal, status) in [("t6", "TERM", 143), ("t7", "INT", 130)] {
         let mut child = hold(id);
         Command::new("kill")
             .args([&format!("-{signal}"), &child.id().to_string()])
             .status()
             .unwrap();
-        let status = child.wait().unwrap();
-        assert_eq!(status.code(), Some(130));
+        assert_eq!(child.wait().unwrap().code(), Some(status));
         assert_gone(id);
     }
 }
@@ -393,4 +392,47 @@ fn every_linux_config_set_applies_counts_and_reverts_exactly() {
     exercise(&lab, set.as_ref());
     lab.down().unwrap();
     assert_gone("t10");
+}
+
+#[test]
+fn without_root_the_lab_refuses_with_one_line_saying_what_to_do() {
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_benchlab"))
+        .args(["lab", "up", "--id", "t12"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "benchlab: the virtual lab needs root to create network namespaces: run benchlab as root (sudo)\n"
+    );
+}
+
+#[test]
+fn a_lab_up_killed_while_building_is_removed_by_the_next_start() {
+    let _serial = serial();
+    let mut child = benchlab()
+        .args(["lab", "up", "--id", "t13"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Building takes a few hundred milliseconds: wait for the first namespace, then kill.
+    let t0 = Instant::now();
+    while namespaces_of("t13").is_empty() && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The `ip` command it was running is not killed with it: let it finish.
+    std::thread::sleep(Duration::from_millis(300));
+    if lab::owner("t13") == Owner::Manual {
+        // It finished before the kill: nothing is stale, it is a lab built by hand.
+        lab::down("t13", false).unwrap();
+        return;
+    }
+    let next = Lab::up(&config("id = \"t14\"")).unwrap();
+    assert_gone("t13");
+    next.down().unwrap();
+    assert_gone("t14");
 }

@@ -87,8 +87,10 @@ mod tests {
 
     #[test]
     fn orders_cover_the_same_trials() {
-        let mut c = Campaign::default();
-        c.iterations = 2;
+        let mut c = Campaign {
+            iterations: 2,
+            ..Campaign::default()
+        };
         let inter = plan(&c);
         c.order = Order::Sequential;
         let seq = plan(&c);

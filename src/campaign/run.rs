@@ -4,7 +4,7 @@
 //! The run loop knows nothing of namespaces or SSH: a [`Bench`] is whatever can apply a version
 //! and a config set and run one trial. It does not print either: it reports [`Event`]s.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::Context;
@@ -96,8 +96,8 @@ pub enum Event<'a> {
     },
 }
 
-/// Set by a Ctrl-C handler: the campaign stops after cleaning up the running trial.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Raised by the first Ctrl-C: the campaign stops after cleaning up the running trial.
+pub use crate::lab::INTERRUPTED;
 
 /// Attempts per trial: a failed attempt is retried once.
 const ATTEMPTS: u32 = 2;
@@ -399,7 +399,7 @@ mod tests {
                     }
                 })
                 .collect();
-            samples.iter().for_each(|s| on_second(s));
+            samples.iter().for_each(&mut *on_second);
             Ok(TrialData {
                 samples,
                 generator: Some("mock".into()),
@@ -414,15 +414,16 @@ mod tests {
     }
 
     fn small_campaign() -> Campaign {
-        let mut c = Campaign::default();
-        c.iterations = 2;
-        c.config_sets = vec!["forwarding".into(), "nft-stateful".into()];
-        c.trial = Trial {
-            duration: 6.0,
-            warmup: 1.0,
-            cooldown: 1.0,
-        };
-        c
+        Campaign {
+            iterations: 2,
+            config_sets: vec!["forwarding".into(), "nft-stateful".into()],
+            trial: Trial {
+                duration: 6.0,
+                warmup: 1.0,
+                cooldown: 1.0,
+            },
+            ..Campaign::default()
+        }
     }
 
     #[test]

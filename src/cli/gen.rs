@@ -12,14 +12,13 @@ use crate::error::InputError;
 use crate::traffic::packet::{FlowRange, FrameSpec, Mac};
 use crate::traffic::{self, Engine, GenConfig, IfRef, Limit, Rate, TxSample, TxSummary};
 
-/// Sends UDP test frames out of an interface at a fixed rate or as fast as possible.
-///
-/// Example, 2000 flows of 64-byte frames at full speed for 10 s on CPU 0:
-/// `benchlab gen -i eth1 -D 02:00:00:00:00:02 -s 198.18.10.1:2000-198.18.10.20
-///  -d 198.19.10.1:2000-198.19.10.100 -t 10 --cpu 0`
-///
-/// Prints one line a second (seconds, packets sent, rate) and a total; Ctrl-C stops cleanly.
+/// Arguments of `benchlab gen`.
 #[derive(Debug, ClapArgs)]
+#[command(
+    after_help = "Prints one line a second (time, packets sent, rate) and a total; Ctrl-C stops \
+cleanly.\n\nExample: 2000 flows of 64-byte frames at full speed for 10 s on CPU 0:\n  benchlab gen -i eth1 \
+-D 02:00:00:00:00:02 -s 198.18.10.1:2000-198.18.10.20 -d 198.19.10.1:2000-198.19.10.100 -t 10 --cpu 0"
+)]
 pub struct Args {
     /// Sending interface: IF, or NETNS/IF for one inside an `ip netns` namespace.
     #[arg(short = 'i', long = "interface", value_name = "IF")]
@@ -58,8 +57,8 @@ pub struct Args {
     /// How frames are sent.
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
     pub engine: Engine,
-    /// Packets per burst (1-1024) [default: 4096 (XDP) or 256 (AF_PACKET) at max, one
-    /// millisecond of packets (≤ 64) at a fixed rate].
+    /// AF_PACKET engine: packets per sendmmsg call, 1-1024 [default: 256 at max, one millisecond
+    /// of packets (≤ 64) at a fixed rate]. The XDP engine paces frame by frame.
     #[arg(short = 'b', long, value_name = "N")]
     pub burst: Option<u32>,
     /// Print JSON lines ({"type":"sample",...} each second, {"type":"summary",...} at the end).
@@ -153,9 +152,14 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
             Limit::Duration(d) => format!("{} s", d.as_secs_f64()),
             Limit::Forever => "until Ctrl-C".to_owned(),
         };
+        let flows = if flows == 1 {
+            "1 flow".to_owned()
+        } else {
+            format!("{flows} flows")
+        };
         writeln!(
             out,
-            "sending {size}-byte {family} frames, {flows} flows, rate {rate}, {limit}, on {}",
+            "sending {size}-byte {family} frames, {flows}, rate {rate}, {limit}, on {}",
             args.iface
         )?;
     }

@@ -120,12 +120,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     };
     // First Ctrl-C: finish cleaning up the running trial and stop; a second one: tear the lab
     // down at once.
-    let _ = ctrlc::try_set_handler(|| {
-        if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            crate::lab::teardown_all();
-            std::process::exit(130);
-        }
-    });
+    crate::lab::stop_gracefully_on_signal();
     let lab = Lab::up(&campaign.lab).context("building the virtual lab")?;
     let mut bench = VirtualBench::new(lab, &campaign)?;
 

@@ -10,12 +10,13 @@ use super::gen::{fmt_pps, parse_secs, stop_flag};
 use crate::traffic::receiver::{Receiver, RxConfig, Sample};
 use crate::traffic::IfRef;
 
-/// Samples an interface's receive counters once a second (and other interfaces' drop counters).
-///
-/// Example: `benchlab rx -i benchlab-1-receiver/bl1r0 -w benchlab-1-dut/bl1d0 -t 10`.
-/// Prints one line a second (seconds, packets received since the start, rate, drops) and a
-/// total; Ctrl-C stops cleanly.
+/// Arguments of `benchlab rx`.
 #[derive(Debug, ClapArgs)]
+#[command(
+    after_help = "Prints one line a second (time, packets received since the start, rate, \
+drops since the start) and a total; Ctrl-C stops cleanly.\n\nExample:\n  benchlab rx -i \
+benchlab-1-receiver/bl1r0 -w benchlab-1-dut/bl1d0 -t 10"
+)]
 pub struct Args {
     /// Receiving interface: IF, or NETNS/IF for one inside an `ip netns` namespace.
     #[arg(short = 'i', long = "interface", value_name = "IF")]

@@ -87,34 +87,9 @@ impl<'de> Deserialize<'de> for Net {
     }
 }
 
-/// An Ethernet address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Mac(pub [u8; 6]);
+pub use crate::traffic::packet::Mac;
 
-impl fmt::Display for Mac {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let [a, b, c, d, e, g] = self.0;
-        write!(f, "{a:02x}:{b:02x}:{c:02x}:{d:02x}:{e:02x}:{g:02x}")
-    }
-}
-
-impl FromStr for Mac {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = || format!("{s:?} is not a MAC address");
-        let mut mac = [0u8; 6];
-        let mut parts = s.split(':');
-        for byte in &mut mac {
-            *byte = u8::from_str_radix(parts.next().ok_or_else(bad)?, 16).map_err(|_| bad())?;
-        }
-        if parts.next().is_some() {
-            return Err(bad());
-        }
-        Ok(Self(mac))
-    }
-}
-
+// Facts carry MACs as text, as `ip` prints them.
 impl Serialize for Mac {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)

@@ -106,6 +106,8 @@ pub struct NapiThread {
     pub pid: i32,
     /// The CPUs it may run on.
     pub cpus: Vec<usize>,
+    /// Its SCHED_FIFO priority (0: not real-time).
+    pub rt_priority: u32,
 }
 
 /// One sender and what its generator needs.
@@ -264,7 +266,12 @@ pub(crate) fn collect(t: &Topology) -> Result<LabFacts> {
             t.dut_cpu,
             napi_threads
                 .iter()
-                .map(|n| format!("{} on CPU {}", n.name, cpu_list(&n.cpus)))
+                .map(|n| format!(
+                    "{} on CPU {}, SCHED_FIFO {}",
+                    n.name,
+                    cpu_list(&n.cpus),
+                    n.rt_priority
+                ))
                 .collect::<Vec<_>>()
                 .join(", "),
             t.generator_cpu

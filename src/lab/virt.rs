@@ -57,6 +57,10 @@ const DUT_SYSCTLS: &[&str] = &[
     "net.ipv6.conf.all.forwarding=1",
 ];
 
+/// The SCHED_FIFO priority of the DUT's NAPI kthreads (the kernel's own threaded IRQ
+/// handlers run at 50; the DUT's forwarding is the same kind of work).
+const NAPI_PRIORITY: &str = "50";
+
 /// Builds the lab of `t` as `plan` lays it out. On error the caller removes what was built.
 pub(crate) fn build(t: &Topology, plan: &Plan) -> Result<()> {
     let host = LocalTransport;
@@ -139,6 +143,10 @@ pub(crate) fn build(t: &Topology, plan: &Plan) -> Result<()> {
                         t.dut_cpu
                     )
                 })?;
+                // Real-time, so that whatever else runs on this machine (a compiler, CI)
+                // cannot preempt the DUT and overflow its 256-frame veth ring; the kernel's
+                // RT throttling still leaves 5 % of the CPU to others.
+                LocalTransport.run(&["chrt", "-f", "-p", NAPI_PRIORITY, &pid.to_string()])?;
             }
         }
     }
@@ -206,6 +214,7 @@ pub(crate) fn napi_threads(t: &Topology) -> Vec<NapiThread> {
                     interface: dev.clone(),
                     name,
                     pid,
+                    rt_priority: rt_priority(pid),
                     cpus: sched_getaffinity(Pid::from_raw(pid))
                         .map(|set| {
                             (0..CpuSet::count())
@@ -216,6 +225,18 @@ pub(crate) fn napi_threads(t: &Topology) -> Vec<NapiThread> {
                 })
         })
         .collect()
+}
+
+/// The real-time priority of process `pid` (field 40 of `/proc/<pid>/stat`; 0 when not RT).
+fn rt_priority(pid: i32) -> u32 {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            // The command name (field 2) may hold spaces: count from the last ')'.
+            let rest = &stat[stat.rfind(')')? + 1..];
+            rest.split_whitespace().nth(37)?.parse().ok()
+        })
+        .unwrap_or(0)
 }
 
 /// Every namespace whose name carries benchlab's prefix.
@@ -281,36 +302,41 @@ pub(crate) fn online_cpus() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
-/// Start checks: root, the tools, network namespaces. Bad environments are input errors (exit
+/// What building a lab and applying the Linux config sets need: (tool, Debian package).
+pub(crate) const LAB_TOOLS: &[(&str, &str)] = &[
+    ("ip", "iproute2"),
+    ("ethtool", "ethtool"),
+    ("sysctl", "procps"),
+    ("chrt", "util-linux"),
+    ("nft", "nftables"),
+    ("iptables", "iptables"),
+];
+
+/// What looking at or removing a lab needs.
+pub(crate) const INSPECT_TOOLS: &[(&str, &str)] = &[("ip", "iproute2")];
+
+/// Start checks: root, `tools`, network namespaces. Bad environments are input errors (exit
 /// 2) whose message says what to install or do.
-pub(crate) fn preflight() -> Result<(), InputError> {
+pub(crate) fn preflight(tools: &[(&str, &str)]) -> Result<(), InputError> {
     if !nix::unistd::geteuid().is_root() {
         return Err(InputError::new(
             "the virtual lab needs root to create network namespaces: run benchlab as root (sudo)",
         ));
     }
-    let tools = [
-        ("ip", "iproute2"),
-        ("ethtool", "ethtool"),
-        ("sysctl", "procps"),
-        ("nft", "nftables"),
-        ("iptables", "iptables"),
-    ];
-    let missing: Vec<String> = tools
+    let missing: Vec<&(&str, &str)> = tools
         .iter()
         .filter(|(tool, _)| find_in_path(tool).is_none())
-        .map(|(tool, pkg)| format!("{tool} (package {pkg})"))
         .collect();
     if !missing.is_empty() {
+        let names: Vec<String> = missing
+            .iter()
+            .map(|(tool, pkg)| format!("{tool} (package {pkg})"))
+            .collect();
+        let packages: Vec<&str> = missing.iter().map(|(_, pkg)| *pkg).collect();
         return Err(InputError::new(format!(
             "the virtual lab needs {}: install them (Debian: apt install {})",
-            missing.join(", "),
-            tools
-                .iter()
-                .filter(|(tool, _)| find_in_path(tool).is_none())
-                .map(|(_, pkg)| *pkg)
-                .collect::<Vec<_>>()
-                .join(" ")
+            names.join(", "),
+            packages.join(" ")
         )));
     }
     if !Path::new("/proc/self/ns/net").exists() {

@@ -1,7 +1,7 @@
 //! AF_PACKET engine: `sendmmsg(2)` on a raw packet socket with `PACKET_QDISC_BYPASS`.
 //!
 //! Portable (any interface, any Linux since 3.14) and about as fast as trafgen's TX ring
-//! (≈ 1.1 Mpps on one CPU here). Frames are written per packet from [`FlowLayout`], so flows
+//! (≈ 1.1 Mpps on one CPU here). Frames are written per packet from [`FlowLayout`](crate::traffic::packet::FlowLayout), so flows
 //! vary packet by packet. A frame the device refuses (`ENOBUFS`: a full TX ring, or for a veth
 //! the peer's full input queue) is sent again, so a fixed count always reaches the device.
 // FFI: packet sockets, setsockopt and sendmmsg have no std wrapper.
@@ -23,8 +23,6 @@ pub struct PacketEngine {
     layout: FlowLayout,
     pos: FlowPos,
     bufs: Vec<Vec<u8>>,
-    /// Times the device refused a frame that was then sent again.
-    pub retries: u64,
 }
 
 impl PacketEngine {
@@ -74,7 +72,6 @@ impl PacketEngine {
             layout,
             pos: FlowPos::default(),
             bufs,
-            retries: 0,
         })
     }
 
@@ -119,7 +116,6 @@ impl PacketEngine {
                 let e = io::Error::last_os_error();
                 match e.raw_os_error() {
                     Some(libc::ENOBUFS | libc::EAGAIN | libc::EINTR) => {
-                        self.retries += 1;
                         std::hint::spin_loop();
                         continue;
                     }

@@ -1,10 +1,14 @@
-//! The built-in generator: one thread, in the sender's namespace, pinned to its CPU.
+//! The built-in generator: a sending thread in the sender's namespace, pinned to its CPU, and a
+//! monitor thread.
 //!
-//! The thread sends bursts through an engine; at a fixed rate each burst waits for its due time,
+//! The sending thread runs an engine. XDP paces and counts in the kernel (see [`crate::traffic::xdp`]);
+//! AF_PACKET sends bursts, each waiting at a fixed rate for its due time
 //! `start + packets_sent / pps` on the monotonic clock (sleeping, then spinning the last 100 µs),
-//! so bursts are evenly spaced and the rate never drifts. Every second it records a sample from
-//! its own exact count. SIGINT and SIGTERM are blocked on the thread so that no signal
-//! interrupts a counted system call: stopping goes through [`Generator::stop`].
+//! so that bursts are evenly spaced and the rate never drifts. The monitor reads the count every
+//! 5 ms, records a sample each second, and ends the run when its limit or a stop comes: it sets
+//! a flag and signals the sending thread, whose long system call then returns `EINTR` (the count
+//! lives in the kernel map or in an atomic, so nothing is lost). SIGINT and SIGTERM are blocked
+//! on the sending thread: Ctrl-C reaches the CLI, which calls [`Generator::stop`].
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver};
@@ -20,18 +24,16 @@ use super::xdp::{XdpCounter, XdpEngine};
 use super::{os, Engine, GenConfig, Generator, Limit, Rate, TxSample, TxSummary};
 use crate::error::InputError;
 
-/// Frames per `BPF_PROG_TEST_RUN` call at full speed: about half a millisecond of frames.
-const XDP_MAX_BURST: u32 = 4096;
 /// Frames per `sendmmsg` call at full speed.
 const PACKET_MAX_BURST: u32 = 256;
 /// Largest burst at a fixed rate: well under a veth's 256-frame input ring.
 const RATE_MAX_BURST: u32 = 64;
 
-/// Packets per burst when none is given: large at `max`; at a fixed rate one burst a
-/// millisecond (at most 64 packets), so that packets stay evenly spread.
-pub fn default_burst(rate: Rate, engine: Engine) -> u32 {
+/// AF_PACKET frames per `sendmmsg` when none is given: 256 at `max`; at a fixed rate one burst
+/// a millisecond (at most 64 packets), so that packets stay evenly spread. (The XDP engine
+/// paces frame by frame in the kernel and has no bursts.)
+pub fn default_burst(rate: Rate) -> u32 {
     match rate {
-        Rate::Max if engine == Engine::Xdp => XDP_MAX_BURST,
         Rate::Max => PACKET_MAX_BURST,
         Rate::Pps(pps) => (pps / 1000).clamp(1, u64::from(RATE_MAX_BURST)) as u32,
     }
@@ -72,7 +74,7 @@ struct Builtin {
 
 enum Sender {
     Xdp(XdpEngine),
-    Packet(PacketEngine),
+    Packet(Box<PacketEngine>),
 }
 
 /// Where the monitor reads the sending thread's count.
@@ -82,11 +84,12 @@ enum Counter {
 }
 
 impl Counter {
-    fn sent(&self) -> u64 {
+    /// The count so far; `None` when the map could not be read (that sample is skipped: the
+    /// final count comes from the sending thread).
+    fn sent(&self) -> Option<u64> {
         match self {
-            Counter::Atomic(a) => a.load(Ordering::Relaxed),
-            // A failed read only delays a sample: the final count comes from the sender.
-            Counter::Xdp(c) => c.sent().unwrap_or(0),
+            Counter::Atomic(a) => Some(a.load(Ordering::Relaxed)),
+            Counter::Xdp(c) => c.sent().ok(),
         }
     }
 }
@@ -136,7 +139,7 @@ impl Generator for Builtin {
                 let sent = match &mut sender {
                     Sender::Xdp(e) => e.run(&sender_halt),
                     Sender::Packet(e) => {
-                        let burst = cfg.burst.unwrap_or_else(|| default_burst(cfg.rate, engine));
+                        let burst = cfg.burst.unwrap_or_else(|| default_burst(cfg.rate));
                         paced_loop(e, &cfg, burst, start, &sender_halt, &atomic)
                     }
                 };
@@ -199,6 +202,8 @@ impl Generator for Builtin {
     }
 
     fn stop(&mut self) -> anyhow::Result<TxSummary> {
+        // A run that already ended met its limit; one still going is being interrupted.
+        let was_running = !self.is_finished();
         self.user_stop.store(true, Ordering::Relaxed);
         let sender = self
             .sender
@@ -213,8 +218,7 @@ impl Generator for Builtin {
         let mut summary = summary?;
         summary.interrupted = match self.cfg.limit {
             Limit::Count(n) => summary.tx_pkts < n,
-            Limit::Duration(d) => summary.elapsed_s < d.as_secs_f64(),
-            Limit::Forever => true,
+            Limit::Duration(_) | Limit::Forever => was_running,
         };
         Ok(summary)
     }
@@ -284,7 +288,7 @@ fn monitor(
             Err(mpsc::TryRecvError::Empty) => {}
         }
         let t = start.elapsed().as_secs_f64();
-        let sent = counter.sent();
+        let Some(sent) = counter.sent() else { continue };
         if t >= next_tick {
             sample(t, sent, &mut last);
             while next_tick <= t {
@@ -335,7 +339,7 @@ fn setup(cfg: &GenConfig) -> anyhow::Result<(Sender, Engine, Option<String>)> {
     };
     let packet = || -> anyhow::Result<Sender> {
         PacketEngine::new(&cfg.spec, link.ifindex)
-            .map(Sender::Packet)
+            .map(|e| Sender::Packet(Box::new(e)))
             .map_err(|e| {
                 if e.raw_os_error() == Some(libc::EPERM) {
                     not_root("sending with AF_PACKET").into()
@@ -441,13 +445,9 @@ mod tests {
 
     #[test]
     fn bursts_are_large_at_max_and_a_millisecond_at_a_rate() {
-        assert_eq!(default_burst(Rate::Max, Engine::Xdp), XDP_MAX_BURST);
-        assert_eq!(default_burst(Rate::Max, Engine::Packet), PACKET_MAX_BURST);
-        assert_eq!(default_burst(Rate::Pps(100), Engine::Xdp), 1);
-        assert_eq!(default_burst(Rate::Pps(20_000), Engine::Xdp), 20);
-        assert_eq!(
-            default_burst(Rate::Pps(5_000_000), Engine::Packet),
-            RATE_MAX_BURST
-        );
+        assert_eq!(default_burst(Rate::Max), PACKET_MAX_BURST);
+        assert_eq!(default_burst(Rate::Pps(100)), 1);
+        assert_eq!(default_burst(Rate::Pps(20_000)), 20);
+        assert_eq!(default_burst(Rate::Pps(5_000_000)), RATE_MAX_BURST);
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! Counters come from netlink (`RTM_GETLINK`, the numbers `ip -s link` shows), through a socket
 //! opened in each interface's namespace, so one process samples the receiver and the DUT alike.
-//! Each [`Sample`] holds counts since the start; the [`Series`] is what a trial records.
+//! Each [`Sample`](crate::traffic::receiver::Sample) holds counts since the start; the [`Series`](crate::traffic::receiver::Series) is what a trial records.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};

@@ -8,17 +8,20 @@
 //! 1. rewrites the whole header from immediates (the page pool recycles pages that the DUT may
 //!    have modified: TTL, MACs, checksums);
 //! 2. writes the flow's ports and the varying 32 bits of its addresses from a 4-counter state in
-//!    an array map, and both checksums from sums precomputed in [`FlowLayout`];
-//! 3. advances the counters in pkt-gen's order (see [`super::packet`]);
+//!    an array map, and both checksums from sums precomputed in [`FlowLayout`](crate::traffic::packet::FlowLayout);
+//! 3. advances the counters in pkt-gen's order (see [`crate::traffic::packet`]);
 //! 4. counts the frame and returns `bpf_redirect(ifindex)`.
 //!
 //! The program keeps its own count of frames sent (redirected) in the map, stops sending at the
 //! limit, and at a fixed rate paces frames itself: a run whose frame is not yet due (by
-//! `bpf_ktime_get_ns`) drops it, so frames leave evenly spaced, one at a time. Every frame sent
-//! is one handed to the interface's `ndo_xdp_xmit` (a device that cannot take it counts it as
-//! `tx_dropped`; veth does so when the DUT's input queue is full). The run must happen in the sender's namespace (the redirect looks
+//! `bpf_ktime_get_ns`) drops it, so frames leave evenly spaced, one at a time. A generator that
+//! lost its CPU for a while catches up at most 32 frames in a burst and forgets the rest of the
+//! backlog (a veth's input queue holds 256): on a loaded CPU the rate achieved falls below the
+//! rate asked, and the samples show it. Every frame sent is one handed to the interface's
+//! `ndo_xdp_xmit` (a device that cannot take it counts it as `tx_dropped`; veth does so when the
+//! DUT's input queue is full). The run must happen in the sender's namespace (the redirect looks
 //! the ifindex up there), and the interface must accept XDP frames: a veth whose peer has GRO or
-//! an XDP program, a NIC driver with `ndo_xdp_xmit` ([`super::netlink::XDP_ACT_NDO_XMIT`]).
+//! an XDP program, a NIC driver with `ndo_xdp_xmit` ([`crate::traffic::netlink::XDP_ACT_NDO_XMIT`]).
 // FFI: the bpf(2) system call has no wrapper in std or libc.
 #![allow(unsafe_code)]
 
@@ -162,7 +165,7 @@ impl Asm {
         self.emit(Insn::new(0x04, dst, 0, 0, imm as i32));
     }
     /// `dst = htobe<bits>(dst)` (BPF_ALU | BPF_END | BPF_TO_BE), upper bits cleared.
-    fn to_be(&mut self, dst: u8, bits: i32) {
+    fn bswap_be(&mut self, dst: u8, bits: i32) {
         self.emit(Insn::new(0xdc, dst, 0, 0, bits));
     }
     /// Conditional jump on `dst <op> imm` to a label: BPF_JEQ 0x15, BPF_JNE 0x55.
@@ -282,12 +285,12 @@ pub fn program(layout: &FlowLayout, ifindex: u32, map_fd: i32) -> Vec<Insn> {
     // Ports: r1 = htobe16(first + index), stored; r9 accumulates the UDP sum.
     a.ldx(Size::W, R1, R8, 0);
     a.alu_imm(0x00, R1, i32::from(layout.src_first.0));
-    a.to_be(R1, 16);
+    a.bswap_be(R1, 16);
     a.stx(Size::H, R6, layout.sport as i16, R1);
     a.alu_reg(0xb0, R9, R1);
     a.ldx(Size::W, R1, R8, 8);
     a.alu_imm(0x00, R1, i32::from(layout.dst_first.0));
-    a.to_be(R1, 16);
+    a.bswap_be(R1, 16);
     a.stx(Size::H, R6, layout.dport as i16, R1);
     a.alu_reg(0x00, R9, R1);
     // Addresses: r1 = htobe32(first + index), stored; r4 accumulates their two 16-bit halves.
@@ -300,7 +303,7 @@ pub fn program(layout: &FlowLayout, ifindex: u32, map_fd: i32) -> Vec<Insn> {
     {
         a.ldx(Size::W, R1, R8, state_off);
         a.add32_imm(R1, first);
-        a.to_be(R1, 32);
+        a.bswap_be(R1, 32);
         a.stx(Size::W, R6, field as i16, R1);
         a.alu_reg(0xb0, R2, R1);
         a.alu_imm(0x50, R2, 0xffff);
