@@ -29,6 +29,8 @@ use crate::stats::{self, Comparison, Dataset, Flavor, MinistatError, MinistatOpt
 
 /// PNG charts.
 pub mod chart;
+/// Flamegraph SVGs of the DUT and the checks of their captures.
+pub mod flame;
 /// The netbenches harness's files: `<series>.pps` and `gnuplot.data`.
 pub mod harness;
 /// results.json.
@@ -125,12 +127,14 @@ pub struct Report {
     pub blocks: Vec<ComparisonBlock>,
     /// What could not be measured or compared, one sentence each.
     pub warnings: Vec<String>,
+    /// Profiles of the DUT of the selected versions and config sets, checked.
+    pub flames: Vec<flame::Flame>,
 }
 
 /// A file of the report: its name in the output directory and its contents.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputFile {
-    /// File name (no directory).
+    /// File name, relative to the output directory (`flame/…` for flamegraphs).
     pub name: String,
     /// Contents.
     pub bytes: Vec<u8>,
@@ -141,7 +145,11 @@ impl Report {
     ///
     /// A name in `options.versions`/`configs` that no series has is an [`InputError`].
     pub fn build(results: Results, options: &ReportOptions) -> Result<Report, InputError> {
-        let Results { series, warnings } = results;
+        let Results {
+            series,
+            warnings,
+            captures,
+        } = results;
         let versions = select(
             "version",
             distinct(series.iter().map(|s| &s.version)),
@@ -187,6 +195,11 @@ impl Report {
             })
             .collect();
         let profiles = distinct(series.iter().map(|s| &s.series.profile));
+        let flames = (captures.iter())
+            .filter(|c| versions.contains(&c.version) && configs.contains(&c.config))
+            .map(flame::Flame::from_capture)
+            .collect::<Result<Vec<_>, _>>()?;
+        warnings.extend(flames.iter().filter_map(flame::Flame::rejection));
         let title = options.title.clone().unwrap_or_else(|| {
             let mut versions: Vec<String> = (versions.iter())
                 .filter(|v| !v.is_empty())
@@ -215,6 +228,7 @@ impl Report {
             series,
             blocks: Vec::new(),
             warnings,
+            flames,
         };
         report.blocks = report.comparison_blocks()?;
         Ok(report)
@@ -340,6 +354,7 @@ impl Report {
                 bytes: chart::render_png(chart)?,
             });
         }
+        files.extend(flame::svg_files(self).context("drawing the flamegraphs")?);
         files.push(OutputFile {
             name: markdown::README.to_string(),
             bytes: markdown::readme(self, &charts).into_bytes(),
@@ -494,10 +509,14 @@ pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
     for file in files {
         let path = dir.join(&file.name);
+        // Names may have a directory (`flame/….svg`); the temporary file goes beside the file.
+        let parent = path.parent().unwrap_or(dir);
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create '{}'", parent.display()))?;
         let mut temp = tempfile::Builder::new()
             .prefix(".benchlab-")
             .permissions(std::fs::Permissions::from_mode(0o644))
-            .tempfile_in(dir)
+            .tempfile_in(parent)
             .with_context(|| format!("cannot write into '{}'; try -o OUT", dir.display()))?;
         std::io::Write::write_all(&mut temp, &file.bytes)
             .with_context(|| format!("cannot write '{}'", path.display()))?;
