@@ -136,10 +136,12 @@ mod tests {
 
     #[test]
     fn profiling_trials_follow_each_series_last_iteration() {
-        let mut c = Campaign::default();
-        c.iterations = 2;
+        let mut c = Campaign {
+            iterations: 2,
+            profile: true,
+            ..Campaign::default()
+        };
         c.config_sets.truncate(1);
-        c.profile = true;
         let names: Vec<String> = plan(&c).iter().map(ToString::to_string).collect();
         assert_eq!(
             names,
