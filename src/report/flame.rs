@@ -561,7 +561,10 @@ mod tests {
         assert_eq!(idle.samples(), 120);
         let c = check(&idle);
         assert!(c.idle_share > 0.9, "{c:?}");
-        assert!(c.rejected.unwrap().contains("idle: the capture missed the traffic"));
+        assert!(c
+            .rejected
+            .unwrap()
+            .contains("idle: the capture missed the traffic"));
         // 6 samples of other threads, and one softirq (RCU) on top of the idle loop: work.
         assert_eq!(idle.without_idle().samples(), 7);
     }
@@ -586,9 +589,10 @@ mod tests {
     fn svgs_leave_idle_out_and_stay_small() {
         let nft = Folded::parse(&fixture("nft-stateful.folded")).unwrap();
         let mut with_idle = nft.clone();
-        with_idle
-            .stacks
-            .insert("swapper;do_idle;default_idle;pv_native_safe_halt".into(), 50);
+        with_idle.stacks.insert(
+            "swapper;do_idle;default_idle;pv_native_safe_halt".into(),
+            50,
+        );
         let svg = String::from_utf8(render(&with_idle, "t", "s").unwrap()).unwrap();
         assert!(svg.starts_with("<?xml") && svg.trim_end().ends_with("</svg>"));
         assert!(svg.contains("nft_do_chain"));
