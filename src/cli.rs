@@ -69,12 +69,11 @@ pub fn main() -> i32 {
             return e.exit_code();
         }
     };
-    let stdout = std::io::stdout();
-    let stderr = std::io::stderr();
-    match run(cli, &mut stdout.lock(), &mut stderr.lock()) {
+    // Unlocked handles: a progress bar's ticker thread writes to stderr while a run goes on.
+    match run(cli, &mut std::io::stdout(), &mut std::io::stderr()) {
         Ok(code) => code,
         Err(e) => {
-            let _ = writeln!(stderr.lock(), "benchlab: {e:#}");
+            let _ = writeln!(std::io::stderr(), "benchlab: {e:#}");
             crate::error::exit_code(&e)
         }
     }

@@ -382,7 +382,10 @@ impl Campaign {
                 let (line, col) = line_col(text, span.start);
                 format!("line {line}, column {col}: ")
             });
-            InputError::new(format!("{origin}: {place}{}", e.message().trim_end()))
+            InputError::new(format!(
+                "{origin}: {place}{}",
+                e.message().trim().replace('\n', ", ")
+            ))
         })?;
         if campaign.versions.is_empty() {
             campaign.versions.push(default_version());

@@ -21,6 +21,10 @@ pub struct Results {
     pub series: Vec<Series>,
     /// What could not be measured or was left out, in the order it was found.
     pub warnings: Vec<Warning>,
+    /// How an iteration's figure was computed from its per-second samples, in words.
+    pub method: String,
+    /// What sent the traffic (`pkt-gen sender`, `benchlab gen, xdp engine`), when known.
+    pub generator: Option<String>,
     /// Profiles of the DUT (benchlab campaigns with `profile = true`), for flamegraphs.
     pub captures: Vec<Capture>,
 }

@@ -7,6 +7,8 @@
 //! `stats` computes ministat-compatible summaries and comparisons; `report` writes Markdown, PNG
 //! charts, flamegraphs and JSON. Only `cli` prints.
 
+/// Atomic file writes (temporary file + rename).
+pub mod atomic;
 /// Campaigns: plan, results directory, run and resume.
 pub mod campaign;
 /// Command line: argument parsing, dispatch, and the only place that prints.

@@ -17,7 +17,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use anyhow::Context;
@@ -127,6 +126,10 @@ pub struct Report {
     pub blocks: Vec<ComparisonBlock>,
     /// What could not be measured or compared, one sentence each.
     pub warnings: Vec<String>,
+    /// How an iteration's figure was computed, in words.
+    pub method: String,
+    /// What sent the traffic, when known.
+    pub generator: Option<String>,
     /// Profiles of the DUT of the selected versions and config sets, checked.
     pub flames: Vec<flame::Flame>,
 }
@@ -148,6 +151,8 @@ impl Report {
         let Results {
             series,
             warnings,
+            method,
+            generator,
             captures,
         } = results;
         let versions = select(
@@ -228,6 +233,8 @@ impl Report {
             series,
             blocks: Vec::new(),
             warnings,
+            method,
+            generator,
             flames,
         };
         report.blocks = report.comparison_blocks()?;
@@ -509,18 +516,12 @@ pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
     for file in files {
         let path = dir.join(&file.name);
-        // Names may have a directory (`flame/….svg`); the temporary file goes beside the file.
-        let parent = path.parent().unwrap_or(dir);
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create '{}'", parent.display()))?;
-        let mut temp = tempfile::Builder::new()
-            .prefix(".benchlab-")
-            .permissions(std::fs::Permissions::from_mode(0o644))
-            .tempfile_in(parent)
-            .with_context(|| format!("cannot write into '{}'; try -o OUT", dir.display()))?;
-        std::io::Write::write_all(&mut temp, &file.bytes)
-            .with_context(|| format!("cannot write '{}'", path.display()))?;
-        temp.persist(&path)
+        // Names may have a directory (`flame/….svg`).
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create '{}'", parent.display()))?;
+        }
+        crate::atomic::write(&path, &file.bytes)
             .with_context(|| format!("cannot write '{}'", path.display()))?;
     }
     Ok(())
@@ -536,16 +537,12 @@ pub fn campaign_options(read: &crate::ingest::benchlab::CampaignResults) -> Repo
         .pointer("/lab/placement/summary")
         .and_then(|v| v.as_str())
     {
+        let driver = read.lab["nic_driver"].as_str().unwrap_or("veth");
         lines.push(format!(
-            "Virtual lab (network namespaces and veth pairs), {placement}"
+            "Virtual lab: network namespaces joined by {driver} pairs; {placement}"
         ));
     }
     lines.extend(c.notes.iter().cloned());
-    lines.push(format!(
-        "{}-second trials; an iteration counts as the median of the receiver's per-second rates \
-         once the first {} s and last {} s are dropped",
-        c.trial.duration, c.trial.warmup, c.trial.cooldown
-    ));
     ReportOptions {
         versions: Some(c.versions.iter().map(|v| v.name.clone()).collect()),
         configs: Some(c.config_set_names().map(str::to_string).collect()),
@@ -557,5 +554,66 @@ pub fn campaign_options(read: &crate::ingest::benchlab::CampaignResults) -> Repo
             .iter()
             .filter_map(|v| v.label.clone().map(|l| (v.name.clone(), l)))
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::Iteration;
+
+    fn series(version: &str, medians: &[f64]) -> Series {
+        Series {
+            name: format!("{version}.forwarding"),
+            version: version.to_string(),
+            config: "forwarding".to_string(),
+            iterations: (1..)
+                .zip(medians)
+                .map(|(index, &median_pps)| Iteration {
+                    index,
+                    median_pps,
+                    samples: 40,
+                    offered_pps: None,
+                    source: String::new(),
+                })
+                .collect(),
+            ..Series::default()
+        }
+    }
+
+    #[test]
+    fn more_than_seven_versions_split_into_blocks_led_by_the_reference() {
+        let results = Results {
+            series: (0..9)
+                .map(|v| series(&format!("v{v}"), &[1e6 + f64::from(v), 1.1e6, 0.9e6]))
+                .collect(),
+            ..Results::default()
+        };
+        let report = Report::build(results, &ReportOptions::default()).unwrap();
+        let members: Vec<Vec<usize>> = report.blocks.iter().map(|b| b.members.clone()).collect();
+        assert_eq!(members, vec![vec![0, 1, 2, 3, 4, 5, 6], vec![0, 7, 8]]);
+        assert!(report.blocks[1]
+            .ministat
+            .starts_with("x v0.forwarding.pps\n+ v7.forwarding.pps\n"));
+        assert_eq!(report.blocks[1].comparisons.len(), 2);
+    }
+
+    #[test]
+    fn series_with_fewer_than_three_iterations_have_no_statistics() {
+        let results = Results {
+            series: vec![series("a", &[1.0, 2.0, 3.0]), series("b", &[1.0, 2.0])],
+            ..Results::default()
+        };
+        let report = Report::build(results, &ReportOptions::default()).unwrap();
+        assert!(report.series[1].summary.is_none());
+        assert!(report.blocks.is_empty());
+        assert_eq!(report.charts()[0].bars.len(), 1);
+        assert!(report.warnings[0].starts_with("b.forwarding: 2 iteration(s) measured"));
+        // The harness writes its .pps (one line per iteration) but no gnuplot.data row.
+        assert_eq!(harness::pps_files(&report)[1].bytes, b"1\n2\n");
+        assert_eq!(
+            harness::gnuplot_data(&report),
+            "#index median minimum maximum\na.forwarding 2 1 3\n"
+        );
     }
 }

@@ -52,10 +52,10 @@ before = [["nft", "list", "ruleset"]]
 }
 
 fn trial_dirs(results: &Path) -> BTreeSet<String> {
-    fs::read_dir(results.join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect()
+    fs::read_dir(results.join("runs")).map_or(BTreeSet::new(), |dir| {
+        dir.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    })
 }
 
 fn finished_trials(results: &Path) -> usize {
@@ -153,8 +153,12 @@ fn kill_9_then_resume_gives_the_same_trials_without_rewriting_finished_ones() {
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
-    while results.join("runs").is_dir() && finished_trials(&results) < 2 {
+    while finished_trials(&results) < 2 {
         assert!(Instant::now() < deadline, "no trial finished in time");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "benchlab run ended early"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     child.kill().unwrap(); // SIGKILL: no cleanup of any kind

@@ -386,8 +386,14 @@ fn normalise(stderr: &[u8]) -> String {
         .join("\n")
 }
 
+/// A case where the programs disagree, with its files.
+struct Mismatch {
+    report: String,
+    dir: tempfile::TempDir,
+}
+
 /// Runs one case through both programs: whether ministat succeeded, and the mismatch if any.
-fn check(case: &Case) -> (bool, Option<String>) {
+fn check(case: &Case) -> (bool, Option<Mismatch>) {
     let dir = tempfile::tempdir().expect("temporary directory");
     for (name, text) in &case.files {
         std::fs::write(dir.path().join(name), text).expect("test file is written");
@@ -419,16 +425,11 @@ fn check(case: &Case) -> (bool, Option<String>) {
     } else {
         None
     };
-    let problem = problem.map(|p| {
-        let kept = dir.keep();
-        format!(
-            "{}\nargs: {:?}\nfiles kept in {}\n{p}",
-            case.description,
-            case.args,
-            kept.display()
-        )
+    let mismatch = problem.map(|p| Mismatch {
+        report: format!("{}\nargs: {:?}\n{p}", case.description, case.args),
+        dir,
     });
-    (theirs.status.success(), problem)
+    (theirs.status.success(), mismatch)
 }
 
 fn require_ministat() {
@@ -438,24 +439,29 @@ fn require_ministat() {
     );
 }
 
-/// Checks every case; returns how many of them ministat accepted.
+/// Checks every case; returns how many of them ministat accepted. The files of the first
+/// failing cases are kept for a look.
 fn check_all(cases: &[Case]) -> usize {
     require_ministat();
-    let results: Vec<(bool, Option<String>)> = cases.iter().map(check).collect();
-    let failures: Vec<String> = results.iter().filter_map(|(_, f)| f.clone()).collect();
+    let mut accepted = 0;
+    let mut failures = Vec::new();
+    for case in cases {
+        let (ok, mismatch) = check(case);
+        accepted += usize::from(ok);
+        failures.extend(mismatch);
+    }
+    let shown: Vec<String> = failures
+        .drain(..failures.len().min(3))
+        .map(|m| format!("files kept in {}\n{}", m.dir.keep().display(), m.report))
+        .collect();
     assert!(
-        failures.is_empty(),
+        shown.is_empty(),
         "{} of {} cases differ; first ones:\n\n{}",
-        failures.len(),
+        shown.len() + failures.len(),
         cases.len(),
-        failures
-            .iter()
-            .take(3)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n\n")
+        shown.join("\n\n")
     );
-    results.iter().filter(|(ok, _)| *ok).count()
+    accepted
 }
 
 /// Checks `count` cases generated from `seed`; most must be valid, or the outputs compared

@@ -35,6 +35,8 @@ pub struct TrialSpec<'a> {
 pub struct TrialData {
     /// One row per second of traffic.
     pub samples: Vec<SampleRow>,
+    /// What sent the traffic, in words.
+    pub generator: Option<String>,
     /// Files to keep with the trial (hook outputs: `dut-before.txt`, …), name and content.
     pub files: Vec<(String, String)>,
     /// Start of traffic, seconds since the Unix epoch.
@@ -120,7 +122,7 @@ pub fn run(
     if !lab_json.exists() {
         let facts = bench.facts().context("collecting lab facts")?;
         let text = serde_json::to_string_pretty(&facts)? + "\n";
-        super::store::write_atomic(&lab_json, text.as_bytes())
+        crate::atomic::write(&lab_json, text.as_bytes())
             .with_context(|| format!("writing {}", lab_json.display()))?;
     }
     let done = store.finished()?;
@@ -289,6 +291,7 @@ fn summarize(spec: &TrialSpec<'_>, data: &TrialData) -> TrialMeta {
         rx_pkts,
         lost_pkts: tx_pkts.saturating_sub(rx_pkts),
         measured_samples: window.len(),
+        generator: data.generator.clone(),
         status: Status::Ok,
         flags: Vec::new(),
         failure: None,
@@ -406,6 +409,7 @@ mod tests {
             samples.iter().for_each(|s| on_second(s));
             Ok(TrialData {
                 samples,
+                generator: Some("mock".into()),
                 files: vec![("dut-before.txt".into(), "counters\n".into())],
                 start_unix_s: 100.0,
                 end_unix_s: 100.0 + spec.trial.duration,

@@ -7,7 +7,6 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -67,6 +66,9 @@ pub struct TrialMeta {
     pub lost_pkts: u64,
     /// Seconds of samples kept for the figure (after warm-up and cool-down).
     pub measured_samples: usize,
+    /// What sent the traffic (`benchlab gen, xdp engine`), when known.
+    #[serde(default)]
+    pub generator: Option<String>,
     /// Outcome.
     pub status: Status,
     /// Why the figure is flagged (empty when ok).
@@ -82,18 +84,6 @@ pub struct TrialMeta {
     /// When the DUT was profiled (profiling trials only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capture: Option<super::profile::CaptureWindow>,
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file in the same directory, then rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let mut f = fs::File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
-    fs::rename(&tmp, path)
 }
 
 /// A results directory, opened for a campaign.
@@ -124,7 +114,7 @@ impl Store {
         }
         fs::create_dir_all(dir.join(RUNS))
             .map_err(|e| InputError::new(format!("{d}: cannot create: {e}")))?;
-        write_atomic(&dir.join(CAMPAIGN_FILE), campaign.to_toml().as_bytes())
+        crate::atomic::write(&dir.join(CAMPAIGN_FILE), campaign.to_toml().as_bytes())
             .map_err(|e| InputError::new(format!("{d}/{CAMPAIGN_FILE}: cannot write: {e}")))?;
         Ok(Self {
             dir: dir.to_path_buf(),
@@ -252,7 +242,7 @@ impl Store {
         name: &str,
         bytes: &[u8],
     ) -> std::io::Result<()> {
-        write_atomic(&self.trial_dir(key).join(name), bytes)
+        crate::atomic::write(&self.trial_dir(key).join(name), bytes)
     }
 
     /// Finishes a trial: samples first, `meta.json` last, so a trial counts as done only once
@@ -377,6 +367,7 @@ mod tests {
             rx_pkts: 9,
             lost_pkts: 1,
             measured_samples: 3,
+            generator: None,
             status: Status::Ok,
             flags: vec![],
             failure: None,

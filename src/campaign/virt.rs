@@ -281,9 +281,9 @@ impl Bench for VirtualBench {
             }
         }
         let sent = generator.stop().context("stopping the generator")?;
+        let end_unix_s = unix_now();
         std::thread::sleep(DRAIN);
         let series = receiver.stop().context("stopping the receiver")?;
-        let end_unix_s = unix_now();
         let capture = capture
             .map(|c| c.finish(&|| INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)))
             .transpose()?;
@@ -319,6 +319,7 @@ impl Bench for VirtualBench {
             files.push(("perf.folded".to_string(), capture.folded.to_text()));
         }
         Ok(TrialData {
+            generator: Some(format!("benchlab gen, {} engine", sent.engine)),
             samples: rows,
             files,
             start_unix_s,
@@ -333,8 +334,18 @@ impl Bench for VirtualBench {
             .iter()
             .map(|(_, s)| (s.name().to_string(), s.ruleset().into()))
             .collect();
+        let ingress = &self.lab().facts().dut.ingress[0];
+        let driver = self
+            .dut()
+            .run(&["ethtool", "-i", ingress])
+            .ok()
+            .and_then(|text| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix("driver: ").map(str::to_string))
+            });
         Ok(serde_json::json!({
             "host": super::host::facts(self.dut()),
+            "nic_driver": driver,
             "lab": self.lab().facts(),
             "generator": "benchlab gen (built-in)",
             "config_sets": rulesets,

@@ -164,7 +164,13 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     let progress = if args.quiet {
         Progress::Quiet
     } else if std::io::stderr().is_terminal() {
-        Progress::Bar(ProgressBar::hidden())
+        let bar = ProgressBar::new(0).with_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}",
+            )
+            .expect("valid template"),
+        );
+        Progress::Bar(bar)
     } else {
         Progress::Lines
     };
@@ -179,12 +185,12 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     bench.down().context("removing the virtual lab")?;
     match outcome {
         Ok(_) => {}
-        Err(e) if INTERRUPTED.load(Ordering::SeqCst) => {
-            return Err(e.context(format!(
+        Err(_) if INTERRUPTED.load(Ordering::SeqCst) => {
+            anyhow::bail!(
                 "campaign interrupted; finished trials are kept: continue with \
                  `benchlab run --resume {}`",
                 dir.display()
-            )));
+            );
         }
         Err(e) => {
             return Err(e.context(format!(
@@ -216,13 +222,6 @@ fn on_event(
         (Event::Start { total, todo }, Progress::Bar(bar)) => {
             // Progress in seconds of traffic, so the ETA counts what takes time.
             bar.set_length((*todo as f64 * per_trial) as u64);
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}",
-                )
-                .expect("valid template"),
-            );
-            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
             bar.enable_steady_tick(Duration::from_millis(200));
             bar.println(format!("{todo} of {total} trials to run"));
         }

@@ -44,11 +44,15 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
             .map_err(|e| InputError::new(format!("{}: corrupted: {e}", lab_path.display())))?,
         Err(_) => serde_json::Value::Null,
     };
-    let uname = lab
-        .pointer("/host/kernel")
-        .and_then(|v| v.as_str())
-        .map(str::to_string);
-    let mut results = Results::default();
+    let t = &campaign.trial;
+    let mut results = Results {
+        method: format!(
+            "the median of the receiver's per-second rates over each {} s trial, the first {} s \
+             and the last {} s dropped",
+            t.duration, t.warmup, t.cooldown
+        ),
+        ..Results::default()
+    };
     let keys = plan(&campaign);
     for version in &campaign.versions {
         for config in campaign.config_set_names() {
@@ -60,7 +64,9 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
                     profile: profile.name.clone(),
                     iterations: Vec::new(),
                     setup: Setup {
-                        uname: uname.clone(),
+                        // The virtual lab's DUT runs this host's kernel, which the setup list
+                        // names once; a per-version uname is for labs that re-image the DUT.
+                        uname: None,
                         traffic: Some(traffic(profile)),
                     },
                 };
@@ -83,6 +89,9 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
                         continue;
                     }
                     let meta = store.read_meta(key)?;
+                    if results.generator.is_none() {
+                        results.generator.clone_from(&meta.generator);
+                    }
                     match meta.status {
                         Status::Failed => {
                             results.warnings.push(Warning::FailedTrial {

@@ -131,9 +131,8 @@ fn setup_lines(report: &Report) -> Vec<String> {
             format!("{min} to {max}")
         };
         lines.push(format!(
-            "{iterations} iterations per series; an iteration counts as the median of the \
-             receiver's per-second rates, first 15 and last 10 log lines dropped \
-             (bench-lab-ministat.sh)"
+            "{iterations} iterations per series; an iteration counts as {}",
+            report.method
         ));
     }
     lines.push(match report.flavor {
@@ -170,10 +169,8 @@ pub fn traffic_summary(report: &Report, profile: &str) -> String {
     let mut parts = traffics;
     if !offered.is_empty() {
         let median = Summary::of(&offered, Flavor::Current).median;
-        parts.push(format!(
-            "traffic load {} (pkt-gen sender)",
-            format_pps(median)
-        ));
+        let by = report.generator.as_deref().unwrap_or("the sender");
+        parts.push(format!("traffic load {} ({by})", format_pps(median)));
     }
     if parts.is_empty() {
         return String::new();
