@@ -4,6 +4,8 @@
 pub mod host;
 /// The trials of a campaign and their order.
 pub mod plan;
+/// Profiling the DUT inside a trial's traffic window.
+pub mod profile;
 /// Running the trials through a lab, checking and storing them.
 pub mod run;
 /// The results directory: layout, atomic writes, resume.

@@ -11,6 +11,8 @@
 //! iterations = 5
 //! order = "interleaved"          # or "sequential", as the old harness
 //! config_sets = ["forwarding", "nft-stateless", "nft-stateful", "iptables-stateful"]
+//! profile = false                # true: one extra, unmeasured trial per series profiles the
+//!                                # DUT (perf record) for the report's flamegraphs
 //!
 //! [lab]                          # the virtual lab: the keys of LAB.toml (crate::lab::topology)
 //! placement = "separate"         # the DUT forwards on its own CPU
@@ -284,6 +286,11 @@ pub struct Campaign {
     /// Trial order. Default is interleaved.
     #[serde(default)]
     pub order: Order,
+    /// Profile the DUT: one extra trial per (version, config set, profile), not measured,
+    /// records the DUT's CPU between warm-up and cool-down (`runs/….profile/perf.folded`) for
+    /// the report's flamegraphs. Default is false.
+    #[serde(default)]
+    pub profile: bool,
     /// The virtual lab (the keys of `LAB.toml`, see [`crate::lab::topology`]). Default: the
     /// seeds' 3-node lab, the DUT on its own CPU.
     #[serde(default)]
@@ -334,6 +341,7 @@ impl Default for Campaign {
             notes: Vec::new(),
             iterations: defaults::ITERATIONS,
             order: Order::default(),
+            profile: false,
             lab: LabConfig::default(),
             trial: Trial::default(),
             versions: vec![default_version()],

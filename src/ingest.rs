@@ -25,6 +25,26 @@ pub struct Results {
     pub method: String,
     /// What sent the traffic (`pkt-gen sender`, `benchlab gen, xdp engine`), when known.
     pub generator: Option<String>,
+    /// Profiles of the DUT (benchlab campaigns with `profile = true`), for flamegraphs.
+    pub captures: Vec<Capture>,
+}
+
+/// A profiling trial's capture of the DUT, as stored: folded stacks, unchecked.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Capture {
+    /// Version name.
+    pub version: String,
+    /// Config set name.
+    pub config: String,
+    /// Traffic profile name.
+    pub profile: String,
+    /// The trial directory, relative to the results directory (`runs/….profile`).
+    pub trial: String,
+    /// The folded stacks (`perf.folded`); empty when there are none.
+    pub folded: String,
+    /// What the reader found wrong with the capture (no stacks, a window outside the traffic),
+    /// which rejects it whatever its stacks show.
+    pub problem: Option<String>,
 }
 
 /// One (version, config set, traffic profile) cell: the iterations measured for it.

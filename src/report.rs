@@ -28,6 +28,8 @@ use crate::stats::{self, Comparison, Dataset, Flavor, MinistatError, MinistatOpt
 
 /// PNG charts.
 pub mod chart;
+/// Flamegraph SVGs of the DUT and the checks of their captures.
+pub mod flame;
 /// The netbenches harness's files: `<series>.pps` and `gnuplot.data`.
 pub mod harness;
 /// results.json.
@@ -128,12 +130,14 @@ pub struct Report {
     pub method: String,
     /// What sent the traffic, when known.
     pub generator: Option<String>,
+    /// Profiles of the DUT of the selected versions and config sets, checked.
+    pub flames: Vec<flame::Flame>,
 }
 
 /// A file of the report: its name in the output directory and its contents.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputFile {
-    /// File name (no directory).
+    /// File name, relative to the output directory (`flame/…` for flamegraphs).
     pub name: String,
     /// Contents.
     pub bytes: Vec<u8>,
@@ -149,6 +153,7 @@ impl Report {
             warnings,
             method,
             generator,
+            captures,
         } = results;
         let versions = select(
             "version",
@@ -195,6 +200,11 @@ impl Report {
             })
             .collect();
         let profiles = distinct(series.iter().map(|s| &s.series.profile));
+        let flames = (captures.iter())
+            .filter(|c| versions.contains(&c.version) && configs.contains(&c.config))
+            .map(flame::Flame::from_capture)
+            .collect::<Result<Vec<_>, _>>()?;
+        warnings.extend(flames.iter().filter_map(flame::Flame::rejection));
         let title = options.title.clone().unwrap_or_else(|| {
             let mut versions: Vec<String> = (versions.iter())
                 .filter(|v| !v.is_empty())
@@ -225,6 +235,7 @@ impl Report {
             warnings,
             method,
             generator,
+            flames,
         };
         report.blocks = report.comparison_blocks()?;
         Ok(report)
@@ -350,6 +361,7 @@ impl Report {
                 bytes: chart::render_png(chart)?,
             });
         }
+        files.extend(flame::svg_files(self).context("drawing the flamegraphs")?);
         files.push(OutputFile {
             name: markdown::README.to_string(),
             bytes: markdown::readme(self, &charts).into_bytes(),
@@ -504,6 +516,11 @@ pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
     for file in files {
         let path = dir.join(&file.name);
+        // Names may have a directory (`flame/….svg`).
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create '{}'", parent.display()))?;
+        }
         crate::atomic::write(&path, &file.bytes)
             .with_context(|| format!("cannot write '{}'", path.display()))?;
     }

@@ -10,6 +10,7 @@ use std::time::Instant;
 use anyhow::Context;
 
 use super::plan::{plan, TrialKey};
+use super::profile::CaptureWindow;
 use super::store::{SampleRow, Status, Store, TrialMeta};
 use crate::config::{config_set_name, Campaign, Hooks, Profile, Rate, Trial, Version};
 use crate::stats::{Flavor, Sample};
@@ -25,6 +26,8 @@ pub struct TrialSpec<'a> {
     pub trial: &'a Trial,
     /// Commands to run on the DUT around the traffic.
     pub hooks: &'a Hooks,
+    /// Profile the DUT between warm-up and cool-down (a profiling trial).
+    pub capture: bool,
 }
 
 /// What one trial gave back.
@@ -40,6 +43,8 @@ pub struct TrialData {
     pub start_unix_s: f64,
     /// End of traffic, seconds since the Unix epoch.
     pub end_unix_s: f64,
+    /// When the DUT was profiled (profiling trials; the stacks are `perf.folded` in `files`).
+    pub capture: Option<CaptureWindow>,
 }
 
 /// A lab that can run trials: the virtual lab, or real hosts over SSH.
@@ -169,6 +174,7 @@ pub fn run(
             profile,
             trial: &campaign.trial,
             hooks: &campaign.hooks,
+            capture: key.is_profiling(),
         };
         let meta = run_trial(store, bench, &spec, t0, on_event)?;
         on_event(&Event::TrialDone { key, meta: &meta });
@@ -291,6 +297,7 @@ fn summarize(spec: &TrialSpec<'_>, data: &TrialData) -> TrialMeta {
         failure: None,
         attempts: 1,
         overhead_s: 0.0,
+        capture: data.capture.clone(),
     }
 }
 
@@ -406,6 +413,7 @@ mod tests {
                 files: vec![("dut-before.txt".into(), "counters\n".into())],
                 start_unix_s: 100.0,
                 end_unix_s: 100.0 + spec.trial.duration,
+                capture: None,
             })
         }
         fn facts(&mut self) -> anyhow::Result<serde_json::Value> {

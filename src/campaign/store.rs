@@ -81,6 +81,9 @@ pub struct TrialMeta {
     pub attempts: u32,
     /// Seconds spent outside traffic: applying, starting, stopping, writing.
     pub overhead_s: f64,
+    /// When the DUT was profiled (profiling trials only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<super::profile::CaptureWindow>,
 }
 
 /// A results directory, opened for a campaign.
@@ -370,6 +373,7 @@ mod tests {
             failure: None,
             attempts: 1,
             overhead_s: 0.1,
+            capture: None,
         }
     }
 

@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context};
 
+use super::profile::{CaptureSchedule, PerfProfiler};
 use super::run::{Bench, TrialData, TrialSpec, INTERRUPTED};
 use super::store::SampleRow;
 use crate::config::{Campaign, Rate, Version};
@@ -14,7 +15,7 @@ use crate::lab::Lab;
 use crate::traffic::packet::{FrameSpec, Mac};
 use crate::traffic::receiver::{Receiver, RxConfig};
 use crate::traffic::{self, GenConfig, IfRef, Limit};
-use crate::transport::{display_argv, Command, Transport};
+use crate::transport::{display_argv, Command, LocalTransport, Transport};
 
 /// The virtual lab, ready to run a campaign's trials.
 pub struct VirtualBench {
@@ -27,6 +28,9 @@ pub struct VirtualBench {
     /// Sysctls the version in force changed, with their values before it: restored before the
     /// next version, so versions do not inherit each other's settings.
     restore: Vec<(String, String)>,
+    /// How much later than the end of warm-up profiling trials start their capture (zero but
+    /// in tests that misplace the capture on purpose).
+    capture_delay: Duration,
 }
 
 impl std::fmt::Debug for VirtualBench {
@@ -55,7 +59,14 @@ impl VirtualBench {
             sets,
             current: None,
             restore: Vec::new(),
+            capture_delay: Duration::ZERO,
         })
+    }
+
+    /// Starts captures `delay` later than the end of warm-up: past the traffic when `delay` is
+    /// longer than the measured window, which is how tests make sure such a capture is caught.
+    pub fn delay_captures(&mut self, delay: Duration) {
+        self.capture_delay = delay;
     }
 
     fn lab(&self) -> &Lab {
@@ -218,10 +229,20 @@ impl Bench for VirtualBench {
             "dut-before.txt".to_string(),
             self.snapshot(&spec.hooks.before),
         )];
+        // The host's root namespace sees the DUT's CPU, kernel stacks included.
+        let profiler = PerfProfiler::new(&LocalTransport, vec![facts.dut.cpu]);
         let receiver = Receiver::start(rx_cfg).context("starting the receiver")?;
         let mut generator = traffic::builtin(gen_cfg).context("starting the generator")?;
         let start_unix_s = unix_now();
         generator.start().context("starting the generator")?;
+        let mut capture = spec.capture.then(|| {
+            CaptureSchedule::new(
+                &profiler,
+                std::time::Instant::now(),
+                spec.trial,
+                self.capture_delay,
+            )
+        });
         let mut receiver = receiver;
         let mut tx = Vec::new();
         let mut rows = Vec::new();
@@ -231,7 +252,12 @@ impl Bench for VirtualBench {
             if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
                 break;
             }
-            match generator.next_sample(Duration::from_millis(1500)) {
+            let mut wait = Duration::from_millis(1500);
+            if let Some(capture) = capture.as_mut() {
+                capture.poll()?;
+                wait = capture.until_next().map_or(wait, |next| next.min(wait));
+            }
+            match generator.next_sample(wait) {
                 Some(s) => tx.push(s),
                 None if generator.is_finished() => break,
                 None => {}
@@ -258,6 +284,9 @@ impl Bench for VirtualBench {
         let end_unix_s = unix_now();
         std::thread::sleep(DRAIN);
         let series = receiver.stop().context("stopping the receiver")?;
+        let capture = capture
+            .map(|c| c.finish(&|| INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)))
+            .transpose()?;
         if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
             bail!("interrupted");
         }
@@ -286,12 +315,16 @@ impl Bench for VirtualBench {
             "receiver.json".to_string(),
             serde_json::to_string_pretty(&series)? + "\n",
         ));
+        if let Some(capture) = &capture {
+            files.push(("perf.folded".to_string(), capture.folded.to_text()));
+        }
         Ok(TrialData {
             generator: Some(format!("benchlab gen, {} engine", sent.engine)),
             samples: rows,
             files,
             start_unix_s,
             end_unix_s,
+            capture: capture.map(|c| c.window),
         })
     }
 

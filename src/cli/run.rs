@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::campaign::profile::PerfProfiler;
 use crate::campaign::run::{self as campaign_run, Event, INTERRUPTED};
 use crate::campaign::store::{Status, Store};
 use crate::campaign::virt::VirtualBench;
@@ -17,6 +18,7 @@ use crate::config::Campaign;
 use crate::dut::LINUX_PRESETS;
 use crate::error::InputError;
 use crate::lab::Lab;
+use crate::transport::LocalTransport;
 
 /// Arguments of `benchlab run`.
 #[derive(Debug, clap::Args)]
@@ -40,6 +42,16 @@ pub struct Args {
     /// DIR/campaign.toml unless CAMPAIGN is given, which must then match it)
     #[arg(long, value_name = "DIR", conflicts_with = "output")]
     pub resume: Option<PathBuf>,
+
+    /// Profile the DUT: one extra, unmeasured trial per series records its CPU with perf
+    /// between warm-up and cool-down; the report draws flamegraphs (as `profile = true`)
+    #[arg(long)]
+    pub profile: bool,
+
+    /// Test only: start each capture SECS later than the end of warm-up, to check that a
+    /// capture outside the traffic is caught
+    #[arg(long, value_name = "SECS", hide = true)]
+    pub profile_delay: Option<f64>,
 
     /// A one-minute smoke run: 3 iterations of 5-second trials, IPv4 only
     #[arg(long)]
@@ -79,12 +91,16 @@ fn campaign(args: &Args) -> anyhow::Result<Campaign> {
         if let Some(d) = args.duration {
             c.trial.duration = d;
         }
+        c.profile |= args.profile;
         let origin = args
             .campaign
             .as_ref()
             .map_or("command line".to_string(), |p| p.display().to_string());
-        c.validate(&origin, LINUX_PRESETS)
-            .map_err(|e| InputError::new(format!("{e} (with -n/--duration/--quick applied)")))?;
+        c.validate(&origin, LINUX_PRESETS).map_err(|e| {
+            InputError::new(format!(
+                "{e} (with -n/--duration/--quick/--profile applied)"
+            ))
+        })?;
     }
     Ok(c)
 }
@@ -111,6 +127,19 @@ enum Progress {
 /// Runs `benchlab run`.
 pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     let campaign = campaign(&args)?;
+    let capture_delay = args
+        .profile_delay
+        .map(|secs| {
+            Duration::try_from_secs_f64(secs).map_err(|_| {
+                InputError::new(format!(
+                    "--profile-delay {secs}: expected a number of seconds ≥ 0"
+                ))
+            })
+        })
+        .transpose()?;
+    if campaign.profile {
+        PerfProfiler::check(&LocalTransport)?;
+    }
     let (store, dir) = match &args.resume {
         Some(dir) => (Store::resume(dir, &campaign, LINUX_PRESETS)?, dir.clone()),
         None => {
@@ -123,6 +152,9 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     crate::lab::stop_gracefully_on_signal();
     let lab = Lab::up(&campaign.lab).context("building the virtual lab")?;
     let mut bench = VirtualBench::new(lab, &campaign)?;
+    if let Some(delay) = capture_delay {
+        bench.delay_captures(delay);
+    }
 
     let progress = if args.quiet {
         Progress::Quiet

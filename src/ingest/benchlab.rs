@@ -9,11 +9,11 @@
 use std::path::Path;
 
 use super::netbenches::pktgen::parse_range;
-use super::{Iteration, Results, Series, Setup, Traffic, Warning};
-use crate::campaign::plan::plan;
+use super::{Capture, Iteration, Results, Series, Setup, Traffic, Warning};
+use crate::campaign::plan::{plan, TrialKey, PROFILING};
 use crate::campaign::run::measured;
 use crate::campaign::store::{Status, Store};
-use crate::config::{Campaign, Family};
+use crate::config::{Campaign, Family, Trial};
 use crate::error::InputError;
 use crate::stats::{Flavor, Sample};
 
@@ -73,7 +73,10 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
                 let mut trials: Vec<_> = keys
                     .iter()
                     .filter(|k| {
-                        k.version == version.name && k.config == config && k.profile == profile.name
+                        !k.is_profiling()
+                            && k.version == version.name
+                            && k.config == config
+                            && k.profile == profile.name
                     })
                     .collect();
                 trials.sort_by_key(|k| k.iteration);
@@ -124,6 +127,18 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
                         source: format!("runs/{key}/samples.csv"),
                     });
                 }
+                if campaign.profile {
+                    let key = TrialKey {
+                        version: version.name.clone(),
+                        config: config.to_string(),
+                        profile: profile.name.clone(),
+                        iteration: PROFILING,
+                    };
+                    let done = finished.contains(&key);
+                    results
+                        .captures
+                        .push(read_capture(&store, &key, done, &campaign.trial)?);
+                }
                 results.series.push(series);
             }
         }
@@ -133,6 +148,56 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
         lab,
         results,
     })
+}
+
+/// Seconds a capture may start before the end of warm-up or stop after the start of cool-down
+/// (perf's first and last samples against the controller's clock).
+const CAPTURE_SLACK_S: f64 = 0.5;
+
+/// A profiling trial's capture; what is wrong with it (not run, failed, no stacks, outside the
+/// traffic) goes in its `problem`.
+fn read_capture(
+    store: &Store,
+    key: &TrialKey,
+    done: bool,
+    trial: &Trial,
+) -> Result<Capture, InputError> {
+    let mut capture = Capture {
+        version: key.version.clone(),
+        config: key.config.clone(),
+        profile: key.profile.clone(),
+        trial: format!("runs/{key}"),
+        folded: String::new(),
+        problem: None,
+    };
+    if !done {
+        capture.problem = Some("the profiling trial did not run".into());
+        return Ok(capture);
+    }
+    let meta = store.read_meta(key)?;
+    let path = store.trial_dir(key).join("perf.folded");
+    capture.problem = match (&meta.status, &meta.capture, std::fs::read_to_string(&path)) {
+        (Status::Failed, _, _) => Some(format!(
+            "the profiling trial failed ({})",
+            meta.failure.as_deref().unwrap_or("unknown")
+        )),
+        (_, None, _) | (_, _, Err(_)) => Some("no capture (perf.folded) in the trial".into()),
+        (_, Some(window), Ok(text)) => {
+            capture.folded = text;
+            let (from, to) = (
+                window.start_unix_s - meta.start_unix_s,
+                window.end_unix_s - meta.start_unix_s,
+            );
+            let (first, last) = (trial.warmup, trial.duration - trial.cooldown);
+            (from < first - CAPTURE_SLACK_S || to > last + CAPTURE_SLACK_S).then(|| {
+                format!(
+                    "captured from {from:.1} s to {to:.1} s of the trial's traffic, outside \
+                     {first} s to {last} s (between warm-up and cool-down)"
+                )
+            })
+        }
+    };
+    Ok(capture)
 }
 
 /// The traffic of a profile in the report's terms (frame size without the FCS, as pkt-gen's

@@ -47,6 +47,7 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
             ));
         }
     }
+    md.push_str(&flamegraphs(report));
     if !report.warnings.is_empty() {
         md.push_str("\n## Not measured\n\n");
         for warning in &report.warnings {
@@ -56,6 +57,32 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
     md.push_str(&format!(
         "\n{MARKER} wrote this file from the logs; run it again rather than editing it. -->\n"
     ));
+    md
+}
+
+/// The "Flamegraphs" section: links to each flamegraph, then to the differential ones; empty
+/// when nothing was profiled (or nothing passed the capture check).
+fn flamegraphs(report: &Report) -> String {
+    let links = crate::report::flame::links(report);
+    if links.is_empty() {
+        return String::new();
+    }
+    let (plain, diffs): (Vec<_>, Vec<_>) = links.iter().partition(|l| l.against.is_none());
+    let mut md = "\n## Flamegraphs\n\nCPU of the DUT during one extra trial per series, \
+                  between warm-up and cool-down (idle left out):\n"
+        .to_string();
+    for link in plain {
+        md.push_str(&format!("  - [{}]({})\n", link.text, link.file));
+    }
+    if !diffs.is_empty() {
+        md.push_str(
+            "\nDifferential flamegraphs against the first version (red: a larger share of the \
+             samples, blue: a smaller one):\n",
+        );
+        for link in diffs {
+            md.push_str(&format!("  - [{}]({})\n", link.text, link.file));
+        }
+    }
     md
 }
 
