@@ -6,7 +6,7 @@ mod sshd;
 
 use std::time::{Duration, Instant};
 
-use benchlab::transport::{Command, Process, SshTransport, Transport, TransportError};
+use benchlab::transport::{Command, SshTransport, Transport, TransportError};
 use sshd::Sshd;
 
 fn transport(sshd: &Sshd, alias: &str) -> SshTransport {

@@ -10,12 +10,15 @@ use std::time::Duration;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::campaign::run::Bench;
 use crate::campaign::run::{self as campaign_run, Event, INTERRUPTED};
+use crate::campaign::ssh::SshBench;
 use crate::campaign::store::{Status, Store};
 use crate::campaign::virt::VirtualBench;
 use crate::config::Campaign;
 use crate::dut::LINUX_PRESETS;
 use crate::error::InputError;
+use crate::lab::ssh::SshLab;
 use crate::lab::Lab;
 
 /// Arguments of `benchlab run`.
@@ -126,8 +129,14 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
             std::process::exit(130);
         }
     });
-    let lab = Lab::up(&campaign.lab).context("building the virtual lab")?;
-    let mut bench = VirtualBench::new(lab, &campaign)?;
+    let (mut virt, mut real) = (None, None);
+    let bench: &mut dyn Bench = match SshLab::from_config(&campaign.lab).map_err(InputError::new)? {
+        Some(lab) => real.insert(SshBench::new(lab, &campaign, &dir)?),
+        None => {
+            let lab = Lab::up(&campaign.lab).context("building the virtual lab")?;
+            virt.insert(VirtualBench::new(lab, &campaign)?)
+        }
+    };
 
     let progress = if args.quiet {
         Progress::Quiet
@@ -144,13 +153,18 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     };
     let per_trial = campaign.trial.duration;
     let mut done = 0usize;
-    let outcome = campaign_run::run(&campaign, &store, &mut bench, &mut |event| {
+    let outcome = campaign_run::run(&campaign, &store, bench, &mut |event| {
         on_event(event, &progress, per_trial, &mut done, err);
     });
     if let Progress::Bar(bar) = &progress {
         bar.finish_and_clear();
     }
-    bench.down().context("removing the virtual lab")?;
+    if let Some(bench) = virt {
+        bench.down().context("removing the virtual lab")?;
+    }
+    if let Some(bench) = real {
+        bench.down().context("reverting the DUT's config set")?;
+    }
     match outcome {
         Ok(_) => {}
         Err(_) if INTERRUPTED.load(Ordering::SeqCst) => {

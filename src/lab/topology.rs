@@ -41,6 +41,18 @@ pub struct LabConfig {
     pub dut_cpu: Option<usize>,
     /// The generators' CPU. Default is 0.
     pub generator_cpu: Option<usize>,
+    /// A real lab's DUT, reached over SSH (see [`crate::lab::ssh`]); none on the virtual lab.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dut: Option<crate::lab::ssh::NodeConfig>,
+    /// A real lab's sender.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sender: Option<crate::lab::ssh::NodeConfig>,
+    /// A real lab's receiver.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<crate::lab::ssh::NodeConfig>,
+    /// SSH client options of a real lab.
+    #[serde(skip_serializing_if = "crate::lab::ssh::SshOptions::is_default")]
+    pub ssh: crate::lab::ssh::SshOptions,
 }
 
 impl Default for LabConfig {
@@ -52,6 +64,10 @@ impl Default for LabConfig {
             placement: None,
             dut_cpu: None,
             generator_cpu: None,
+            dut: None,
+            sender: None,
+            receiver: None,
+            ssh: crate::lab::ssh::SshOptions::default(),
         }
     }
 }
@@ -105,7 +121,7 @@ impl LabConfig {
                 self.senders
             ));
         }
-        Ok(())
+        crate::lab::ssh::SshLab::from_config(self).map(drop)
     }
 }
 
