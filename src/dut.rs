@@ -21,6 +21,8 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+/// The FreeBSD presets: forwarding, ipfw, pf and ipf, stateless and stateful (over SSH).
+pub mod freebsd;
 /// The Linux presets: forwarding, nftables and iptables (nft and legacy backends).
 pub mod linux;
 /// User config sets: a directory with an `apply` script.

@@ -182,20 +182,29 @@ impl SshBench {
     /// A bench on the real lab `lab` for `campaign`, whose results go to `results`.
     pub fn new(lab: SshLab, campaign: &Campaign, results: &Path) -> anyhow::Result<Self> {
         let env = vec![("BENCHLAB_DUT_HOST".to_string(), lab.dut.host.clone())];
+        let dut = lab.ssh.transport(&lab.dut);
+        // Asking the DUT first also fails early, with one line, when it is unreachable.
+        let os = Os::of(&dut)?;
         let sets = campaign
             .config_sets
             .iter()
-            .map(|entry| Ok((entry.clone(), dut::config_set(entry, &env)?)))
+            .map(|entry| {
+                let set: Box<dyn ConfigSet> = match (os, dut::freebsd::preset(entry)) {
+                    (Os::FreeBsd, Some(set)) => Box::new(set),
+                    _ => dut::config_set(entry, &env)?,
+                };
+                Ok((entry.clone(), set))
+            })
             .collect::<anyhow::Result<_>>()?;
         Ok(Self {
-            dut: lab.ssh.transport(&lab.dut),
+            dut,
             sender: lab.ssh.transport(&lab.sender),
             receiver: lab.ssh.transport(&lab.receiver),
             lab,
             sets,
             current: None,
             results: results.to_path_buf(),
-            os: None,
+            os: Some(os),
         })
     }
 
