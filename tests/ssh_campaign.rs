@@ -213,7 +213,17 @@ online_timeout = 5
     assert!(before.starts_with("$ ip -s -s link\n"), "{before}");
     let samples =
         fs::read_to_string(results.join("runs/v2.forwarding.inet4.1/samples.csv")).unwrap();
-    assert!(samples.lines().count() >= 4, "{samples}");
+    // t_s,tx_pkts,rx_pkts,tx_pps,rx_pps: the DUT forwarded what the sender sent over SSH.
+    let rows: Vec<Vec<f64>> = samples
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert!(rows.len() >= 3, "{samples}");
+    assert!(rows.iter().all(|r| r[1] > 0.0 && r[2] > 0.0), "{samples}");
+    let gen =
+        fs::read_to_string(results.join("runs/v2.forwarding.inet4.1/generator.jsonl")).unwrap();
+    assert!(gen.contains("\"type\":\"summary\""), "{gen}");
 
     // The operator brings the DUT back; the campaign continues where it stopped.
     sh(&[
@@ -232,6 +242,8 @@ online_timeout = 5
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(finished_trials(&results).len(), 3);
+    let readme = fs::read_to_string(results.join("README.md")).unwrap();
+    assert!(readme.contains("v3"), "{readme}");
     let lab_json: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(results.join("lab.json")).unwrap()).unwrap();
     for v in ["v1", "v2", "v3"] {
