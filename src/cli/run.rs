@@ -16,7 +16,7 @@ use crate::campaign::ssh::SshBench;
 use crate::campaign::store::{Status, Store};
 use crate::campaign::virt::VirtualBench;
 use crate::config::Campaign;
-use crate::dut::LINUX_PRESETS;
+use crate::dut::KNOWN_PRESETS;
 use crate::error::InputError;
 use crate::lab::ssh::SshLab;
 use crate::lab::Lab;
@@ -67,8 +67,8 @@ fn quicken(c: &mut Campaign) {
 /// The campaign to run, with the command line's overrides applied and checked.
 fn campaign(args: &Args) -> anyhow::Result<Campaign> {
     let mut c = match (&args.campaign, &args.resume) {
-        (Some(path), _) => Campaign::load(path, LINUX_PRESETS)?,
-        (None, Some(dir)) => Store::stored_campaign(dir, LINUX_PRESETS)?,
+        (Some(path), _) => Campaign::load(path, KNOWN_PRESETS)?,
+        (None, Some(dir)) => Store::stored_campaign(dir, KNOWN_PRESETS)?,
         (None, None) => Campaign::default(),
     };
     let resuming_stored = args.campaign.is_none() && args.resume.is_some();
@@ -86,7 +86,7 @@ fn campaign(args: &Args) -> anyhow::Result<Campaign> {
             .campaign
             .as_ref()
             .map_or("command line".to_string(), |p| p.display().to_string());
-        c.validate(&origin, LINUX_PRESETS)
+        c.validate(&origin, KNOWN_PRESETS)
             .map_err(|e| InputError::new(format!("{e} (with -n/--duration/--quick applied)")))?;
     }
     Ok(c)
@@ -115,7 +115,7 @@ enum Progress {
 pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     let campaign = campaign(&args)?;
     let (store, dir) = match &args.resume {
-        Some(dir) => (Store::resume(dir, &campaign, LINUX_PRESETS)?, dir.clone()),
+        Some(dir) => (Store::resume(dir, &campaign, KNOWN_PRESETS)?, dir.clone()),
         None => {
             let dir = args.output.clone().unwrap_or_else(|| default_output(&args));
             (Store::create(&dir, &campaign)?, dir)
