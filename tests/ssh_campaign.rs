@@ -132,18 +132,18 @@ config_sets = ["forwarding"]
 config = "{config}"
 connect_timeout = 2
 
-[lab.dut]
+[lab.hosts.dut]
 transport = "ssh"
 host = "blssh-dut"
 
-[lab.sender]
+[lab.hosts.sender]
 transport = "ssh"
 host = "blssh-sender"
 interface = "{sender_if}"
 dut_mac = "{dut_mac}"
 benchlab = "{bin}"
 
-[lab.receiver]
+[lab.hosts.receiver]
 transport = "ssh"
 host = "blssh-receiver"
 interface = "{receiver_if}"

@@ -18,7 +18,7 @@ use crate::campaign::virt::VirtualBench;
 use crate::config::Campaign;
 use crate::dut::KNOWN_PRESETS;
 use crate::error::InputError;
-use crate::lab::ssh::SshLab;
+use crate::lab::ssh::{known_sets, SshLab};
 use crate::lab::Lab;
 
 /// Arguments of `benchlab run`.
@@ -67,7 +67,12 @@ fn quicken(c: &mut Campaign) {
 /// The campaign to run, with the command line's overrides applied and checked.
 fn campaign(args: &Args) -> anyhow::Result<Campaign> {
     let mut c = match (&args.campaign, &args.resume) {
-        (Some(path), _) => Campaign::load(path, KNOWN_PRESETS)?,
+        (Some(path), _) => {
+            let c = Campaign::load(path, KNOWN_PRESETS)?;
+            // The FreeBSD presets apply only to a DUT reached over SSH.
+            c.validate(&path.display().to_string(), known_sets(&c.lab))?;
+            c
+        }
         (None, Some(dir)) => Store::stored_campaign(dir, KNOWN_PRESETS)?,
         (None, None) => Campaign::default(),
     };
@@ -86,7 +91,7 @@ fn campaign(args: &Args) -> anyhow::Result<Campaign> {
             .campaign
             .as_ref()
             .map_or("command line".to_string(), |p| p.display().to_string());
-        c.validate(&origin, KNOWN_PRESETS)
+        c.validate(&origin, known_sets(&c.lab))
             .map_err(|e| InputError::new(format!("{e} (with -n/--duration/--quick applied)")))?;
     }
     Ok(c)

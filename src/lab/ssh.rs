@@ -1,23 +1,23 @@
-//! Real labs reached over SSH: the `[dut]`, `[sender]` and `[receiver]` tables of `LAB.toml`
-//! (or of a campaign's `[lab]`), each an OpenSSH host alias.
+//! Real labs reached over SSH: the `[hosts.dut]`, `[hosts.sender]` and `[hosts.receiver]`
+//! tables of `LAB.toml` (`[lab.hosts.…]` in a campaign), each an OpenSSH host alias.
 //!
 //! ```toml
 //! [ssh]
 //! config = "lab_ssh_config"   # ssh -F (default: the user's ~/.ssh/config)
 //! connect_timeout = 10        # seconds (default 10)
 //!
-//! [dut]
+//! [hosts.dut]
 //! transport = "ssh"
 //! host = "apu2"               # an ssh_config alias; its User, keys, ControlMaster apply
 //! interfaces = ["igb1", "igb2"]
 //!
-//! [sender]
+//! [hosts.sender]
 //! transport = "ssh"
 //! host = "gen1"
 //! interface = "igb1"
 //! dut_mac = "00:0d:b9:41:ca:3d"   # the DUT's sender-side MAC (pkt-gen's -D)
 //!
-//! [receiver]
+//! [hosts.receiver]
 //! transport = "ssh"
 //! host = "gen1"               # the same host as the sender: a 2-node lab
 //! interface = "igb2"
@@ -96,7 +96,29 @@ impl SshOptions {
     }
 }
 
-/// The three nodes of a real lab, when LAB.toml names them.
+/// The hosts of a real lab.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hosts {
+    /// The device under test.
+    pub dut: NodeConfig,
+    /// The traffic generator.
+    pub sender: NodeConfig,
+    /// The node that counts what the DUT forwarded.
+    pub receiver: NodeConfig,
+}
+
+/// The built-in config sets a campaign on `lab` may name: the FreeBSD ones only on a real lab
+/// (whose DUT may run FreeBSD), the Linux ones everywhere.
+pub fn known_sets(lab: &LabConfig) -> &'static [&'static str] {
+    if lab.hosts.is_some() {
+        crate::dut::KNOWN_PRESETS
+    } else {
+        crate::dut::LINUX_PRESETS
+    }
+}
+
+/// A real lab: its hosts and how to reach them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SshLab {
     /// The device under test.
@@ -110,31 +132,32 @@ pub struct SshLab {
 }
 
 impl SshLab {
-    /// The real lab `cfg` describes: `Ok(None)` for the virtual lab (no node table), an error
+    /// The real lab `cfg` describes: `Ok(None)` for the virtual lab (no `[hosts]`), an error
     /// naming the missing or wrong key otherwise.
     pub fn from_config(cfg: &LabConfig) -> Result<Option<Self>, String> {
-        let (dut, sender, receiver) = match (&cfg.dut, &cfg.sender, &cfg.receiver) {
-            (None, None, None) => return Ok(None),
-            (Some(d), Some(s), Some(r)) => (d, s, r),
-            _ => {
-                return Err(
-                    "a real lab needs the three tables [dut], [sender] and [receiver]".into(),
-                )
-            }
+        let Some(Hosts {
+            dut,
+            sender,
+            receiver,
+        }) = &cfg.hosts
+        else {
+            return Ok(None);
         };
         if sender.interface.is_none() {
-            return Err("[sender] needs interface = \"IF\" (the lab interface)".into());
+            return Err("[hosts.sender] needs interface = \"IF\" (the lab interface)".into());
         }
         if sender.dut_mac.is_none() {
-            return Err("[sender] needs dut_mac = \"MAC\" (the DUT's sender-side MAC)".into());
+            return Err(
+                "[hosts.sender] needs dut_mac = \"MAC\" (the DUT's sender-side MAC)".into(),
+            );
         }
         if receiver.interface.is_none() {
-            return Err("[receiver] needs interface = \"IF\" (the lab interface)".into());
+            return Err("[hosts.receiver] needs interface = \"IF\" (the lab interface)".into());
         }
         for (table, node) in [("dut", dut), ("sender", sender), ("receiver", receiver)] {
             if node.host.is_empty() || node.host.starts_with('-') {
                 return Err(format!(
-                    "[{table}] host = {:?}: use an ssh_config host alias",
+                    "[hosts.{table}] host = {:?}: use an ssh_config host alias",
                     node.host
                 ));
             }
@@ -162,16 +185,16 @@ mod tests {
 [ssh]
 config = "cfg"
 connect_timeout = 3
-[dut]
+[hosts.dut]
 transport = "ssh"
 host = "apu2"
 interfaces = ["igb1", "igb2"]
-[sender]
+[hosts.sender]
 transport = "ssh"
 host = "gen1"
 interface = "igb1"
 dut_mac = "00:0d:b9:41:ca:3d"
-[receiver]
+[hosts.receiver]
 transport = "ssh"
 host = "gen1"
 interface = "igb2"
@@ -188,19 +211,42 @@ interface = "igb2"
         );
         assert_eq!(SshLab::from_config(&LabConfig::default()), Ok(None));
 
-        let err = LabConfig::parse("[dut]\ntransport = \"ssh\"\nhost = \"a\"\n", "LAB.toml")
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            err,
-            "LAB.toml: a real lab needs the three tables [dut], [sender] and [receiver]"
+        let err = LabConfig::parse(
+            "[hosts.dut]\ntransport = \"ssh\"\nhost = \"a\"\n",
+            "LAB.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("LAB.toml:1: missing field `sender`"),
+            "{err}"
         );
-        let err = LabConfig::parse("[dut]\ntransport = \"telnet\"\nhost = \"a\"\n", "LAB.toml")
-            .unwrap_err()
-            .to_string();
+        let err = LabConfig::parse(
+            "[hosts.dut]\ntransport = \"telnet\"\nhost = \"a\"\n",
+            "LAB.toml",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             err.starts_with("LAB.toml:2: unknown variant `telnet`"),
             "{err}"
         );
+        // The FreeBSD presets are for real labs only.
+        assert!(!known_sets(&LabConfig::default()).contains(&"pf-stateful"));
+        assert!(known_sets(&lab).contains(&"pf-stateful"));
+    }
+
+    #[test]
+    fn the_example_campaign_describes_a_real_lab() {
+        let text = include_str!("../../examples/ssh-lab.toml");
+        let c = crate::config::Campaign::from_toml(text, "ssh-lab.toml", crate::dut::KNOWN_PRESETS)
+            .unwrap();
+        let lab = SshLab::from_config(&c.lab).unwrap().unwrap();
+        assert_eq!(
+            (lab.dut.host.as_str(), lab.sender.host.as_str()),
+            ("dut1", "gen1")
+        );
+        assert_eq!(c.versions[1].reboot, ["systemctl", "reboot"]);
+        assert_eq!(c.versions[1].online_timeout, Some(300.0));
     }
 }

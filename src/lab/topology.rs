@@ -41,15 +41,9 @@ pub struct LabConfig {
     pub dut_cpu: Option<usize>,
     /// The generators' CPU. Default is 0.
     pub generator_cpu: Option<usize>,
-    /// A real lab's DUT, reached over SSH (see [`crate::lab::ssh`]); none on the virtual lab.
+    /// A real lab's hosts, reached over SSH (see [`crate::lab::ssh`]); none on the virtual lab.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub dut: Option<crate::lab::ssh::NodeConfig>,
-    /// A real lab's sender.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sender: Option<crate::lab::ssh::NodeConfig>,
-    /// A real lab's receiver.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub receiver: Option<crate::lab::ssh::NodeConfig>,
+    pub hosts: Option<crate::lab::ssh::Hosts>,
     /// SSH client options of a real lab.
     #[serde(skip_serializing_if = "crate::lab::ssh::SshOptions::is_default")]
     pub ssh: crate::lab::ssh::SshOptions,
@@ -64,9 +58,7 @@ impl Default for LabConfig {
             placement: None,
             dut_cpu: None,
             generator_cpu: None,
-            dut: None,
-            sender: None,
-            receiver: None,
+            hosts: None,
             ssh: crate::lab::ssh::SshOptions::default(),
         }
     }
