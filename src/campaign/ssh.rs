@@ -22,13 +22,16 @@ use super::run::{Bench, TrialData, TrialSpec, INTERRUPTED};
 use super::store::SampleRow;
 use crate::config::{Campaign, Rate, Version};
 use crate::dut::{self, ConfigSet};
-use crate::lab::ssh::{NodeConfig, SshLab};
+use crate::lab::ssh::{Generator, NodeConfig, SshLab};
+use crate::traffic::pktgen::{self, PktgenRx, PktgenTx};
 use crate::transport::{display_argv, Command, Process, SshTransport, Transport, TransportError};
 
 /// Seconds `online` may take after a reboot when the version sets no `online_timeout`.
 pub const DEFAULT_ONLINE_TIMEOUT: f64 = 300.0;
 /// Time limit of one `install` command (copying and writing an image is slow).
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(1800);
+/// The packet count of a pkt-gen sender at `max`: 100 GbE line rate of 64-byte frames.
+const PKTGEN_MAX_PPS: f64 = 148_809_524.0;
 /// How long the receiver may take to print its first sample.
 const RECEIVER_READY: Duration = Duration::from_secs(15);
 /// How long the receiver keeps counting after the generator ends, for packets in flight and
@@ -154,26 +157,70 @@ fn samples(lines: &[JsonLine]) -> impl Iterator<Item = &JsonLine> {
     lines.iter().filter(|l| l.kind == "sample")
 }
 
-/// Rows from the generator's cumulative samples paired with the receiver's, the receiver's
-/// counted from `rx_base` (its sample `rx_skip`, taken just before the generator started).
-fn pair_rows(tx: &[JsonLine], rx: &[JsonLine], rx_skip: usize) -> Vec<SampleRow> {
-    let tx: Vec<&JsonLine> = samples(tx).collect();
-    let rx: Vec<&JsonLine> = samples(rx).collect();
-    let rx_base = rx_skip.checked_sub(1).map_or(0, |i| rx[i].rx_pkts);
-    let (mut last_tx, mut last_rx) = (0, rx_base);
+/// One second of a generator or a receiver: packets in that second and the rate it printed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Tick {
+    pkts: u64,
+    pps: f64,
+}
+
+/// The ticks of a tool's output so far (complete lines only). benchlab prints cumulative
+/// counts; pkt-gen prints each second's own, and its seconds before traffic (the netmap link
+/// wait) are left out so that sender and receiver start together.
+fn ticks(
+    tool: Generator,
+    out: &[u8],
+    host: &str,
+    name: &str,
+    rx: bool,
+) -> anyhow::Result<Vec<Tick>> {
+    match tool {
+        Generator::Benchlab => {
+            let lines = json_lines(out, host, name)?;
+            let mut last = 0;
+            Ok(samples(&lines)
+                .map(|l| {
+                    let (total, pps) = if rx {
+                        (l.rx_pkts, l.rx_pps)
+                    } else {
+                        (l.tx_pkts, l.tx_pps)
+                    };
+                    let tick = Tick {
+                        pkts: total.saturating_sub(last),
+                        pps,
+                    };
+                    last = total;
+                    tick
+                })
+                .collect())
+        }
+        Generator::PktGen => {
+            let text = String::from_utf8_lossy(out);
+            let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+            Ok(pktgen::per_second(complete)
+                .into_iter()
+                .skip_while(|s| s.pps == 0.0)
+                .map(|s| Tick {
+                    pkts: s.pkts,
+                    pps: s.pps,
+                })
+                .collect())
+        }
+    }
+}
+
+/// Rows from the generator's seconds paired with the receiver's from its second `rx_skip`
+/// (the first one after the generator started).
+fn pair_rows(tx: &[Tick], rx: &[Tick], rx_skip: usize) -> Vec<SampleRow> {
     tx.iter()
         .zip(rx.iter().skip(rx_skip))
         .enumerate()
-        .map(|(i, (t, r))| {
-            let row = SampleRow {
-                t_s: (i + 1) as f64,
-                tx_pkts: t.tx_pkts.saturating_sub(last_tx),
-                rx_pkts: r.rx_pkts.saturating_sub(last_rx),
-                tx_pps: t.tx_pps,
-                rx_pps: r.rx_pps,
-            };
-            (last_tx, last_rx) = (t.tx_pkts, r.rx_pkts);
-            row
+        .map(|(i, (t, r))| SampleRow {
+            t_s: (i + 1) as f64,
+            tx_pkts: t.pkts,
+            rx_pkts: r.pkts,
+            tx_pps: t.pps,
+            rx_pps: r.pps,
         })
         .collect()
 }
@@ -320,18 +367,34 @@ impl SshBench {
         node.benchlab.clone().unwrap_or_else(|| "benchlab".into())
     }
 
-    /// `benchlab gen` on the sender for `spec`.
+    fn tool(&self) -> Generator {
+        self.lab.sender.generator.unwrap_or_default()
+    }
+
+    /// The generator's command line for `spec`.
     fn gen_argv(&self, spec: &TrialSpec<'_>) -> Vec<String> {
         let s = &self.lab.sender;
+        let iface = s.interface.clone().expect("validated");
+        let dut_mac = s.dut_mac.clone().expect("validated");
+        if self.tool() == Generator::PktGen {
+            // pkt-gen stops after a count: enough for the trial at the asked rate (or at
+            // 100 GbE line rate); benchlab stops it when the trial's time is up.
+            let pps = match spec.profile.rate {
+                Rate::Max => PKTGEN_MAX_PPS,
+                Rate::Pps(p) => p as f64,
+            };
+            let count = pktgen::count_for(spec.trial.duration, pps);
+            return PktgenTx::from_profile(spec.profile, &iface, &dut_mac, count).argv();
+        }
         let rate = match spec.profile.rate {
             Rate::Max => "max".to_string(),
             Rate::Pps(p) => p.to_string(),
         };
         let mut argv = vec![Self::benchlab(s)];
         argv.extend(strings(&["gen", "--json", "-i"]));
-        argv.push(s.interface.clone().expect("validated"));
+        argv.push(iface);
         argv.push("-D".into());
-        argv.push(s.dut_mac.clone().expect("validated"));
+        argv.push(dut_mac);
         argv.extend([
             "-s".into(),
             spec.profile.src().to_string(),
@@ -347,13 +410,38 @@ impl SshBench {
         argv
     }
 
-    /// `benchlab rx` on the receiver (stopped with SIGTERM).
+    /// The receiver's command line (stopped with SIGTERM).
     fn rx_argv(&self) -> Vec<String> {
         let r = &self.lab.receiver;
+        let iface = r.interface.clone().expect("validated");
+        if self.tool() == Generator::PktGen {
+            return PktgenRx {
+                iface,
+                wait_s: 2,
+                no_normalize: true,
+            }
+            .argv();
+        }
         let mut argv = vec![Self::benchlab(r)];
         argv.extend(strings(&["rx", "--json", "-i"]));
-        argv.push(r.interface.clone().expect("validated"));
+        argv.push(iface);
         argv
+    }
+
+    /// The tool's name in messages.
+    fn tool_name(&self, rx: bool) -> &'static str {
+        match (self.tool(), rx) {
+            (Generator::Benchlab, false) => "benchlab gen",
+            (Generator::Benchlab, true) => "benchlab rx",
+            (Generator::PktGen, false) => "pkt-gen -f tx",
+            (Generator::PktGen, true) => "pkt-gen -f rx",
+        }
+    }
+
+    /// The generator's or the receiver's seconds in `out`.
+    fn ticks(&self, out: &[u8], rx: bool) -> anyhow::Result<Vec<Tick>> {
+        let host = if rx { &self.receiver } else { &self.sender }.host();
+        ticks(self.tool(), out, host, self.tool_name(rx), rx)
     }
 
     /// Waits until the receiver printed its first sample; fails if it exited.
@@ -368,20 +456,20 @@ impl SshBench {
                 ))
                 .context("starting the receiver");
             }
-            if !samples(&json_lines(
-                &rx.stdout_so_far(),
-                self.receiver.host(),
-                "benchlab rx",
-            )?)
-            .collect::<Vec<_>>()
-            .is_empty()
-            {
+            let out = rx.stdout_so_far();
+            let ready = match self.tool() {
+                Generator::Benchlab => !self.ticks(&out, true)?.is_empty(),
+                // pkt-gen says `Ready...` once its netmap link wait is over.
+                Generator::PktGen => String::from_utf8_lossy(&out).contains("Ready"),
+            };
+            if ready {
                 return Ok(());
             }
             if t0.elapsed() > RECEIVER_READY {
                 bail!(
-                    "{}: `benchlab rx` printed no sample within {} s",
+                    "{}: `{}` was not ready within {} s",
                     self.receiver.host(),
+                    self.tool_name(true),
                     RECEIVER_READY.as_secs()
                 );
             }
@@ -458,7 +546,12 @@ impl Bench for SshBench {
             let _ = rx.stop(Duration::from_secs(2));
             return Err(e);
         }
-        let rx_skip = samples(&json_lines(&rx.stdout_so_far(), &rx_host, "benchlab rx")?).count();
+        // benchlab rx counts from its own start: its seconds before the generator's are not
+        // the trial's. pkt-gen's idle seconds are dropped by `ticks` instead.
+        let rx_skip = match self.tool() {
+            Generator::Benchlab => self.ticks(&rx.stdout_so_far(), true)?.len(),
+            Generator::PktGen => 0,
+        };
         let gen_argv = self.gen_argv(spec);
         let start_unix_s = unix_now();
         let mut gen = match self.sender.spawn(&gen_argv) {
@@ -468,19 +561,27 @@ impl Bench for SshBench {
                 return Err(anyhow::Error::new(e).context("starting the generator"));
             }
         };
-        let limit = Duration::from_secs_f64(spec.trial.duration + 60.0);
+        // benchlab gen stops by itself after the trial; pkt-gen is stopped once the trial's
+        // seconds (after its link wait) have passed.
+        let (limit, time_up_is_normal) = match self.tool() {
+            Generator::Benchlab => (spec.trial.duration + 60.0, false),
+            Generator::PktGen => (spec.trial.duration + 3.0, true),
+        };
+        let limit = Duration::from_secs_f64(limit);
         let t0 = Instant::now();
         let mut shown = 0;
+        let mut stopped = false;
         let gen_out = loop {
             if let Some(out) = gen.try_wait()? {
                 break Ok(out);
             }
             if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) || t0.elapsed() > limit {
+                stopped = true;
                 break gen.stop(Duration::from_secs(5));
             }
-            let tx = json_lines(&gen.stdout_so_far(), &tx_host, "benchlab gen")?;
-            let rxl = json_lines(&rx.stdout_so_far(), &rx_host, "benchlab rx")?;
-            for row in pair_rows(&tx, &rxl, rx_skip).iter().skip(shown) {
+            let tx = self.ticks(&gen.stdout_so_far(), false)?;
+            let rxt = self.ticks(&rx.stdout_so_far(), true)?;
+            for row in pair_rows(&tx, &rxt, rx_skip).iter().skip(shown) {
                 on_second(row);
                 shown += 1;
             }
@@ -495,27 +596,55 @@ impl Bench for SshBench {
         if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
             bail!("interrupted");
         }
-        if !gen_out.success() {
+        if !gen_out.success() && !(stopped && time_up_is_normal) {
             return Err(crate::transport::failed(&tx_host, &gen_argv, &gen_out).into());
         }
-        let tx = json_lines(&gen_out.stdout, &tx_host, "benchlab gen")?;
-        let rxl = json_lines(&rx_out.stdout, &rx_host, "benchlab rx")?;
-        let rows = pair_rows(&tx, &rxl, rx_skip);
+        let tx = self.ticks(&gen_out.stdout, false)?;
+        let rxt = self.ticks(&rx_out.stdout, true)?;
+        let rows = pair_rows(&tx, &rxt, rx_skip);
         for row in rows.iter().skip(shown) {
             on_second(row);
         }
-        let engine = tx.iter().rev().find_map(|l| l.engine.clone());
         files.push((
             "dut-after.txt".to_string(),
             self.snapshot(&spec.hooks.after)?,
         ));
-        files.push(("generator.jsonl".to_string(), gen_out.stdout_text()));
-        files.push(("receiver.jsonl".to_string(), rx_out.stdout_text()));
+        let generator = match self.tool() {
+            Generator::Benchlab => {
+                let lines = json_lines(&gen_out.stdout, &tx_host, "benchlab gen")?;
+                files.push(("generator.jsonl".to_string(), gen_out.stdout_text()));
+                files.push(("receiver.jsonl".to_string(), rx_out.stdout_text()));
+                match lines.iter().rev().find_map(|l| l.engine.clone()) {
+                    Some(e) => format!("benchlab gen on {tx_host}, {e} engine"),
+                    None => format!("benchlab gen on {tx_host}"),
+                }
+            }
+            Generator::PktGen => {
+                // The raw logs, first line the command as the old harness wrote it.
+                for (name, argv, out) in [
+                    ("generator.log", &gen_argv, &gen_out),
+                    ("receiver.log", &self.rx_argv(), &rx_out),
+                ] {
+                    let host = if name == "generator.log" {
+                        &tx_host
+                    } else {
+                        &rx_host
+                    };
+                    files.push((
+                        name.to_string(),
+                        format!(
+                            "CMD on {host}: {}\n{}{}",
+                            display_argv(argv),
+                            out.stdout_text(),
+                            out.stderr
+                        ),
+                    ));
+                }
+                format!("netmap pkt-gen on {tx_host}")
+            }
+        };
         Ok(TrialData {
-            generator: Some(match engine {
-                Some(e) => format!("benchlab gen on {tx_host}, {e} engine"),
-                None => format!("benchlab gen on {tx_host}"),
-            }),
+            generator: Some(generator),
             samples: rows,
             files,
             start_unix_s,
@@ -561,31 +690,47 @@ mod tests {
 
     #[test]
     fn generator_and_receiver_lines_pair_from_the_generators_start() {
-        let tx = lines(
-            r#"{"type":"sample","t_s":1.0,"tx_pkts":100,"tx_pps":100.0}
+        let tx = r#"{"type":"sample","t_s":1.0,"tx_pkts":100,"tx_pps":100.0}
 {"type":"sample","t_s":2.0,"tx_pkts":250,"tx_pps":150.0}
 {"type":"summary","engine":"afpacket","tx_pkts":250}
-"#,
-        );
+"#;
         // The receiver ran one idle second before the generator started.
-        let rx = lines(
-            r#"{"type":"sample","t_s":1.0,"rx_pkts":3,"rx_pps":3.0,"rx_bytes":0,"rx_drops":0,"drops":[]}
+        let rx = r#"{"type":"sample","t_s":1.0,"rx_pkts":3,"rx_pps":3.0,"rx_bytes":0,"rx_drops":0,"drops":[]}
 {"type":"sample","t_s":2.0,"rx_pkts":93,"rx_pps":90.0,"rx_bytes":0,"rx_drops":0,"drops":[]}
 {"type":"sample","t_s":3.0,"rx_pkts":233,"rx_pps":140.0,"rx_bytes":0,"rx_drops":0,"drops":[]}
 {"type":"sample","t_s":4.0,"rx_pkts":233,"rx_pps":0.0,"rx_bytes":0,"rx_drops":0,"drops":[]}
-"#,
-        );
-        let rows = pair_rows(&tx, &rx, 1);
+"#;
+        let tick =
+            |out: &str, rx| ticks(Generator::Benchlab, out.as_bytes(), "h", "t", rx).unwrap();
+        let rows = pair_rows(&tick(tx, false), &tick(rx, true), 1);
         assert_eq!(rows.len(), 2);
         assert_eq!((rows[0].tx_pkts, rows[0].rx_pkts), (100, 90));
         assert_eq!(
             (rows[1].tx_pkts, rows[1].rx_pkts, rows[1].rx_pps),
             (150, 140, 140.0)
         );
-        assert_eq!(tx[2].engine.as_deref(), Some("afpacket"));
+        assert_eq!(lines(tx)[2].engine.as_deref(), Some("afpacket"));
         // A partial last line is left for the next read.
         assert_eq!(lines("{\"type\":\"sample\"}\n{\"ty").len(), 1);
         assert!(json_lines(b"oops\n", "gen1", "benchlab gen").is_err());
+    }
+
+    #[test]
+    fn pktgen_logs_of_a_seed_pair_from_their_first_second_of_traffic() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/netbenches/002/RAW/"
+        );
+        let read = |name: &str| {
+            std::fs::read(format!("{dir}bench.318516stable.forwarding.inet4.1.{name}")).unwrap()
+        };
+        let tick = |out: &[u8], rx| ticks(Generator::PktGen, out, "h", "t", rx).unwrap();
+        let (tx, rx) = (tick(&read("sender"), false), tick(&read("receiver"), true));
+        let rows = pair_rows(&tx, &rx, 0);
+        assert_eq!(rows.len(), tx.len().min(rx.len()));
+        // The first seconds of the seed's logs (see the files).
+        assert_eq!((rows[0].tx_pkts, rows[0].tx_pps), (1_496_114, 1_493_231.0));
+        assert!(rows[0].rx_pps > 0.0 && rows.iter().all(|r| r.tx_pkts > 0));
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! host = "gen1"
 //! interface = "igb1"
 //! dut_mac = "00:0d:b9:41:ca:3d"   # the DUT's sender-side MAC (pkt-gen's -D)
+//! generator = "benchlab"      # or "pkt-gen" (netmap, both ends; never run here: no netmap)
 //!
 //! [hosts.receiver]
 //! transport = "ssh"
@@ -43,6 +44,17 @@ pub enum TransportKind {
     Ssh,
 }
 
+/// What sends the traffic (and counts it on the receiver).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Generator {
+    /// `benchlab gen --json` and `benchlab rx --json`.
+    #[default]
+    Benchlab,
+    /// netmap `pkt-gen -f tx` and `pkt-gen -f rx`.
+    PktGen,
+}
+
 /// One node of a real lab.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,6 +72,9 @@ pub struct NodeConfig {
     /// Sender only: the MAC of the DUT's sender-side interface.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dut_mac: Option<String>,
+    /// Sender only: what generates (and counts) the traffic. Default is `benchlab`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator: Option<Generator>,
     /// Where `benchlab` is on that node (for `benchlab gen`/`rx`). Default: `benchlab` in PATH.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub benchlab: Option<String>,

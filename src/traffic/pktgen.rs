@@ -32,6 +32,8 @@ pub struct PktgenTx {
     pub dut_mac: String,
     /// The sender's MAC (`-S`), when pkt-gen should not use 00:00:00:00:00:00.
     pub src_mac: Option<String>,
+    /// A fixed rate in packets per second (`-R`); `None` sends as fast as it can.
+    pub rate: Option<u64>,
     /// Seconds pkt-gen waits for the link after opening it in netmap mode (`-w`).
     pub wait_s: u32,
     /// `-N`: raw figures (`1488125 pps`, not `1.49 Mpps`) in its output, as the seeds' igb labs.
@@ -52,6 +54,10 @@ impl PktgenTx {
             dst: profile.dst().to_string(),
             dut_mac: dut_mac.to_string(),
             src_mac: None,
+            rate: match profile.rate {
+                crate::config::Rate::Max => None,
+                crate::config::Rate::Pps(p) => Some(p),
+            },
             wait_s: 2,
             no_normalize: true,
             extra: Vec::new(),
@@ -87,6 +93,9 @@ impl PktgenTx {
         ]);
         if let Some(mac) = &self.src_mac {
             argv.extend(["-S".into(), mac.clone()]);
+        }
+        if let Some(rate) = self.rate {
+            argv.extend(["-R".into(), rate.to_string()]);
         }
         argv.extend(["-w".into(), self.wait_s.to_string()]);
         argv.extend(self.extra.iter().cloned());
