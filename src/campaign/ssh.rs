@@ -32,6 +32,8 @@ pub const DEFAULT_ONLINE_TIMEOUT: f64 = 300.0;
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(1800);
 /// The packet count of a pkt-gen sender at `max`: 100 GbE line rate of 64-byte frames.
 const PKTGEN_MAX_PPS: f64 = 148_809_524.0;
+/// Time limit of the `reboot` command (it usually returns at once or loses its connection).
+const REBOOT_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the receiver may take to print its first sample.
 const RECEIVER_READY: Duration = Duration::from_secs(15);
 /// How long the receiver keeps counting after the generator ends, for packets in flight and
@@ -500,7 +502,9 @@ impl Bench for SshBench {
         }
         if !version.reboot.is_empty() {
             // The connection may drop as the DUT goes down: only `online` tells if it worked.
-            let _ = self.dut.exec(&Command::new(version.reboot.clone()));
+            let _ = self
+                .dut
+                .exec(&Command::new(version.reboot.clone()).timeout(REBOOT_TIMEOUT));
             self.os = None;
         }
         if !version.online.is_empty() {
@@ -596,7 +600,8 @@ impl Bench for SshBench {
         if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
             bail!("interrupted");
         }
-        if !gen_out.success() && !(stopped && time_up_is_normal) {
+        let finished_normally = gen_out.success() || (stopped && time_up_is_normal);
+        if !finished_normally {
             return Err(crate::transport::failed(&tx_host, &gen_argv, &gen_out).into());
         }
         let tx = self.ticks(&gen_out.stdout, false)?;
