@@ -110,11 +110,13 @@ fn a_campaign_over_ssh_changes_versions_and_resumes_after_a_dut_that_did_not_com
     let receiver_addr = facts.receiver.inet4.to_string();
     let receiver_addr = receiver_addr.split('/').next().unwrap();
     let bin = env!("CARGO_BIN_EXE_benchlab");
-    // A "reboot": the DUT's management link goes down, and comes back 2 s later.
+    // A "reboot": the DUT's management link goes down before the command returns (so `online`
+    // cannot pass before it), and comes back 2 s later. The broken one never comes back: its
+    // command hangs on the dead link until benchlab's reboot time limit.
     let reboot =
-        "(ip link set blsshn0 down; sleep 2; ip link set blsshn0 up) </dev/null >/dev/null 2>&1 &";
+        "ip link set blsshn0 down; (sleep 2; ip link set blsshn0 up) </dev/null >/dev/null 2>&1 &";
     let broken = format!(
-        "if [ -e {m} ]; then rm {m}; (ip link set blsshn0 down) </dev/null >/dev/null 2>&1 & else {reboot} fi",
+        "if [ -e {m} ]; then rm {m}; ip link set blsshn0 down; else {reboot} fi",
         m = marker.display()
     );
     // Online: the DUT answers over SSH and routes to the receiver (no ping in this container).

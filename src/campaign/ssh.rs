@@ -32,8 +32,9 @@ pub const DEFAULT_ONLINE_TIMEOUT: f64 = 300.0;
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(1800);
 /// The packet count of a pkt-gen sender at `max`: 100 GbE line rate of 64-byte frames.
 const PKTGEN_MAX_PPS: f64 = 148_809_524.0;
-/// Time limit of the `reboot` command (it usually returns at once or loses its connection).
-const REBOOT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Time limit of the `reboot` command: it returns at once, or its connection dies with the DUT
+/// (and ssh would wait for TCP to give up); `online` tells whether the reboot worked.
+const REBOOT_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long the receiver may take to print its first sample.
 const RECEIVER_READY: Duration = Duration::from_secs(15);
 /// How long the receiver keeps counting after the generator ends, for packets in flight and
