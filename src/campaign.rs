@@ -8,6 +8,8 @@ pub mod plan;
 pub mod profile;
 /// Running the trials through a lab, checking and storing them.
 pub mod run;
+/// A real lab over SSH as a campaign bench: install, reboot and online hooks per version.
+pub mod ssh;
 /// The results directory: layout, atomic writes, resume.
 pub mod store;
 /// The virtual lab as a bench: versions, config sets and trials in namespaces.

@@ -193,6 +193,20 @@ pub struct Version {
     /// Commands (argv lists) run on the DUT before this version's trials.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<Vec<String>>,
+    /// Real labs: commands (argv lists) that install this version on the DUT (copy and apply
+    /// an image), run before `reboot`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub install: Vec<Vec<String>>,
+    /// Real labs: the command that reboots the DUT into this version (its connection may drop).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reboot: Vec<String>,
+    /// Real labs: a command on the DUT that succeeds once it forwards again (pings through it,
+    /// routes present), retried until `online_timeout`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub online: Vec<String>,
+    /// Seconds `online` may take to succeed after a reboot. Default is 300.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub online_timeout: Option<f64>,
 }
 
 /// A traffic profile.
@@ -358,6 +372,10 @@ fn default_version() -> Version {
         label: None,
         sysctls: BTreeMap::new(),
         commands: Vec::new(),
+        install: Vec::new(),
+        reboot: Vec::new(),
+        online: Vec::new(),
+        online_timeout: None,
     }
 }
 

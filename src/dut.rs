@@ -21,6 +21,8 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+/// The FreeBSD presets: forwarding, ipfw, pf and ipf, stateless and stateful (over SSH).
+pub mod freebsd;
 /// The Linux presets: forwarding, nftables and iptables (nft and legacy backends).
 pub mod linux;
 /// User config sets: a directory with an `apply` script.
@@ -68,6 +70,22 @@ pub const LINUX_PRESETS: &[&str] = &[
     "iptables-legacy-stateful",
 ];
 
+/// Every built-in name a campaign may use: the Linux presets, then the FreeBSD ones that
+/// Linux has not (they apply to a FreeBSD DUT reached over SSH).
+pub const KNOWN_PRESETS: &[&str] = &[
+    "forwarding",
+    "nft-stateless",
+    "nft-stateful",
+    "iptables-stateful",
+    "iptables-legacy-stateful",
+    "ipfw-stateless",
+    "ipfw-stateful",
+    "pf-stateless",
+    "pf-stateful",
+    "ipf-stateless",
+    "ipf-stateful",
+];
+
 /// The Linux preset called `name`.
 pub fn preset(name: &str) -> Option<Box<dyn ConfigSet>> {
     use linux::{Backend, Forwarding, Iptables, Nft};
@@ -102,6 +120,15 @@ pub fn config_set(spec: &str, env: &[(String, String)]) -> Result<Box<dyn Config
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn known_presets_are_the_linux_and_freebsd_ones() {
+        let freebsd_only = freebsd::FREEBSD_PRESETS
+            .iter()
+            .filter(|n| !LINUX_PRESETS.contains(n));
+        let union: Vec<&str> = LINUX_PRESETS.iter().chain(freebsd_only).copied().collect();
+        assert_eq!(union, KNOWN_PRESETS);
+    }
 
     #[test]
     fn every_preset_is_known_by_its_name() {

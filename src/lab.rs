@@ -23,6 +23,8 @@
 pub mod addressing;
 /// What a running lab looks like (`lab status --json`).
 pub mod facts;
+/// Real labs: nodes reached over SSH (`[dut]`, `[sender]`, `[receiver]` in LAB.toml).
+pub mod ssh;
 /// The `LAB.toml` model, roles, names of namespaces and interfaces.
 pub mod topology;
 /// Building and removing the lab on this machine (namespaces, veths, CPU placement).

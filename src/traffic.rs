@@ -43,6 +43,8 @@ pub mod netlink;
 pub mod os;
 /// Frames, flow ranges and checksums, as pure functions.
 pub mod packet;
+/// netmap pkt-gen: command lines from a traffic profile, its per-second output parsed.
+pub mod pktgen;
 /// The receiver: per-second interface counters as a series.
 pub mod receiver;
 /// XDP live-frames engine: a hand-assembled XDP program run by `BPF_PROG_TEST_RUN`.

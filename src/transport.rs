@@ -20,6 +20,8 @@ pub mod local;
 pub mod mock;
 /// Commands inside a named network namespace (`ip netns exec`).
 pub mod netns;
+/// Commands on a remote node through OpenSSH (an ssh_config host alias).
+pub mod ssh;
 
 use std::fmt;
 use std::time::Duration;
@@ -27,6 +29,7 @@ use std::time::Duration;
 pub use local::LocalTransport;
 pub use mock::MockTransport;
 pub use netns::NetnsTransport;
+pub use ssh::SshTransport;
 
 /// Time limit of a command when the caller sets none: long enough for `nft -f` of a big
 /// ruleset, short enough that a hung command does not stall a campaign for ever.
@@ -158,6 +161,14 @@ pub enum TransportError {
         command: String,
         /// Its time limit.
         timeout: Duration,
+    },
+    /// SSH itself failed: the host is unreachable, refused the key, or its host key is unknown.
+    #[error("{host}: SSH: {reason}")]
+    Ssh {
+        /// The SSH host alias.
+        host: String,
+        /// What failed and what to check, with ssh's own message.
+        reason: String,
     },
     /// The command ran and failed (the checked helpers only: [`Transport::run`] and friends).
     #[error("{host}: `{command}` failed ({status}): {stderr}")]

@@ -67,7 +67,7 @@ const PERF_GRACE: Duration = Duration::from_secs(10);
 const PERF_SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
 
 impl<'a> PerfProfiler<'a> {
-    /// A profiler of `cpus` on `host`.
+    /// A profiler of `cpus` on `host` (no CPUs: all of them, `-a`, as on a DUT host of its own).
     pub fn new(host: &'a dyn Transport, cpus: Vec<usize>) -> Self {
         Self { host, cpus }
     }
@@ -88,10 +88,15 @@ impl<'a> PerfProfiler<'a> {
         let cpus: Vec<String> = self.cpus.iter().map(ToString::to_string).collect();
         // Pipe mode (-o -): the data comes back on stdout, so nothing is left on the host.
         // Realtime sample clock: the window is read from the samples themselves.
-        ["perf", "record", "-g", "-k", "realtime", "-o", "-", "-C"]
+        let which = if cpus.is_empty() {
+            vec!["-a".to_string()]
+        } else {
+            vec!["-C".to_string(), cpus.join(",")]
+        };
+        ["perf", "record", "-g", "-k", "realtime", "-o", "-"]
             .iter()
             .map(|s| s.to_string())
-            .chain([cpus.join(",")])
+            .chain(which)
             .collect()
     }
 }

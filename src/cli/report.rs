@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::dut::LINUX_PRESETS;
+use crate::dut::KNOWN_PRESETS;
 use crate::ingest;
 use crate::report::settings::{MinistatGeneration, Settings};
 use crate::report::{write_files, Report, ReportOptions};
@@ -80,7 +80,7 @@ pub fn write_report(
 ) -> anyhow::Result<(Report, usize)> {
     let settings = Settings::load(dir)?;
     let (results, defaults) = if ingest::benchlab::is_results_dir(dir) {
-        let read = ingest::benchlab::read_dir(dir, LINUX_PRESETS)?;
+        let read = ingest::benchlab::read_dir(dir, KNOWN_PRESETS)?;
         let defaults = crate::report::campaign_options(&read);
         (read.results, defaults)
     } else {

@@ -11,12 +11,15 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::campaign::profile::PerfProfiler;
+use crate::campaign::run::Bench;
 use crate::campaign::run::{self as campaign_run, Event, INTERRUPTED};
+use crate::campaign::ssh::SshBench;
 use crate::campaign::store::{Status, Store};
 use crate::campaign::virt::VirtualBench;
 use crate::config::Campaign;
-use crate::dut::LINUX_PRESETS;
+use crate::dut::KNOWN_PRESETS;
 use crate::error::InputError;
+use crate::lab::ssh::{known_sets, SshLab};
 use crate::lab::Lab;
 use crate::transport::LocalTransport;
 
@@ -76,8 +79,13 @@ fn quicken(c: &mut Campaign) {
 /// The campaign to run, with the command line's overrides applied and checked.
 fn campaign(args: &Args) -> anyhow::Result<Campaign> {
     let mut c = match (&args.campaign, &args.resume) {
-        (Some(path), _) => Campaign::load(path, LINUX_PRESETS)?,
-        (None, Some(dir)) => Store::stored_campaign(dir, LINUX_PRESETS)?,
+        (Some(path), _) => {
+            let c = Campaign::load(path, KNOWN_PRESETS)?;
+            // The FreeBSD presets apply only to a DUT reached over SSH.
+            c.validate(&path.display().to_string(), known_sets(&c.lab))?;
+            c
+        }
+        (None, Some(dir)) => Store::stored_campaign(dir, KNOWN_PRESETS)?,
         (None, None) => Campaign::default(),
     };
     let resuming_stored = args.campaign.is_none() && args.resume.is_some();
@@ -96,7 +104,7 @@ fn campaign(args: &Args) -> anyhow::Result<Campaign> {
             .campaign
             .as_ref()
             .map_or("command line".to_string(), |p| p.display().to_string());
-        c.validate(&origin, LINUX_PRESETS).map_err(|e| {
+        c.validate(&origin, known_sets(&c.lab)).map_err(|e| {
             InputError::new(format!(
                 "{e} (with -n/--duration/--quick/--profile applied)"
             ))
@@ -137,11 +145,12 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
             })
         })
         .transpose()?;
-    if campaign.profile {
+    // A virtual lab is profiled from this host; an SSH DUT is checked once it answers.
+    if campaign.profile && campaign.lab.hosts.is_none() {
         PerfProfiler::check(&LocalTransport)?;
     }
     let (store, dir) = match &args.resume {
-        Some(dir) => (Store::resume(dir, &campaign, LINUX_PRESETS)?, dir.clone()),
+        Some(dir) => (Store::resume(dir, &campaign, KNOWN_PRESETS)?, dir.clone()),
         None => {
             let dir = args.output.clone().unwrap_or_else(|| default_output(&args));
             (Store::create(&dir, &campaign)?, dir)
@@ -150,11 +159,18 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     // First Ctrl-C: finish cleaning up the running trial and stop; a second one: tear the lab
     // down at once.
     crate::lab::stop_gracefully_on_signal();
-    let lab = Lab::up(&campaign.lab).context("building the virtual lab")?;
-    let mut bench = VirtualBench::new(lab, &campaign)?;
-    if let Some(delay) = capture_delay {
-        bench.delay_captures(delay);
-    }
+    let (mut virt, mut real) = (None, None);
+    let bench: &mut dyn Bench = match SshLab::from_config(&campaign.lab).map_err(InputError::new)? {
+        Some(lab) => real.insert(SshBench::new(lab, &campaign, &dir)?),
+        None => {
+            let lab = Lab::up(&campaign.lab).context("building the virtual lab")?;
+            let bench = virt.insert(VirtualBench::new(lab, &campaign)?);
+            if let Some(delay) = capture_delay {
+                bench.delay_captures(delay);
+            }
+            bench
+        }
+    };
 
     let progress = if args.quiet {
         Progress::Quiet
@@ -171,13 +187,18 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     };
     let per_trial = campaign.trial.duration;
     let mut done = 0usize;
-    let outcome = campaign_run::run(&campaign, &store, &mut bench, &mut |event| {
+    let outcome = campaign_run::run(&campaign, &store, bench, &mut |event| {
         on_event(event, &progress, per_trial, &mut done, err);
     });
     if let Progress::Bar(bar) = &progress {
         bar.finish_and_clear();
     }
-    bench.down().context("removing the virtual lab")?;
+    if let Some(bench) = virt {
+        bench.down().context("removing the virtual lab")?;
+    }
+    if let Some(bench) = real {
+        bench.down().context("reverting the DUT's config set")?;
+    }
     match outcome {
         Ok(_) => {}
         Err(_) if INTERRUPTED.load(Ordering::SeqCst) => {

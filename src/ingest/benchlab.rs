@@ -65,8 +65,10 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
                     iterations: Vec::new(),
                     setup: Setup {
                         // The virtual lab's DUT runs this host's kernel, which the setup list
-                        // names once; a per-version uname is for labs that re-image the DUT.
-                        uname: None,
+                        // names once; a lab over SSH records each version's running kernel.
+                        uname: lab["versions"][&version.name]["uname"]
+                            .as_str()
+                            .map(str::to_string),
                         traffic: Some(traffic(profile)),
                     },
                 };

@@ -41,6 +41,12 @@ pub struct LabConfig {
     pub dut_cpu: Option<usize>,
     /// The generators' CPU. Default is 0.
     pub generator_cpu: Option<usize>,
+    /// A real lab's hosts, reached over SSH (see [`crate::lab::ssh`]); none on the virtual lab.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<crate::lab::ssh::Hosts>,
+    /// SSH client options of a real lab.
+    #[serde(skip_serializing_if = "crate::lab::ssh::SshOptions::is_default")]
+    pub ssh: crate::lab::ssh::SshOptions,
 }
 
 impl Default for LabConfig {
@@ -52,6 +58,8 @@ impl Default for LabConfig {
             placement: None,
             dut_cpu: None,
             generator_cpu: None,
+            hosts: None,
+            ssh: crate::lab::ssh::SshOptions::default(),
         }
     }
 }
@@ -105,7 +113,7 @@ impl LabConfig {
                 self.senders
             ));
         }
-        Ok(())
+        crate::lab::ssh::SshLab::from_config(self).map(drop)
     }
 }
 
