@@ -9,6 +9,8 @@
 
 use std::fmt;
 
+/// Reader for benchlab's own results directories.
+pub mod benchlab;
 /// Reader for netbenches bench-lab.sh result directories (pkt-gen logs and `.info` files).
 pub mod netbenches;
 
@@ -19,6 +21,30 @@ pub struct Results {
     pub series: Vec<Series>,
     /// What could not be measured or was left out, in the order it was found.
     pub warnings: Vec<Warning>,
+    /// How an iteration's figure was computed from its per-second samples, in words.
+    pub method: String,
+    /// What sent the traffic (`pkt-gen sender`, `benchlab gen, xdp engine`), when known.
+    pub generator: Option<String>,
+    /// Profiles of the DUT (benchlab campaigns with `profile = true`), for flamegraphs.
+    pub captures: Vec<Capture>,
+}
+
+/// A profiling trial's capture of the DUT, as stored: folded stacks, unchecked.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Capture {
+    /// Version name.
+    pub version: String,
+    /// Config set name.
+    pub config: String,
+    /// Traffic profile name.
+    pub profile: String,
+    /// The trial directory, relative to the results directory (`runs/….profile`).
+    pub trial: String,
+    /// The folded stacks (`perf.folded`); empty when there are none.
+    pub folded: String,
+    /// What the reader found wrong with the capture (no stacks, a window outside the traffic),
+    /// which rejects it whatever its stacks show.
+    pub problem: Option<String>,
 }
 
 /// One (version, config set, traffic profile) cell: the iterations measured for it.
@@ -142,6 +168,20 @@ pub enum Warning {
         /// The receiver log.
         file: String,
     },
+    /// A benchlab trial failed twice: left out.
+    FailedTrial {
+        /// `<version>.<config>.<profile>.<iter>`.
+        trial: String,
+        /// Why it failed.
+        reason: String,
+    },
+    /// A benchlab trial measured something other than what was asked: kept, and said.
+    FlaggedTrial {
+        /// `<version>.<config>.<profile>.<iter>`.
+        trial: String,
+        /// What its checks found.
+        flags: String,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -168,6 +208,10 @@ impl fmt::Display for Warning {
             Self::NoInfo { file } => {
                 write!(f, "{file}: no matching .info file; log left out")
             }
+            Self::FailedTrial { trial, reason } => {
+                write!(f, "{trial}: failed twice ({reason}); left out")
+            }
+            Self::FlaggedTrial { trial, flags } => write!(f, "{trial}: {flags}"),
         }
     }
 }

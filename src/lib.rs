@@ -7,13 +7,27 @@
 //! `stats` computes ministat-compatible summaries and comparisons; `report` writes Markdown, PNG
 //! charts, flamegraphs and JSON. Only `cli` prints.
 
+/// Atomic file writes (temporary file + rename).
+pub mod atomic;
+/// Campaigns: plan, results directory, run and resume.
+pub mod campaign;
 /// Command line: argument parsing, dispatch, and the only place that prints.
 pub mod cli;
+/// The campaign file: TOML model, defaults and validation.
+pub mod config;
+/// DUT configuration sets: Linux presets (forwarding, nftables, iptables) and user directories.
+pub mod dut;
 /// Errors shared by every layer and their exit statuses.
 pub mod error;
 /// Readers: netbenches pkt-gen logs (and later benchlab results) into series of medians.
 pub mod ingest;
+/// The virtual lab: namespaces, veths, addressing, CPU placement; `lab up|down|status`.
+pub mod lab;
 /// Reports: Markdown with ministat tables, PNG charts, JSON, and netbenches' own files.
 pub mod report;
 /// ministat-compatible statistics: summaries, Student's t comparisons, the ASCII plot, C `%g`.
 pub mod stats;
+/// Traffic: the packet generator (`benchlab gen`) and the receiver's counter sampler (`benchlab rx`).
+pub mod traffic;
+/// How benchlab reaches a node: commands, long-running processes and files (netns, mock).
+pub mod transport;

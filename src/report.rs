@@ -17,7 +17,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use anyhow::Context;
@@ -29,6 +28,8 @@ use crate::stats::{self, Comparison, Dataset, Flavor, MinistatError, MinistatOpt
 
 /// PNG charts.
 pub mod chart;
+/// Flamegraph SVGs of the DUT and the checks of their captures.
+pub mod flame;
 /// The netbenches harness's files: `<series>.pps` and `gnuplot.data`.
 pub mod harness;
 /// results.json.
@@ -125,12 +126,18 @@ pub struct Report {
     pub blocks: Vec<ComparisonBlock>,
     /// What could not be measured or compared, one sentence each.
     pub warnings: Vec<String>,
+    /// How an iteration's figure was computed, in words.
+    pub method: String,
+    /// What sent the traffic, when known.
+    pub generator: Option<String>,
+    /// Profiles of the DUT of the selected versions and config sets, checked.
+    pub flames: Vec<flame::Flame>,
 }
 
 /// A file of the report: its name in the output directory and its contents.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputFile {
-    /// File name (no directory).
+    /// File name, relative to the output directory (`flame/…` for flamegraphs).
     pub name: String,
     /// Contents.
     pub bytes: Vec<u8>,
@@ -141,7 +148,13 @@ impl Report {
     ///
     /// A name in `options.versions`/`configs` that no series has is an [`InputError`].
     pub fn build(results: Results, options: &ReportOptions) -> Result<Report, InputError> {
-        let Results { series, warnings } = results;
+        let Results {
+            series,
+            warnings,
+            method,
+            generator,
+            captures,
+        } = results;
         let versions = select(
             "version",
             distinct(series.iter().map(|s| &s.version)),
@@ -187,6 +200,11 @@ impl Report {
             })
             .collect();
         let profiles = distinct(series.iter().map(|s| &s.series.profile));
+        let flames = (captures.iter())
+            .filter(|c| versions.contains(&c.version) && configs.contains(&c.config))
+            .map(flame::Flame::from_capture)
+            .collect::<Result<Vec<_>, _>>()?;
+        warnings.extend(flames.iter().filter_map(flame::Flame::rejection));
         let title = options.title.clone().unwrap_or_else(|| {
             let mut versions: Vec<String> = (versions.iter())
                 .filter(|v| !v.is_empty())
@@ -215,6 +233,9 @@ impl Report {
             series,
             blocks: Vec::new(),
             warnings,
+            method,
+            generator,
+            flames,
         };
         report.blocks = report.comparison_blocks()?;
         Ok(report)
@@ -340,6 +361,7 @@ impl Report {
                 bytes: chart::render_png(chart)?,
             });
         }
+        files.extend(flame::svg_files(self).context("drawing the flamegraphs")?);
         files.push(OutputFile {
             name: markdown::README.to_string(),
             bytes: markdown::readme(self, &charts).into_bytes(),
@@ -494,17 +516,45 @@ pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
     for file in files {
         let path = dir.join(&file.name);
-        let mut temp = tempfile::Builder::new()
-            .prefix(".benchlab-")
-            .permissions(std::fs::Permissions::from_mode(0o644))
-            .tempfile_in(dir)
-            .with_context(|| format!("cannot write into '{}'; try -o OUT", dir.display()))?;
-        std::io::Write::write_all(&mut temp, &file.bytes)
-            .with_context(|| format!("cannot write '{}'", path.display()))?;
-        temp.persist(&path)
+        // Names may have a directory (`flame/….svg`).
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create '{}'", parent.display()))?;
+        }
+        crate::atomic::write(&path, &file.bytes)
             .with_context(|| format!("cannot write '{}'", path.display()))?;
     }
     Ok(())
+}
+
+/// The report options a benchlab campaign implies: its title, versions and config sets in its
+/// order, version labels, and setup lines from `lab.json` and the campaign's notes.
+pub fn campaign_options(read: &crate::ingest::benchlab::CampaignResults) -> ReportOptions {
+    let c = &read.campaign;
+    let mut lines = crate::campaign::host::setup_lines(&read.lab["host"]);
+    if let Some(placement) = read
+        .lab
+        .pointer("/lab/placement/summary")
+        .and_then(|v| v.as_str())
+    {
+        let driver = read.lab["nic_driver"].as_str().unwrap_or("veth");
+        lines.push(format!(
+            "Virtual lab: network namespaces joined by {driver} pairs; {placement}"
+        ));
+    }
+    lines.extend(c.notes.iter().cloned());
+    ReportOptions {
+        versions: Some(c.versions.iter().map(|v| v.name.clone()).collect()),
+        configs: Some(c.config_set_names().map(str::to_string).collect()),
+        flavor: Flavor::Current,
+        title: Some(c.title.clone()),
+        lines,
+        labels: c
+            .versions
+            .iter()
+            .filter_map(|v| v.label.clone().map(|l| (v.name.clone(), l)))
+            .collect(),
+    }
 }
 
 #[cfg(test)]
@@ -537,7 +587,7 @@ mod tests {
             series: (0..9)
                 .map(|v| series(&format!("v{v}"), &[1e6 + f64::from(v), 1.1e6, 0.9e6]))
                 .collect(),
-            warnings: Vec::new(),
+            ..Results::default()
         };
         let report = Report::build(results, &ReportOptions::default()).unwrap();
         let members: Vec<Vec<usize>> = report.blocks.iter().map(|b| b.members.clone()).collect();
@@ -552,7 +602,7 @@ mod tests {
     fn series_with_fewer_than_three_iterations_have_no_statistics() {
         let results = Results {
             series: vec![series("a", &[1.0, 2.0, 3.0]), series("b", &[1.0, 2.0])],
-            warnings: Vec::new(),
+            ..Results::default()
         };
         let report = Report::build(results, &ReportOptions::default()).unwrap();
         assert!(report.series[1].summary.is_none());

@@ -2,8 +2,9 @@
 //! prints what it wrote and what could not be measured.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use crate::dut::KNOWN_PRESETS;
 use crate::ingest;
 use crate::report::settings::{MinistatGeneration, Settings};
 use crate::report::{write_files, Report, ReportOptions};
@@ -38,25 +39,13 @@ pub struct Args {
 
 /// Runs `benchlab report`.
 pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
-    let settings = Settings::load(&args.dir)?;
-    // The command line wins over report.toml, which wins over the defaults.
-    let options = ReportOptions {
-        versions: args.versions.or(settings.versions),
-        configs: args.configs.or(settings.configs),
-        flavor: args
-            .ministat
-            .or(settings.ministat)
-            .map(Into::into)
-            .unwrap_or_default(),
-        title: settings.title,
-        lines: settings.lines,
-        labels: settings.labels,
+    let overrides = Overrides {
+        versions: args.versions,
+        configs: args.configs,
+        ministat: args.ministat,
     };
-    let results = ingest::netbenches::read_dir(&args.dir)?;
-    let report = Report::build(results, &options)?;
-    let files = report.files()?;
-    let out_dir = args.output.unwrap_or(args.dir);
-    write_files(&out_dir, &files)?;
+    let out_dir = args.output.as_deref().unwrap_or(&args.dir).to_path_buf();
+    let (report, files) = write_report(&args.dir, &out_dir, overrides)?;
     for warning in &report.warnings {
         writeln!(err, "warning: {warning}")?;
     }
@@ -65,8 +54,62 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
         "{} series, {} comparisons: wrote {} files into {}",
         report.series.len(),
         report.blocks.len(),
-        files.len(),
+        files,
         out_dir.display()
     )?;
     Ok(0)
+}
+
+/// What the command line sets over `report.toml` and the campaign.
+#[derive(Debug, Default)]
+pub struct Overrides {
+    /// `--versions`.
+    pub versions: Option<Vec<String>>,
+    /// `--configs`.
+    pub configs: Option<Vec<String>>,
+    /// `--ministat`.
+    pub ministat: Option<MinistatGeneration>,
+}
+
+/// Reads `dir` (benchlab results or netbenches logs), builds the report and writes its files
+/// into `out_dir`; returns the report and the number of files written.
+pub fn write_report(
+    dir: &Path,
+    out_dir: &Path,
+    overrides: Overrides,
+) -> anyhow::Result<(Report, usize)> {
+    let settings = Settings::load(dir)?;
+    let (results, defaults) = if ingest::benchlab::is_results_dir(dir) {
+        let read = ingest::benchlab::read_dir(dir, KNOWN_PRESETS)?;
+        let defaults = crate::report::campaign_options(&read);
+        (read.results, defaults)
+    } else {
+        (ingest::netbenches::read_dir(dir)?, ReportOptions::default())
+    };
+    // The command line wins over report.toml, which wins over what the results say.
+    let mut labels = defaults.labels;
+    labels.extend(settings.labels);
+    let options = ReportOptions {
+        versions: overrides
+            .versions
+            .or(settings.versions)
+            .or(defaults.versions),
+        configs: overrides.configs.or(settings.configs).or(defaults.configs),
+        flavor: overrides
+            .ministat
+            .or(settings.ministat)
+            .map(Into::into)
+            .unwrap_or(defaults.flavor),
+        title: settings.title.or(defaults.title),
+        lines: if settings.lines.is_empty() {
+            defaults.lines
+        } else {
+            settings.lines
+        },
+        labels,
+    };
+    let report = Report::build(results, &options)?;
+    let files = report.files()?;
+    write_files(out_dir, &files)?;
+    Ok((report, files.len()))
 }

@@ -34,7 +34,13 @@ pub fn read_dir(dir: &Path) -> Result<Results, InputError> {
     let files = classify(&names);
     let read = |name: &str| read_text(&logs_dir.join(name));
 
-    let mut results = Results::default();
+    let mut results = Results {
+        method: "the median of the receiver's per-second rates, first 15 and last 10 log lines \
+                 dropped (bench-lab-ministat.sh)"
+            .to_string(),
+        generator: Some("pkt-gen sender".to_string()),
+        ..Results::default()
+    };
     let mut expected_iterations = 0;
     let mut seen = Vec::new();
     for prefix in &files.infos {

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::ingest::{Iteration, Traffic};
+use crate::report::flame::{self, CaptureCheck};
 use crate::report::{Report, Scope};
 use crate::stats::{Flavor, Summary};
 
@@ -25,7 +26,20 @@ struct Document<'a> {
     labels: &'a BTreeMap<String, String>,
     series: Vec<SeriesJson<'a>>,
     comparisons: Vec<BlockJson<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    flamegraphs: Vec<FlameJson<'a>>,
     warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+struct FlameJson<'a> {
+    version: &'a str,
+    config: &'a str,
+    profile: &'a str,
+    trial: &'a str,
+    check: &'a CaptureCheck,
+    svg: Option<String>,
+    diff_svg: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -143,11 +157,33 @@ pub fn results_json(report: &Report) -> serde_json::Result<Vec<u8>> {
         labels: &report.labels,
         series,
         comparisons,
+        flamegraphs: flamegraphs(report),
         warnings: &report.warnings,
     };
     let mut bytes = serde_json::to_vec_pretty(&document)?;
     bytes.push(b'\n');
     Ok(bytes)
+}
+
+/// Every capture with its check, and the SVGs drawn of it.
+fn flamegraphs(report: &Report) -> Vec<FlameJson<'_>> {
+    let links = flame::links(report);
+    let file = |i: usize, diff: bool| {
+        (links.iter())
+            .find(|l| l.flame == i && l.against.is_some() == diff)
+            .map(|l| l.file.clone())
+    };
+    (report.flames.iter().enumerate())
+        .map(|(i, f)| FlameJson {
+            version: &f.version,
+            config: &f.config,
+            profile: &f.profile,
+            trial: &f.trial,
+            check: &f.check,
+            svg: file(i, false),
+            diff_svg: file(i, true),
+        })
+        .collect()
 }
 
 fn traffic(t: &Traffic) -> TrafficJson<'_> {

@@ -47,6 +47,7 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
             ));
         }
     }
+    md.push_str(&flamegraphs(report));
     if !report.warnings.is_empty() {
         md.push_str("\n## Not measured\n\n");
         for warning in &report.warnings {
@@ -56,6 +57,32 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
     md.push_str(&format!(
         "\n{MARKER} wrote this file from the logs; run it again rather than editing it. -->\n"
     ));
+    md
+}
+
+/// The "Flamegraphs" section: links to each flamegraph, then to the differential ones; empty
+/// when nothing was profiled (or nothing passed the capture check).
+fn flamegraphs(report: &Report) -> String {
+    let links = crate::report::flame::links(report);
+    if links.is_empty() {
+        return String::new();
+    }
+    let (plain, diffs): (Vec<_>, Vec<_>) = links.iter().partition(|l| l.against.is_none());
+    let mut md = "\n## Flamegraphs\n\nCPU of the DUT during one extra trial per series, \
+                  between warm-up and cool-down (idle left out):\n"
+        .to_string();
+    for link in plain {
+        md.push_str(&format!("  - [{}]({})\n", link.text, link.file));
+    }
+    if !diffs.is_empty() {
+        md.push_str(
+            "\nDifferential flamegraphs against the first version (red: a larger share of the \
+             samples, blue: a smaller one):\n",
+        );
+        for link in diffs {
+            md.push_str(&format!("  - [{}]({})\n", link.text, link.file));
+        }
+    }
     md
 }
 
@@ -104,9 +131,8 @@ fn setup_lines(report: &Report) -> Vec<String> {
             format!("{min} to {max}")
         };
         lines.push(format!(
-            "{iterations} iterations per series; an iteration counts as the median of the \
-             receiver's per-second rates, first 15 and last 10 log lines dropped \
-             (bench-lab-ministat.sh)"
+            "{iterations} iterations per series; an iteration counts as {}",
+            report.method
         ));
     }
     lines.push(match report.flavor {
@@ -143,10 +169,8 @@ pub fn traffic_summary(report: &Report, profile: &str) -> String {
     let mut parts = traffics;
     if !offered.is_empty() {
         let median = Summary::of(&offered, Flavor::Current).median;
-        parts.push(format!(
-            "traffic load {} (pkt-gen sender)",
-            format_pps(median)
-        ));
+        let by = report.generator.as_deref().unwrap_or("the sender");
+        parts.push(format!("traffic load {} ({by})", format_pps(median)));
     }
     if parts.is_empty() {
         return String::new();

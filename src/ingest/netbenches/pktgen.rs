@@ -47,6 +47,46 @@ pub fn rates(log: &str) -> Vec<f64> {
         .collect()
 }
 
+/// One per-second line of pkt-gen (sender or receiver): `main_thread [N] R pps (P pkts [B bps]
+/// in U usec) …`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Second {
+    /// The rate pkt-gen printed.
+    pub pps: f64,
+    /// Packets sent or received during the interval.
+    pub pkts: u64,
+    /// The interval's length in microseconds.
+    pub usec: u64,
+}
+
+/// Every per-second line of a pkt-gen log, zero rates included, in file order (both the older
+/// `(P pkts in U usec)` and the newer `(P pkts B bps in U usec)` forms).
+pub fn seconds(log: &str) -> Vec<Second> {
+    log.lines().filter_map(parse_second).collect()
+}
+
+fn parse_second(line: &str) -> Option<Second> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words.iter().position(|w| *w == "main_thread")?;
+    let rest = &words[at + 1..];
+    if !(rest.first()?.starts_with('[') && rest.get(2) == Some(&"pps")) {
+        return None;
+    }
+    let pps = parse_number(rest[1])?;
+    let pkts = rest.get(3)?.strip_prefix('(')?.parse().ok()?;
+    let usec_at = rest.iter().position(|w| *w == "usec)")?;
+    let usec = rest.get(usec_at.checked_sub(1)?)?.parse().ok()?;
+    Some(Second { pps, pkts, usec })
+}
+
+/// The packet count of pkt-gen's closing `Sent N packets …` line.
+pub fn sent_packets(log: &str) -> Option<u64> {
+    log.lines()
+        .filter_map(|l| l.strip_prefix("Sent "))
+        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
+        .next_back()
+}
+
 /// What a sender log tells: its command line and pkt-gen's closing `Speed:` figure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SenderLog {
@@ -225,6 +265,32 @@ fn parse_number(token: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn both_per_second_forms_and_the_sent_count_are_read() {
+        let log = "CMD: pkt-gen -f rx -i ix1 -w 4\n\
+            507.868373 main_thread [2277] 1492702 pps (1493807 pkts 717027360 bps in 1000740 usec) 2.36 avg_batch 0 min_space\n\
+            508.1 main_thread [2277] 0 pps (0 pkts in 1001000 usec)\n\
+            508.2 main [2812] Ready...\n\
+            Sent 80000000 packets, 60 bytes each, in 53.76 seconds.\n";
+        let got = seconds(log);
+        assert_eq!(
+            got,
+            [
+                Second {
+                    pps: 1492702.0,
+                    pkts: 1493807,
+                    usec: 1000740
+                },
+                Second {
+                    pps: 0.0,
+                    pkts: 0,
+                    usec: 1001000
+                },
+            ]
+        );
+        assert_eq!(sent_packets(log), Some(80_000_000));
+    }
 
     fn receiver_log(preamble: usize, rates: &[&str], tail: &[&str]) -> String {
         let mut log = String::from("CMD: pkt-gen -N -f rx -i igb3 -w 4\n");

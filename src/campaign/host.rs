@@ -1,0 +1,109 @@
+//! Facts about a host that a report lists (the seeds wrote them by hand): CPU model and cores,
+//! kernel and OS, and the versions of the tools a config set relies on. Read through a
+//! [`Transport`], so the virtual lab's DUT and an SSH host are asked the same way; a fact that
+//! cannot be read is left out, never guessed.
+
+use serde::Serialize;
+
+use crate::transport::Transport;
+
+/// What `lab.json` says of a host.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct HostFacts {
+    /// `model name` of /proc/cpuinfo (Linux) or `hw.model` (FreeBSD).
+    pub cpu: Option<String>,
+    /// Online CPUs.
+    pub cores: Option<u32>,
+    /// `uname -a`.
+    pub kernel: Option<String>,
+    /// `PRETTY_NAME` of /etc/os-release.
+    pub os: Option<String>,
+    /// First line of `<tool> --version` (or `-V`) for the tools benchlab drives.
+    pub tools: Vec<String>,
+}
+
+/// Asks `host` for its facts.
+pub fn facts(host: &dyn Transport) -> HostFacts {
+    let text = |argv: &[&str]| {
+        host.run(argv)
+            .ok()
+            .map(|o| o.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    let cpu = text(&["cat", "/proc/cpuinfo"]).and_then(|info| {
+        info.lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    });
+    let os = text(&["cat", "/etc/os-release"]).and_then(|rel| {
+        rel.lines()
+            .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+            .map(|v| v.trim_matches('"').to_string())
+    });
+    let tools = [
+        &["ip", "-V"][..],
+        &["nft", "--version"],
+        &["iptables", "--version"],
+        &["iptables-legacy", "--version"],
+        &["ethtool", "--version"],
+    ]
+    .iter()
+    .filter_map(|argv| text(argv).and_then(|t| t.lines().next().map(str::to_string)))
+    .chain(std::iter::once(format!(
+        "benchlab {}",
+        env!("CARGO_PKG_VERSION")
+    )))
+    .collect();
+    HostFacts {
+        cpu,
+        cores: text(&["nproc"]).and_then(|n| n.parse().ok()),
+        kernel: text(&["uname", "-a"]),
+        os,
+        tools,
+    }
+}
+
+/// The report's setup lines for a host: CPU and cores, then OS and kernel.
+pub fn setup_lines(facts: &serde_json::Value) -> Vec<String> {
+    let get = |k: &str| facts.get(k).and_then(|v| v.as_str());
+    let mut lines = Vec::new();
+    if let Some(cpu) = get("cpu") {
+        match facts.get("cores").and_then(serde_json::Value::as_u64) {
+            Some(n) => lines.push(format!("{cpu} ({n} CPUs)")),
+            None => lines.push(cpu.to_string()),
+        }
+    }
+    match (get("os"), get("kernel")) {
+        (Some(os), Some(kernel)) => lines.push(format!("{os}, {kernel}")),
+        (Some(one), None) | (None, Some(one)) => lines.push(one.to_string()),
+        (None, None) => {}
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::{MockTransport, Output};
+
+    #[test]
+    fn facts_come_from_the_host_and_missing_ones_are_left_out() {
+        let host = MockTransport::new("dut");
+        host.reply(
+            &["cat", "/proc/cpuinfo"],
+            Output::ok("processor\t: 0\nmodel name\t: AMD EPYC 7B13\n"),
+        );
+        host.reply(&["nproc"], Output::ok("2\n"));
+        host.reply(&["uname", "-a"], Output::ok("Linux dut 6.18.44 x86_64\n"));
+        let f = facts(&host);
+        assert_eq!(f.cpu.as_deref(), Some("AMD EPYC 7B13"));
+        assert_eq!(f.cores, Some(2));
+        assert_eq!(f.os, None);
+        let lines = setup_lines(&serde_json::to_value(&f).unwrap());
+        assert_eq!(
+            lines,
+            ["AMD EPYC 7B13 (2 CPUs)", "Linux dut 6.18.44 x86_64"]
+        );
+    }
+}

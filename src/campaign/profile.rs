@@ -1,0 +1,344 @@
+//! Profiling the DUT during a trial: a [`Profiler`] records the DUT's CPUs for a window and
+//! gives back folded stacks; a [`CaptureSchedule`] places that window inside the trial's traffic
+//! (after warm-up, before cool-down).
+//!
+//! One profiler exists today, [`PerfProfiler`]: `perf record -g` on a Linux host, then
+//! `perf script` folded by [`crate::report::flame::fold_perf`]. It runs through a
+//! [`Transport`], so the same code profiles a Linux DUT over SSH. A FreeBSD DUT gets a
+//! `PmcstatProfiler` implementing the same trait: `pmcstat -S <event> -O FILE` started by
+//! [`Profiler::start`], stopped (SIGTERM) by [`Recording::stop`], then `pmcstat -R FILE -G -`
+//! folded by a `fold_pmcstat` beside `fold_perf`. Nothing after the folded stacks (the
+//! `perf.folded` file, the checks, the SVGs, the report) depends on which profiler made them.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+
+use crate::report::flame::{self, Folded};
+use crate::transport::{failed, Command, Process, Transport};
+
+/// When a capture ran and what it recorded, kept in the profiling trial's `meta.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaptureWindow {
+    /// First sample, seconds since the Unix epoch (when the profiler started, if it gave no
+    /// sample times).
+    pub start_unix_s: f64,
+    /// Last sample, seconds since the Unix epoch (when it stopped, if it gave no sample times).
+    pub end_unix_s: f64,
+    /// The CPUs recorded.
+    pub cpus: Vec<usize>,
+    /// The profiler's command line, as run on the DUT's host.
+    pub command: String,
+}
+
+/// What a capture gives back.
+#[derive(Debug, Clone)]
+pub struct CaptureResult {
+    /// The stacks.
+    pub folded: Folded,
+    /// When it ran.
+    pub window: CaptureWindow,
+}
+
+/// A CPU profiler for the DUT: started once the traffic flows, stopped before it ends.
+pub trait Profiler {
+    /// Starts recording the DUT's CPUs.
+    fn start(&self) -> anyhow::Result<Box<dyn Recording + '_>>;
+}
+
+/// A recording in progress.
+pub trait Recording {
+    /// Stops recording and folds what was recorded.
+    fn stop(self: Box<Self>) -> anyhow::Result<CaptureResult>;
+}
+
+/// `perf record -g -C <cpus>` on a Linux host (the virtual lab's host sees every namespace's
+/// CPUs, kernel stacks included).
+#[derive(Debug)]
+pub struct PerfProfiler<'a> {
+    host: &'a dyn Transport,
+    cpus: Vec<usize>,
+}
+
+/// How long `perf record` may take to write its last buffers once asked to stop.
+const PERF_GRACE: Duration = Duration::from_secs(10);
+/// How long `perf script` may take to resolve a capture's symbols.
+const PERF_SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
+
+impl<'a> PerfProfiler<'a> {
+    /// A profiler of `cpus` on `host` (no CPUs: all of them, `-a`, as on a DUT host of its own).
+    pub fn new(host: &'a dyn Transport, cpus: Vec<usize>) -> Self {
+        Self { host, cpus }
+    }
+
+    /// Fails unless `perf` runs on the host, saying what to install.
+    pub fn check(host: &dyn Transport) -> anyhow::Result<()> {
+        host.run(&["perf", "--version"]).with_context(|| {
+            format!(
+                "{}: profiling needs perf (Debian: apt-get install linux-perf); \
+                 or run without --profile / profile = true",
+                host.host()
+            )
+        })?;
+        Ok(())
+    }
+
+    fn record_argv(&self) -> Vec<String> {
+        let cpus: Vec<String> = self.cpus.iter().map(ToString::to_string).collect();
+        // Pipe mode (-o -): the data comes back on stdout, so nothing is left on the host.
+        // Realtime sample clock: the window is read from the samples themselves.
+        let which = if cpus.is_empty() {
+            vec!["-a".to_string()]
+        } else {
+            vec!["-C".to_string(), cpus.join(",")]
+        };
+        ["perf", "record", "-g", "-k", "realtime", "-o", "-"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(which)
+            .collect()
+    }
+}
+
+struct PerfRecording<'p> {
+    profiler: &'p PerfProfiler<'p>,
+    process: Option<Box<dyn Process>>,
+    started_unix_s: f64,
+}
+
+impl Profiler for PerfProfiler<'_> {
+    fn start(&self) -> anyhow::Result<Box<dyn Recording + '_>> {
+        let argv = self.record_argv();
+        let started_unix_s = unix_now();
+        let process = self
+            .host
+            .spawn(&argv)
+            .with_context(|| format!("{}: starting perf record", self.host.host()))?;
+        Ok(Box::new(PerfRecording {
+            profiler: self,
+            process: Some(process),
+            started_unix_s,
+        }))
+    }
+}
+
+impl Recording for PerfRecording<'_> {
+    fn stop(mut self: Box<Self>) -> anyhow::Result<CaptureResult> {
+        let p = self.profiler;
+        let process = self.process.take().expect("stopped once");
+        let stopped_unix_s = unix_now();
+        let argv = p.record_argv();
+        let out = process
+            .stop(PERF_GRACE)
+            .with_context(|| format!("{}: stopping perf record", p.host.host()))?;
+        // perf record exits with the signal's status when stopped; only its data says if it ran.
+        if out.stdout.is_empty() {
+            return Err(failed(p.host.host(), &argv, &out).into());
+        }
+        let script = Command::new([
+            "perf",
+            "script",
+            "-i",
+            "-",
+            "--no-inline",
+            "-F",
+            "comm,tid,cpu,time,event,ip,sym,dso",
+        ])
+        .stdin(out.stdout)
+        .timeout(PERF_SCRIPT_TIMEOUT);
+        let text = p
+            .host
+            .check(&script)
+            .with_context(|| format!("{}: perf script", p.host.host()))?
+            .stdout;
+        let folded = flame::fold_perf(text.as_slice()).context("folding perf script output")?;
+        let (first, last) = sample_times(&text).unwrap_or((self.started_unix_s, stopped_unix_s));
+        Ok(CaptureResult {
+            folded,
+            window: CaptureWindow {
+                start_unix_s: first,
+                end_unix_s: last,
+                cpus: p.cpus.clone(),
+                command: crate::transport::display_argv(&argv),
+            },
+        })
+    }
+}
+
+impl Drop for PerfRecording<'_> {
+    fn drop(&mut self) {
+        // A trial that fails mid-capture must not leave perf running.
+        if let Some(process) = self.process.take() {
+            let _ = process.stop(Duration::from_secs(1));
+        }
+    }
+}
+
+/// First and last sample times of `perf script` output (`comm tid [cpu] 1700000000.123456: …`).
+fn sample_times(perf_script: &[u8]) -> Option<(f64, f64)> {
+    let text = String::from_utf8_lossy(perf_script);
+    let times = text
+        .lines()
+        .filter(|l| !l.starts_with(char::is_whitespace))
+        .filter_map(|l| {
+            let rest = &l[l.find("] ")? + 2..];
+            rest.trim_start()
+                .split(':')
+                .next()?
+                .trim()
+                .parse::<f64>()
+                .ok()
+        });
+    times.fold(None, |acc, t| match acc {
+        None => Some((t, t)),
+        Some((a, b)) => Some((f64::min(a, t), f64::max(b, t))),
+    })
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Where a capture goes in a trial: from the end of warm-up (plus an optional delay) for as long
+/// as the measured window lasts. The trial loop calls [`poll`](Self::poll) as it goes and
+/// [`finish`](Self::finish) once the traffic stops.
+pub struct CaptureSchedule<'p> {
+    profiler: &'p dyn Profiler,
+    start_at: Instant,
+    stop_at: Instant,
+    recording: Option<Box<dyn Recording + 'p>>,
+    result: Option<CaptureResult>,
+}
+
+impl<'p> CaptureSchedule<'p> {
+    /// A capture from `traffic_start + warmup + delay` to `traffic_start + duration - cooldown +
+    /// delay` (delay 0: exactly the measured window).
+    pub fn new(
+        profiler: &'p dyn Profiler,
+        traffic_start: Instant,
+        trial: &crate::config::Trial,
+        delay: Duration,
+    ) -> Self {
+        let start_at = traffic_start + Duration::from_secs_f64(trial.warmup) + delay;
+        let stop_at = traffic_start
+            + Duration::from_secs_f64((trial.duration - trial.cooldown).max(trial.warmup))
+            + delay;
+        Self {
+            profiler,
+            start_at,
+            stop_at,
+            recording: None,
+            result: None,
+        }
+    }
+
+    /// Starts or stops the capture when its time has come.
+    pub fn poll(&mut self) -> anyhow::Result<()> {
+        let now = Instant::now();
+        if self.result.is_none() && self.recording.is_none() && now >= self.start_at {
+            self.recording = Some(self.profiler.start()?);
+        }
+        if now >= self.stop_at {
+            if let Some(recording) = self.recording.take() {
+                self.result = Some(recording.stop()?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Time left until the capture must start or stop (`None` once it is done), so that a
+    /// trial loop waiting for samples wakes up in time.
+    pub fn until_next(&self) -> Option<Duration> {
+        let next = match (&self.recording, &self.result) {
+            (_, Some(_)) => return None,
+            (Some(_), None) => self.stop_at,
+            (None, None) => self.start_at,
+        };
+        Some(next.saturating_duration_since(Instant::now()))
+    }
+
+    /// Completes the schedule (waiting for a window placed past the traffic) and returns the
+    /// capture; `interrupted` cuts the waiting short.
+    pub fn finish(mut self, interrupted: &dyn Fn() -> bool) -> anyhow::Result<CaptureResult> {
+        while self.result.is_none() {
+            if interrupted() {
+                bail!("interrupted");
+            }
+            self.poll()?;
+            if let Some(wait) = self.until_next() {
+                std::thread::sleep(wait.min(Duration::from_millis(100)));
+            }
+        }
+        Ok(self.result.take().expect("loop ends with a result"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sample_times_come_from_the_event_headers() {
+        let text = b"napi/blt-12 123 [001] 1700000001.500000: cpu-clock:ppp: \n\
+            \tffffffff81 ip_forward+0x1 ([kernel.kallsyms])\n\n\
+            lto cgu.00 99 [001] 1700000000.250000: cpu-clock:ppp: \n\
+            \tffffffff81 memset+0x1 ([kernel.kallsyms])\n";
+        assert_eq!(sample_times(text), Some((1700000000.25, 1700000001.5)));
+        assert_eq!(sample_times(b""), None);
+    }
+
+    /// A profiler that records nothing but when it was started and stopped.
+    struct MockProfiler {
+        log: std::cell::RefCell<Vec<&'static str>>,
+    }
+
+    struct MockRecording<'a>(&'a MockProfiler);
+
+    impl Profiler for MockProfiler {
+        fn start(&self) -> anyhow::Result<Box<dyn Recording + '_>> {
+            self.log.borrow_mut().push("start");
+            Ok(Box::new(MockRecording(self)))
+        }
+    }
+
+    impl Recording for MockRecording<'_> {
+        fn stop(self: Box<Self>) -> anyhow::Result<CaptureResult> {
+            self.0.log.borrow_mut().push("stop");
+            Ok(CaptureResult {
+                folded: Folded::default(),
+                window: CaptureWindow {
+                    start_unix_s: 0.0,
+                    end_unix_s: 0.0,
+                    cpus: vec![1],
+                    command: "mock".into(),
+                },
+            })
+        }
+    }
+
+    #[test]
+    fn a_schedule_starts_after_warmup_and_stops_before_cooldown() {
+        let p = MockProfiler {
+            log: Default::default(),
+        };
+        let trial = crate::config::Trial {
+            duration: 0.5,
+            warmup: 0.2,
+            cooldown: 0.1,
+        };
+        let t0 = Instant::now();
+        let mut s = CaptureSchedule::new(&p, t0, &trial, Duration::ZERO);
+        s.poll().unwrap();
+        assert!(p.log.borrow().is_empty(), "nothing during warm-up");
+        std::thread::sleep(Duration::from_millis(250));
+        s.poll().unwrap();
+        assert_eq!(*p.log.borrow(), ["start"]);
+        s.finish(&|| false).unwrap();
+        assert_eq!(*p.log.borrow(), ["start", "stop"]);
+        let elapsed = t0.elapsed().as_secs_f64();
+        assert!((0.4..0.5).contains(&elapsed), "stopped at {elapsed}");
+    }
+}

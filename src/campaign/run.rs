@@ -1,0 +1,523 @@
+//! Running a campaign: for each missing trial, set the DUT's version and config set, run the
+//! traffic through a [`Bench`], check the result, retry a failed attempt once, and store it.
+//!
+//! The run loop knows nothing of namespaces or SSH: a [`Bench`] is whatever can apply a version
+//! and a config set and run one trial. It does not print either: it reports [`Event`]s.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use anyhow::Context;
+
+use super::plan::{plan, TrialKey};
+use super::profile::CaptureWindow;
+use super::store::{SampleRow, Status, Store, TrialMeta};
+use crate::config::{config_set_name, Campaign, Hooks, Profile, Rate, Trial, Version};
+use crate::stats::{Flavor, Sample};
+
+/// What a [`Bench`] is asked to run for one trial.
+#[derive(Debug, Clone, Copy)]
+pub struct TrialSpec<'a> {
+    /// The trial's coordinates.
+    pub key: &'a TrialKey,
+    /// Traffic to send.
+    pub profile: &'a Profile,
+    /// Seconds of traffic, warm-up and cool-down.
+    pub trial: &'a Trial,
+    /// Commands to run on the DUT around the traffic.
+    pub hooks: &'a Hooks,
+    /// Profile the DUT between warm-up and cool-down (a profiling trial).
+    pub capture: bool,
+}
+
+/// What one trial gave back.
+#[derive(Debug, Clone, Default)]
+pub struct TrialData {
+    /// One row per second of traffic.
+    pub samples: Vec<SampleRow>,
+    /// What sent the traffic, in words.
+    pub generator: Option<String>,
+    /// Files to keep with the trial (hook outputs: `dut-before.txt`, …), name and content.
+    pub files: Vec<(String, String)>,
+    /// Start of traffic, seconds since the Unix epoch.
+    pub start_unix_s: f64,
+    /// End of traffic, seconds since the Unix epoch.
+    pub end_unix_s: f64,
+    /// When the DUT was profiled (profiling trials; the stacks are `perf.folded` in `files`).
+    pub capture: Option<CaptureWindow>,
+}
+
+/// A lab that can run trials: the virtual lab, or real hosts over SSH.
+pub trait Bench {
+    /// Puts `version` on the DUT (settings on the virtual lab; install and reboot on real labs).
+    fn set_version(&mut self, version: &Version) -> anyhow::Result<()>;
+    /// Applies a config set (a built-in name or a directory), removing the previous one.
+    fn set_config(&mut self, entry: &str) -> anyhow::Result<()>;
+    /// Runs one trial's traffic; `on_second` sees each sample as it arrives.
+    fn trial(
+        &mut self,
+        spec: &TrialSpec<'_>,
+        on_second: &mut dyn FnMut(&SampleRow),
+    ) -> anyhow::Result<TrialData>;
+    /// Facts about the lab for `lab.json` (hosts, CPUs, kernel, tools, rulesets).
+    fn facts(&mut self) -> anyhow::Result<serde_json::Value>;
+}
+
+/// Progress of a campaign, for the CLI to show.
+#[derive(Debug, Clone)]
+pub enum Event<'a> {
+    /// The campaign starts: `todo` trials to run out of `total` (the rest were done before).
+    Start {
+        /// Trials in the campaign.
+        total: usize,
+        /// Trials still to run.
+        todo: usize,
+    },
+    /// A trial starts.
+    TrialStart {
+        /// Which.
+        key: &'a TrialKey,
+        /// Attempt number, from 1.
+        attempt: u32,
+    },
+    /// One second of the running trial.
+    Second {
+        /// The sample.
+        sample: &'a SampleRow,
+    },
+    /// An attempt failed and will be retried.
+    Retry {
+        /// Which.
+        key: &'a TrialKey,
+        /// Why.
+        reason: &'a str,
+    },
+    /// A trial is stored.
+    TrialDone {
+        /// Which.
+        key: &'a TrialKey,
+        /// What was stored.
+        meta: &'a TrialMeta,
+    },
+}
+
+/// Raised by the first Ctrl-C: the campaign stops after cleaning up the running trial.
+pub use crate::lab::INTERRUPTED;
+
+/// Attempts per trial: a failed attempt is retried once.
+const ATTEMPTS: u32 = 2;
+/// A DUT forwarding at least this share of what was sent was not saturated.
+const UNSATURATED_SHARE: f64 = 0.99;
+/// A sender below this share of a fixed offered rate did not deliver the asked load.
+const OFFERED_SHARE: f64 = 0.99;
+
+/// Runs every trial of `campaign` not yet in `store`; returns the number of trials run.
+pub fn run(
+    campaign: &Campaign,
+    store: &Store,
+    bench: &mut dyn Bench,
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> anyhow::Result<usize> {
+    let lab_json = store.dir().join("lab.json");
+    if !lab_json.exists() {
+        let facts = bench.facts().context("collecting lab facts")?;
+        let text = serde_json::to_string_pretty(&facts)? + "\n";
+        crate::atomic::write(&lab_json, text.as_bytes())
+            .with_context(|| format!("writing {}", lab_json.display()))?;
+    }
+    let done = store.finished()?;
+    let todo: Vec<TrialKey> = plan(campaign)
+        .into_iter()
+        .filter(|k| !done.contains(k))
+        .collect();
+    on_event(&Event::Start {
+        total: done.len() + todo.len(),
+        todo: todo.len(),
+    });
+    let (mut version, mut config): (Option<&str>, Option<&str>) = (None, None);
+    for key in &todo {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            anyhow::bail!("interrupted");
+        }
+        let v = campaign
+            .versions
+            .iter()
+            .find(|v| v.name == key.version)
+            .expect("planned from the campaign");
+        let entry = campaign
+            .config_sets
+            .iter()
+            .find(|c| config_set_name(c) == key.config)
+            .expect("planned from the campaign");
+        let profile = campaign
+            .profiles
+            .iter()
+            .find(|p| p.name == key.profile)
+            .expect("planned from the campaign");
+        let t0 = Instant::now();
+        if version != Some(v.name.as_str()) {
+            bench
+                .set_version(v)
+                .with_context(|| format!("applying version `{}`", v.name))?;
+            version = Some(&v.name);
+            // A new version may reset the DUT: the config set must be applied again.
+            config = None;
+        }
+        if config != Some(entry.as_str()) {
+            bench
+                .set_config(entry)
+                .with_context(|| format!("applying config set `{}`", key.config))?;
+            config = Some(entry);
+        }
+        let spec = TrialSpec {
+            key,
+            profile,
+            trial: &campaign.trial,
+            hooks: &campaign.hooks,
+            capture: key.is_profiling(),
+        };
+        let meta = run_trial(store, bench, &spec, t0, on_event)?;
+        on_event(&Event::TrialDone { key, meta: &meta });
+    }
+    Ok(todo.len())
+}
+
+/// Runs one trial with its retry, stores it, and returns what was stored.
+fn run_trial(
+    store: &Store,
+    bench: &mut dyn Bench,
+    spec: &TrialSpec<'_>,
+    t0: Instant,
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> anyhow::Result<TrialMeta> {
+    let key = spec.key;
+    let mut last_failure = String::new();
+    let mut last_data = TrialData::default();
+    for attempt in 1..=ATTEMPTS {
+        on_event(&Event::TrialStart { key, attempt });
+        store
+            .begin_trial(key)
+            .with_context(|| format!("preparing {}", store.trial_dir(key).display()))?;
+        let outcome = bench.trial(spec, &mut |s| on_event(&Event::Second { sample: s }));
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            anyhow::bail!("interrupted");
+        }
+        let verdict = match outcome {
+            Ok(data) => {
+                let verdict = judge(spec, &data);
+                last_data = data;
+                verdict
+            }
+            Err(e) => Err(format!("{e:#}")),
+        };
+        match verdict {
+            Ok(mut meta) => {
+                meta.attempts = attempt;
+                return store_trial(store, key, &last_data, meta, t0);
+            }
+            Err(reason) => {
+                if attempt < ATTEMPTS {
+                    on_event(&Event::Retry {
+                        key,
+                        reason: &reason,
+                    });
+                }
+                last_failure = reason;
+            }
+        }
+    }
+    let mut meta = summarize(spec, &last_data);
+    meta.status = Status::Failed;
+    meta.failure = Some(last_failure);
+    meta.attempts = ATTEMPTS;
+    store_trial(store, key, &last_data, meta, t0)
+}
+
+fn store_trial(
+    store: &Store,
+    key: &TrialKey,
+    data: &TrialData,
+    mut meta: TrialMeta,
+    t0: Instant,
+) -> anyhow::Result<TrialMeta> {
+    for (name, text) in &data.files {
+        store
+            .write_trial_file(key, name, text.as_bytes())
+            .with_context(|| format!("writing {name} of trial {key}"))?;
+    }
+    let traffic = (data.end_unix_s - data.start_unix_s).max(0.0);
+    meta.overhead_s = (t0.elapsed().as_secs_f64() - traffic * f64::from(meta.attempts)).max(0.0);
+    store
+        .finish_trial(key, &data.samples, &meta)
+        .with_context(|| format!("writing trial {key}"))?;
+    Ok(meta)
+}
+
+/// The samples the analysis keeps: those whose whole second lies after the warm-up and before
+/// the cool-down (a sample at `t_s` covers the second that ends at `t_s`).
+pub fn measured<'a>(samples: &'a [SampleRow], trial: &Trial) -> Vec<&'a SampleRow> {
+    let end = trial.duration - trial.cooldown;
+    samples
+        .iter()
+        .filter(|s| s.t_s - 1.0 >= trial.warmup - 1e-6 && s.t_s <= end + 1e-6)
+        .collect()
+}
+
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let v: Vec<f64> = values.collect();
+    if v.is_empty() {
+        0.0
+    } else {
+        Sample::new(v).summary(Flavor::Current).median
+    }
+}
+
+/// The figures of a trial, whatever its checks say.
+fn summarize(spec: &TrialSpec<'_>, data: &TrialData) -> TrialMeta {
+    let window = measured(&data.samples, spec.trial);
+    let tx_pkts = data.samples.iter().map(|s| s.tx_pkts).sum();
+    let rx_pkts = data.samples.iter().map(|s| s.rx_pkts).sum::<u64>();
+    TrialMeta {
+        trial: spec.key.to_string(),
+        start_unix_s: data.start_unix_s,
+        end_unix_s: data.end_unix_s,
+        offered_pps: match spec.profile.rate {
+            Rate::Max => None,
+            Rate::Pps(p) => Some(p),
+        },
+        tx_pps: median(window.iter().map(|s| s.tx_pps)),
+        rx_pps: median(window.iter().map(|s| s.rx_pps)),
+        tx_pkts,
+        rx_pkts,
+        lost_pkts: tx_pkts.saturating_sub(rx_pkts),
+        measured_samples: window.len(),
+        generator: data.generator.clone(),
+        status: Status::Ok,
+        flags: Vec::new(),
+        failure: None,
+        attempts: 1,
+        overhead_s: 0.0,
+        capture: data.capture.clone(),
+    }
+}
+
+/// Checks a trial: `Err` (retry, then fail) when nothing usable was measured, flags when the
+/// figure is not the DUT's forwarding limit at the asked load.
+fn judge(spec: &TrialSpec<'_>, data: &TrialData) -> Result<TrialMeta, String> {
+    let mut meta = summarize(spec, data);
+    let window = measured(&data.samples, spec.trial);
+    if meta.rx_pkts == 0 {
+        return Err("the receiver saw no traffic".into());
+    }
+    let expected = spec.trial.measured_seconds();
+    if window.len() + 1 < expected {
+        return Err(format!(
+            "only {} of {expected} measured seconds were sampled",
+            window.len()
+        ));
+    }
+    let dead: Vec<String> = window
+        .iter()
+        .filter(|s| s.rx_pkts == 0)
+        .map(|s| format!("{:.0}", s.t_s))
+        .collect();
+    if !dead.is_empty() {
+        return Err(format!(
+            "no traffic received in second(s) {} of the measured window",
+            dead.join(", ")
+        ));
+    }
+    match spec.profile.rate {
+        Rate::Pps(offered) if meta.tx_pps < OFFERED_SHARE * offered as f64 => {
+            meta.flags.push(format!(
+                "sender reached {:.0} pps, below the offered {offered} pps",
+                meta.tx_pps
+            ));
+        }
+        Rate::Max if meta.rx_pps >= UNSATURATED_SHARE * meta.tx_pps => {
+            meta.flags.push(format!(
+                "DUT not saturated: it forwarded all the sender could send ({:.0} pps); \
+                 the figure is the sender's limit",
+                meta.tx_pps
+            ));
+        }
+        _ => {}
+    }
+    if !meta.flags.is_empty() {
+        meta.status = Status::Flagged;
+    }
+    Ok(meta)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// A bench that forwards a fixed share of a fixed sender rate, failing on demand.
+    struct MockBench {
+        tx_pps: f64,
+        share: f64,
+        fail_attempts: u32,
+        calls: Vec<String>,
+        trials: usize,
+    }
+
+    impl MockBench {
+        fn new(share: f64) -> Self {
+            Self {
+                tx_pps: 1e6,
+                share,
+                fail_attempts: 0,
+                calls: Vec::new(),
+                trials: 0,
+            }
+        }
+    }
+
+    impl Bench for MockBench {
+        fn set_version(&mut self, v: &Version) -> anyhow::Result<()> {
+            self.calls.push(format!("version {}", v.name));
+            Ok(())
+        }
+        fn set_config(&mut self, entry: &str) -> anyhow::Result<()> {
+            self.calls.push(format!("config {entry}"));
+            Ok(())
+        }
+        fn trial(
+            &mut self,
+            spec: &TrialSpec<'_>,
+            on_second: &mut dyn FnMut(&SampleRow),
+        ) -> anyhow::Result<TrialData> {
+            self.trials += 1;
+            if self.fail_attempts > 0 {
+                self.fail_attempts -= 1;
+                anyhow::bail!("generator died");
+            }
+            let samples: Vec<SampleRow> = (1..=spec.trial.duration as u64)
+                .map(|t| {
+                    let rx = self.tx_pps * self.share;
+                    SampleRow {
+                        t_s: t as f64,
+                        tx_pkts: self.tx_pps as u64,
+                        rx_pkts: rx as u64,
+                        tx_pps: self.tx_pps,
+                        rx_pps: rx,
+                    }
+                })
+                .collect();
+            samples.iter().for_each(&mut *on_second);
+            Ok(TrialData {
+                samples,
+                generator: Some("mock".into()),
+                files: vec![("dut-before.txt".into(), "counters\n".into())],
+                start_unix_s: 100.0,
+                end_unix_s: 100.0 + spec.trial.duration,
+                capture: None,
+            })
+        }
+        fn facts(&mut self) -> anyhow::Result<serde_json::Value> {
+            Ok(serde_json::json!({ "mock": true }))
+        }
+    }
+
+    fn small_campaign() -> Campaign {
+        Campaign {
+            iterations: 2,
+            config_sets: vec!["forwarding".into(), "nft-stateful".into()],
+            trial: Trial {
+                duration: 6.0,
+                warmup: 1.0,
+                cooldown: 1.0,
+            },
+            ..Campaign::default()
+        }
+    }
+
+    #[test]
+    fn runs_every_trial_once_and_resumes_without_duplicates() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = small_campaign();
+        let store = Store::create(tmp.path(), &c).unwrap();
+        let mut bench = MockBench::new(0.5);
+        let n = run(&c, &store, &mut bench, &mut |_| {}).unwrap();
+        assert_eq!(n, 8);
+        let meta = store.read_meta(&plan(&c)[0]).unwrap();
+        assert_eq!(meta.status, Status::Ok);
+        assert_eq!(meta.rx_pps, 5e5);
+        assert_eq!(meta.measured_samples, 4);
+        assert!(store
+            .trial_dir(&plan(&c)[0])
+            .join("dut-before.txt")
+            .exists());
+        // Resuming a finished campaign runs nothing.
+        let again = Store::resume(tmp.path(), &c, &crate::config::defaults::CONFIG_SETS).unwrap();
+        assert_eq!(run(&c, &again, &mut bench, &mut |_| {}).unwrap(), 0);
+        let all: BTreeSet<TrialKey> = plan(&c).into_iter().collect();
+        assert_eq!(again.finished().unwrap(), all);
+    }
+
+    #[test]
+    fn a_failed_attempt_is_retried_once_then_recorded_as_failed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut c = small_campaign();
+        c.iterations = 1;
+        c.config_sets.truncate(1);
+        c.profiles.truncate(1);
+        let store = Store::create(tmp.path(), &c).unwrap();
+        let mut bench = MockBench::new(0.5);
+        bench.fail_attempts = 1;
+        let mut retries = 0;
+        run(&c, &store, &mut bench, &mut |e| {
+            if let Event::Retry { .. } = e {
+                retries += 1
+            }
+        })
+        .unwrap();
+        assert_eq!((retries, bench.trials), (1, 2));
+        let meta = store.read_meta(&plan(&c)[0]).unwrap();
+        assert_eq!((meta.status, meta.attempts), (Status::Ok, 2));
+
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::create(tmp.path(), &c).unwrap();
+        bench.fail_attempts = 2;
+        run(&c, &store, &mut bench, &mut |_| {}).unwrap();
+        let meta = store.read_meta(&plan(&c)[0]).unwrap();
+        assert_eq!(meta.status, Status::Failed);
+        assert_eq!(meta.failure.as_deref(), Some("generator died"));
+    }
+
+    #[test]
+    fn an_unsaturated_dut_is_flagged() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut c = small_campaign();
+        c.iterations = 1;
+        let store = Store::create(tmp.path(), &c).unwrap();
+        run(&c, &store, &mut MockBench::new(1.0), &mut |_| {}).unwrap();
+        let meta = store.read_meta(&plan(&c)[0]).unwrap();
+        assert_eq!(meta.status, Status::Flagged);
+        assert!(
+            meta.flags[0].contains("DUT not saturated"),
+            "{:?}",
+            meta.flags
+        );
+    }
+
+    #[test]
+    fn versions_and_config_sets_are_applied_only_when_they_change() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut c = small_campaign();
+        c.order = crate::config::Order::Sequential;
+        let store = Store::create(tmp.path(), &c).unwrap();
+        let mut bench = MockBench::new(0.5);
+        run(&c, &store, &mut bench, &mut |_| {}).unwrap();
+        assert_eq!(
+            bench.calls,
+            [
+                "version default",
+                "config forwarding",
+                "config nft-stateful"
+            ]
+        );
+    }
+}

@@ -1,0 +1,784 @@
+//! A real lab over SSH as a campaign [`Bench`]: a Linux (or FreeBSD) DUT, and Linux sender and
+//! receiver hosts running benchlab's own `benchlab gen --json` and `benchlab rx --json`.
+//!
+//! Versions: `commands`, then `install` (argv lists run on the DUT), then `reboot`, then
+//! `online` retried once a second until `online_timeout`; a DUT that does not come back fails
+//! the campaign with one line (finished trials stay stored, `--resume` continues). Once a
+//! version is online its `uname -a` and kernel configuration (`/proc/config.gz` or
+//! `/boot/config-$(uname -r)` on Linux, `sysctl -n kern.conftxt` on FreeBSD) go into
+//! `lab.json` (`versions.<name>`), the configuration itself into `kernel-config/<name>.txt`,
+//! so a report never labels a kernel by an image's file name alone.
+//!
+//! Each trial keeps the DUT's counters before and after (`ip -s -s link` on Linux, `netstat
+//! -ndi` on FreeBSD) with the hook outputs, and the generator's and receiver's JSON lines.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context};
+use serde::Deserialize;
+
+use super::profile::{CaptureSchedule, PerfProfiler};
+use super::run::{Bench, TrialData, TrialSpec, INTERRUPTED};
+use super::store::SampleRow;
+use crate::config::{Campaign, Rate, Version};
+use crate::dut::{self, ConfigSet};
+use crate::error::InputError;
+use crate::lab::ssh::{Generator, NodeConfig, SshLab};
+use crate::traffic::pktgen::{self, PktgenRx, PktgenTx};
+use crate::transport::{display_argv, Command, Process, SshTransport, Transport, TransportError};
+
+/// Seconds `online` may take after a reboot when the version sets no `online_timeout`.
+pub const DEFAULT_ONLINE_TIMEOUT: f64 = 300.0;
+/// Time limit of one `install` command (copying and writing an image is slow).
+const INSTALL_TIMEOUT: Duration = Duration::from_secs(1800);
+/// The packet count of a pkt-gen sender at `max`: 100 GbE line rate of 64-byte frames.
+const PKTGEN_MAX_PPS: f64 = 148_809_524.0;
+/// Time limit of the `reboot` command: it returns at once, or its connection dies with the DUT
+/// (and ssh would wait for TCP to give up); `online` tells whether the reboot worked.
+const REBOOT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long the receiver may take to print its first sample.
+const RECEIVER_READY: Duration = Duration::from_secs(15);
+/// How long the receiver keeps counting after the generator ends, for packets in flight and
+/// one last sample.
+const DRAIN: Duration = Duration::from_millis(1200);
+
+/// The DUT's operating system, as its `uname -s` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Os {
+    /// Linux.
+    Linux,
+    /// FreeBSD.
+    FreeBsd,
+}
+
+impl Os {
+    /// Asks `node` for its `uname -s`.
+    pub fn of(node: &dyn Transport) -> anyhow::Result<Self> {
+        let name = node.run(&["uname", "-s"])?;
+        match name.trim() {
+            "Linux" => Ok(Self::Linux),
+            "FreeBSD" => Ok(Self::FreeBsd),
+            other => bail!(
+                "{}: unsupported operating system {other:?} (Linux or FreeBSD)",
+                node.host()
+            ),
+        }
+    }
+
+    /// The command that prints every interface's packet counters.
+    pub fn counters_argv(self) -> Vec<String> {
+        let argv: &[&str] = match self {
+            Self::Linux => &["ip", "-s", "-s", "link"],
+            Self::FreeBsd => &["netstat", "-ndi"],
+        };
+        argv.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// The command that prints the running kernel's configuration, first line its source.
+    pub fn kernel_config_argv(self) -> Vec<String> {
+        let argv: &[&str] = match self {
+            Self::Linux => &[
+                "sh",
+                "-c",
+                r#"if [ -r /proc/config.gz ]; then echo /proc/config.gz; gzip -dc /proc/config.gz
+elif [ -r "/boot/config-$(uname -r)" ]; then echo "/boot/config-$(uname -r)"; cat "/boot/config-$(uname -r)"
+else echo "no /proc/config.gz nor /boot/config-$(uname -r)" >&2; exit 1; fi"#,
+            ],
+            Self::FreeBsd => &["sh", "-c", "echo kern.conftxt; sysctl -n kern.conftxt"],
+        };
+        argv.iter().map(|s| s.to_string()).collect()
+    }
+}
+
+/// A real lab over SSH, ready to run a campaign's trials.
+pub struct SshBench {
+    lab: SshLab,
+    dut: SshTransport,
+    sender: SshTransport,
+    receiver: SshTransport,
+    /// Every config set of the campaign, loaded up front: (entry as written, set).
+    sets: Vec<(String, Box<dyn ConfigSet>)>,
+    /// Index into `sets` of the set in force.
+    current: Option<usize>,
+    /// The campaign's results directory, whose `lab.json` gets each version's kernel.
+    results: PathBuf,
+    /// The DUT's OS, asked once.
+    os: Option<Os>,
+}
+
+impl std::fmt::Debug for SshBench {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SshBench")
+            .field("dut", &self.lab.dut.host)
+            .field("current", &self.current)
+            .finish_non_exhaustive()
+    }
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+fn strings(argv: &[&str]) -> Vec<String> {
+    argv.iter().map(|s| s.to_string()).collect()
+}
+
+/// One JSON line of `benchlab gen --json` or `benchlab rx --json` (the fields benchlab reads).
+#[derive(Debug, Deserialize)]
+struct JsonLine {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    tx_pkts: u64,
+    #[serde(default)]
+    tx_pps: f64,
+    #[serde(default)]
+    rx_pkts: u64,
+    #[serde(default)]
+    rx_pps: f64,
+    #[serde(default)]
+    engine: Option<String>,
+}
+
+/// The complete JSON lines in `out` (a partial last line waits for the next read).
+fn json_lines(out: &[u8], host: &str, tool: &str) -> anyhow::Result<Vec<JsonLine>> {
+    let text = String::from_utf8_lossy(out);
+    let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+    complete
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str(l).with_context(|| {
+                format!("{host}: `{tool}` printed a line that is not its JSON: {l}")
+            })
+        })
+        .collect()
+}
+
+fn samples(lines: &[JsonLine]) -> impl Iterator<Item = &JsonLine> {
+    lines.iter().filter(|l| l.kind == "sample")
+}
+
+/// One second of a generator or a receiver: packets in that second and the rate it printed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Tick {
+    pkts: u64,
+    pps: f64,
+}
+
+/// The ticks of a tool's output so far (complete lines only). benchlab prints cumulative
+/// counts; pkt-gen prints each second's own, and its seconds before traffic (the netmap link
+/// wait) are left out so that sender and receiver start together.
+fn ticks(
+    tool: Generator,
+    out: &[u8],
+    host: &str,
+    name: &str,
+    rx: bool,
+) -> anyhow::Result<Vec<Tick>> {
+    match tool {
+        Generator::Benchlab => {
+            let lines = json_lines(out, host, name)?;
+            let mut last = 0;
+            Ok(samples(&lines)
+                .map(|l| {
+                    let (total, pps) = if rx {
+                        (l.rx_pkts, l.rx_pps)
+                    } else {
+                        (l.tx_pkts, l.tx_pps)
+                    };
+                    let tick = Tick {
+                        pkts: total.saturating_sub(last),
+                        pps,
+                    };
+                    last = total;
+                    tick
+                })
+                .collect())
+        }
+        Generator::PktGen => {
+            let text = String::from_utf8_lossy(out);
+            let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+            Ok(pktgen::per_second(complete)
+                .into_iter()
+                .skip_while(|s| s.pps == 0.0)
+                .map(|s| Tick {
+                    pkts: s.pkts,
+                    pps: s.pps,
+                })
+                .collect())
+        }
+    }
+}
+
+/// Rows from the generator's seconds paired with the receiver's from its second `rx_skip`
+/// (the first one after the generator started).
+fn pair_rows(tx: &[Tick], rx: &[Tick], rx_skip: usize) -> Vec<SampleRow> {
+    tx.iter()
+        .zip(rx.iter().skip(rx_skip))
+        .enumerate()
+        .map(|(i, (t, r))| SampleRow {
+            t_s: (i + 1) as f64,
+            tx_pkts: t.pkts,
+            rx_pkts: r.pkts,
+            tx_pps: t.pps,
+            rx_pps: r.pps,
+        })
+        .collect()
+}
+
+impl SshBench {
+    /// A bench on the real lab `lab` for `campaign`, whose results go to `results`.
+    pub fn new(lab: SshLab, campaign: &Campaign, results: &Path) -> anyhow::Result<Self> {
+        let env = vec![("BENCHLAB_DUT_HOST".to_string(), lab.dut.host.clone())];
+        let dut = lab.ssh.transport(&lab.dut);
+        // Asking the DUT first also fails early, with one line, when it is unreachable.
+        let os = Os::of(&dut)?;
+        if campaign.profile {
+            match os {
+                Os::Linux => PerfProfiler::check(&dut)?,
+                Os::FreeBsd => {
+                    return Err(InputError::new(format!(
+                        "{}: profiling a FreeBSD DUT (pmcstat) is not built yet; \
+                         set profile = false or drop --profile",
+                        lab.dut.host
+                    ))
+                    .into())
+                }
+            }
+        }
+        let sets = campaign
+            .config_sets
+            .iter()
+            .map(|entry| {
+                let set: Box<dyn ConfigSet> = match (os, dut::freebsd::preset(entry)) {
+                    (Os::FreeBsd, Some(set)) => Box::new(set),
+                    _ => dut::config_set(entry, &env)?,
+                };
+                Ok((entry.clone(), set))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        Ok(Self {
+            dut,
+            sender: lab.ssh.transport(&lab.sender),
+            receiver: lab.ssh.transport(&lab.receiver),
+            lab,
+            sets,
+            current: None,
+            results: results.to_path_buf(),
+            os: Some(os),
+        })
+    }
+
+    fn os(&mut self) -> anyhow::Result<Os> {
+        if let Some(os) = self.os {
+            return Ok(os);
+        }
+        let os = Os::of(&self.dut)?;
+        self.os = Some(os);
+        Ok(os)
+    }
+
+    /// Reverts the config set in force.
+    pub fn down(mut self) -> anyhow::Result<()> {
+        self.revert_current()
+    }
+
+    fn revert_current(&mut self) -> anyhow::Result<()> {
+        if let Some(i) = self.current.take() {
+            let (_, set) = &self.sets[i];
+            set.revert(&self.dut)
+                .with_context(|| format!("removing config set `{}`", set.name()))?;
+        }
+        Ok(())
+    }
+
+    /// Runs `online` on the DUT once a second until it succeeds or `timeout` has passed.
+    fn wait_online(&self, version: &Version, timeout: Duration) -> anyhow::Result<()> {
+        let t0 = Instant::now();
+        let mut last = String::from("never tried");
+        while t0.elapsed() < timeout {
+            if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+                bail!("interrupted");
+            }
+            let left = timeout
+                .saturating_sub(t0.elapsed())
+                .max(Duration::from_secs(1));
+            match self
+                .dut
+                .check(&Command::new(version.online.clone()).timeout(left))
+            {
+                Ok(_) => return Ok(()),
+                Err(e) => last = e.to_string(),
+            }
+            std::thread::sleep(Duration::from_secs(1).min(timeout.saturating_sub(t0.elapsed())));
+        }
+        bail!(
+            "{}: not online {} s after version `{}` (`{}` never succeeded; last: {last})",
+            self.dut.host(),
+            timeout.as_secs(),
+            version.name,
+            display_argv(&version.online)
+        )
+    }
+
+    /// Records the running kernel of `version` in `lab.json` and `kernel-config/<name>.txt`.
+    fn record_kernel(&mut self, version: &Version) -> anyhow::Result<()> {
+        let os = self.os()?;
+        let uname = self.dut.run(&["uname", "-a"])?.trim().to_string();
+        let (source, file) = match self.dut.check(&Command::new(os.kernel_config_argv())) {
+            Ok(out) => {
+                let text = out.stdout_text();
+                let (source, config) = text.split_once('\n').unwrap_or((text.as_str(), ""));
+                let rel = format!("kernel-config/{}.txt", version.name);
+                let path = self.results.join(&rel);
+                std::fs::create_dir_all(path.parent().expect("a file in a directory"))
+                    .with_context(|| format!("creating {}", self.results.display()))?;
+                crate::atomic::write(&path, config.as_bytes())
+                    .with_context(|| format!("writing {}", path.display()))?;
+                (Some(source.trim().to_string()), Some(rel))
+            }
+            Err(_) => (None, None),
+        };
+        let lab_json = self.results.join("lab.json");
+        let mut facts: serde_json::Value = match std::fs::read_to_string(&lab_json) {
+            Ok(text) => serde_json::from_str(&text)
+                .with_context(|| format!("{}: not JSON", lab_json.display()))?,
+            Err(_) => serde_json::json!({}),
+        };
+        facts["versions"][&version.name] = serde_json::json!({
+            "uname": uname,
+            "kernel_config_source": source,
+            "kernel_config": file,
+        });
+        let text = serde_json::to_string_pretty(&facts)? + "\n";
+        crate::atomic::write(&lab_json, text.as_bytes())
+            .with_context(|| format!("writing {}", lab_json.display()))
+    }
+
+    /// The DUT's counters and the hooks' outputs, as text kept with the trial.
+    fn snapshot(&mut self, hooks: &[Vec<String>]) -> anyhow::Result<String> {
+        let counters = self.os()?.counters_argv();
+        let mut text = String::new();
+        for argv in std::iter::once(&counters).chain(hooks) {
+            text.push_str(&format!("$ {}\n", display_argv(argv)));
+            match self.dut.exec(&Command::new(argv.clone())) {
+                Ok(out) => {
+                    text.push_str(&out.stdout_text());
+                    text.push_str(&out.stderr);
+                    if !out.success() {
+                        text.push_str(&format!("[{}]\n", out.status_text()));
+                    }
+                }
+                // An SSH failure here means the DUT is gone: the trial cannot be trusted.
+                Err(e @ TransportError::Ssh { .. }) => return Err(e.into()),
+                Err(e) => text.push_str(&format!("[{e}]\n")),
+            }
+        }
+        Ok(text)
+    }
+
+    fn benchlab(node: &NodeConfig) -> String {
+        node.benchlab.clone().unwrap_or_else(|| "benchlab".into())
+    }
+
+    fn tool(&self) -> Generator {
+        self.lab.sender.generator.unwrap_or_default()
+    }
+
+    /// The generator's command line for `spec`.
+    fn gen_argv(&self, spec: &TrialSpec<'_>) -> Vec<String> {
+        let s = &self.lab.sender;
+        let iface = s.interface.clone().expect("validated");
+        let dut_mac = s.dut_mac.clone().expect("validated");
+        if self.tool() == Generator::PktGen {
+            // pkt-gen stops after a count: enough for the trial at the asked rate (or at
+            // 100 GbE line rate); benchlab stops it when the trial's time is up.
+            let pps = match spec.profile.rate {
+                Rate::Max => PKTGEN_MAX_PPS,
+                Rate::Pps(p) => p as f64,
+            };
+            let count = pktgen::count_for(spec.trial.duration, pps);
+            return PktgenTx::from_profile(spec.profile, &iface, &dut_mac, count).argv();
+        }
+        let rate = match spec.profile.rate {
+            Rate::Max => "max".to_string(),
+            Rate::Pps(p) => p.to_string(),
+        };
+        let mut argv = vec![Self::benchlab(s)];
+        argv.extend(strings(&["gen", "--json", "-i"]));
+        argv.push(iface);
+        argv.push("-D".into());
+        argv.push(dut_mac);
+        argv.extend([
+            "-s".into(),
+            spec.profile.src().to_string(),
+            "-d".into(),
+            spec.profile.dst().to_string(),
+            "-l".into(),
+            spec.profile.frame_size.to_string(),
+            "-r".into(),
+            rate,
+            "-t".into(),
+            spec.trial.duration.to_string(),
+        ]);
+        argv
+    }
+
+    /// The receiver's command line (stopped with SIGTERM).
+    fn rx_argv(&self) -> Vec<String> {
+        let r = &self.lab.receiver;
+        let iface = r.interface.clone().expect("validated");
+        if self.tool() == Generator::PktGen {
+            return PktgenRx {
+                iface,
+                wait_s: 2,
+                no_normalize: true,
+            }
+            .argv();
+        }
+        let mut argv = vec![Self::benchlab(r)];
+        argv.extend(strings(&["rx", "--json", "-i"]));
+        argv.push(iface);
+        argv
+    }
+
+    /// The tool's name in messages.
+    fn tool_name(&self, rx: bool) -> &'static str {
+        match (self.tool(), rx) {
+            (Generator::Benchlab, false) => "benchlab gen",
+            (Generator::Benchlab, true) => "benchlab rx",
+            (Generator::PktGen, false) => "pkt-gen -f tx",
+            (Generator::PktGen, true) => "pkt-gen -f rx",
+        }
+    }
+
+    /// The generator's or the receiver's seconds in `out`.
+    fn ticks(&self, out: &[u8], rx: bool) -> anyhow::Result<Vec<Tick>> {
+        let host = if rx { &self.receiver } else { &self.sender }.host();
+        ticks(self.tool(), out, host, self.tool_name(rx), rx)
+    }
+
+    /// Waits until the receiver printed its first sample; fails if it exited.
+    fn receiver_ready(&self, rx: &mut Box<dyn Process>) -> anyhow::Result<()> {
+        let t0 = Instant::now();
+        loop {
+            if let Some(out) = rx.try_wait()? {
+                return Err(crate::transport::failed(
+                    self.receiver.host(),
+                    &self.rx_argv(),
+                    &out,
+                ))
+                .context("starting the receiver");
+            }
+            let out = rx.stdout_so_far();
+            let ready = match self.tool() {
+                Generator::Benchlab => !self.ticks(&out, true)?.is_empty(),
+                // pkt-gen says `Ready...` once its netmap link wait is over.
+                Generator::PktGen => String::from_utf8_lossy(&out).contains("Ready"),
+            };
+            if ready {
+                return Ok(());
+            }
+            if t0.elapsed() > RECEIVER_READY {
+                bail!(
+                    "{}: `{}` was not ready within {} s",
+                    self.receiver.host(),
+                    self.tool_name(true),
+                    RECEIVER_READY.as_secs()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for SshBench {
+    fn drop(&mut self) {
+        let _ = self.revert_current();
+    }
+}
+
+impl Bench for SshBench {
+    fn set_version(&mut self, version: &Version) -> anyhow::Result<()> {
+        self.revert_current()?;
+        let ctx = || format!("version `{}`", version.name);
+        for argv in &version.commands {
+            self.dut
+                .check(&Command::new(argv.clone()))
+                .with_context(ctx)?;
+        }
+        for argv in &version.install {
+            self.dut
+                .check(&Command::new(argv.clone()).timeout(INSTALL_TIMEOUT))
+                .with_context(|| format!("installing version `{}`", version.name))?;
+        }
+        if !version.reboot.is_empty() {
+            // The connection may drop as the DUT goes down: only `online` tells if it worked.
+            let _ = self
+                .dut
+                .exec(&Command::new(version.reboot.clone()).timeout(REBOOT_TIMEOUT));
+            self.os = None;
+        }
+        if !version.online.is_empty() {
+            let timeout = version.online_timeout.unwrap_or(DEFAULT_ONLINE_TIMEOUT);
+            self.wait_online(version, Duration::from_secs_f64(timeout))?;
+        }
+        self.record_kernel(version)
+            .with_context(|| format!("recording the kernel of version `{}`", version.name))
+    }
+
+    fn set_config(&mut self, entry: &str) -> anyhow::Result<()> {
+        self.revert_current()?;
+        let i = self
+            .sets
+            .iter()
+            .position(|(e, _)| e == entry)
+            .expect("config sets are loaded from the campaign");
+        self.sets[i].1.apply(&self.dut)?;
+        self.current = Some(i);
+        self.sets[i].1.verify(&self.dut)?;
+        Ok(())
+    }
+
+    fn trial(
+        &mut self,
+        spec: &TrialSpec<'_>,
+        on_second: &mut dyn FnMut(&SampleRow),
+    ) -> anyhow::Result<TrialData> {
+        let mut files = vec![(
+            "dut-before.txt".to_string(),
+            self.snapshot(&spec.hooks.before)?,
+        )];
+        let (rx_host, tx_host) = (
+            self.receiver.host().to_string(),
+            self.sender.host().to_string(),
+        );
+        let mut rx = self
+            .receiver
+            .spawn(&self.rx_argv())
+            .context("starting the receiver")?;
+        let ready = self.receiver_ready(&mut rx);
+        if let Err(e) = ready {
+            let _ = rx.stop(Duration::from_secs(2));
+            return Err(e);
+        }
+        // benchlab rx counts from its own start: its seconds before the generator's are not
+        // the trial's. pkt-gen's idle seconds are dropped by `ticks` instead.
+        let rx_skip = match self.tool() {
+            Generator::Benchlab => self.ticks(&rx.stdout_so_far(), true)?.len(),
+            Generator::PktGen => 0,
+        };
+        let gen_argv = self.gen_argv(spec);
+        let start_unix_s = unix_now();
+        let mut gen = match self.sender.spawn(&gen_argv) {
+            Ok(g) => g,
+            Err(e) => {
+                let _ = rx.stop(Duration::from_secs(2));
+                return Err(anyhow::Error::new(e).context("starting the generator"));
+            }
+        };
+        // benchlab gen stops by itself after the trial; pkt-gen is stopped once the trial's
+        // seconds (after its link wait) have passed.
+        let (limit, time_up_is_normal) = match self.tool() {
+            Generator::Benchlab => (spec.trial.duration + 60.0, false),
+            Generator::PktGen => (spec.trial.duration + 3.0, true),
+        };
+        let limit = Duration::from_secs_f64(limit);
+        let t0 = Instant::now();
+        // The DUT is a host of its own: all its CPUs are the DUT's.
+        let profiler = PerfProfiler::new(&self.dut, Vec::new());
+        let mut capture = spec
+            .capture
+            .then(|| CaptureSchedule::new(&profiler, t0, spec.trial, Duration::ZERO));
+        let mut shown = 0;
+        let mut stopped = false;
+        let gen_out = loop {
+            if let Some(out) = gen.try_wait()? {
+                break Ok(out);
+            }
+            if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) || t0.elapsed() > limit {
+                stopped = true;
+                break gen.stop(Duration::from_secs(5));
+            }
+            if let Some(capture) = capture.as_mut() {
+                capture.poll()?;
+            }
+            let tx = self.ticks(&gen.stdout_so_far(), false)?;
+            let rxt = self.ticks(&rx.stdout_so_far(), true)?;
+            for row in pair_rows(&tx, &rxt, rx_skip).iter().skip(shown) {
+                on_second(row);
+                shown += 1;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let end_unix_s = unix_now();
+        std::thread::sleep(DRAIN);
+        let rx_out = rx
+            .stop(Duration::from_secs(5))
+            .context("stopping the receiver")?;
+        let gen_out = gen_out.context("running the generator")?;
+        let capture = capture
+            .map(|c| c.finish(&|| INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)))
+            .transpose()?;
+        if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+            bail!("interrupted");
+        }
+        let finished_normally = gen_out.success() || (stopped && time_up_is_normal);
+        if !finished_normally {
+            return Err(crate::transport::failed(&tx_host, &gen_argv, &gen_out).into());
+        }
+        let tx = self.ticks(&gen_out.stdout, false)?;
+        let rxt = self.ticks(&rx_out.stdout, true)?;
+        let rows = pair_rows(&tx, &rxt, rx_skip);
+        for row in rows.iter().skip(shown) {
+            on_second(row);
+        }
+        files.push((
+            "dut-after.txt".to_string(),
+            self.snapshot(&spec.hooks.after)?,
+        ));
+        let generator = match self.tool() {
+            Generator::Benchlab => {
+                let lines = json_lines(&gen_out.stdout, &tx_host, "benchlab gen")?;
+                files.push(("generator.jsonl".to_string(), gen_out.stdout_text()));
+                files.push(("receiver.jsonl".to_string(), rx_out.stdout_text()));
+                match lines.iter().rev().find_map(|l| l.engine.clone()) {
+                    Some(e) => format!("benchlab gen on {tx_host}, {e} engine"),
+                    None => format!("benchlab gen on {tx_host}"),
+                }
+            }
+            Generator::PktGen => {
+                // The raw logs, first line the command as the old harness wrote it.
+                for (name, argv, out) in [
+                    ("generator.log", &gen_argv, &gen_out),
+                    ("receiver.log", &self.rx_argv(), &rx_out),
+                ] {
+                    let host = if name == "generator.log" {
+                        &tx_host
+                    } else {
+                        &rx_host
+                    };
+                    files.push((
+                        name.to_string(),
+                        format!(
+                            "CMD on {host}: {}\n{}{}",
+                            display_argv(argv),
+                            out.stdout_text(),
+                            out.stderr
+                        ),
+                    ));
+                }
+                format!("netmap pkt-gen on {tx_host}")
+            }
+        };
+        if let Some(capture) = &capture {
+            files.push(("perf.folded".to_string(), capture.folded.to_text()));
+        }
+        Ok(TrialData {
+            generator: Some(generator),
+            samples: rows,
+            files,
+            start_unix_s,
+            end_unix_s,
+            capture: capture.map(|c| c.window),
+        })
+    }
+
+    fn facts(&mut self) -> anyhow::Result<serde_json::Value> {
+        let rulesets: serde_json::Map<String, serde_json::Value> = self
+            .sets
+            .iter()
+            .map(|(_, s)| (s.name().to_string(), s.ruleset().into()))
+            .collect();
+        let node = |n: &NodeConfig| {
+            serde_json::json!({
+                "transport": "ssh",
+                "host": n.host,
+                "interface": n.interface,
+                "interfaces": n.interfaces,
+            })
+        };
+        Ok(serde_json::json!({
+            "host": super::host::facts(&self.dut),
+            "lab": {
+                "dut": node(&self.lab.dut),
+                "sender": node(&self.lab.sender),
+                "receiver": node(&self.lab.receiver),
+            },
+            "generator": format!("benchlab gen over SSH on {}", self.lab.sender.host),
+            "config_sets": rulesets,
+            "versions": {},
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &str) -> Vec<JsonLine> {
+        json_lines(text.as_bytes(), "h", "t").unwrap()
+    }
+
+    #[test]
+    fn generator_and_receiver_lines_pair_from_the_generators_start() {
+        let tx = r#"{"type":"sample","t_s":1.0,"tx_pkts":100,"tx_pps":100.0}
+{"type":"sample","t_s":2.0,"tx_pkts":250,"tx_pps":150.0}
+{"type":"summary","engine":"afpacket","tx_pkts":250}
+"#;
+        // The receiver ran one idle second before the generator started.
+        let rx = r#"{"type":"sample","t_s":1.0,"rx_pkts":3,"rx_pps":3.0,"rx_bytes":0,"rx_drops":0,"drops":[]}
+{"type":"sample","t_s":2.0,"rx_pkts":93,"rx_pps":90.0,"rx_bytes":0,"rx_drops":0,"drops":[]}
+{"type":"sample","t_s":3.0,"rx_pkts":233,"rx_pps":140.0,"rx_bytes":0,"rx_drops":0,"drops":[]}
+{"type":"sample","t_s":4.0,"rx_pkts":233,"rx_pps":0.0,"rx_bytes":0,"rx_drops":0,"drops":[]}
+"#;
+        let tick =
+            |out: &str, rx| ticks(Generator::Benchlab, out.as_bytes(), "h", "t", rx).unwrap();
+        let rows = pair_rows(&tick(tx, false), &tick(rx, true), 1);
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0].tx_pkts, rows[0].rx_pkts), (100, 90));
+        assert_eq!(
+            (rows[1].tx_pkts, rows[1].rx_pkts, rows[1].rx_pps),
+            (150, 140, 140.0)
+        );
+        assert_eq!(lines(tx)[2].engine.as_deref(), Some("afpacket"));
+        // A partial last line is left for the next read.
+        assert_eq!(lines("{\"type\":\"sample\"}\n{\"ty").len(), 1);
+        assert!(json_lines(b"oops\n", "gen1", "benchlab gen").is_err());
+    }
+
+    #[test]
+    fn pktgen_logs_of_a_seed_pair_from_their_first_second_of_traffic() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/netbenches/002/RAW/"
+        );
+        let read = |name: &str| {
+            std::fs::read(format!("{dir}bench.318516stable.forwarding.inet4.1.{name}")).unwrap()
+        };
+        let tick = |out: &[u8], rx| ticks(Generator::PktGen, out, "h", "t", rx).unwrap();
+        let (tx, rx) = (tick(&read("sender"), false), tick(&read("receiver"), true));
+        let rows = pair_rows(&tx, &rx, 0);
+        assert_eq!(rows.len(), tx.len().min(rx.len()));
+        // The first seconds of the seed's logs (see the files).
+        assert_eq!((rows[0].tx_pkts, rows[0].tx_pps), (1_496_114, 1_493_231.0));
+        assert!(rows[0].rx_pps > 0.0 && rows.iter().all(|r| r.tx_pkts > 0));
+    }
+
+    #[test]
+    fn counters_and_kernel_config_commands_follow_the_os() {
+        assert_eq!(Os::Linux.counters_argv(), ["ip", "-s", "-s", "link"]);
+        assert_eq!(Os::FreeBsd.counters_argv(), ["netstat", "-ndi"]);
+        assert!(Os::FreeBsd.kernel_config_argv()[2].contains("sysctl -n kern.conftxt"));
+        assert!(Os::Linux.kernel_config_argv()[2].contains("/proc/config.gz"));
+        let mock = crate::transport::MockTransport::new("dut");
+        mock.reply(&["uname", "-s"], crate::transport::Output::ok("FreeBSD\n"));
+        assert_eq!(Os::of(&mock).unwrap(), Os::FreeBsd);
+        mock.reply(&["uname", "-s"], crate::transport::Output::ok("Darwin\n"));
+        assert!(Os::of(&mock).unwrap_err().to_string().contains("Darwin"));
+    }
+}

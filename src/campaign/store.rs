@@ -1,0 +1,488 @@
+//! The results directory (DESIGN.md "Results directory layout"): creating it, writing each
+//! trial atomically, and finding what an interrupted campaign still has to run.
+//!
+//! A trial is finished when its `meta.json` exists: it is written last, by rename, after
+//! `samples.csv` and the hook outputs. A trial directory without it is what an interruption left
+//! and is removed before the trial runs again; a finished trial is never rewritten.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::plan::TrialKey;
+use crate::config::Campaign;
+use crate::error::InputError;
+
+/// One second of a trial.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SampleRow {
+    /// Seconds since traffic started (end of the one-second interval).
+    pub t_s: f64,
+    /// Packets the sender sent during the interval.
+    pub tx_pkts: u64,
+    /// Packets the receiver counted during the interval.
+    pub rx_pkts: u64,
+    /// Sender rate over the interval, packets per second.
+    pub tx_pps: f64,
+    /// Receiver rate over the interval, packets per second.
+    pub rx_pps: f64,
+}
+
+/// How a trial ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Measured, every check passed.
+    Ok,
+    /// Measured, but a check says the figure is not what was asked (see `flags`).
+    Flagged,
+    /// Not measured (see `failure`).
+    Failed,
+}
+
+/// `meta.json`: what the trial was, what it achieved, and what went wrong.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialMeta {
+    /// `<version>.<config>.<profile>.<iter>`.
+    pub trial: String,
+    /// Start of traffic, seconds since the Unix epoch.
+    pub start_unix_s: f64,
+    /// End of traffic, seconds since the Unix epoch.
+    pub end_unix_s: f64,
+    /// Offered rate asked of the sender (pps); `None` for `max`.
+    pub offered_pps: Option<u64>,
+    /// Sender's median rate over the measured window (pps).
+    pub tx_pps: f64,
+    /// Receiver's median rate over the measured window (pps): the trial's figure.
+    pub rx_pps: f64,
+    /// Packets sent in all.
+    pub tx_pkts: u64,
+    /// Packets received in all.
+    pub rx_pkts: u64,
+    /// Packets sent that the receiver did not count: dropped at or in the DUT (per-interface
+    /// drop counters are in `receiver.json` when the bench records them).
+    pub lost_pkts: u64,
+    /// Seconds of samples kept for the figure (after warm-up and cool-down).
+    pub measured_samples: usize,
+    /// What sent the traffic (`benchlab gen, xdp engine`), when known.
+    #[serde(default)]
+    pub generator: Option<String>,
+    /// Outcome.
+    pub status: Status,
+    /// Why the figure is flagged (empty when ok).
+    #[serde(default)]
+    pub flags: Vec<String>,
+    /// Why the trial failed, when it did.
+    #[serde(default)]
+    pub failure: Option<String>,
+    /// Attempts made (a failed attempt is retried once).
+    pub attempts: u32,
+    /// Seconds spent outside traffic: applying, starting, stopping, writing.
+    pub overhead_s: f64,
+    /// When the DUT was profiled (profiling trials only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<super::profile::CaptureWindow>,
+}
+
+/// A results directory, opened for a campaign.
+#[derive(Debug)]
+pub struct Store {
+    dir: PathBuf,
+}
+
+const CAMPAIGN_FILE: &str = "campaign.toml";
+const RUNS: &str = "runs";
+const META: &str = "meta.json";
+
+impl Store {
+    /// Creates a new results directory for `campaign`; refuses one that holds anything.
+    pub fn create(dir: &Path, campaign: &Campaign) -> Result<Self, InputError> {
+        let d = dir.display();
+        if dir.exists() {
+            let empty = fs::read_dir(dir)
+                .map_err(|e| InputError::new(format!("{d}: cannot read: {e}")))?
+                .next()
+                .is_none();
+            if !empty {
+                return Err(InputError::new(format!(
+                    "{d}: results directory exists and is not empty; \
+                     use `--resume {d}` to continue it, or choose another -o"
+                )));
+            }
+        }
+        fs::create_dir_all(dir.join(RUNS))
+            .map_err(|e| InputError::new(format!("{d}: cannot create: {e}")))?;
+        crate::atomic::write(&dir.join(CAMPAIGN_FILE), campaign.to_toml().as_bytes())
+            .map_err(|e| InputError::new(format!("{d}/{CAMPAIGN_FILE}: cannot write: {e}")))?;
+        Ok(Self {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Reads the campaign a results directory was made with.
+    pub fn stored_campaign(dir: &Path, known_sets: &[&str]) -> Result<Campaign, InputError> {
+        let path = dir.join(CAMPAIGN_FILE);
+        let text = fs::read_to_string(&path).map_err(|e| {
+            InputError::new(format!(
+                "{}: not a benchlab results directory ({e}); give the directory `benchlab run -o` wrote",
+                path.display()
+            ))
+        })?;
+        Campaign::from_toml(&text, &path.display().to_string(), known_sets)
+            .map_err(|e| InputError::new(format!("corrupted results directory: {e}")))
+    }
+
+    /// Reopens a results directory to resume it with `campaign`, which must match the stored
+    /// one; the error names the first key that differs.
+    pub fn resume(
+        dir: &Path,
+        campaign: &Campaign,
+        known_sets: &[&str],
+    ) -> Result<Self, InputError> {
+        let stored = Self::stored_campaign(dir, known_sets)?;
+        if let Some(key) = first_difference(&stored, campaign) {
+            return Err(InputError::new(format!(
+                "{}: the campaign no longer matches the one this directory was started with \
+                 (key `{key}` changed); resume with the original campaign file, or start a new \
+                 results directory",
+                dir.display()
+            )));
+        }
+        let store = Self {
+            dir: dir.to_path_buf(),
+        };
+        store.finished()?;
+        Ok(store)
+    }
+
+    /// Opens an existing results directory for reading (no campaign check).
+    pub fn open(dir: &Path) -> Result<Self, InputError> {
+        let store = Self {
+            dir: dir.to_path_buf(),
+        };
+        store.finished()?;
+        Ok(store)
+    }
+
+    /// The results directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The directory of one trial.
+    pub fn trial_dir(&self, key: &TrialKey) -> PathBuf {
+        self.dir.join(RUNS).join(key.to_string())
+    }
+
+    /// Trials already finished (their `meta.json` is there and reads back); an unreadable
+    /// `meta.json` or a stray entry in `runs/` means the directory was tampered with: refused.
+    pub fn finished(&self) -> Result<BTreeSet<TrialKey>, InputError> {
+        let runs = self.dir.join(RUNS);
+        let entries = fs::read_dir(&runs).map_err(|e| {
+            InputError::new(format!(
+                "{}: corrupted results directory: {e}",
+                runs.display()
+            ))
+        })?;
+        let mut done = BTreeSet::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| InputError::new(format!("{}: {e}", runs.display())))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(key) = TrialKey::parse(&name) else {
+                return Err(InputError::new(format!(
+                    "{}: corrupted results directory: `{name}` is not a trial; remove it",
+                    runs.display()
+                )));
+            };
+            let meta = entry.path().join(META);
+            if meta.exists() {
+                self.read_meta(&key)?;
+                done.insert(key);
+            }
+        }
+        Ok(done)
+    }
+
+    /// Reads one finished trial's `meta.json`.
+    pub fn read_meta(&self, key: &TrialKey) -> Result<TrialMeta, InputError> {
+        let path = self.trial_dir(key).join(META);
+        let text = fs::read_to_string(&path)
+            .map_err(|e| InputError::new(format!("{}: {e}", path.display())))?;
+        serde_json::from_str(&text).map_err(|e| {
+            InputError::new(format!(
+                "{}: corrupted results directory: {e}; remove that trial's directory to run it again",
+                path.display()
+            ))
+        })
+    }
+
+    /// Prepares an empty directory for a trial about to run (removing what an interrupted
+    /// attempt left); refuses to touch a finished trial.
+    pub fn begin_trial(&self, key: &TrialKey) -> std::io::Result<PathBuf> {
+        let dir = self.trial_dir(key);
+        if dir.join(META).exists() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("{}: trial already finished", dir.display()),
+            ));
+        }
+        if dir.exists() {
+            fs::remove_dir_all(&dir)?;
+        }
+        fs::create_dir_all(&dir)?;
+        Ok(dir)
+    }
+
+    /// Writes one file of a trial in progress, atomically.
+    pub fn write_trial_file(
+        &self,
+        key: &TrialKey,
+        name: &str,
+        bytes: &[u8],
+    ) -> std::io::Result<()> {
+        crate::atomic::write(&self.trial_dir(key).join(name), bytes)
+    }
+
+    /// Finishes a trial: samples first, `meta.json` last, so a trial counts as done only once
+    /// everything is on disk.
+    pub fn finish_trial(
+        &self,
+        key: &TrialKey,
+        samples: &[SampleRow],
+        meta: &TrialMeta,
+    ) -> std::io::Result<()> {
+        self.write_trial_file(key, "samples.csv", samples_csv(samples).as_bytes())?;
+        let json = serde_json::to_string_pretty(meta).expect("meta serializes") + "\n";
+        self.write_trial_file(key, META, json.as_bytes())
+    }
+
+    /// Reads a finished trial's samples back.
+    pub fn read_samples(&self, key: &TrialKey) -> Result<Vec<SampleRow>, InputError> {
+        let path = self.trial_dir(key).join("samples.csv");
+        let text = fs::read_to_string(&path)
+            .map_err(|e| InputError::new(format!("{}: {e}", path.display())))?;
+        parse_samples_csv(&text).map_err(|line| {
+            InputError::new(format!(
+                "{}: line {line}: corrupted samples; remove that trial's directory to run it again",
+                path.display()
+            ))
+        })
+    }
+}
+
+const CSV_HEADER: &str = "t_s,tx_pkts,rx_pkts,tx_pps,rx_pps";
+
+/// `samples.csv` text: a header and one row per second.
+pub fn samples_csv(samples: &[SampleRow]) -> String {
+    let mut out = format!("{CSV_HEADER}\n");
+    for s in samples {
+        out.push_str(&format!(
+            "{:.3},{},{},{:.1},{:.1}\n",
+            s.t_s, s.tx_pkts, s.rx_pkts, s.tx_pps, s.rx_pps
+        ));
+    }
+    out
+}
+
+/// Parses `samples.csv`; the error is the 1-based line that does not read.
+pub fn parse_samples_csv(text: &str) -> Result<Vec<SampleRow>, usize> {
+    let mut lines = text.lines();
+    if lines.next() != Some(CSV_HEADER) {
+        return Err(1);
+    }
+    lines
+        .enumerate()
+        .map(|(i, line)| {
+            let f: Vec<&str> = line.split(',').collect();
+            let row = (|| {
+                if f.len() != 5 {
+                    return None;
+                }
+                Some(SampleRow {
+                    t_s: f[0].parse().ok()?,
+                    tx_pkts: f[1].parse().ok()?,
+                    rx_pkts: f[2].parse().ok()?,
+                    tx_pps: f[3].parse().ok()?,
+                    rx_pps: f[4].parse().ok()?,
+                })
+            })();
+            row.ok_or(i + 2)
+        })
+        .collect()
+}
+
+/// The dotted path of the first key whose value differs between two campaigns.
+fn first_difference(a: &Campaign, b: &Campaign) -> Option<String> {
+    let a = toml::Value::try_from(a).expect("campaign serializes");
+    let b = toml::Value::try_from(b).expect("campaign serializes");
+    diff_value(&a, &b, "")
+}
+
+fn diff_value(a: &toml::Value, b: &toml::Value, path: &str) -> Option<String> {
+    use toml::Value;
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    match (a, b) {
+        (Value::Table(ta), Value::Table(tb)) => {
+            let keys: BTreeSet<&String> = ta.keys().chain(tb.keys()).collect();
+            keys.into_iter().find_map(|k| match (ta.get(k), tb.get(k)) {
+                (Some(x), Some(y)) => diff_value(x, y, &join(k)),
+                _ => Some(join(k)),
+            })
+        }
+        (Value::Array(xa), Value::Array(xb)) if xa.len() == xb.len() => xa
+            .iter()
+            .zip(xb)
+            .enumerate()
+            .find_map(|(i, (x, y))| diff_value(x, y, &format!("{path}[{i}]"))),
+        _ => (a != b).then(|| path.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SETS: [&str; 4] = defaults_sets();
+    const fn defaults_sets() -> [&'static str; 4] {
+        crate::config::defaults::CONFIG_SETS
+    }
+
+    fn meta(key: &TrialKey) -> TrialMeta {
+        TrialMeta {
+            trial: key.to_string(),
+            start_unix_s: 1.0,
+            end_unix_s: 2.0,
+            offered_pps: None,
+            tx_pps: 10.0,
+            rx_pps: 9.0,
+            tx_pkts: 10,
+            rx_pkts: 9,
+            lost_pkts: 1,
+            measured_samples: 3,
+            generator: None,
+            status: Status::Ok,
+            flags: vec![],
+            failure: None,
+            attempts: 1,
+            overhead_s: 0.1,
+            capture: None,
+        }
+    }
+
+    #[test]
+    fn resume_sees_finished_trials_and_drops_partial_ones() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("r");
+        let c = Campaign::default();
+        let store = Store::create(&dir, &c).unwrap();
+        let keys = crate::campaign::plan::plan(&c);
+        let rows = [SampleRow {
+            t_s: 1.0,
+            tx_pkts: 5,
+            rx_pkts: 4,
+            tx_pps: 5.0,
+            rx_pps: 4.0,
+        }];
+        store.begin_trial(&keys[0]).unwrap();
+        store
+            .finish_trial(&keys[0], &rows, &meta(&keys[0]))
+            .unwrap();
+        store.begin_trial(&keys[1]).unwrap(); // interrupted: no meta.json
+        let again = Store::resume(&dir, &c, &SETS).unwrap();
+        assert_eq!(again.finished().unwrap(), BTreeSet::from([keys[0].clone()]));
+        assert!(
+            again.begin_trial(&keys[0]).is_err(),
+            "finished trials are never rewritten"
+        );
+        assert_eq!(again.read_samples(&keys[0]).unwrap(), rows);
+        assert_eq!(again.read_meta(&keys[0]).unwrap(), meta(&keys[0]));
+    }
+
+    #[test]
+    fn resume_refuses_a_changed_campaign_naming_the_key() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = Campaign::default();
+        Store::create(tmp.path(), &c).unwrap();
+        let mut changed = c.clone();
+        changed.trial.duration = 20.0;
+        let err = Store::resume(tmp.path(), &changed, &SETS)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("key `trial.duration` changed"), "{err}");
+        changed = c.clone();
+        changed.profiles[1].frame_size = 128;
+        let err = Store::resume(tmp.path(), &changed, &SETS)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("key `profiles[1].frame_size` changed"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn corrupted_directories_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = Campaign::default();
+        assert!(Store::resume(tmp.path(), &c, &SETS)
+            .unwrap_err()
+            .to_string()
+            .contains("not a benchlab results directory"));
+        let store = Store::create(tmp.path(), &c).unwrap();
+        let key = &crate::campaign::plan::plan(&c)[0];
+        store.begin_trial(key).unwrap();
+        store.write_trial_file(key, "meta.json", b"{ half").unwrap();
+        assert!(Store::resume(tmp.path(), &c, &SETS)
+            .unwrap_err()
+            .to_string()
+            .contains("corrupted results directory"));
+        fs::write(tmp.path().join("campaign.toml"), "iterations = \"x\"").unwrap();
+        assert!(Store::resume(tmp.path(), &c, &SETS)
+            .unwrap_err()
+            .to_string()
+            .contains("corrupted results directory"));
+    }
+
+    #[test]
+    fn a_non_empty_directory_is_not_overwritten() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(tmp.path().join("x"), "precious").unwrap();
+        let err = Store::create(tmp.path(), &Campaign::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--resume"), "{err}");
+    }
+
+    #[test]
+    fn samples_csv_round_trips() {
+        let rows = vec![
+            SampleRow {
+                t_s: 1.0,
+                tx_pkts: 1_000_000,
+                rx_pkts: 900_000,
+                tx_pps: 1e6,
+                rx_pps: 9e5,
+            },
+            SampleRow {
+                t_s: 2.001,
+                tx_pkts: 1,
+                rx_pkts: 0,
+                tx_pps: 1.0,
+                rx_pps: 0.0,
+            },
+        ];
+        assert_eq!(parse_samples_csv(&samples_csv(&rows)).unwrap(), rows);
+        assert_eq!(
+            parse_samples_csv("t_s,tx_pkts,rx_pkts,tx_pps,rx_pps\n1,2,x,4,5\n"),
+            Err(2)
+        );
+    }
+}

@@ -1,0 +1,354 @@
+//! The virtual lab as a campaign [`Bench`]: versions are DUT sysctls and commands, config sets
+//! are applied in the DUT namespace, traffic comes from benchlab's generator in the sender
+//! namespace and is counted on the receiver's interface, in this process.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context};
+
+use super::profile::{CaptureSchedule, PerfProfiler};
+use super::run::{Bench, TrialData, TrialSpec, INTERRUPTED};
+use super::store::SampleRow;
+use crate::config::{Campaign, Rate, Version};
+use crate::dut::{self, ConfigSet};
+use crate::lab::Lab;
+use crate::traffic::packet::{FrameSpec, Mac};
+use crate::traffic::receiver::{Receiver, RxConfig};
+use crate::traffic::{self, GenConfig, IfRef, Limit};
+use crate::transport::{display_argv, Command, LocalTransport, Transport};
+
+/// The virtual lab, ready to run a campaign's trials.
+pub struct VirtualBench {
+    lab: Option<Lab>,
+    /// Every config set of the campaign, loaded up front so a bad user set fails before any
+    /// trial runs: (entry as written, set).
+    sets: Vec<(String, Box<dyn ConfigSet>)>,
+    /// Index into `sets` of the set in force.
+    current: Option<usize>,
+    /// Sysctls the version in force changed, with their values before it: restored before the
+    /// next version, so versions do not inherit each other's settings.
+    restore: Vec<(String, String)>,
+    /// How much later than the end of warm-up profiling trials start their capture (zero but
+    /// in tests that misplace the capture on purpose).
+    capture_delay: Duration,
+}
+
+impl std::fmt::Debug for VirtualBench {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VirtualBench")
+            .field("lab", &self.lab.as_ref().map(Lab::id))
+            .field("current", &self.current)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Extra seconds the receiver keeps counting after the generator stops, for packets in flight.
+const DRAIN: Duration = Duration::from_millis(200);
+
+impl VirtualBench {
+    /// Wraps a running lab for `campaign`, loading its config sets.
+    pub fn new(lab: Lab, campaign: &Campaign) -> anyhow::Result<Self> {
+        let env = lab.facts().env();
+        let sets = campaign
+            .config_sets
+            .iter()
+            .map(|entry| Ok((entry.clone(), dut::config_set(entry, &env)?)))
+            .collect::<anyhow::Result<_>>()?;
+        Ok(Self {
+            lab: Some(lab),
+            sets,
+            current: None,
+            restore: Vec::new(),
+            capture_delay: Duration::ZERO,
+        })
+    }
+
+    /// Starts captures `delay` later than the end of warm-up: past the traffic when `delay` is
+    /// longer than the measured window, which is how tests make sure such a capture is caught.
+    pub fn delay_captures(&mut self, delay: Duration) {
+        self.capture_delay = delay;
+    }
+
+    fn lab(&self) -> &Lab {
+        self.lab.as_ref().expect("the lab is up until down()")
+    }
+
+    fn dut(&self) -> &dyn Transport {
+        self.lab()
+            .node(crate::lab::Role::Dut)
+            .expect("every lab has a DUT")
+    }
+
+    /// Reverts the config set in force and removes the lab.
+    pub fn down(mut self) -> anyhow::Result<()> {
+        let reverted = self.revert_current();
+        let removed = self.lab.take().map_or(Ok(()), Lab::down);
+        reverted.and(removed)
+    }
+
+    fn revert_current(&mut self) -> anyhow::Result<()> {
+        if let Some(i) = self.current.take() {
+            let (_, set) = &self.sets[i];
+            set.revert(self.dut())
+                .with_context(|| format!("removing config set `{}`", set.name()))?;
+        }
+        Ok(())
+    }
+
+    fn sysctl(&self, key: &str, value: &str) -> anyhow::Result<()> {
+        self.dut()
+            .run(&["sysctl", "-q", "-w", &format!("{key}={value}")])
+            .map(drop)
+            .map_err(Into::into)
+    }
+
+    /// Runs hook commands on the DUT; their output (and the DUT's interface counters) as text.
+    fn snapshot(&self, hooks: &[Vec<String>]) -> String {
+        let mut text = String::new();
+        let counters = vec!["ip".to_string(), "-s".into(), "-s".into(), "link".into()];
+        for argv in std::iter::once(&counters).chain(hooks) {
+            text.push_str(&format!("$ {}\n", display_argv(argv)));
+            match self.dut().exec(&Command::new(argv.clone())) {
+                Ok(out) => {
+                    text.push_str(&out.stdout_text());
+                    if !out.stderr.is_empty() {
+                        text.push_str(&out.stderr);
+                    }
+                    if !out.success() {
+                        text.push_str(&format!("[{}]\n", out.status_text()));
+                    }
+                }
+                Err(e) => text.push_str(&format!("[{e}]\n")),
+            }
+        }
+        text
+    }
+}
+
+impl Drop for VirtualBench {
+    fn drop(&mut self) {
+        // The lab's own guard removes the namespaces, and the rules with them.
+        let _ = self.revert_current();
+    }
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+impl Bench for VirtualBench {
+    fn set_version(&mut self, version: &Version) -> anyhow::Result<()> {
+        for (key, value) in std::mem::take(&mut self.restore) {
+            self.sysctl(&key, &value)?;
+        }
+        for (key, value) in &version.sysctls {
+            let before = self
+                .dut()
+                .run(&["sysctl", "-n", key])
+                .with_context(|| format!("version `{}`: reading sysctl {key}", version.name))?;
+            self.sysctl(key, value).with_context(|| {
+                format!(
+                    "version `{}`: sysctl {key}={value} cannot be set inside the DUT's namespace",
+                    version.name
+                )
+            })?;
+            self.restore.push((key.clone(), before.trim().to_string()));
+        }
+        for argv in &version.commands {
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            self.dut()
+                .run(&argv)
+                .with_context(|| format!("version `{}`", version.name))?;
+        }
+        Ok(())
+    }
+
+    fn set_config(&mut self, entry: &str) -> anyhow::Result<()> {
+        self.revert_current()?;
+        let i = self
+            .sets
+            .iter()
+            .position(|(e, _)| e == entry)
+            .expect("config sets are loaded from the campaign");
+        let set = &self.sets[i].1;
+        set.apply(self.dut())?;
+        self.current = Some(i);
+        self.sets[i].1.verify(self.dut())?;
+        Ok(())
+    }
+
+    fn trial(
+        &mut self,
+        spec: &TrialSpec<'_>,
+        on_second: &mut dyn FnMut(&SampleRow),
+    ) -> anyhow::Result<TrialData> {
+        let facts = self.lab().facts();
+        let sender = &facts.senders[0];
+        let frames = FrameSpec::new(
+            Mac(sender.mac.0),
+            Mac(sender.dut_mac.0),
+            spec.profile.src().parse()?,
+            spec.profile.dst().parse()?,
+            spec.profile.frame_size as usize,
+        )?;
+        let sender_if = IfRef {
+            netns: Some(sender.namespace.clone()),
+            name: sender.interface.clone(),
+        };
+        let mut gen_cfg = GenConfig::new(sender_if.clone(), frames);
+        gen_cfg.rate = match spec.profile.rate {
+            Rate::Max => traffic::Rate::Max,
+            Rate::Pps(p) => traffic::Rate::Pps(p),
+        };
+        gen_cfg.limit = Limit::Duration(Duration::from_secs_f64(spec.trial.duration));
+        gen_cfg.cpu = Some(sender.cpu);
+        let dut_ns = facts.dut.namespace.clone();
+        let mut rx_cfg = RxConfig::new(IfRef {
+            netns: Some(facts.receiver.namespace.clone()),
+            name: facts.receiver.interface.clone(),
+        });
+        // Where the surplus goes: the sender veth's tx_dropped (the DUT's input queue was
+        // full), and the DUT's own interfaces.
+        rx_cfg.watch = std::iter::once(sender_if)
+            .chain(
+                facts
+                    .dut
+                    .ingress
+                    .iter()
+                    .chain([&facts.dut.egress])
+                    .map(|name| IfRef {
+                        netns: Some(dut_ns.clone()),
+                        name: name.clone(),
+                    }),
+            )
+            .collect();
+
+        let mut files = vec![(
+            "dut-before.txt".to_string(),
+            self.snapshot(&spec.hooks.before),
+        )];
+        // The host's root namespace sees the DUT's CPU, kernel stacks included.
+        let profiler = PerfProfiler::new(&LocalTransport, vec![facts.dut.cpu]);
+        let receiver = Receiver::start(rx_cfg).context("starting the receiver")?;
+        let mut generator = traffic::builtin(gen_cfg).context("starting the generator")?;
+        let start_unix_s = unix_now();
+        generator.start().context("starting the generator")?;
+        let mut capture = spec.capture.then(|| {
+            CaptureSchedule::new(
+                &profiler,
+                std::time::Instant::now(),
+                spec.trial,
+                self.capture_delay,
+            )
+        });
+        let mut receiver = receiver;
+        let mut tx = Vec::new();
+        let mut rows = Vec::new();
+        let mut during_done = spec.hooks.during.is_empty();
+        let (mut last_tx, mut last_rx) = (0u64, 0u64);
+        loop {
+            if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+                break;
+            }
+            let mut wait = Duration::from_millis(1500);
+            if let Some(capture) = capture.as_mut() {
+                capture.poll()?;
+                wait = capture.until_next().map_or(wait, |next| next.min(wait));
+            }
+            match generator.next_sample(wait) {
+                Some(s) => tx.push(s),
+                None if generator.is_finished() => break,
+                None => {}
+            }
+            while let Some(r) = receiver.next_sample(Duration::ZERO) {
+                let Some(t) = tx.get(rows.len()) else { break };
+                let row = SampleRow {
+                    t_s: (rows.len() + 1) as f64,
+                    tx_pkts: t.tx_pkts - last_tx,
+                    rx_pkts: r.rx_pkts - last_rx,
+                    tx_pps: t.tx_pps,
+                    rx_pps: r.rx_pps,
+                };
+                (last_tx, last_rx) = (t.tx_pkts, r.rx_pkts);
+                on_second(&row);
+                rows.push(row);
+                if !during_done && row.t_s >= spec.trial.warmup {
+                    files.push(("dut-during.txt".into(), self.snapshot(&spec.hooks.during)));
+                    during_done = true;
+                }
+            }
+        }
+        let sent = generator.stop().context("stopping the generator")?;
+        let end_unix_s = unix_now();
+        std::thread::sleep(DRAIN);
+        let series = receiver.stop().context("stopping the receiver")?;
+        let capture = capture
+            .map(|c| c.finish(&|| INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)))
+            .transpose()?;
+        if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+            bail!("interrupted");
+        }
+        // Seconds the live loop could not pair yet (the receiver's last samples).
+        for (i, r) in series.samples.iter().enumerate().skip(rows.len()) {
+            let Some(t) = tx.get(i) else { break };
+            let row = SampleRow {
+                t_s: (i + 1) as f64,
+                tx_pkts: t.tx_pkts - last_tx,
+                rx_pkts: r.rx_pkts - last_rx,
+                tx_pps: t.tx_pps,
+                rx_pps: r.rx_pps,
+            };
+            (last_tx, last_rx) = (t.tx_pkts, r.rx_pkts);
+            rows.push(row);
+        }
+        files.push((
+            "dut-after.txt".to_string(),
+            self.snapshot(&spec.hooks.after),
+        ));
+        files.push((
+            "generator.json".to_string(),
+            serde_json::to_string_pretty(&sent)? + "\n",
+        ));
+        files.push((
+            "receiver.json".to_string(),
+            serde_json::to_string_pretty(&series)? + "\n",
+        ));
+        if let Some(capture) = &capture {
+            files.push(("perf.folded".to_string(), capture.folded.to_text()));
+        }
+        Ok(TrialData {
+            generator: Some(format!("benchlab gen, {} engine", sent.engine)),
+            samples: rows,
+            files,
+            start_unix_s,
+            end_unix_s,
+            capture: capture.map(|c| c.window),
+        })
+    }
+
+    fn facts(&mut self) -> anyhow::Result<serde_json::Value> {
+        let rulesets: serde_json::Map<String, serde_json::Value> = self
+            .sets
+            .iter()
+            .map(|(_, s)| (s.name().to_string(), s.ruleset().into()))
+            .collect();
+        let ingress = &self.lab().facts().dut.ingress[0];
+        let driver = self
+            .dut()
+            .run(&["ethtool", "-i", ingress])
+            .ok()
+            .and_then(|text| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix("driver: ").map(str::to_string))
+            });
+        Ok(serde_json::json!({
+            "host": super::host::facts(self.dut()),
+            "nic_driver": driver,
+            "lab": self.lab().facts(),
+            "generator": "benchlab gen (built-in)",
+            "config_sets": rulesets,
+        }))
+    }
+}

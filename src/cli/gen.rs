@@ -1,0 +1,216 @@
+//! `benchlab gen`: the packet generator, standalone (flags close to netmap pkt-gen's).
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args as ClapArgs;
+
+use crate::error::InputError;
+use crate::traffic::packet::{FlowRange, FrameSpec, Mac};
+use crate::traffic::{self, Engine, GenConfig, IfRef, Limit, Rate, TxSample, TxSummary};
+
+/// Arguments of `benchlab gen`.
+#[derive(Debug, ClapArgs)]
+#[command(
+    after_help = "Prints one line a second (time, packets sent, rate) and a total; Ctrl-C stops \
+cleanly.\n\nExample: 2000 flows of 64-byte frames at full speed for 10 s on CPU 0:\n  benchlab gen -i eth1 \
+-D 02:00:00:00:00:02 -s 198.18.10.1:2000-198.18.10.20 -d 198.19.10.1:2000-198.19.10.100 -t 10 --cpu 0"
+)]
+pub struct Args {
+    /// Sending interface: IF, or NETNS/IF for one inside an `ip netns` namespace.
+    #[arg(short = 'i', long = "interface", value_name = "IF")]
+    pub iface: IfRef,
+    /// Destination MAC address: the DUT's ingress interface (pkt-gen's -D).
+    #[arg(short = 'D', long, value_name = "MAC")]
+    pub dst_mac: Mac,
+    /// Source MAC address (pkt-gen's -S) [default: the interface's own].
+    #[arg(short = 'S', long, value_name = "MAC")]
+    pub src_mac: Option<Mac>,
+    /// Source addresses and ports, pkt-gen's syntax: START[:PORT][-END[:PORT]], IPv6 in brackets,
+    /// e.g. 198.18.10.1:2000-198.18.10.20 or "[2001:2:0:10::1]-[2001:2:0:10::14]" (port 1234 when
+    /// none is given).
+    #[arg(short = 's', long = "src", value_name = "RANGE")]
+    pub src: FlowRange,
+    /// Destination addresses and ports, as --src. Flows are every source × destination pair,
+    /// walked source port first, then source address, destination port, destination address.
+    #[arg(short = 'd', long = "dst", value_name = "RANGE")]
+    pub dst: FlowRange,
+    /// Frame size in bytes, FCS included as in RFC 2544 (64 here is pkt-gen's -l 60): 64-1518,
+    /// IPv6 from 66.
+    #[arg(short = 'l', long = "size", value_name = "BYTES", default_value_t = 64)]
+    pub size: usize,
+    /// Offered rate: max, or packets per second (500000, 500k, 1.5M), evenly spaced.
+    #[arg(short = 'r', long, value_name = "max|PPS", default_value = "max")]
+    pub rate: Rate,
+    /// Send exactly this many packets, then stop (500000, 10M…).
+    #[arg(short = 'n', long, value_name = "COUNT", value_parser = parse_count, conflicts_with = "duration")]
+    pub count: Option<u64>,
+    /// Send for this many seconds, then stop [default: until Ctrl-C].
+    #[arg(short = 't', long, value_name = "SECS", value_parser = parse_secs)]
+    pub duration: Option<Duration>,
+    /// Pin the sending thread to this CPU.
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
+    /// How frames are sent.
+    #[arg(long, value_enum, default_value_t = Engine::Auto)]
+    pub engine: Engine,
+    /// AF_PACKET engine: packets per sendmmsg call, 1-1024 [default: 256 at max, one millisecond
+    /// of packets (≤ 64) at a fixed rate]. The XDP engine paces frame by frame.
+    #[arg(short = 'b', long, value_name = "N")]
+    pub burst: Option<u32>,
+    /// Print JSON lines ({"type":"sample",...} each second, {"type":"summary",...} at the end).
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_count(s: &str) -> Result<u64, String> {
+    traffic::parse_count(s)
+        .ok_or_else(|| format!("'{s}' is not a packet count (e.g. 1000000, 10M)"))
+}
+
+/// Parses a positive number of seconds (`10`, `2.5`).
+pub fn parse_secs(s: &str) -> Result<Duration, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() && x < 1e9 => Ok(Duration::from_secs_f64(x)),
+        _ => Err(format!("'{s}' is not a positive number of seconds")),
+    }
+}
+
+/// A rate with an SI prefix: `6.801 Mpps`, `905.1 Kpps`, `12 pps`.
+pub fn fmt_pps(pps: f64) -> String {
+    if pps >= 1e6 {
+        format!("{:.3} Mpps", pps / 1e6)
+    } else if pps >= 1e3 {
+        format!("{:.1} Kpps", pps / 1e3)
+    } else {
+        format!("{pps:.0} pps")
+    }
+}
+
+/// Sets a flag on SIGINT and SIGTERM, so that a run stops cleanly and prints its summary.
+pub fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&flag))
+            .context("installing the Ctrl-C handler")?;
+    }
+    Ok(flag)
+}
+
+#[derive(serde::Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum Line<'a> {
+    Sample(&'a TxSample),
+    Summary(&'a TxSummary),
+}
+
+/// Runs `benchlab gen`.
+pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
+    let src_mac = match args.src_mac {
+        Some(m) => m,
+        None => traffic::interface_mac(&args.iface)?,
+    };
+    let spec = FrameSpec::new(src_mac, args.dst_mac, args.src, args.dst, args.size)?;
+    let limit = match (args.count, args.duration) {
+        (Some(n), _) => Limit::Count(n),
+        (None, Some(d)) => Limit::Duration(d),
+        (None, None) => Limit::Forever,
+    };
+    if let (Some(cpu), n) = (args.cpu, traffic::os::cpu_count()) {
+        if cpu >= n {
+            return Err(InputError::new(format!(
+                "bad --cpu {cpu}: this host has CPUs 0-{}",
+                n - 1
+            ))
+            .into());
+        }
+    }
+    let flows = spec.flows();
+    let (family, size) = (spec.family(), spec.frame_size);
+    let cfg = GenConfig {
+        iface: args.iface.clone(),
+        spec,
+        rate: args.rate,
+        limit,
+        cpu: args.cpu,
+        engine: args.engine,
+        burst: args.burst,
+    };
+    let stop = stop_flag()?;
+    let mut generator = traffic::builtin(cfg)?;
+    generator.start()?;
+    if !args.json {
+        let rate = match args.rate {
+            Rate::Max => "max".to_owned(),
+            Rate::Pps(p) => fmt_pps(p as f64),
+        };
+        let limit = match limit {
+            Limit::Count(n) => format!("{n} packets"),
+            Limit::Duration(d) => format!("{} s", d.as_secs_f64()),
+            Limit::Forever => "until Ctrl-C".to_owned(),
+        };
+        let flows = if flows == 1 {
+            "1 flow".to_owned()
+        } else {
+            format!("{flows} flows")
+        };
+        writeln!(
+            out,
+            "sending {size}-byte {family} frames, {flows}, rate {rate}, {limit}, on {}",
+            args.iface
+        )?;
+    }
+    while !stop.load(Ordering::Relaxed) {
+        match generator.next_sample(Duration::from_millis(100)) {
+            Some(s) if args.json => writeln!(out, "{}", serde_json::to_string(&Line::Sample(&s))?)?,
+            Some(s) => writeln!(
+                out,
+                "{:9.3} s {:>14} pkts {:>14}",
+                s.t_s,
+                s.tx_pkts,
+                fmt_pps(s.tx_pps)
+            )?,
+            None if generator.is_finished() => break,
+            None => {}
+        }
+    }
+    let summary = generator.stop()?;
+    // Samples recorded between the last poll and the stop.
+    while let Some(s) = generator.next_sample(Duration::ZERO) {
+        if args.json {
+            writeln!(out, "{}", serde_json::to_string(&Line::Sample(&s))?)?;
+        } else {
+            writeln!(
+                out,
+                "{:9.3} s {:>14} pkts {:>14}",
+                s.t_s,
+                s.tx_pkts,
+                fmt_pps(s.tx_pps)
+            )?;
+        }
+    }
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&Line::Summary(&summary))?)?;
+    } else {
+        if let Some(why) = &summary.fallback {
+            writeln!(err, "benchlab gen: note: AF_PACKET engine used: {why}")?;
+        }
+        writeln!(
+            out,
+            "{} {} packets in {:.3} s, {} ({} engine)",
+            if summary.interrupted {
+                "stopped:"
+            } else {
+                "sent"
+            },
+            summary.tx_pkts,
+            summary.elapsed_s,
+            fmt_pps(summary.tx_pps),
+            summary.engine
+        )?;
+    }
+    Ok(0)
+}

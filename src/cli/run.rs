@@ -1,0 +1,292 @@
+//! `benchlab run [CAMPAIGN.toml]`: build the lab, run every trial (or what an interrupted run
+//! left), then write the report. A progress bar with ETA on a terminal, plain lines otherwise,
+//! nothing but errors with `-q`.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::campaign::profile::PerfProfiler;
+use crate::campaign::run::Bench;
+use crate::campaign::run::{self as campaign_run, Event, INTERRUPTED};
+use crate::campaign::ssh::SshBench;
+use crate::campaign::store::{Status, Store};
+use crate::campaign::virt::VirtualBench;
+use crate::config::Campaign;
+use crate::dut::KNOWN_PRESETS;
+use crate::error::InputError;
+use crate::lab::ssh::{known_sets, SshLab};
+use crate::lab::Lab;
+use crate::transport::LocalTransport;
+
+/// Arguments of `benchlab run`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Campaign file [default: the built-in default campaign, as examples/default.toml]
+    pub campaign: Option<PathBuf>,
+
+    /// Results directory [default: results/<campaign>-<date>]
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+
+    /// Iterations per (version, config set, profile), overriding the campaign file
+    #[arg(short = 'n', long, value_name = "ITERATIONS")]
+    pub iterations: Option<u32>,
+
+    /// Seconds of traffic per trial, overriding the campaign file
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<f64>,
+
+    /// Continue the interrupted campaign in DIR: only its missing trials run (the campaign is
+    /// DIR/campaign.toml unless CAMPAIGN is given, which must then match it)
+    #[arg(long, value_name = "DIR", conflicts_with = "output")]
+    pub resume: Option<PathBuf>,
+
+    /// Profile the DUT: one extra, unmeasured trial per series records its CPU with perf
+    /// between warm-up and cool-down; the report draws flamegraphs (as `profile = true`)
+    #[arg(long)]
+    pub profile: bool,
+
+    /// Test only: start each capture SECS later than the end of warm-up, to check that a
+    /// capture outside the traffic is caught
+    #[arg(long, value_name = "SECS", hide = true)]
+    pub profile_delay: Option<f64>,
+
+    /// A one-minute smoke run: 3 iterations of 5-second trials, IPv4 only
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Print nothing but errors
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// The `--quick` campaign: the given one, shrunk to about a minute.
+fn quicken(c: &mut Campaign) {
+    c.iterations = 3;
+    c.trial.duration = 5.0;
+    c.trial.warmup = 1.0;
+    c.trial.cooldown = 1.0;
+    if c.profiles.len() > 1 {
+        c.profiles.truncate(1);
+    }
+}
+
+/// The campaign to run, with the command line's overrides applied and checked.
+fn campaign(args: &Args) -> anyhow::Result<Campaign> {
+    let mut c = match (&args.campaign, &args.resume) {
+        (Some(path), _) => {
+            let c = Campaign::load(path, KNOWN_PRESETS)?;
+            // The FreeBSD presets apply only to a DUT reached over SSH.
+            c.validate(&path.display().to_string(), known_sets(&c.lab))?;
+            c
+        }
+        (None, Some(dir)) => Store::stored_campaign(dir, KNOWN_PRESETS)?,
+        (None, None) => Campaign::default(),
+    };
+    let resuming_stored = args.campaign.is_none() && args.resume.is_some();
+    if !resuming_stored {
+        if args.quick {
+            quicken(&mut c);
+        }
+        if let Some(n) = args.iterations {
+            c.iterations = n;
+        }
+        if let Some(d) = args.duration {
+            c.trial.duration = d;
+        }
+        c.profile |= args.profile;
+        let origin = args
+            .campaign
+            .as_ref()
+            .map_or("command line".to_string(), |p| p.display().to_string());
+        c.validate(&origin, known_sets(&c.lab)).map_err(|e| {
+            InputError::new(format!(
+                "{e} (with -n/--duration/--quick/--profile applied)"
+            ))
+        })?;
+    }
+    Ok(c)
+}
+
+/// `results/<campaign name>-<local date and time>`.
+fn default_output(args: &Args) -> PathBuf {
+    let stem = args
+        .campaign
+        .as_deref()
+        .and_then(Path::file_stem)
+        .and_then(|s| s.to_str())
+        .unwrap_or(if args.quick { "quick" } else { "default" });
+    let now = chrono::Local::now().format("%Y%m%d-%H%M%S");
+    PathBuf::from("results").join(format!("{stem}-{now}"))
+}
+
+/// How progress is shown.
+enum Progress {
+    Bar(ProgressBar),
+    Lines,
+    Quiet,
+}
+
+/// Runs `benchlab run`.
+pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
+    let campaign = campaign(&args)?;
+    let capture_delay = args
+        .profile_delay
+        .map(|secs| {
+            Duration::try_from_secs_f64(secs).map_err(|_| {
+                InputError::new(format!(
+                    "--profile-delay {secs}: expected a number of seconds ≥ 0"
+                ))
+            })
+        })
+        .transpose()?;
+    // A virtual lab is profiled from this host; an SSH DUT is checked once it answers.
+    if campaign.profile && campaign.lab.hosts.is_none() {
+        PerfProfiler::check(&LocalTransport)?;
+    }
+    let (store, dir) = match &args.resume {
+        Some(dir) => (Store::resume(dir, &campaign, KNOWN_PRESETS)?, dir.clone()),
+        None => {
+            let dir = args.output.clone().unwrap_or_else(|| default_output(&args));
+            (Store::create(&dir, &campaign)?, dir)
+        }
+    };
+    // First Ctrl-C: finish cleaning up the running trial and stop; a second one: tear the lab
+    // down at once.
+    crate::lab::stop_gracefully_on_signal();
+    let (mut virt, mut real) = (None, None);
+    let bench: &mut dyn Bench = match SshLab::from_config(&campaign.lab).map_err(InputError::new)? {
+        Some(lab) => real.insert(SshBench::new(lab, &campaign, &dir)?),
+        None => {
+            let lab = Lab::up(&campaign.lab).context("building the virtual lab")?;
+            let bench = virt.insert(VirtualBench::new(lab, &campaign)?);
+            if let Some(delay) = capture_delay {
+                bench.delay_captures(delay);
+            }
+            bench
+        }
+    };
+
+    let progress = if args.quiet {
+        Progress::Quiet
+    } else if std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new(0).with_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}",
+            )
+            .expect("valid template"),
+        );
+        Progress::Bar(bar)
+    } else {
+        Progress::Lines
+    };
+    let per_trial = campaign.trial.duration;
+    let mut done = 0usize;
+    let outcome = campaign_run::run(&campaign, &store, bench, &mut |event| {
+        on_event(event, &progress, per_trial, &mut done, err);
+    });
+    if let Progress::Bar(bar) = &progress {
+        bar.finish_and_clear();
+    }
+    if let Some(bench) = virt {
+        bench.down().context("removing the virtual lab")?;
+    }
+    if let Some(bench) = real {
+        bench.down().context("reverting the DUT's config set")?;
+    }
+    match outcome {
+        Ok(_) => {}
+        Err(_) if INTERRUPTED.load(Ordering::SeqCst) => {
+            anyhow::bail!(
+                "campaign interrupted; finished trials are kept: continue with \
+                 `benchlab run --resume {}`",
+                dir.display()
+            );
+        }
+        Err(e) => {
+            return Err(e.context(format!(
+                "campaign stopped; finished trials are kept: continue with \
+                 `benchlab run --resume {}`",
+                dir.display()
+            )))
+        }
+    }
+    let (report, _) = crate::cli::report::write_report(&dir, &dir, Default::default())?;
+    if !args.quiet {
+        for warning in &report.warnings {
+            writeln!(err, "warning: {warning}")?;
+        }
+        writeln!(out, "report: {}", dir.join("README.md").display())?;
+    }
+    Ok(0)
+}
+
+fn on_event(
+    event: &Event<'_>,
+    progress: &Progress,
+    per_trial: f64,
+    done: &mut usize,
+    err: &mut dyn Write,
+) {
+    match (event, progress) {
+        (_, Progress::Quiet) => {}
+        (Event::Start { total, todo }, Progress::Bar(bar)) => {
+            // Progress in seconds of traffic, so the ETA counts what takes time.
+            bar.set_length((*todo as f64 * per_trial) as u64);
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar.println(format!("{todo} of {total} trials to run"));
+        }
+        (Event::Start { total, todo }, Progress::Lines) => {
+            let _ = writeln!(err, "{todo} of {total} trials to run");
+        }
+        (Event::TrialStart { key, attempt }, Progress::Bar(bar)) => {
+            let again = if *attempt > 1 { " (retry)" } else { "" };
+            bar.set_message(format!("{key}{again}"));
+            bar.set_position((*done as f64 * per_trial) as u64);
+        }
+        (Event::Second { sample }, Progress::Bar(bar)) => {
+            let msg = bar.message();
+            let trial = msg.split(" · ").next().unwrap_or_default().to_string();
+            bar.set_message(format!(
+                "{trial} · {}",
+                crate::report::chart::format_pps(sample.rx_pps)
+            ));
+            bar.set_position(
+                ((*done as f64 + (sample.t_s / per_trial).min(1.0)) * per_trial) as u64,
+            );
+        }
+        (Event::Retry { key, reason }, Progress::Bar(bar)) => {
+            bar.println(format!("{key}: {reason}; retrying"));
+        }
+        (Event::Retry { key, reason }, Progress::Lines) => {
+            let _ = writeln!(err, "{key}: {reason}; retrying");
+        }
+        (Event::TrialDone { key, meta }, p) => {
+            *done += 1;
+            let line = match meta.status {
+                Status::Ok => format!("{key}: {:.0} pps", meta.rx_pps),
+                Status::Flagged => format!(
+                    "{key}: {:.0} pps, flagged: {}",
+                    meta.rx_pps,
+                    meta.flags.join("; ")
+                ),
+                Status::Failed => format!(
+                    "{key}: failed: {}",
+                    meta.failure.as_deref().unwrap_or("unknown")
+                ),
+            };
+            match p {
+                Progress::Bar(bar) => bar.println(line),
+                _ => {
+                    let _ = writeln!(err, "{line}");
+                }
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,136 @@
+//! `benchlab rx`: the receiver's counter sampler, standalone.
+
+use std::io::Write;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use clap::Args as ClapArgs;
+
+use super::gen::{fmt_pps, parse_secs, stop_flag};
+use crate::traffic::receiver::{Receiver, RxConfig, Sample};
+use crate::traffic::IfRef;
+
+/// Arguments of `benchlab rx`.
+#[derive(Debug, ClapArgs)]
+#[command(
+    after_help = "Prints one line a second (time, packets received since the start, rate, \
+drops since the start) and a total; Ctrl-C stops cleanly.\n\nExample:\n  benchlab rx -i \
+benchlab-1-receiver/bl1r0 -w benchlab-1-dut/bl1d0 -t 10"
+)]
+pub struct Args {
+    /// Receiving interface: IF, or NETNS/IF for one inside an `ip netns` namespace.
+    #[arg(short = 'i', long = "interface", value_name = "IF")]
+    pub iface: IfRef,
+    /// Also record the drop counters of this interface (IF or NETNS/IF; repeatable), e.g. the
+    /// DUT's interfaces, or a veth sender whose tx_dropped counts what the DUT could not take.
+    #[arg(short = 'w', long = "watch", value_name = "IF")]
+    pub watch: Vec<IfRef>,
+    /// Sample for this many seconds [default: until Ctrl-C].
+    #[arg(short = 't', long, value_name = "SECS", value_parser = parse_secs)]
+    pub duration: Option<Duration>,
+    /// Seconds between samples.
+    #[arg(long, value_name = "SECS", value_parser = parse_secs, default_value = "1")]
+    pub interval: Duration,
+    /// Print JSON lines ({"type":"sample",...} each interval, {"type":"summary",...} at the end).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(serde::Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum Line<'a> {
+    Sample(&'a Sample),
+    Summary {
+        iface: &'a str,
+        watch: &'a [String],
+        t_s: f64,
+        rx_pkts: u64,
+        rx_pps: f64,
+        rx_drops: u64,
+        drops: &'a [u64],
+    },
+}
+
+fn human(s: &Sample, watch: &[IfRef]) -> String {
+    let mut line = format!(
+        "{:9.3} s {:>14} pkts {:>14}",
+        s.t_s,
+        s.rx_pkts,
+        fmt_pps(s.rx_pps)
+    );
+    if s.rx_drops > 0 {
+        line += &format!("  rx drops {}", s.rx_drops);
+    }
+    for (w, d) in watch.iter().zip(&s.drops) {
+        line += &format!("  {} drops {d}", w.name);
+    }
+    line
+}
+
+/// Runs `benchlab rx`.
+pub fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Result<i32> {
+    let stop = stop_flag()?;
+    let cfg = RxConfig {
+        iface: args.iface.clone(),
+        watch: args.watch.clone(),
+        interval: args.interval,
+    };
+    let mut rx = Receiver::start(cfg)?;
+    let started = Instant::now();
+    if !args.json {
+        writeln!(
+            out,
+            "sampling {} every {} s",
+            args.iface,
+            args.interval.as_secs_f64()
+        )?;
+    }
+    let print = |out: &mut dyn Write, s: &Sample| -> anyhow::Result<()> {
+        if args.json {
+            writeln!(out, "{}", serde_json::to_string(&Line::Sample(s))?)?;
+        } else {
+            writeln!(out, "{}", human(s, &args.watch))?;
+        }
+        Ok(())
+    };
+    while !stop.load(Ordering::Relaxed) && !rx.is_finished() {
+        if args.duration.is_some_and(|d| started.elapsed() >= d) {
+            break;
+        }
+        let wait = args.duration.map_or(Duration::from_millis(100), |d| {
+            d.saturating_sub(started.elapsed())
+                .min(Duration::from_millis(100))
+        });
+        if let Some(s) = rx.next_sample(wait) {
+            print(out, &s)?;
+        }
+    }
+    let printed = rx.samples_seen();
+    let series = rx.stop()?;
+    for s in &series.samples[printed.min(series.samples.len())..] {
+        print(out, s)?;
+    }
+    let last = series.samples.last();
+    let (t, pkts) = last.map_or((0.0, 0), |s| (s.t_s, s.rx_pkts));
+    let pps = if t > 0.0 { pkts as f64 / t } else { 0.0 };
+    if args.json {
+        let no_drops = vec![0; series.watch.len()];
+        let line = Line::Summary {
+            iface: &series.iface,
+            watch: &series.watch,
+            t_s: t,
+            rx_pkts: pkts,
+            rx_pps: pps,
+            rx_drops: last.map_or(0, |s| s.rx_drops),
+            drops: last.map_or(&no_drops, |s| &s.drops),
+        };
+        writeln!(out, "{}", serde_json::to_string(&line)?)?;
+    } else {
+        writeln!(
+            out,
+            "received {pkts} packets in {t:.3} s, {} on average",
+            fmt_pps(pps)
+        )?;
+    }
+    Ok(0)
+}

@@ -1,0 +1,640 @@
+//! The campaign file: a TOML model, its defaults, and the validation that turns a file into a
+//! [`Campaign`] or one clear line naming the key at fault.
+//!
+//! Every table rejects unknown keys (a typo such as `duratoin` must not silently fall back to a
+//! default), numbers are range-checked with the key's full path in the message, and names used in
+//! result paths (`runs/<version>.<config>.<profile>.<iter>`) are restricted to characters that
+//! cannot break that layout.
+//!
+//! ```toml
+//! title = "Impact of enabling firewalls on forwarding performance"
+//! iterations = 5
+//! order = "interleaved"          # or "sequential", as the old harness
+//! config_sets = ["forwarding", "nft-stateless", "nft-stateful", "iptables-stateful"]
+//! profile = false                # true: one extra, unmeasured trial per series profiles the
+//!                                # DUT (perf record) for the report's flamegraphs
+//!
+//! [lab]                          # the virtual lab: the keys of LAB.toml (crate::lab::topology)
+//! placement = "separate"         # the DUT forwards on its own CPU
+//!
+//! [trial]
+//! duration = 10                  # seconds of traffic per trial
+//! warmup = 2                     # first seconds dropped from the analysis
+//! cooldown = 1                   # last seconds dropped from the analysis
+//!
+//! [[versions]]                   # none: one implicit version named "default"
+//! name = "buckets-4k"
+//! sysctls = { "net.netfilter.nf_conntrack_buckets" = "4096" }
+//!
+//! [[profiles]]                   # none: the default inet4 and inet6 profiles
+//! name = "inet4"
+//! af = "inet4"
+//! frame_size = 64
+//! src = "198.18.10.1:2000-198.18.10.20"
+//! dst = "198.19.10.1:2000-198.19.10.100"
+//! rate = "max"                   # or a packet rate, e.g. 500000
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::InputError;
+use crate::lab::LabConfig;
+
+/// Defaults of the campaign file, shared by the model and the documentation.
+pub mod defaults {
+    /// Title of the default campaign: the question of seeds 001–004.
+    pub const TITLE: &str = "Impact of enabling firewalls on forwarding performance";
+    /// Iterations per (version, config set, profile).
+    pub const ITERATIONS: u32 = 5;
+    /// Seconds of traffic per trial.
+    pub const DURATION_S: f64 = 10.0;
+    /// Seconds dropped at the start of each trial.
+    pub const WARMUP_S: f64 = 2.0;
+    /// Seconds dropped at the end of each trial.
+    pub const COOLDOWN_S: f64 = 1.0;
+    /// Config sets of the default campaign, the reference first.
+    pub const CONFIG_SETS: [&str; 4] = [
+        "forwarding",
+        "nft-stateless",
+        "nft-stateful",
+        "iptables-stateful",
+    ];
+    /// RFC 2544's smallest Ethernet frame, FCS included.
+    pub const FRAME_SIZE: u32 = 64;
+    /// Name of the implicit version of a campaign that declares none.
+    pub const VERSION: &str = "default";
+    /// Source flows of the inet4 profile: 20 addresses × 1 port (as the seeds' labs).
+    pub const INET4_SRC: &str = "198.18.10.1:2000-198.18.10.20";
+    /// Destination flows of the inet4 profile: 100 addresses × 1 port (2000 flows in all).
+    pub const INET4_DST: &str = "198.19.10.1:2000-198.19.10.100";
+    /// Source flows of the inet6 profile (seeds' `dualstack-2k/inet6`).
+    pub const INET6_SRC: &str = "[2001:2:0:10::1]:2000-[2001:2:0:10::14]";
+    /// Destination flows of the inet6 profile.
+    pub const INET6_DST: &str = "[2001:2:0:8010::1]:2000-[2001:2:0:8010::64]";
+    /// Fewest whole seconds a trial must keep once warm-up and cool-down are dropped: a median
+    /// needs a few samples.
+    pub const MIN_MEASURED_S: usize = 3;
+}
+
+/// Order in which trials run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// version → config set → profile → iteration, as the old harness.
+    Sequential,
+    /// iteration → version → config set → profile: drift hits every series alike.
+    #[default]
+    Interleaved,
+}
+
+/// Address family of a traffic profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    /// IPv4/UDP.
+    Inet4,
+    /// IPv6/UDP.
+    Inet6,
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Family::Inet4 => "inet4",
+            Family::Inet6 => "inet6",
+        })
+    }
+}
+
+/// Offered load of a profile: as fast as the generator can, or a fixed packet rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rate {
+    /// As fast as the generator goes.
+    Max,
+    /// A fixed rate in packets per second, evenly spaced.
+    Pps(u64),
+}
+
+impl Serialize for Rate {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Rate::Max => s.serialize_str("max"),
+            Rate::Pps(pps) => s.serialize_u64(*pps),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Rate {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Word(String),
+            Number(i64),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Word(w) if w == "max" => Ok(Rate::Max),
+            Raw::Number(n) if n > 0 => Ok(Rate::Pps(n as u64)),
+            _ => Err(serde::de::Error::custom(
+                "expected \"max\" or a positive packet rate",
+            )),
+        }
+    }
+}
+
+/// Seconds of each trial: traffic, and what the analysis drops at both ends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Trial {
+    /// Seconds of traffic per trial. Default is 10.
+    pub duration: f64,
+    /// Seconds dropped at the start. Default is 2.
+    pub warmup: f64,
+    /// Seconds dropped at the end. Default is 1.
+    pub cooldown: f64,
+}
+
+impl Trial {
+    /// Whole seconds of samples the analysis keeps: those after the warm-up and before the
+    /// cool-down.
+    pub fn measured_seconds(&self) -> usize {
+        let last = (self.duration - self.cooldown).floor();
+        let first = self.warmup.ceil() + 1.0;
+        (last - first + 1.0).max(0.0) as usize
+    }
+}
+
+impl Default for Trial {
+    fn default() -> Self {
+        Self {
+            duration: defaults::DURATION_S,
+            warmup: defaults::WARMUP_S,
+            cooldown: defaults::COOLDOWN_S,
+        }
+    }
+}
+
+/// A DUT software version. On the virtual lab: a named set of DUT settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Version {
+    /// Name used in results paths and reports.
+    pub name: String,
+    /// Label shown in reports instead of the name. Default is the name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Sysctls set on the DUT before this version's trials (`key = "value"`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sysctls: BTreeMap<String, String>,
+    /// Commands (argv lists) run on the DUT before this version's trials.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<Vec<String>>,
+    /// Real labs: commands (argv lists) that install this version on the DUT (copy and apply
+    /// an image), run before `reboot`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub install: Vec<Vec<String>>,
+    /// Real labs: the command that reboots the DUT into this version (its connection may drop).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reboot: Vec<String>,
+    /// Real labs: a command on the DUT that succeeds once it forwards again (pings through it,
+    /// routes present), retried until `online_timeout`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub online: Vec<String>,
+    /// Seconds `online` may take to succeed after a reboot. Default is 300.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub online_timeout: Option<f64>,
+}
+
+/// A traffic profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// Name used in results paths and reports (e.g. `inet4`, `inet6-1518`).
+    pub name: String,
+    /// Address family.
+    pub af: Family,
+    /// Ethernet frame size in bytes, FCS included (RFC 2544: 64…1518). Default is 64.
+    #[serde(default = "default_frame_size")]
+    pub frame_size: u32,
+    /// Source flows, pkt-gen syntax: `ADDR[:PORT][-ADDR[:PORT]]`. Default depends on `af`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<String>,
+    /// Destination flows, pkt-gen syntax. Default depends on `af`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<String>,
+    /// Offered load: `"max"` or packets per second. Default is `"max"`.
+    #[serde(default = "default_rate")]
+    pub rate: Rate,
+}
+
+fn default_frame_size() -> u32 {
+    defaults::FRAME_SIZE
+}
+
+fn default_rate() -> Rate {
+    Rate::Max
+}
+
+impl Profile {
+    /// The built-in profile of an address family: 64-byte frames, 2000 flows, max rate.
+    pub fn builtin(af: Family) -> Self {
+        Self {
+            name: af.to_string(),
+            af,
+            frame_size: defaults::FRAME_SIZE,
+            src: None,
+            dst: None,
+            rate: Rate::Max,
+        }
+    }
+
+    /// Source flow range, the family's default when unset.
+    pub fn src(&self) -> &str {
+        self.src.as_deref().unwrap_or(match self.af {
+            Family::Inet4 => defaults::INET4_SRC,
+            Family::Inet6 => defaults::INET6_SRC,
+        })
+    }
+
+    /// Destination flow range, the family's default when unset.
+    pub fn dst(&self) -> &str {
+        self.dst.as_deref().unwrap_or(match self.af {
+            Family::Inet4 => defaults::INET4_DST,
+            Family::Inet6 => defaults::INET6_DST,
+        })
+    }
+}
+
+/// Commands run on the DUT around each trial; their output is kept with the trial.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Hooks {
+    /// Before traffic starts (output in `dut-before.txt`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub before: Vec<Vec<String>>,
+    /// Once traffic flows, after warm-up (output in `dut-during.txt`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub during: Vec<Vec<String>>,
+    /// After traffic stops (output in `dut-after.txt`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<Vec<String>>,
+}
+
+/// A campaign as written in its file; [`Campaign::from_toml`] validates it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Campaign {
+    /// Report title.
+    #[serde(default = "default_title")]
+    pub title: String,
+    /// Free-text lines added to the report's setup list.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Iterations per (version, config set, profile). Default is 5.
+    #[serde(default = "default_iterations")]
+    pub iterations: u32,
+    /// Trial order. Default is interleaved.
+    #[serde(default)]
+    pub order: Order,
+    /// Profile the DUT: one extra trial per (version, config set, profile), not measured,
+    /// records the DUT's CPU between warm-up and cool-down (`runs/….profile/perf.folded`) for
+    /// the report's flamegraphs. Default is false.
+    #[serde(default)]
+    pub profile: bool,
+    /// The virtual lab (the keys of `LAB.toml`, see [`crate::lab::topology`]). Default: the
+    /// seeds' 3-node lab, the DUT on its own CPU.
+    #[serde(default)]
+    pub lab: LabConfig,
+    /// Seconds of each trial.
+    #[serde(default)]
+    pub trial: Trial,
+    /// DUT versions; none means one implicit version named `default`.
+    #[serde(default)]
+    pub versions: Vec<Version>,
+    /// Config set names (built-in) or directories (a user set), the reference first.
+    #[serde(default = "default_config_sets")]
+    pub config_sets: Vec<String>,
+    /// Traffic profiles; none means the built-in `inet4` and `inet6`.
+    #[serde(default = "default_profiles")]
+    pub profiles: Vec<Profile>,
+    /// Commands run on the DUT around each trial.
+    #[serde(default)]
+    pub hooks: Hooks,
+}
+
+fn default_title() -> String {
+    defaults::TITLE.to_string()
+}
+
+fn default_iterations() -> u32 {
+    defaults::ITERATIONS
+}
+
+fn default_config_sets() -> Vec<String> {
+    defaults::CONFIG_SETS
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+fn default_profiles() -> Vec<Profile> {
+    vec![
+        Profile::builtin(Family::Inet4),
+        Profile::builtin(Family::Inet6),
+    ]
+}
+
+impl Default for Campaign {
+    fn default() -> Self {
+        Self {
+            title: default_title(),
+            notes: Vec::new(),
+            iterations: defaults::ITERATIONS,
+            order: Order::default(),
+            profile: false,
+            lab: LabConfig::default(),
+            trial: Trial::default(),
+            versions: vec![default_version()],
+            config_sets: default_config_sets(),
+            profiles: default_profiles(),
+            hooks: Hooks::default(),
+        }
+    }
+}
+
+fn default_version() -> Version {
+    Version {
+        name: defaults::VERSION.to_string(),
+        label: None,
+        sysctls: BTreeMap::new(),
+        commands: Vec::new(),
+        install: Vec::new(),
+        reboot: Vec::new(),
+        online: Vec::new(),
+        online_timeout: None,
+    }
+}
+
+/// Where a line and column fall in `text`, for messages (1-based).
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, col)
+}
+
+fn bad(origin: &str, key: &str, what: impl fmt::Display) -> InputError {
+    InputError::new(format!("{origin}: key `{key}`: {what}"))
+}
+
+impl Campaign {
+    /// Parses and validates a campaign file's text; `origin` names the file in messages and
+    /// `known_sets` lists the built-in config sets (anything else must be a directory).
+    pub fn from_toml(text: &str, origin: &str, known_sets: &[&str]) -> Result<Self, InputError> {
+        let mut campaign: Campaign = toml::from_str(text).map_err(|e| {
+            let place = e.span().map_or(String::new(), |span| {
+                let (line, col) = line_col(text, span.start);
+                format!("line {line}, column {col}: ")
+            });
+            InputError::new(format!(
+                "{origin}: {place}{}",
+                e.message().trim().replace('\n', ", ")
+            ))
+        })?;
+        if campaign.versions.is_empty() {
+            campaign.versions.push(default_version());
+        }
+        campaign.validate(origin, known_sets)?;
+        Ok(campaign)
+    }
+
+    /// Reads and validates a campaign file.
+    pub fn load(path: &Path, known_sets: &[&str]) -> Result<Self, InputError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            InputError::new(format!(
+                "{}: cannot read the campaign file: {e}",
+                path.display()
+            ))
+        })?;
+        let mut campaign = Self::from_toml(&text, &path.display().to_string(), known_sets)?;
+        // Relative paths in the file are relative to the file, not to where benchlab runs.
+        let base = path.parent().unwrap_or(Path::new("."));
+        for set in &mut campaign.config_sets {
+            if !known_sets.contains(&set.as_str()) {
+                *set = base.join(&*set).display().to_string();
+            }
+        }
+        Ok(campaign)
+    }
+
+    /// The campaign as TOML, defaults filled in (what `DIR/campaign.toml` holds).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a validated campaign always serializes")
+    }
+
+    /// Checks ranges, names and references; the error names the key.
+    pub fn validate(&self, origin: &str, known_sets: &[&str]) -> Result<(), InputError> {
+        self.lab
+            .validate()
+            .map_err(|msg| InputError::new(format!("{origin}: [lab] {msg}")))?;
+        if self.iterations == 0 {
+            return Err(bad(origin, "iterations", "must be at least 1"));
+        }
+        let t = &self.trial;
+        for (key, value) in [
+            ("trial.duration", t.duration),
+            ("trial.warmup", t.warmup),
+            ("trial.cooldown", t.cooldown),
+        ] {
+            if !value.is_finite() || value < 0.0 {
+                return Err(bad(
+                    origin,
+                    key,
+                    format!("must be a positive number of seconds, not {value}"),
+                ));
+            }
+        }
+        if t.measured_seconds() < defaults::MIN_MEASURED_S {
+            return Err(bad(
+                origin,
+                "trial.duration",
+                format!(
+                    "{}s of traffic leaves {} whole second(s) once warm-up ({}s) and cool-down \
+                     ({}s) are dropped, {} needed; make the trial longer",
+                    t.duration,
+                    t.measured_seconds(),
+                    t.warmup,
+                    t.cooldown,
+                    defaults::MIN_MEASURED_S
+                ),
+            ));
+        }
+        check_names(
+            origin,
+            "versions",
+            self.versions.iter().map(|v| v.name.as_str()),
+        )?;
+        check_names(
+            origin,
+            "profiles",
+            self.profiles.iter().map(|p| p.name.as_str()),
+        )?;
+        if self.config_sets.is_empty() {
+            return Err(bad(origin, "config_sets", "list at least one config set"));
+        }
+        for set in &self.config_sets {
+            if !known_sets.contains(&set.as_str()) && !Path::new(set).is_dir() {
+                return Err(bad(
+                    origin,
+                    "config_sets",
+                    format!(
+                        "`{set}` is neither a built-in config set ({}) nor a directory",
+                        known_sets.join(", ")
+                    ),
+                ));
+            }
+        }
+        check_names(origin, "config_sets", self.config_set_names())?;
+        for (i, p) in self.profiles.iter().enumerate() {
+            if !(64..=1518).contains(&p.frame_size) {
+                return Err(bad(
+                    origin,
+                    &format!("profiles[{i}].frame_size"),
+                    format!("{} is outside 64…1518 bytes", p.frame_size),
+                ));
+            }
+        }
+        for (i, v) in self.versions.iter().enumerate() {
+            if let Some(c) = v.commands.iter().position(Vec::is_empty) {
+                return Err(bad(
+                    origin,
+                    &format!("versions[{i}].commands[{c}]"),
+                    "empty command",
+                ));
+            }
+        }
+        for (key, list) in [
+            ("hooks.before", &self.hooks.before),
+            ("hooks.during", &self.hooks.during),
+            ("hooks.after", &self.hooks.after),
+        ] {
+            if let Some(c) = list.iter().position(Vec::is_empty) {
+                return Err(bad(origin, &format!("{key}[{c}]"), "empty command"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Config set names as they appear in results paths: a directory's last component.
+    pub fn config_set_names(&self) -> impl Iterator<Item = &str> {
+        self.config_sets.iter().map(|s| config_set_name(s))
+    }
+}
+
+/// The name of a config set entry: itself for a built-in, the last path component for a
+/// directory.
+pub fn config_set_name(entry: &str) -> &str {
+    Path::new(entry)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(entry)
+}
+
+/// Names end up in `runs/<version>.<config>.<profile>.<iter>`: no dots, slashes or spaces, no
+/// duplicates.
+fn check_names<'a>(
+    origin: &str,
+    key: &str,
+    names: impl Iterator<Item = &'a str>,
+) -> Result<(), InputError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for name in names {
+        let ok = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !ok {
+            return Err(bad(
+                origin,
+                key,
+                format!("name `{name}` may only hold letters, digits, `-` and `_`"),
+            ));
+        }
+        if !seen.insert(name) {
+            return Err(bad(origin, key, format!("name `{name}` appears twice")));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SETS: [&str; 5] = [
+        "forwarding",
+        "nft-stateless",
+        "nft-stateful",
+        "iptables-stateful",
+        "iptables-legacy-stateful",
+    ];
+
+    fn parse(text: &str) -> Result<Campaign, String> {
+        Campaign::from_toml(text, "c.toml", &SETS).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn empty_file_is_the_default_campaign() {
+        assert_eq!(parse("").unwrap(), Campaign::default());
+    }
+
+    #[test]
+    fn defaults_round_trip_through_toml() {
+        let c = Campaign::default();
+        assert_eq!(parse(&c.to_toml()).unwrap(), c);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let cases = [
+            ("iterations = 0", "key `iterations`"),
+            ("[trial]\nduration = -5", "key `trial.duration`"),
+            ("[trial]\nduratoin = 5", "unknown field `duratoin`"),
+            (
+                "config_sets = [\"pf\"]",
+                "`pf` is neither a built-in config set",
+            ),
+            ("title = ", "line 1, column 9"),
+            ("[[profiles]]\nname = \"a.b\"\naf = \"inet4\"", "name `a.b`"),
+            (
+                "[[profiles]]\nname = \"big\"\naf = \"inet4\"\nframe_size = 9000",
+                "profiles[0].frame_size",
+            ),
+            ("[[profiles]]\nname = \"x\"\naf = \"inet5\"", "line 3"),
+            ("[trial]\nduration = 3", "make the trial longer"),
+        ];
+        for (text, want) in cases {
+            let err = parse(text).unwrap_err();
+            assert!(err.contains(want), "{text:?} gave {err:?}, wanted {want:?}");
+            assert!(err.starts_with("c.toml: "), "{err}");
+            assert!(!err.contains('\n'), "one line only: {err:?}");
+        }
+    }
+
+    #[test]
+    fn rate_is_max_or_positive() {
+        let p = |r: &str| {
+            parse(&format!(
+                "[[profiles]]\nname = \"a\"\naf = \"inet4\"\nrate = {r}"
+            ))
+        };
+        assert_eq!(p("\"max\"").unwrap().profiles[0].rate, Rate::Max);
+        assert_eq!(p("250000").unwrap().profiles[0].rate, Rate::Pps(250_000));
+        assert!(p("0").is_err());
+        assert!(p("\"fast\"").is_err());
+    }
+}

@@ -1,0 +1,144 @@
+//! DUT configuration sets: a named firewall (or none) applied to the DUT over a
+//! [`Transport`](crate::transport::Transport), verified, counted and reverted.
+//!
+//! The Linux presets are shaped like the seeds' rulesets ("2 firewall rules"): the rule that
+//! passes the test traffic and a default that drops the rest, for IPv4 and IPv6 at once. Every
+//! rule benchlab adds lives in its own objects (nft table `benchlab`, iptables chain
+//! `benchlab-forward` jumped from `FORWARD`) so that revert removes exactly those. A user set
+//! is a directory with an `apply` script (see [`user`](crate::dut::user)). FreeBSD sets (ipfw, pf, ipf) will use
+//! the same trait over SSH.
+//!
+//! ```no_run
+//! use benchlab::dut;
+//! use benchlab::transport::NetnsTransport;
+//! let dut_node = NetnsTransport::new("benchlab-0-dut");
+//! let set = dut::preset("nft-stateful").expect("a Linux preset");
+//! set.apply(&dut_node)?;
+//! set.verify(&dut_node)?;
+//! // … traffic …
+//! println!("the pass rule saw {:?} packets", set.counters(&dut_node)?);
+//! set.revert(&dut_node)?;
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+
+/// The FreeBSD presets: forwarding, ipfw, pf and ipf, stateless and stateful (over SSH).
+pub mod freebsd;
+/// The Linux presets: forwarding, nftables and iptables (nft and legacy backends).
+pub mod linux;
+/// User config sets: a directory with an `apply` script.
+pub mod user;
+
+use std::fmt;
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::error::InputError;
+use crate::transport::Transport;
+
+/// The comment that marks the rules whose counters [`ConfigSet::counters`] adds up.
+pub const PASS_COMMENT: &str = "benchlab-pass";
+
+/// A named DUT configuration.
+pub trait ConfigSet: fmt::Debug + Send + Sync {
+    /// Its name (`nft-stateful`, or a user directory's name).
+    fn name(&self) -> &str;
+
+    /// What it applies, as text for `lab.json` and reports.
+    fn ruleset(&self) -> String;
+
+    /// Applies it to the DUT.
+    fn apply(&self, dut: &dyn Transport) -> Result<()>;
+
+    /// Checks that it is in force (its rules are there and their counters readable).
+    fn verify(&self, dut: &dyn Transport) -> Result<()>;
+
+    /// Packets the rules that pass test traffic have seen since apply; `None` for a set with
+    /// no such rule (`forwarding`) or a user set without a `counters` script.
+    fn counters(&self, dut: &dyn Transport) -> Result<Option<u64>>;
+
+    /// Removes exactly what [`apply`](Self::apply) added.
+    fn revert(&self, dut: &dyn Transport) -> Result<()>;
+}
+
+/// The names of the Linux presets, in the order reports list them.
+pub const LINUX_PRESETS: &[&str] = &[
+    "forwarding",
+    "nft-stateless",
+    "nft-stateful",
+    "iptables-stateful",
+    "iptables-legacy-stateful",
+];
+
+/// Every built-in name a campaign may use: the Linux presets, then the FreeBSD ones that
+/// Linux has not (they apply to a FreeBSD DUT reached over SSH).
+pub const KNOWN_PRESETS: &[&str] = &[
+    "forwarding",
+    "nft-stateless",
+    "nft-stateful",
+    "iptables-stateful",
+    "iptables-legacy-stateful",
+    "ipfw-stateless",
+    "ipfw-stateful",
+    "pf-stateless",
+    "pf-stateful",
+    "ipf-stateless",
+    "ipf-stateful",
+];
+
+/// The Linux preset called `name`.
+pub fn preset(name: &str) -> Option<Box<dyn ConfigSet>> {
+    use linux::{Backend, Forwarding, Iptables, Nft};
+    Some(match name {
+        "forwarding" => Box::new(Forwarding),
+        "nft-stateless" => Box::new(Nft { stateful: false }),
+        "nft-stateful" => Box::new(Nft { stateful: true }),
+        "iptables-stateful" => Box::new(Iptables {
+            backend: Backend::Nft,
+        }),
+        "iptables-legacy-stateful" => Box::new(Iptables {
+            backend: Backend::Legacy,
+        }),
+        _ => return None,
+    })
+}
+
+/// A preset by name, or a user set when `spec` is a directory. `env` goes to user scripts.
+pub fn config_set(spec: &str, env: &[(String, String)]) -> Result<Box<dyn ConfigSet>, InputError> {
+    if let Some(set) = preset(spec) {
+        return Ok(set);
+    }
+    if Path::new(spec).is_dir() {
+        return Ok(Box::new(user::UserSet::load(Path::new(spec), env)?));
+    }
+    Err(InputError::new(format!(
+        "unknown config set {spec:?}: use one of {} or a directory with an apply script",
+        LINUX_PRESETS.join(", ")
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_presets_are_the_linux_and_freebsd_ones() {
+        let freebsd_only = freebsd::FREEBSD_PRESETS
+            .iter()
+            .filter(|n| !LINUX_PRESETS.contains(n));
+        let union: Vec<&str> = LINUX_PRESETS.iter().chain(freebsd_only).copied().collect();
+        assert_eq!(union, KNOWN_PRESETS);
+    }
+
+    #[test]
+    fn every_preset_is_known_by_its_name() {
+        for name in LINUX_PRESETS {
+            assert_eq!(preset(name).unwrap().name(), *name);
+        }
+        let err = config_set("pf-stateful", &[]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("unknown config set \"pf-stateful\": use one of forwarding, "),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,486 @@
+//! The FreeBSD presets, shaped like the seeds' labs (netbenches `configs/<set>/`, notes §3):
+//! `forwarding`, `ipfw-stateless`, `ipfw-stateful`, `pf-stateless`, `pf-stateful`,
+//! `ipf-stateless`, `ipf-stateful`. Two rules each (the one that passes the test traffic and the
+//! firewall's default), two static routes, ICMP redirects off (which keeps the fast-forward path).
+//!
+//! Files go where FreeBSD reads local overrides, so the DUT's own `rc.conf` (management
+//! address, sshd) is never replaced: `/etc/rc.conf.local`, `/etc/sysctl.conf.local`,
+//! `/boot/loader.conf.local`, and the ruleset (`/etc/ipfw.rules`, `/etc/pf.conf`,
+//! `/etc/ipf.rules`). A file that existed is kept as `FILE.benchlab-orig` and put back by
+//! revert. The settings are also applied at once (sysctl, routes, firewall), so no reboot is
+//! needed; the files make them survive one (a version change reboots).
+//!
+//! No FreeBSD host exists where benchlab is developed: these sets are checked with
+//! `MockTransport` only (the commands and files they produce), never run on FreeBSD yet.
+
+use anyhow::{bail, Result};
+
+use super::{ConfigSet, PASS_COMMENT};
+use crate::transport::{Command, Transport};
+
+/// The names of the FreeBSD presets, in the order reports list them.
+pub const FREEBSD_PRESETS: &[&str] = &[
+    "forwarding",
+    "ipfw-stateless",
+    "ipfw-stateful",
+    "pf-stateless",
+    "pf-stateful",
+    "ipf-stateless",
+    "ipf-stateful",
+];
+
+/// The ipfw rule number of the pass rule (the seeds' `add 3000 allow …`).
+const IPFW_RULE: u32 = 3000;
+
+/// A packet filter of FreeBSD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Firewall {
+    /// ipfw(8).
+    Ipfw,
+    /// pf(4).
+    Pf,
+    /// ipfilter (ipf(8)).
+    Ipf,
+}
+
+/// The static routes towards the generator's networks, as in the seeds' `rc.conf`
+/// (`route_generator="-net 198.18.0.0/16 198.18.0.203"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Routes {
+    /// Next hop of 198.18.0.0/16 (and of 2001:2::/49): the sender's lab address.
+    pub sender_gw: String,
+    /// Next hop of 198.19.0.0/16: the receiver's lab address.
+    pub receiver_gw: String,
+    /// IPv6 next hop on the sender side.
+    pub sender_gw6: String,
+    /// IPv6 next hop on the receiver side.
+    pub receiver_gw6: String,
+}
+
+impl Default for Routes {
+    /// The seeds' lab: the generator is .203 on both sides.
+    fn default() -> Self {
+        Self {
+            sender_gw: "198.18.0.203".into(),
+            receiver_gw: "198.19.0.203".into(),
+            sender_gw6: "2001:2::203".into(),
+            receiver_gw6: "2001:2:0:8000::203".into(),
+        }
+    }
+}
+
+impl Routes {
+    /// `(route add|delete) ARGS` of the two IPv4 and two IPv6 routes.
+    fn route_args(&self) -> Vec<Vec<String>> {
+        [
+            ["-inet", "198.18.0.0/16", &self.sender_gw],
+            ["-inet", "198.19.0.0/16", &self.receiver_gw],
+            ["-inet6", "2001:2::/49", &self.sender_gw6],
+            ["-inet6", "2001:2:0:8000::/49", &self.receiver_gw6],
+        ]
+        .iter()
+        .map(|[af, net, gw]| strings(&[af, "-net", net, gw]))
+        .collect()
+    }
+}
+
+/// A FreeBSD preset: forwarding alone, or one firewall stateless or stateful.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FreeBsdSet {
+    name: String,
+    firewall: Option<(Firewall, bool)>,
+    routes: Routes,
+}
+
+/// The FreeBSD preset called `name`, with the seeds' routes.
+pub fn preset(name: &str) -> Option<FreeBsdSet> {
+    let firewall = match name {
+        "forwarding" => None,
+        "ipfw-stateless" => Some((Firewall::Ipfw, false)),
+        "ipfw-stateful" => Some((Firewall::Ipfw, true)),
+        "pf-stateless" => Some((Firewall::Pf, false)),
+        "pf-stateful" => Some((Firewall::Pf, true)),
+        "ipf-stateless" => Some((Firewall::Ipf, false)),
+        "ipf-stateful" => Some((Firewall::Ipf, true)),
+        _ => return None,
+    };
+    Some(FreeBsdSet {
+        name: name.to_string(),
+        firewall,
+        routes: Routes::default(),
+    })
+}
+
+impl FreeBsdSet {
+    /// The same set with other routes.
+    #[must_use]
+    pub fn with_routes(mut self, routes: Routes) -> Self {
+        self.routes = routes;
+        self
+    }
+
+    /// The files this set writes on the DUT: (path, contents).
+    pub fn files(&self) -> Vec<(&'static str, String)> {
+        let r = &self.routes;
+        let mut rc = format!(
+            "# benchlab config set {name}\n\
+             gateway_enable=\"YES\"\n\
+             ipv6_gateway_enable=\"YES\"\n\
+             static_routes=\"generator receiver\"\n\
+             route_generator=\"-net 198.18.0.0/16 {}\"\n\
+             route_receiver=\"-net 198.19.0.0/16 {}\"\n\
+             ipv6_static_routes=\"generator receiver\"\n\
+             ipv6_route_generator=\"-net 2001:2::/49 {}\"\n\
+             ipv6_route_receiver=\"-net 2001:2:0:8000::/49 {}\"\n",
+            r.sender_gw,
+            r.receiver_gw,
+            r.sender_gw6,
+            r.receiver_gw6,
+            name = self.name
+        );
+        let mut loader = String::from(
+            "# benchlab: netisr on every CPU (an `options RSS` kernel otherwise drops ~95 %)\n\
+             net.isr.maxthreads=\"-1\"\n\
+             net.isr.bindthreads=\"1\"\n",
+        );
+        let sysctl = "# benchlab: no ICMP redirects, which keeps the fast-forward path\n\
+                      net.inet.ip.redirect=0\n\
+                      net.inet6.ip6.redirect=0\n"
+            .to_string();
+        let mut files = Vec::new();
+        match self.firewall {
+            None => {}
+            Some((Firewall::Ipfw, stateful)) => {
+                rc.push_str("firewall_enable=\"YES\"\nfirewall_script=\"/etc/ipfw.rules\"\n");
+                // Loading ipfw must not lock benchlab out before the rules are in.
+                loader.push_str("net.inet.ip.fw.default_to_accept=\"1\"\n");
+                files.push(("/etc/ipfw.rules", ipfw_rules(stateful)));
+            }
+            Some((Firewall::Pf, stateful)) => {
+                rc.push_str("pf_enable=\"YES\"\npf_rules=\"/etc/pf.conf\"\n");
+                files.push(("/etc/pf.conf", pf_conf(stateful)));
+            }
+            Some((Firewall::Ipf, stateful)) => {
+                rc.push_str("ipfilter_enable=\"YES\"\nipfilter_rules=\"/etc/ipf.rules\"\n");
+                files.push(("/etc/ipf.rules", ipf_rules(stateful)));
+            }
+        }
+        let mut all = vec![
+            ("/etc/rc.conf.local", rc),
+            ("/etc/sysctl.conf.local", sysctl),
+            ("/boot/loader.conf.local", loader),
+        ];
+        all.extend(files);
+        all
+    }
+
+    /// The commands that put the set in force now, in order.
+    fn live_commands(&self) -> Vec<Vec<String>> {
+        let mut cmds: Vec<Vec<String>> = vec![strings(&[
+            "sysctl",
+            "net.inet.ip.forwarding=1",
+            "net.inet6.ip6.forwarding=1",
+            "net.inet.ip.redirect=0",
+            "net.inet6.ip6.redirect=0",
+        ])];
+        let firewall: &[&[&str]] = match self.firewall {
+            None => &[],
+            // One command: the rules are in before the session's packets are dropped for long.
+            Some((Firewall::Ipfw, _)) => &[&["sh", "-c", "kldload -n ipfw && sh /etc/ipfw.rules"]],
+            Some((Firewall::Pf, _)) => &[
+                &["kldload", "-n", "pf"],
+                &["pfctl", "-f", "/etc/pf.conf"],
+                &[
+                    "sh",
+                    "-c",
+                    "pfctl -e 2>&1 | grep -v 'already enabled' || true",
+                ],
+            ],
+            Some((Firewall::Ipf, _)) => &[
+                &["kldload", "-n", "ipl"],
+                &["ipf", "-E"],
+                &["ipf", "-Fa", "-f", "/etc/ipf.rules"],
+            ],
+        };
+        cmds.extend(firewall.iter().map(|a| strings(a)));
+        cmds
+    }
+}
+
+fn strings(argv: &[&str]) -> Vec<String> {
+    argv.iter().map(|s| s.to_string()).collect()
+}
+
+fn ipfw_rules(stateful: bool) -> String {
+    format!(
+        "#!/bin/sh\n\
+         fwcmd=\"/sbin/ipfw\"\n\
+         ${{fwcmd}} -f flush\n\
+         ${{fwcmd}} add {IPFW_RULE} allow ip from any to any{}\n",
+        if stateful { " keep-state" } else { "" }
+    )
+}
+
+fn pf_conf(stateful: bool) -> String {
+    format!(
+        "set skip on lo0\npass {}label \"{PASS_COMMENT}\"\n",
+        if stateful { "" } else { "no state " }
+    )
+}
+
+fn ipf_rules(stateful: bool) -> String {
+    let keep = if stateful { " keep state" } else { "" };
+    format!(
+        "pass in quick on lo0 all\npass out quick on lo0 all\n\
+         pass in quick proto udp from any to any{keep}\n\
+         pass out quick proto udp from any to any{keep}\n\
+         pass in quick proto icmp from any to any{keep}\n\
+         pass out quick proto icmp from any to any{keep}\n\
+         pass in quick proto tcp from any to any flags S/SAFR{keep}\n\
+         pass out quick proto tcp from any to any flags S/SAFR{keep}\n"
+    )
+}
+
+/// Runs `argv`, accepting a failure whose message says the thing is already there or gone.
+fn tolerant(dut: &dyn Transport, argv: &[String]) -> Result<()> {
+    let out = dut.exec(&Command::new(argv.to_vec()))?;
+    let benign = ["exists", "not in table", "No such process", "not found"];
+    if out.success() || benign.iter().any(|b| out.stderr.contains(b)) {
+        Ok(())
+    } else {
+        Err(crate::transport::failed(dut.host(), argv, &out).into())
+    }
+}
+
+/// Keeps an existing file as `FILE.benchlab-orig` (once), then writes `contents`.
+const BACKUP_AND_WRITE: &str = r#"if [ -e "$1" ] && [ ! -e "$1.benchlab-orig" ]; then cp -p "$1" "$1.benchlab-orig"; fi; cat > "$1""#;
+/// Puts the kept file back, or removes benchlab's.
+const RESTORE: &str =
+    r#"if [ -e "$1.benchlab-orig" ]; then mv "$1.benchlab-orig" "$1"; else rm -f "$1"; fi"#;
+
+impl ConfigSet for FreeBsdSet {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn ruleset(&self) -> String {
+        self.files()
+            .iter()
+            .map(|(path, text)| format!("# {path}\n{text}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn apply(&self, dut: &dyn Transport) -> Result<()> {
+        for (path, text) in self.files() {
+            dut.check(&Command::new(["sh", "-c", BACKUP_AND_WRITE, "sh", path]).stdin(text))?;
+        }
+        for args in self.routes.route_args() {
+            let mut argv = strings(&["route", "-q", "add"]);
+            argv.extend(args);
+            tolerant(dut, &argv)?;
+        }
+        for argv in self.live_commands() {
+            dut.check(&Command::new(argv))?;
+        }
+        Ok(())
+    }
+
+    fn verify(&self, dut: &dyn Transport) -> Result<()> {
+        let fwd = dut.run(&["sysctl", "-n", "net.inet.ip.forwarding"])?;
+        if fwd.trim() != "1" {
+            bail!("{}: net.inet.ip.forwarding is {}", dut.host(), fwd.trim());
+        }
+        let (argv, needle): (&[&str], String) = match self.firewall {
+            None => return Ok(()),
+            Some((Firewall::Ipfw, _)) => (&["ipfw", "show", "3000"], "allow ip".into()),
+            Some((Firewall::Pf, _)) => (&["pfctl", "-s", "rules"], PASS_COMMENT.into()),
+            Some((Firewall::Ipf, _)) => (&["ipfstat", "-io"], "pass".into()),
+        };
+        let rules = dut.run(argv)?;
+        if !rules.contains(&needle) {
+            bail!(
+                "{}: config set `{}` is not in force: `{}` shows no {needle:?}",
+                dut.host(),
+                self.name,
+                argv.join(" ")
+            );
+        }
+        Ok(())
+    }
+
+    fn counters(&self, dut: &dyn Transport) -> Result<Option<u64>> {
+        let Some((firewall, _)) = self.firewall else {
+            return Ok(None);
+        };
+        Ok(Some(match firewall {
+            // `03000 PACKETS BYTES allow ip from any to any`
+            Firewall::Ipfw => dut
+                .run(&["ipfw", "show", "3000"])?
+                .lines()
+                .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .sum(),
+            // `benchlab-pass EVALUATIONS PACKETS BYTES …`
+            Firewall::Pf => dut
+                .run(&["pfctl", "-s", "labels"])?
+                .lines()
+                .filter(|l| l.split_whitespace().next() == Some(PASS_COMMENT))
+                .filter_map(|l| l.split_whitespace().nth(2)?.parse::<u64>().ok())
+                .sum(),
+            // `HITS pass in quick proto udp …`: the UDP rules carry the test traffic.
+            Firewall::Ipf => dut
+                .run(&["ipfstat", "-hio"])?
+                .lines()
+                .filter(|l| l.contains("proto udp"))
+                .filter_map(|l| l.split_whitespace().next()?.parse::<u64>().ok())
+                .sum(),
+        }))
+    }
+
+    fn revert(&self, dut: &dyn Transport) -> Result<()> {
+        let off: &[&[&str]] = match self.firewall {
+            None => &[],
+            Some((Firewall::Ipfw, _)) => &[&["kldunload", "ipfw"]],
+            Some((Firewall::Pf, _)) => &[&["pfctl", "-d"], &["pfctl", "-F", "all"]],
+            Some((Firewall::Ipf, _)) => &[&["ipf", "-D"]],
+        };
+        for argv in off {
+            tolerant(dut, &strings(argv))?;
+        }
+        for args in self.routes.route_args() {
+            let mut argv = strings(&["route", "-q", "delete"]);
+            argv.extend(args);
+            tolerant(dut, &argv)?;
+        }
+        for (path, _) in self.files() {
+            dut.check(&Command::new(["sh", "-c", RESTORE, "sh", path]))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::{MockTransport, Output};
+
+    #[test]
+    fn every_preset_writes_its_files_then_applies_them_live() {
+        for name in FREEBSD_PRESETS {
+            let set = preset(name).unwrap();
+            assert_eq!(set.name(), *name);
+            let dut = MockTransport::new("apu2");
+            set.apply(&dut).unwrap();
+            let calls = dut.calls();
+            let written: Vec<&str> = calls
+                .iter()
+                .filter(|c| c.argv[..2] == ["sh", "-c"] && c.argv[2] == BACKUP_AND_WRITE)
+                .map(|c| c.argv[4].as_str())
+                .collect();
+            let rules = match *name {
+                "forwarding" => vec![],
+                n if n.starts_with("ipfw") => vec!["/etc/ipfw.rules"],
+                n if n.starts_with("pf") => vec!["/etc/pf.conf"],
+                _ => vec!["/etc/ipf.rules"],
+            };
+            let mut expected = vec![
+                "/etc/rc.conf.local",
+                "/etc/sysctl.conf.local",
+                "/boot/loader.conf.local",
+            ];
+            expected.extend(rules);
+            assert_eq!(written, expected, "{name}");
+            let commands = dut.commands();
+            assert!(commands
+                .contains(&"route -q add -inet -net 198.18.0.0/16 198.18.0.203".to_string()));
+            assert!(commands.contains(
+                &"route -q add -inet6 -net 2001:2:0:8000::/49 2001:2:0:8000::203".to_string()
+            ));
+            assert!(commands.contains(
+                &"sysctl net.inet.ip.forwarding=1 net.inet6.ip6.forwarding=1 \
+                  net.inet.ip.redirect=0 net.inet6.ip6.redirect=0"
+                    .to_string()
+            ));
+            // Revert puts every file back and removes the routes.
+            let dut = MockTransport::new("apu2");
+            set.revert(&dut).unwrap();
+            let restored = dut
+                .calls()
+                .iter()
+                .filter(|c| c.argv.get(2).map(String::as_str) == Some(RESTORE))
+                .count();
+            assert_eq!(restored, expected.len(), "{name}");
+        }
+    }
+
+    #[test]
+    fn rulesets_have_the_seeds_shape() {
+        let files = |name: &str| preset(name).unwrap().files();
+        let text =
+            |name: &str, path: &str| files(name).into_iter().find(|(p, _)| *p == path).unwrap().1;
+        assert!(text("ipfw-stateful", "/etc/ipfw.rules").ends_with(
+            "${fwcmd} -f flush\n${fwcmd} add 3000 allow ip from any to any keep-state\n"
+        ));
+        assert!(text("ipfw-stateless", "/etc/ipfw.rules").ends_with("from any to any\n"));
+        assert_eq!(
+            text("pf-stateful", "/etc/pf.conf"),
+            "set skip on lo0\npass label \"benchlab-pass\"\n"
+        );
+        assert_eq!(
+            text("pf-stateless", "/etc/pf.conf"),
+            "set skip on lo0\npass no state label \"benchlab-pass\"\n"
+        );
+        assert!(text("ipf-stateful", "/etc/ipf.rules").contains("flags S/SAFR keep state\n"));
+        assert!(!text("ipf-stateless", "/etc/ipf.rules").contains("keep state"));
+        let rc = text("pf-stateful", "/etc/rc.conf.local");
+        assert!(rc.contains("route_generator=\"-net 198.18.0.0/16 198.18.0.203\"\n"));
+        assert!(rc.contains("pf_enable=\"YES\"\n"));
+        assert!(text("forwarding", "/etc/sysctl.conf.local").contains("net.inet.ip.redirect=0\n"));
+        assert!(text("ipfw-stateless", "/boot/loader.conf.local")
+            .contains("net.inet.ip.fw.default_to_accept=\"1\"\n"));
+    }
+
+    #[test]
+    fn counters_read_each_firewalls_own_output() {
+        let dut = MockTransport::new("apu2");
+        dut.reply(
+            &["ipfw", "show"],
+            Output::ok("03000 80000000 4800000000 allow ip from any to any\n"),
+        );
+        dut.reply(
+            &["pfctl", "-s", "labels"],
+            Output::ok("benchlab-pass 120 79999000 4799940000 0 0 0 0\n"),
+        );
+        dut.reply(
+            &["ipfstat"],
+            Output::ok("5 pass in quick on lo0 all\n77 pass in quick proto udp from any to any\n23 pass out quick proto udp from any to any\n"),
+        );
+        assert_eq!(
+            preset("ipfw-stateful").unwrap().counters(&dut).unwrap(),
+            Some(80_000_000)
+        );
+        assert_eq!(
+            preset("pf-stateless").unwrap().counters(&dut).unwrap(),
+            Some(79_999_000)
+        );
+        assert_eq!(
+            preset("ipf-stateful").unwrap().counters(&dut).unwrap(),
+            Some(100)
+        );
+        assert_eq!(preset("forwarding").unwrap().counters(&dut).unwrap(), None);
+        dut.reply(&["sysctl", "-n"], Output::ok("1\n"));
+        dut.reply(
+            &["ipfw", "show"],
+            Output::ok("65535 0 0 deny ip from any to any\n"),
+        );
+        let err = preset("ipfw-stateful")
+            .unwrap()
+            .verify(&dut)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("apu2: config set `ipfw-stateful` is not in force"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,503 @@
+//! The Linux presets: `forwarding`, `nft-stateless`, `nft-stateful`, `iptables-stateful`
+//! (iptables-nft) and `iptables-legacy-stateful`.
+//!
+//! Each filters in the forward hook with the seeds' shape: the rule that passes the test
+//! traffic (all IP, as the seeds' `allow ip from any to any keep-state`) and a default drop; the
+//! stateful sets put the usual `established,related` rule first. Passing rules carry a
+//! `benchlab-pass…` comment, which is how their counters are found.
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+
+use super::{ConfigSet, PASS_COMMENT};
+use crate::error::InputError;
+use crate::transport::{Command, Transport};
+
+/// The nftables table every nft preset lives in.
+pub const NFT_TABLE: &str = "benchlab";
+/// The iptables chain every iptables preset lives in, jumped from `FORWARD`.
+pub const IPTABLES_CHAIN: &str = "benchlab-forward";
+
+const FORWARDING_SYSCTLS: [&str; 2] = [
+    "net.ipv4.conf.all.forwarding",
+    "net.ipv6.conf.all.forwarding",
+];
+
+/// Plain forwarding: no firewall rule at all.
+#[derive(Debug, Clone, Copy)]
+pub struct Forwarding;
+
+impl ConfigSet for Forwarding {
+    fn name(&self) -> &str {
+        "forwarding"
+    }
+
+    fn ruleset(&self) -> String {
+        FORWARDING_SYSCTLS
+            .iter()
+            .map(|k| format!("sysctl {k}=1\n"))
+            .collect::<String>()
+            + "# no firewall rule\n"
+    }
+
+    fn apply(&self, dut: &dyn Transport) -> Result<()> {
+        let settings: Vec<String> = FORWARDING_SYSCTLS
+            .iter()
+            .map(|k| format!("{k}=1"))
+            .collect();
+        let mut argv = vec!["sysctl", "-q", "-w"];
+        argv.extend(settings.iter().map(String::as_str));
+        dut.run(&argv)?;
+        Ok(())
+    }
+
+    fn verify(&self, dut: &dyn Transport) -> Result<()> {
+        let mut argv = vec!["sysctl", "-n"];
+        argv.extend(FORWARDING_SYSCTLS);
+        let values = dut.run(&argv)?;
+        if values.split_whitespace().any(|v| v != "1") {
+            bail!(
+                "{}: forwarding is off ({})",
+                dut.host(),
+                values.split_whitespace().collect::<Vec<_>>().join(" ")
+            );
+        }
+        // A set that was not reverted would be measured as "forwarding".
+        let ruleset = dut.run(&["nft", "list", "ruleset"])?;
+        if !ruleset.trim().is_empty() {
+            bail!(
+                "{}: forwarding expects no firewall, but nftables has rules (a config set was not reverted): {}",
+                dut.host(),
+                ruleset.lines().next().unwrap_or_default().trim()
+            );
+        }
+        Ok(())
+    }
+
+    fn counters(&self, _dut: &dyn Transport) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
+    fn revert(&self, _dut: &dyn Transport) -> Result<()> {
+        // Forwarding itself belongs to the lab (or the DUT's version), not to this set.
+        Ok(())
+    }
+}
+
+/// nftables, stateless (`notrack`, accept, default drop) or stateful (conntrack).
+#[derive(Debug, Clone, Copy)]
+pub struct Nft {
+    /// Conntrack (`ct state`) rules instead of `notrack`.
+    pub stateful: bool,
+}
+
+impl Nft {
+    fn pass_rules(&self) -> usize {
+        if self.stateful {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+impl ConfigSet for Nft {
+    fn name(&self) -> &str {
+        if self.stateful {
+            "nft-stateful"
+        } else {
+            "nft-stateless"
+        }
+    }
+
+    fn ruleset(&self) -> String {
+        let body = if self.stateful {
+            format!(
+                "\tchain forward {{\n\
+                 \t\ttype filter hook forward priority filter; policy drop;\n\
+                 \t\tct state established,related counter accept comment \"{PASS_COMMENT}-established\"\n\
+                 \t\tct state new counter accept comment \"{PASS_COMMENT}-new\"\n\
+                 \t}}\n"
+            )
+        } else {
+            format!(
+                "\tchain prerouting {{\n\
+                 \t\ttype filter hook prerouting priority raw; policy accept;\n\
+                 \t\tnotrack\n\
+                 \t}}\n\
+                 \tchain forward {{\n\
+                 \t\ttype filter hook forward priority filter; policy drop;\n\
+                 \t\tcounter accept comment \"{PASS_COMMENT}\"\n\
+                 \t}}\n"
+            )
+        };
+        format!("table inet {NFT_TABLE} {{\n{body}}}\n")
+    }
+
+    fn apply(&self, dut: &dyn Transport) -> Result<()> {
+        // Declaring then deleting the table first makes apply replace a leftover table in
+        // the same atomic transaction instead of adding duplicate rules to it.
+        let script = format!(
+            "table inet {NFT_TABLE}\ndelete table inet {NFT_TABLE}\n{}",
+            self.ruleset()
+        );
+        dut.check(&Command::new(["nft", "-f", "-"]).stdin(script))?;
+        Ok(())
+    }
+
+    fn verify(&self, dut: &dyn Transport) -> Result<()> {
+        let (rules, _) = nft_pass_counters(dut)?;
+        if rules != self.pass_rules() {
+            bail!(
+                "{}: table inet {NFT_TABLE} has {rules} passing rules, {} expected",
+                dut.host(),
+                self.pass_rules()
+            );
+        }
+        Ok(())
+    }
+
+    fn counters(&self, dut: &dyn Transport) -> Result<Option<u64>> {
+        nft_pass_counters(dut).map(|(_, packets)| Some(packets))
+    }
+
+    fn revert(&self, dut: &dyn Transport) -> Result<()> {
+        if nft_table_exists(dut, "inet", NFT_TABLE)? {
+            dut.run(&["nft", "delete", "table", "inet", NFT_TABLE])?;
+        }
+        Ok(())
+    }
+}
+
+fn nft_table_exists(dut: &dyn Transport, family: &str, name: &str) -> Result<bool> {
+    let tables = dut.run(&["nft", "list", "tables", family])?;
+    Ok(tables
+        .lines()
+        .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["table", family, name]))
+}
+
+/// (rules carrying the pass comment, packets they counted) in table `inet benchlab`.
+fn nft_pass_counters(dut: &dyn Transport) -> Result<(usize, u64)> {
+    let text = dut.run(&["nft", "-j", "list", "table", "inet", NFT_TABLE])?;
+    parse_nft_pass_counters(&text)
+        .with_context(|| format!("{}: unexpected `nft -j` output", dut.host()))
+}
+
+fn parse_nft_pass_counters(json: &str) -> Result<(usize, u64)> {
+    let doc: Value = serde_json::from_str(json)?;
+    let mut rules = 0;
+    let mut packets = 0;
+    for item in doc["nftables"].as_array().context("no nftables array")? {
+        let rule = &item["rule"];
+        let passing = rule["comment"]
+            .as_str()
+            .is_some_and(|c| c.starts_with(PASS_COMMENT));
+        if !passing {
+            continue;
+        }
+        rules += 1;
+        packets += rule["expr"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e["counter"]["packets"].as_u64())
+            .sum::<u64>();
+    }
+    Ok((rules, packets))
+}
+
+/// Which iptables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// iptables-nft: the x_tables API over nftables.
+    Nft,
+    /// iptables-legacy: the original x_tables in the kernel.
+    Legacy,
+}
+
+impl Backend {
+    /// The program of this backend for `family` (`""` or `"6"`) and `tool` (`""`, `-save`, `-restore`).
+    fn program(self, family: &str, tool: &str) -> String {
+        let backend = match self {
+            Self::Nft => "nft",
+            Self::Legacy => "legacy",
+        };
+        format!("ip{family}tables-{backend}{tool}")
+    }
+}
+
+/// iptables, stateful (conntrack), in chain `benchlab-forward` jumped from `FORWARD`, IPv4
+/// and IPv6. The legacy backend cannot unregister its filter hooks once used: after revert
+/// its empty `FORWARD` chain still runs in the DUT namespace until the lab goes down.
+#[derive(Debug, Clone, Copy)]
+pub struct Iptables {
+    /// nft or legacy.
+    pub backend: Backend,
+}
+
+const FAMILIES: [&str; 2] = ["", "6"];
+
+impl Iptables {
+    fn restore_script() -> String {
+        format!(
+            "*filter\n\
+             :{IPTABLES_CHAIN} - [0:0]\n\
+             -A {IPTABLES_CHAIN} -m conntrack --ctstate RELATED,ESTABLISHED -m comment --comment {PASS_COMMENT}-established -j ACCEPT\n\
+             -A {IPTABLES_CHAIN} -m conntrack --ctstate NEW -m comment --comment {PASS_COMMENT}-new -j ACCEPT\n\
+             -A {IPTABLES_CHAIN} -j DROP\n\
+             -A FORWARD -j {IPTABLES_CHAIN}\n\
+             COMMIT\n"
+        )
+    }
+
+    /// The filter table as `ip[6]tables-save -c` prints it.
+    fn save(&self, dut: &dyn Transport, family: &str) -> Result<String> {
+        let save = self.backend.program(family, "-save");
+        Ok(dut.run(&[&save, "-c", "-t", "filter"])?)
+    }
+
+    fn check_available(&self, dut: &dyn Transport) -> Result<()> {
+        if self.backend == Backend::Nft {
+            return Ok(());
+        }
+        let program = self.backend.program("", "");
+        let out = dut.exec(&Command::new([
+            program.as_str(),
+            "-w",
+            "-n",
+            "-L",
+            "FORWARD",
+        ]));
+        let reason = match out {
+            Ok(out) if out.success() => return Ok(()),
+            Ok(out) => out.stderr.lines().next().unwrap_or_default().to_string(),
+            Err(e) => e.to_string(),
+        };
+        bail!(InputError::new(format!(
+            "{}: iptables-legacy-stateful needs the legacy iptables backend, which is not available ({reason}): install iptables (Debian ships iptables-legacy) or use iptables-stateful",
+            dut.host()
+        )))
+    }
+
+    /// Removes our chain and its jump in one family, if they are there.
+    fn remove(&self, dut: &dyn Transport, family: &str) -> Result<()> {
+        let saved = self.save(dut, family)?;
+        let program = self.backend.program(family, "");
+        let jump = format!("-A FORWARD -j {IPTABLES_CHAIN}");
+        for _ in saved.lines().filter(|l| l.ends_with(&jump)) {
+            dut.run(&[&program, "-w", "-D", "FORWARD", "-j", IPTABLES_CHAIN])?;
+        }
+        if saved
+            .lines()
+            .any(|l| l.starts_with(&format!(":{IPTABLES_CHAIN} ")))
+        {
+            dut.run(&[&program, "-w", "-F", IPTABLES_CHAIN])?;
+            dut.run(&[&program, "-w", "-X", IPTABLES_CHAIN])?;
+        }
+        if self.backend == Backend::Nft {
+            let table = if family.is_empty() { "ip" } else { "ip6" };
+            drop_empty_filter_table(dut, table)?;
+        }
+        Ok(())
+    }
+}
+
+/// iptables-nft creates table `<family> filter` with hooked base chains; once it holds no rule
+/// and accepts everything it only costs time per packet, so it goes.
+fn drop_empty_filter_table(dut: &dyn Transport, family: &str) -> Result<()> {
+    if !nft_table_exists(dut, family, "filter")? {
+        return Ok(());
+    }
+    let text = dut.run(&["nft", "-j", "list", "table", family, "filter"])?;
+    let doc: Value = serde_json::from_str(&text)
+        .with_context(|| format!("{}: unexpected `nft -j` output", dut.host()))?;
+    let items = doc["nftables"].as_array().cloned().unwrap_or_default();
+    let empty = items.iter().all(|i| {
+        i.get("rule").is_none()
+            && i["chain"]
+                .get("policy")
+                .is_none_or(|p| p.as_str() == Some("accept"))
+    });
+    if empty {
+        dut.run(&["nft", "delete", "table", family, "filter"])?;
+    }
+    Ok(())
+}
+
+/// (rules carrying the pass comment, packets they counted) in `ip[6]tables-save -c` output.
+fn parse_iptables_pass_counters(saved: &str) -> (usize, u64) {
+    let marker = format!("--comment {PASS_COMMENT}");
+    saved
+        .lines()
+        .filter(|l| l.contains(&marker))
+        .filter_map(|l| {
+            let counts = l.strip_prefix('[')?.split(']').next()?;
+            counts.split(':').next()?.parse::<u64>().ok()
+        })
+        .fold((0, 0), |(n, sum), p| (n + 1, sum + p))
+}
+
+impl ConfigSet for Iptables {
+    fn name(&self) -> &str {
+        match self.backend {
+            Backend::Nft => "iptables-stateful",
+            Backend::Legacy => "iptables-legacy-stateful",
+        }
+    }
+
+    fn ruleset(&self) -> String {
+        FAMILIES
+            .iter()
+            .map(|f| {
+                format!(
+                    "# {} --noflush\n{}",
+                    self.backend.program(f, "-restore"),
+                    Self::restore_script()
+                )
+            })
+            .collect()
+    }
+
+    fn apply(&self, dut: &dyn Transport) -> Result<()> {
+        self.check_available(dut)?;
+        for family in FAMILIES {
+            // A leftover chain would get a second jump: start from none.
+            self.remove(dut, family)?;
+            let restore = self.backend.program(family, "-restore");
+            dut.check(
+                &Command::new([restore.as_str(), "-w", "--noflush"]).stdin(Self::restore_script()),
+            )?;
+        }
+        Ok(())
+    }
+
+    fn verify(&self, dut: &dyn Transport) -> Result<()> {
+        for family in FAMILIES {
+            let saved = self.save(dut, family)?;
+            let jump = format!("-A FORWARD -j {IPTABLES_CHAIN}");
+            let (rules, _) = parse_iptables_pass_counters(&saved);
+            if !saved.lines().any(|l| l.ends_with(&jump)) || rules != 2 {
+                bail!(
+                    "{}: {} has {rules} passing rules in {IPTABLES_CHAIN} (2 expected) or no jump to it from FORWARD",
+                    dut.host(),
+                    self.backend.program(family, "")
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn counters(&self, dut: &dyn Transport) -> Result<Option<u64>> {
+        let mut packets = 0;
+        for family in FAMILIES {
+            packets += parse_iptables_pass_counters(&self.save(dut, family)?).1;
+        }
+        Ok(Some(packets))
+    }
+
+    fn revert(&self, dut: &dyn Transport) -> Result<()> {
+        for family in FAMILIES {
+            self.remove(dut, family)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::{MockTransport, Output};
+
+    #[test]
+    fn nft_counters_add_up_the_passing_rules() {
+        let json = r#"{"nftables": [{"metainfo": {}}, {"table": {"family": "inet", "name": "benchlab"}},
+          {"rule": {"chain": "forward", "expr": [{"counter": {"packets": 7, "bytes": 1}}, {"accept": null}], "comment": "benchlab-pass-established"}},
+          {"rule": {"chain": "forward", "expr": [{"counter": {"packets": 5, "bytes": 1}}, {"accept": null}], "comment": "benchlab-pass-new"}},
+          {"rule": {"chain": "forward", "expr": [{"counter": {"packets": 100, "bytes": 1}}, {"drop": null}]}}]}"#;
+        assert_eq!(parse_nft_pass_counters(json).unwrap(), (2, 12));
+    }
+
+    #[test]
+    fn iptables_counters_read_save_output() {
+        let saved = "*filter\n:FORWARD ACCEPT [0:0]\n:benchlab-forward - [0:0]\n\
+            [40:3360] -A FORWARD -j benchlab-forward\n\
+            [3:252] -A benchlab-forward -m conntrack --ctstate RELATED,ESTABLISHED -m comment --comment benchlab-pass-established -j ACCEPT\n\
+            [37:3108] -A benchlab-forward -m conntrack --ctstate NEW -m comment --comment benchlab-pass-new -j ACCEPT\n\
+            [0:0] -A benchlab-forward -j DROP\nCOMMIT\n";
+        assert_eq!(parse_iptables_pass_counters(saved), (2, 40));
+    }
+
+    #[test]
+    fn nft_apply_replaces_a_leftover_table_atomically() {
+        let dut = MockTransport::new("dut");
+        Nft { stateful: true }.apply(&dut).unwrap();
+        let calls = dut.calls();
+        assert_eq!(calls[0].argv, ["nft", "-f", "-"]);
+        let script = String::from_utf8(calls[0].stdin.clone().unwrap()).unwrap();
+        assert!(script.starts_with(
+            "table inet benchlab\ndelete table inet benchlab\ntable inet benchlab {\n"
+        ));
+        assert!(script.contains("ct state new counter accept comment \"benchlab-pass-new\""));
+    }
+
+    #[test]
+    fn nft_revert_deletes_only_its_own_table_when_present() {
+        let dut = MockTransport::new("dut");
+        dut.reply(&["nft", "list", "tables"], Output::ok("table inet other\n"));
+        Nft { stateful: false }.revert(&dut).unwrap();
+        assert_eq!(dut.commands(), ["nft list tables inet"]);
+        dut.reply(
+            &["nft", "list", "tables"],
+            Output::ok("table inet benchlab\n"),
+        );
+        Nft { stateful: false }.revert(&dut).unwrap();
+        assert_eq!(
+            dut.commands().last().unwrap(),
+            "nft delete table inet benchlab"
+        );
+    }
+
+    #[test]
+    fn iptables_revert_removes_the_jump_and_the_chain_in_both_families() {
+        let dut = MockTransport::new("dut");
+        let saved =
+            "*filter\n:benchlab-forward - [0:0]\n[0:0] -A FORWARD -j benchlab-forward\nCOMMIT\n";
+        dut.reply(&["iptables-legacy-save"], Output::ok(saved));
+        dut.reply(&["ip6tables-legacy-save"], Output::ok("*filter\nCOMMIT\n"));
+        Iptables {
+            backend: Backend::Legacy,
+        }
+        .revert(&dut)
+        .unwrap();
+        assert_eq!(
+            dut.commands(),
+            [
+                "iptables-legacy-save -c -t filter",
+                "iptables-legacy -w -D FORWARD -j benchlab-forward",
+                "iptables-legacy -w -F benchlab-forward",
+                "iptables-legacy -w -X benchlab-forward",
+                "ip6tables-legacy-save -c -t filter",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_legacy_backend_is_a_clear_input_error() {
+        let dut = MockTransport::new("benchlab-0-dut");
+        dut.reply(
+            &["iptables-legacy"],
+            Output {
+                status: Some(3),
+                stdout: vec![],
+                stderr: "can't initialize iptables table `filter'\n".into(),
+            },
+        );
+        let err = Iptables {
+            backend: Backend::Legacy,
+        }
+        .apply(&dut)
+        .unwrap_err();
+        assert_eq!(crate::error::exit_code(&err), 2);
+        assert!(err.to_string().contains("use iptables-stateful"), "{err}");
+    }
+}

@@ -1,0 +1,227 @@
+//! Reader for benchlab's own results directories (`benchlab run -o DIR`): the campaign as run,
+//! `lab.json`, and each trial's `samples.csv` and `meta.json`.
+//!
+//! An iteration's figure is recomputed from `samples.csv` (median receive rate over the seconds
+//! left once the campaign's warm-up and cool-down are dropped), so a report can always be
+//! regenerated from the raw samples. Failed trials are left out and flagged trials kept; both
+//! are named in the warnings, which the report prints.
+
+use std::path::Path;
+
+use super::netbenches::pktgen::parse_range;
+use super::{Capture, Iteration, Results, Series, Setup, Traffic, Warning};
+use crate::campaign::plan::{plan, TrialKey, PROFILING};
+use crate::campaign::run::measured;
+use crate::campaign::store::{Status, Store};
+use crate::config::{Campaign, Family, Trial};
+use crate::error::InputError;
+use crate::stats::{Flavor, Sample};
+
+/// True when `dir` looks like a benchlab results directory (it has `campaign.toml` and `runs/`).
+pub fn is_results_dir(dir: &Path) -> bool {
+    dir.join("campaign.toml").is_file() && dir.join("runs").is_dir()
+}
+
+/// What a benchlab results directory holds, read back.
+#[derive(Debug, Clone)]
+pub struct CampaignResults {
+    /// The campaign as run.
+    pub campaign: Campaign,
+    /// `lab.json` (null when the campaign stopped before writing it).
+    pub lab: serde_json::Value,
+    /// The series, in campaign order (versions, then config sets, then profiles).
+    pub results: Results,
+}
+
+/// Reads a results directory; `known_sets` are the built-in config set names.
+pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, InputError> {
+    let campaign = Store::stored_campaign(dir, known_sets)?;
+    let store = Store::open(dir)?;
+    let finished = store.finished()?;
+    let lab_path = dir.join("lab.json");
+    let lab = match std::fs::read_to_string(&lab_path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| InputError::new(format!("{}: corrupted: {e}", lab_path.display())))?,
+        Err(_) => serde_json::Value::Null,
+    };
+    let t = &campaign.trial;
+    let mut results = Results {
+        method: format!(
+            "the median of the receiver's per-second rates over each {} s trial, the first {} s \
+             and the last {} s dropped",
+            t.duration, t.warmup, t.cooldown
+        ),
+        ..Results::default()
+    };
+    let keys = plan(&campaign);
+    for version in &campaign.versions {
+        for config in campaign.config_set_names() {
+            for profile in &campaign.profiles {
+                let mut series = Series {
+                    name: format!("{}.{config}.{}", version.name, profile.name),
+                    version: version.name.clone(),
+                    config: config.to_string(),
+                    profile: profile.name.clone(),
+                    iterations: Vec::new(),
+                    setup: Setup {
+                        // The virtual lab's DUT runs this host's kernel, which the setup list
+                        // names once; a lab over SSH records each version's running kernel.
+                        uname: lab["versions"][&version.name]["uname"]
+                            .as_str()
+                            .map(str::to_string),
+                        traffic: Some(traffic(profile)),
+                    },
+                };
+                let mut trials: Vec<_> = keys
+                    .iter()
+                    .filter(|k| {
+                        !k.is_profiling()
+                            && k.version == version.name
+                            && k.config == config
+                            && k.profile == profile.name
+                    })
+                    .collect();
+                trials.sort_by_key(|k| k.iteration);
+                for key in trials {
+                    if !finished.contains(key) {
+                        results.warnings.push(Warning::MissingIteration {
+                            series: series.name.clone(),
+                            index: key.iteration,
+                        });
+                        continue;
+                    }
+                    let meta = store.read_meta(key)?;
+                    if results.generator.is_none() {
+                        results.generator.clone_from(&meta.generator);
+                    }
+                    match meta.status {
+                        Status::Failed => {
+                            results.warnings.push(Warning::FailedTrial {
+                                trial: key.to_string(),
+                                reason: meta.failure.unwrap_or_default(),
+                            });
+                            continue;
+                        }
+                        Status::Flagged => results.warnings.push(Warning::FlaggedTrial {
+                            trial: key.to_string(),
+                            flags: meta.flags.join("; "),
+                        }),
+                        Status::Ok => {}
+                    }
+                    let samples = store.read_samples(key)?;
+                    let window: Vec<f64> = measured(&samples, &campaign.trial)
+                        .iter()
+                        .map(|s| s.rx_pps)
+                        .collect();
+                    if window.is_empty() {
+                        results.warnings.push(Warning::TooFewSamples {
+                            file: format!("runs/{key}/samples.csv"),
+                            samples: 0,
+                        });
+                        continue;
+                    }
+                    let n = window.len();
+                    series.iterations.push(Iteration {
+                        index: key.iteration,
+                        median_pps: Sample::new(window).summary(Flavor::Current).median,
+                        samples: n,
+                        offered_pps: Some(meta.tx_pps),
+                        source: format!("runs/{key}/samples.csv"),
+                    });
+                }
+                if campaign.profile {
+                    let key = TrialKey {
+                        version: version.name.clone(),
+                        config: config.to_string(),
+                        profile: profile.name.clone(),
+                        iteration: PROFILING,
+                    };
+                    let done = finished.contains(&key);
+                    results
+                        .captures
+                        .push(read_capture(&store, &key, done, &campaign.trial)?);
+                }
+                results.series.push(series);
+            }
+        }
+    }
+    Ok(CampaignResults {
+        campaign,
+        lab,
+        results,
+    })
+}
+
+/// Seconds a capture may start before the end of warm-up or stop after the start of cool-down
+/// (perf's first and last samples against the controller's clock).
+const CAPTURE_SLACK_S: f64 = 0.5;
+
+/// A profiling trial's capture; what is wrong with it (not run, failed, no stacks, outside the
+/// traffic) goes in its `problem`.
+fn read_capture(
+    store: &Store,
+    key: &TrialKey,
+    done: bool,
+    trial: &Trial,
+) -> Result<Capture, InputError> {
+    let mut capture = Capture {
+        version: key.version.clone(),
+        config: key.config.clone(),
+        profile: key.profile.clone(),
+        trial: format!("runs/{key}"),
+        folded: String::new(),
+        problem: None,
+    };
+    if !done {
+        capture.problem = Some("the profiling trial did not run".into());
+        return Ok(capture);
+    }
+    let meta = store.read_meta(key)?;
+    let path = store.trial_dir(key).join("perf.folded");
+    capture.problem = match (&meta.status, &meta.capture, std::fs::read_to_string(&path)) {
+        (Status::Failed, _, _) => Some(format!(
+            "the profiling trial failed ({})",
+            meta.failure.as_deref().unwrap_or("unknown")
+        )),
+        (_, None, _) | (_, _, Err(_)) => Some("no capture (perf.folded) in the trial".into()),
+        (_, Some(window), Ok(text)) => {
+            capture.folded = text;
+            let (from, to) = (
+                window.start_unix_s - meta.start_unix_s,
+                window.end_unix_s - meta.start_unix_s,
+            );
+            let (first, last) = (trial.warmup, trial.duration - trial.cooldown);
+            (from < first - CAPTURE_SLACK_S || to > last + CAPTURE_SLACK_S).then(|| {
+                format!(
+                    "captured from {from:.1} s to {to:.1} s of the trial's traffic, outside \
+                     {first} s to {last} s (between warm-up and cool-down)"
+                )
+            })
+        }
+    };
+    Ok(capture)
+}
+
+/// The traffic of a profile in the report's terms (frame size without the FCS, as pkt-gen's
+/// `-l`).
+fn traffic(profile: &crate::config::Profile) -> Traffic {
+    Traffic {
+        command: format!(
+            "benchlab gen -l {} -s {} -d {} -r {}",
+            profile.frame_size,
+            profile.src(),
+            profile.dst(),
+            match profile.rate {
+                crate::config::Rate::Max => "max".to_string(),
+                crate::config::Rate::Pps(p) => p.to_string(),
+            }
+        ),
+        packet_bytes: Some(profile.frame_size - 4),
+        ip_version: match profile.af {
+            Family::Inet4 => 4,
+            Family::Inet6 => 6,
+        },
+        source: parse_range(profile.src()),
+        destination: parse_range(profile.dst()),
+    }
+}

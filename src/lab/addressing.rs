@@ -1,0 +1,419 @@
+//! The lab's addresses, from the benchmarking ranges as in the seeds' labs: the sender side in
+//! 198.18.0.0/16 and 2001:2::/49, the receiver side in 198.19.0.0/16 and 2001:2:0:8000::/49.
+//!
+//! | what | IPv4 | IPv6 |
+//! |---|---|---|
+//! | link to sender k: DUT, sender | 198.18.(k-1).1, .2 /24 | 2001:2:0:(k-1)::1, ::2 /64 |
+//! | sender k's source flows | 198.18.(9+k).0/24 | 2001:2:0:(0x10+k-1)::/64 |
+//! | link to the receiver: DUT, receiver | 198.19.0.1, .2 /24 | 2001:2:0:8000::1, ::2 /64 |
+//! | destination flows | 198.19.10.0/24 | 2001:2:0:8010::/64 |
+//! | the sink next hop | 198.19.0.3 | 2001:2:0:8000::3 |
+//!
+//! The DUT has the seeds' two static routes (198.18.0.0/16 to the sender, 198.19.0.0/16 to the
+//! receiver side; 2001:2::/49 and 2001:2:0:8000::/49) plus one per extra sender, and every
+//! neighbour is static, so no ARP or NDP happens during a trial. The receiver-side route points
+//! at the *sink*, an address whose MAC no interface owns: the receiver's interface counts each
+//! frame and its kernel drops it first thing in `ip_rcv` as `PACKET_OTHERHOST` — measured
+//! cheaper than an nftables netdev ingress drop (+2-3 %) and far cheaper than letting the IP
+//! stack refuse it (+45 %), while the receiver's own address still answers for by-hand checks.
+//! MACs are fixed (locally administered, `02:62:6c` = "bl") so facts never depend on chance.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::topology::Topology;
+
+/// An address with a prefix length (`198.18.0.0/16`, `2001:2::1/64`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Net {
+    /// The address.
+    pub addr: IpAddr,
+    /// The prefix length.
+    pub len: u8,
+}
+
+impl Net {
+    fn v4(a: [u8; 4], len: u8) -> Self {
+        Self {
+            addr: IpAddr::V4(Ipv4Addr::from(a)),
+            len,
+        }
+    }
+
+    fn v6(a: [u16; 8], len: u8) -> Self {
+        Self {
+            addr: IpAddr::V6(Ipv6Addr::from(a)),
+            len,
+        }
+    }
+}
+
+impl fmt::Display for Net {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr, self.len)
+    }
+}
+
+impl FromStr for Net {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || format!("{s:?} is not an address/prefix");
+        let (addr, len) = s.split_once('/').ok_or_else(bad)?;
+        let addr: IpAddr = addr.parse().map_err(|_| bad())?;
+        let len: u8 = len.parse().map_err(|_| bad())?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        if len > max {
+            return Err(bad());
+        }
+        Ok(Self { addr, len })
+    }
+}
+
+impl Serialize for Net {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Net {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+pub use crate::traffic::packet::Mac;
+
+// Facts carry MACs as text, as `ip` prints them.
+impl Serialize for Mac {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Mac {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+const fn mac(node: u8, port: u8) -> Mac {
+    Mac([0x02, 0x62, 0x6c, node, port, 0x00])
+}
+
+/// Sender k's interface MAC.
+pub const fn sender_mac(k: u8) -> Mac {
+    mac(0x01, k)
+}
+
+/// The MAC of the DUT's interface facing sender k: the destination of sender k's frames.
+pub const fn dut_in_mac(k: u8) -> Mac {
+    mac(0x02, k)
+}
+
+/// The MAC of the DUT's interface facing the receiver.
+pub const DUT_OUT_MAC: Mac = mac(0x02, 0x80);
+/// The receiver's interface MAC.
+pub const RECEIVER_MAC: Mac = mac(0x03, 0x80);
+/// The sink's MAC, owned by no interface: frames sent to it are counted, then dropped early.
+pub const SINK_MAC: Mac = mac(0x03, 0xff);
+
+/// The addresses of sender k's side of the lab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SenderSide {
+    /// The DUT's address on the link (IPv4, /24): the sender's gateway.
+    pub dut4: Net,
+    /// The sender's address on the link (IPv4, /24).
+    pub sender4: Net,
+    /// The DUT's address on the link (IPv6, /64).
+    pub dut6: Net,
+    /// The sender's address on the link (IPv6, /64).
+    pub sender6: Net,
+    /// The network the sender's flows come from (IPv4), routed back to it by the DUT.
+    pub source4: Net,
+    /// The network the sender's flows come from (IPv6).
+    pub source6: Net,
+}
+
+/// The addresses of sender k's side (k from 1).
+pub fn sender_side(k: u8) -> SenderSide {
+    let link = k - 1;
+    let subnet = 0x10 + u16::from(k) - 1;
+    SenderSide {
+        dut4: Net::v4([198, 18, link, 1], 24),
+        sender4: Net::v4([198, 18, link, 2], 24),
+        dut6: Net::v6([0x2001, 2, 0, link.into(), 0, 0, 0, 1], 64),
+        sender6: Net::v6([0x2001, 2, 0, link.into(), 0, 0, 0, 2], 64),
+        source4: Net::v4([198, 18, 9 + k, 0], 24),
+        source6: Net::v6([0x2001, 2, 0, subnet, 0, 0, 0, 0], 64),
+    }
+}
+
+/// The addresses of the receiver's side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReceiverSide {
+    /// The DUT's address on the link (IPv4, /24).
+    pub dut4: Net,
+    /// The receiver's address (IPv4, /24).
+    pub receiver4: Net,
+    /// The sink next hop (IPv4).
+    pub sink4: IpAddr,
+    /// The DUT's address on the link (IPv6, /64).
+    pub dut6: Net,
+    /// The receiver's address (IPv6, /64).
+    pub receiver6: Net,
+    /// The sink next hop (IPv6).
+    pub sink6: IpAddr,
+    /// The network the flows go to (IPv4).
+    pub destination4: Net,
+    /// The network the flows go to (IPv6).
+    pub destination6: Net,
+}
+
+/// The addresses of the receiver's side.
+pub fn receiver_side() -> ReceiverSide {
+    ReceiverSide {
+        dut4: Net::v4([198, 19, 0, 1], 24),
+        receiver4: Net::v4([198, 19, 0, 2], 24),
+        sink4: IpAddr::V4(Ipv4Addr::new(198, 19, 0, 3)),
+        dut6: Net::v6([0x2001, 2, 0, 0x8000, 0, 0, 0, 1], 64),
+        receiver6: Net::v6([0x2001, 2, 0, 0x8000, 0, 0, 0, 2], 64),
+        sink6: IpAddr::V6(Ipv6Addr::new(0x2001, 2, 0, 0x8000, 0, 0, 0, 3)),
+        destination4: Net::v4([198, 19, 10, 0], 24),
+        destination6: Net::v6([0x2001, 2, 0, 0x8010, 0, 0, 0, 0], 64),
+    }
+}
+
+/// One end of a veth pair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Port {
+    /// Its namespace.
+    pub ns: String,
+    /// Its interface name.
+    pub name: String,
+    /// Its MAC.
+    pub mac: Mac,
+    /// Its addresses.
+    pub addrs: Vec<Net>,
+}
+
+/// A static route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// Destination network.
+    pub dst: Net,
+    /// Next hop.
+    pub via: IpAddr,
+    /// Outgoing interface.
+    pub dev: String,
+}
+
+/// A static neighbour entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Neighbour {
+    /// The neighbour's address.
+    pub addr: IpAddr,
+    /// Its MAC.
+    pub mac: Mac,
+    /// The interface it is reached through.
+    pub dev: String,
+}
+
+/// Everything the lab configures, per link and per namespace.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Plan {
+    /// veth pairs.
+    pub links: Vec<(Port, Port)>,
+    /// Routes per namespace.
+    pub routes: Vec<(String, Route)>,
+    /// Neighbour entries per namespace.
+    pub neighbours: Vec<(String, Neighbour)>,
+}
+
+impl Plan {
+    fn route(&mut self, ns: &str, dst: Net, via: Net, dev: &str) {
+        self.routes.push((
+            ns.to_string(),
+            Route {
+                dst,
+                via: via.addr,
+                dev: dev.to_string(),
+            },
+        ));
+    }
+
+    fn neighbour(&mut self, ns: &str, addr: IpAddr, mac: Mac, dev: &str) {
+        self.neighbours.push((
+            ns.to_string(),
+            Neighbour {
+                addr,
+                mac,
+                dev: dev.to_string(),
+            },
+        ));
+    }
+
+    /// The ports living in namespace `ns`.
+    pub fn ports_in<'a>(&'a self, ns: &'a str) -> impl Iterator<Item = &'a Port> + 'a {
+        self.links
+            .iter()
+            .flat_map(|(a, b)| [a, b])
+            .filter(move |p| p.ns == ns)
+    }
+}
+
+/// The whole addressing plan of a topology.
+pub fn plan(t: &Topology) -> Plan {
+    use super::topology::Role;
+    let mut plan = Plan::default();
+    let dut = t.namespace(Role::Dut);
+    let rx = receiver_side();
+    let sender_agg4 = Net::v4([198, 18, 0, 0], 16);
+    let sender_agg6 = Net::v6([0x2001, 2, 0, 0, 0, 0, 0, 0], 49);
+    let receiver_agg4 = Net::v4([198, 19, 0, 0], 16);
+    let receiver_agg6 = Net::v6([0x2001, 2, 0, 0x8000, 0, 0, 0, 0], 49);
+
+    for k in 1..=t.senders {
+        let s = sender_side(k);
+        let ns = t.namespace(Role::Sender(k));
+        let (sif, dif) = (t.sender_if(k), t.dut_in_if(k));
+        plan.links.push((
+            Port {
+                ns: ns.clone(),
+                name: sif.clone(),
+                mac: sender_mac(k),
+                addrs: vec![s.sender4, s.sender6],
+            },
+            Port {
+                ns: dut.clone(),
+                name: dif.clone(),
+                mac: dut_in_mac(k),
+                addrs: vec![s.dut4, s.dut6],
+            },
+        ));
+        // The seeds' two routes send the whole sender side to sender 1; later senders add
+        // their own source networks.
+        let (back4, back6) = if k == 1 {
+            (sender_agg4, sender_agg6)
+        } else {
+            (s.source4, s.source6)
+        };
+        plan.route(&dut, back4, s.sender4, &dif);
+        plan.route(&dut, back6, s.sender6, &dif);
+        plan.neighbour(&dut, s.sender4.addr, sender_mac(k), &dif);
+        plan.neighbour(&dut, s.sender6.addr, sender_mac(k), &dif);
+        plan.route(&ns, receiver_agg4, s.dut4, &sif);
+        plan.route(&ns, receiver_agg6, s.dut6, &sif);
+        plan.neighbour(&ns, s.dut4.addr, dut_in_mac(k), &sif);
+        plan.neighbour(&ns, s.dut6.addr, dut_in_mac(k), &sif);
+    }
+
+    let rns = t.namespace(Role::Receiver);
+    let (oif, rif) = (t.dut_out_if(), t.receiver_if());
+    plan.links.push((
+        Port {
+            ns: dut.clone(),
+            name: oif.clone(),
+            mac: DUT_OUT_MAC,
+            addrs: vec![rx.dut4, rx.dut6],
+        },
+        Port {
+            ns: rns.clone(),
+            name: rif.clone(),
+            mac: RECEIVER_MAC,
+            addrs: vec![rx.receiver4, rx.receiver6],
+        },
+    ));
+    let sink4 = Net {
+        addr: rx.sink4,
+        len: 32,
+    };
+    let sink6 = Net {
+        addr: rx.sink6,
+        len: 128,
+    };
+    plan.route(&dut, receiver_agg4, sink4, &oif);
+    plan.route(&dut, receiver_agg6, sink6, &oif);
+    plan.neighbour(&dut, rx.receiver4.addr, RECEIVER_MAC, &oif);
+    plan.neighbour(&dut, rx.receiver6.addr, RECEIVER_MAC, &oif);
+    plan.neighbour(&dut, rx.sink4, SINK_MAC, &oif);
+    plan.neighbour(&dut, rx.sink6, SINK_MAC, &oif);
+    plan.route(&rns, sender_agg4, rx.dut4, &rif);
+    plan.route(&rns, sender_agg6, rx.dut6, &rif);
+    plan.neighbour(&rns, rx.dut4.addr, DUT_OUT_MAC, &rif);
+    plan.neighbour(&rns, rx.dut6.addr, DUT_OUT_MAC, &rif);
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::topology::LabConfig;
+
+    fn topology(toml: &str) -> Topology {
+        Topology::resolve(&LabConfig::parse(toml, "t").unwrap(), 2).unwrap()
+    }
+
+    #[test]
+    fn the_dut_has_the_seeds_two_routes_and_static_neighbours() {
+        let p = plan(&topology(""));
+        let dut: Vec<String> = p
+            .routes
+            .iter()
+            .filter(|(ns, _)| ns == "benchlab-0-dut")
+            .map(|(_, r)| format!("{} via {} dev {}", r.dst, r.via, r.dev))
+            .collect();
+        assert_eq!(
+            dut,
+            [
+                "198.18.0.0/16 via 198.18.0.2 dev bl0d1",
+                "2001:2::/49 via 2001:2::2 dev bl0d1",
+                "198.19.0.0/16 via 198.19.0.3 dev bl0do",
+                "2001:2:0:8000::/49 via 2001:2:0:8000::3 dev bl0do",
+            ]
+        );
+        let sink = p
+            .neighbours
+            .iter()
+            .find(|(_, n)| n.addr.to_string() == "198.19.0.3")
+            .unwrap();
+        assert_eq!(sink.1.mac.to_string(), "02:62:6c:03:ff:00");
+        assert_eq!(p.ports_in("benchlab-0-dut").count(), 2);
+    }
+
+    #[test]
+    fn extra_senders_get_their_own_link_and_source_route() {
+        let s2 = sender_side(2);
+        assert_eq!(s2.sender4.to_string(), "198.18.1.2/24");
+        assert_eq!(s2.source4.to_string(), "198.18.11.0/24");
+        assert_eq!(s2.source6.to_string(), "2001:2:0:11::/64");
+        let p = plan(&topology("senders = 2"));
+        assert!(p
+            .routes
+            .iter()
+            .any(|(ns, r)| ns == "benchlab-0-dut" && r.dst == s2.source4 && r.dev == "bl0d2"));
+        assert_eq!(sender_side(1).source6.to_string(), "2001:2:0:10::/64");
+        assert_eq!(
+            receiver_side().destination6.to_string(),
+            "2001:2:0:8010::/64"
+        );
+    }
+
+    #[test]
+    fn addresses_and_macs_round_trip_through_text() {
+        for s in ["198.18.0.0/15", "2001:2::/48"] {
+            assert_eq!(s.parse::<Net>().unwrap().to_string(), s);
+        }
+        assert!("198.18.0.0/33".parse::<Net>().is_err());
+        let m = "02:62:6c:01:01:00".parse::<Mac>().unwrap();
+        assert_eq!(m, sender_mac(1));
+        assert!("02:62:6c:01:01".parse::<Mac>().is_err());
+    }
+}

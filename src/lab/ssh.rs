@@ -1,0 +1,267 @@
+//! Real labs reached over SSH: the `[hosts.dut]`, `[hosts.sender]` and `[hosts.receiver]`
+//! tables of `LAB.toml` (`[lab.hosts.…]` in a campaign), each an OpenSSH host alias.
+//!
+//! ```toml
+//! [ssh]
+//! config = "lab_ssh_config"   # ssh -F (default: the user's ~/.ssh/config)
+//! connect_timeout = 10        # seconds (default 10)
+//!
+//! [hosts.dut]
+//! transport = "ssh"
+//! host = "apu2"               # an ssh_config alias; its User, keys, ControlMaster apply
+//! interfaces = ["igb1", "igb2"]
+//!
+//! [hosts.sender]
+//! transport = "ssh"
+//! host = "gen1"
+//! interface = "igb1"
+//! dut_mac = "00:0d:b9:41:ca:3d"   # the DUT's sender-side MAC (pkt-gen's -D)
+//! generator = "benchlab"      # or "pkt-gen" (netmap, both ends; never run here: no netmap)
+//!
+//! [hosts.receiver]
+//! transport = "ssh"
+//! host = "gen1"               # the same host as the sender: a 2-node lab
+//! interface = "igb2"
+//! ```
+//!
+//! Topologies: 2 nodes (sender and receiver on one host) and 3 nodes. Two senders (4 nodes)
+//! are not modelled yet.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::topology::LabConfig;
+use crate::transport::ssh::DEFAULT_CONNECT_TIMEOUT;
+use crate::transport::SshTransport;
+
+/// How benchlab reaches a node of a real lab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportKind {
+    /// OpenSSH, to the node's `host` alias.
+    Ssh,
+}
+
+/// What sends the traffic (and counts it on the receiver).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Generator {
+    /// `benchlab gen --json` and `benchlab rx --json`.
+    #[default]
+    Benchlab,
+    /// netmap `pkt-gen -f tx` and `pkt-gen -f rx`.
+    PktGen,
+}
+
+/// One node of a real lab.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    /// How to reach it (`"ssh"`).
+    pub transport: TransportKind,
+    /// Its OpenSSH host alias.
+    pub host: String,
+    /// The lab interface traffic leaves (sender) or arrives on (receiver).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<String>,
+    /// The DUT's lab interfaces, whose counters are kept with each trial.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interfaces: Vec<String>,
+    /// Sender only: the MAC of the DUT's sender-side interface.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dut_mac: Option<String>,
+    /// Sender only: what generates (and counts) the traffic. Default is `benchlab`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator: Option<Generator>,
+    /// Where `benchlab` is on that node (for `benchlab gen`/`rx`). Default: `benchlab` in PATH.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benchlab: Option<String>,
+}
+
+/// The SSH client options shared by every node.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SshOptions {
+    /// An ssh_config file for `ssh -F`. Default: the user's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<PathBuf>,
+    /// Seconds to wait for a connection. Default is 10.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_timeout: Option<u64>,
+}
+
+impl SshOptions {
+    /// True when no option is set (the table is left out of saved campaigns).
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// A transport to `node` with these options.
+    pub fn transport(&self, node: &NodeConfig) -> SshTransport {
+        let timeout = self
+            .connect_timeout
+            .map_or(DEFAULT_CONNECT_TIMEOUT, Duration::from_secs);
+        let t = SshTransport::new(&node.host).connect_timeout(timeout);
+        match &self.config {
+            Some(path) => t.config_file(path),
+            None => t,
+        }
+    }
+}
+
+/// The hosts of a real lab.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hosts {
+    /// The device under test.
+    pub dut: NodeConfig,
+    /// The traffic generator.
+    pub sender: NodeConfig,
+    /// The node that counts what the DUT forwarded.
+    pub receiver: NodeConfig,
+}
+
+/// The built-in config sets a campaign on `lab` may name: the FreeBSD ones only on a real lab
+/// (whose DUT may run FreeBSD), the Linux ones everywhere.
+pub fn known_sets(lab: &LabConfig) -> &'static [&'static str] {
+    if lab.hosts.is_some() {
+        crate::dut::KNOWN_PRESETS
+    } else {
+        crate::dut::LINUX_PRESETS
+    }
+}
+
+/// A real lab: its hosts and how to reach them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshLab {
+    /// The device under test.
+    pub dut: NodeConfig,
+    /// The traffic generator.
+    pub sender: NodeConfig,
+    /// The node that counts what the DUT forwarded.
+    pub receiver: NodeConfig,
+    /// SSH client options.
+    pub ssh: SshOptions,
+}
+
+impl SshLab {
+    /// The real lab `cfg` describes: `Ok(None)` for the virtual lab (no `[hosts]`), an error
+    /// naming the missing or wrong key otherwise.
+    pub fn from_config(cfg: &LabConfig) -> Result<Option<Self>, String> {
+        let Some(Hosts {
+            dut,
+            sender,
+            receiver,
+        }) = &cfg.hosts
+        else {
+            return Ok(None);
+        };
+        if sender.interface.is_none() {
+            return Err("[hosts.sender] needs interface = \"IF\" (the lab interface)".into());
+        }
+        if sender.dut_mac.is_none() {
+            return Err(
+                "[hosts.sender] needs dut_mac = \"MAC\" (the DUT's sender-side MAC)".into(),
+            );
+        }
+        if receiver.interface.is_none() {
+            return Err("[hosts.receiver] needs interface = \"IF\" (the lab interface)".into());
+        }
+        for (table, node) in [("dut", dut), ("sender", sender), ("receiver", receiver)] {
+            if node.host.is_empty() || node.host.starts_with('-') {
+                return Err(format!(
+                    "[hosts.{table}] host = {:?}: use an ssh_config host alias",
+                    node.host
+                ));
+            }
+        }
+        if cfg.ssh.connect_timeout == Some(0) {
+            return Err("[ssh] connect_timeout = 0: use 1 second or more".into());
+        }
+        Ok(Some(Self {
+            dut: dut.clone(),
+            sender: sender.clone(),
+            receiver: receiver.clone(),
+            ssh: cfg.ssh.clone(),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_tables_make_a_real_lab_and_missing_keys_are_named() {
+        let lab = LabConfig::parse(
+            r#"
+[ssh]
+config = "cfg"
+connect_timeout = 3
+[hosts.dut]
+transport = "ssh"
+host = "apu2"
+interfaces = ["igb1", "igb2"]
+[hosts.sender]
+transport = "ssh"
+host = "gen1"
+interface = "igb1"
+dut_mac = "00:0d:b9:41:ca:3d"
+[hosts.receiver]
+transport = "ssh"
+host = "gen1"
+interface = "igb2"
+"#,
+            "LAB.toml",
+        )
+        .unwrap();
+        let real = SshLab::from_config(&lab).unwrap().unwrap();
+        assert_eq!(real.dut.host, "apu2");
+        let t = real.ssh.transport(&real.sender);
+        assert_eq!(
+            t.ssh_argv(&["true".into()]).join(" "),
+            "ssh -o BatchMode=yes -o ConnectTimeout=3 -F cfg -- gen1 'true'"
+        );
+        assert_eq!(SshLab::from_config(&LabConfig::default()), Ok(None));
+
+        let err = LabConfig::parse(
+            "[hosts.dut]\ntransport = \"ssh\"\nhost = \"a\"\n",
+            "LAB.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("LAB.toml:1: missing field `sender`"),
+            "{err}"
+        );
+        let err = LabConfig::parse(
+            "[hosts.dut]\ntransport = \"telnet\"\nhost = \"a\"\n",
+            "LAB.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("LAB.toml:2: unknown variant `telnet`"),
+            "{err}"
+        );
+        // The FreeBSD presets are for real labs only.
+        assert!(!known_sets(&LabConfig::default()).contains(&"pf-stateful"));
+        assert!(known_sets(&lab).contains(&"pf-stateful"));
+    }
+
+    #[test]
+    fn the_example_campaign_describes_a_real_lab() {
+        let text = include_str!("../../examples/ssh-lab.toml");
+        let c = crate::config::Campaign::from_toml(text, "ssh-lab.toml", crate::dut::KNOWN_PRESETS)
+            .unwrap();
+        let lab = SshLab::from_config(&c.lab).unwrap().unwrap();
+        assert_eq!(
+            (lab.dut.host.as_str(), lab.sender.host.as_str()),
+            ("dut1", "gen1")
+        );
+        assert_eq!(c.versions[1].reboot, ["systemctl", "reboot"]);
+        assert_eq!(c.versions[1].online_timeout, Some(300.0));
+    }
+}

@@ -1,0 +1,617 @@
+//! CPU flamegraphs of the DUT: folded stacks from a profiler's output, the check that a capture
+//! saw the forwarding path under load, and the SVGs (one per profiled series, plus a
+//! differential one of every version against the first).
+//!
+//! A capture is a set of *folded stacks*: one `frame;frame;…;leaf count` line per distinct stack
+//! (Brendan Gregg's format, which inferno reads and writes). Linux `perf script` output is folded
+//! by [`fold_perf`]; a FreeBSD DUT's `pmcstat -R … -G` callgraph gets its own folder beside it and
+//! everything after folding (checks, SVGs, report) stays the same.
+//!
+//! The check exists because the old harness's capture window often missed the traffic and
+//! published flamegraphs of an idle CPU: a capture whose samples are mostly idle, or that never
+//! went through the forwarding path, is not drawn; the report says why instead.
+//!
+//! Nothing here does I/O beyond the readers and writers it is given.
+
+use std::collections::BTreeMap;
+use std::io::{self, BufRead};
+
+use inferno::collapse::Collapse;
+use serde::Serialize;
+
+use super::{OutputFile, Report};
+use crate::error::InputError;
+use crate::ingest::Capture;
+
+/// Frames of a CPU doing nothing: Linux's idle loop and cpuidle drivers, FreeBSD's idle thread.
+pub const IDLE_FRAMES: &[&str] = &[
+    "cpu_idle",
+    "do_idle",
+    "cpu_idle_poll",
+    "default_idle",
+    "default_idle_call",
+    "arch_cpu_idle",
+    "poll_idle",
+    "cpuidle_enter",
+    "cpuidle_enter_state",
+    "acpi_idle_enter",
+    "acpi_idle_do_entry",
+    "intel_idle",
+    "mwait_idle",
+    "native_safe_halt",
+    "pv_native_safe_halt",
+    "sched_idletd",
+    "sched_ule_idletd",
+    "acpi_cpu_idle",
+    "cpu_idle_acpi",
+    "cpu_idle_hlt",
+    "cpu_idle_mwait",
+];
+
+/// Frames of the forwarding path: receive, the firewall hooks, forward (Linux), and FreeBSD's
+/// iflib/ip_tryforward path.
+pub const FORWARDING_FRAMES: &[&str] = &[
+    "__netif_receive_skb",
+    "__netif_receive_skb_core",
+    "__netif_receive_skb_list_core",
+    "ip_rcv",
+    "ipv6_rcv",
+    "ip_list_rcv",
+    "ipv6_list_rcv",
+    "ip_forward",
+    "ip6_forward",
+    "ip_forward_finish",
+    "ip6_forward_finish",
+    "nf_hook_slow",
+    "nf_hook_slow_list",
+    "nft_do_chain",
+    "nf_conntrack_in",
+    "ipt_do_table",
+    "ip6t_do_table",
+    "iflib_rxeof",
+    "ether_input",
+    "ip_input",
+    "ip6_input",
+    "ip_tryforward",
+    "ip6_tryforward",
+    "ip_fastforward",
+    "pfil_run_hooks",
+    "ipfw_chk",
+    "pf_test",
+    "pf_test6",
+];
+
+/// A capture with more than this share of idle samples missed the traffic.
+pub const MAX_IDLE_SHARE: f64 = 0.5;
+/// A capture with less than this share of samples in the forwarding path did not profile the
+/// forwarding (a few stray packets on a busy CPU are not the load).
+pub const MIN_FORWARDING_SHARE: f64 = 0.01;
+/// Fewer samples than this cannot show where the time goes.
+pub const MIN_SAMPLES: u64 = 100;
+
+/// Width of the SVGs, in pixels (fixed, so that `min_width` prunes the same frames everywhere).
+const IMAGE_WIDTH: usize = 1200;
+/// Frames narrower than this many pixels are left out: they are unreadable and they are most of
+/// an SVG's bytes.
+const MIN_WIDTH_PX: f64 = 0.5;
+
+/// Folded stacks: each distinct stack (frames root first, `;`-separated) and its sample count.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Folded {
+    stacks: BTreeMap<String, u64>,
+}
+
+impl Folded {
+    /// Parses folded-stack text (`perf.folded`); the error is the 1-based line that does not read.
+    pub fn parse(text: &str) -> Result<Self, usize> {
+        let mut folded = Folded::default();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let (stack, count) = line.rsplit_once(' ').ok_or(i + 1)?;
+            let count: u64 = count.trim().parse().map_err(|_| i + 1)?;
+            *folded.stacks.entry(stack.to_string()).or_default() += count;
+        }
+        Ok(folded)
+    }
+
+    /// The folded-stack text, one stack per line, sorted (as inferno wants its input).
+    pub fn to_text(&self) -> String {
+        self.stacks
+            .iter()
+            .map(|(stack, count)| format!("{stack} {count}\n"))
+            .collect()
+    }
+
+    /// Total samples.
+    pub fn samples(&self) -> u64 {
+        self.stacks.values().sum()
+    }
+
+    /// The stacks that are not idle (what the flamegraphs draw).
+    pub fn without_idle(&self) -> Folded {
+        Folded {
+            stacks: (self.stacks.iter())
+                .filter(|(stack, _)| !is_idle(stack))
+                .map(|(s, &c)| (s.clone(), c))
+                .collect(),
+        }
+    }
+}
+
+/// Folds `perf script` output (with call chains, from `perf record -g`) with inferno. Samples
+/// count one each when `perf script` prints no period, their period otherwise.
+pub fn fold_perf(perf_script: impl BufRead) -> io::Result<Folded> {
+    let mut out = Vec::new();
+    inferno::collapse::perf::Folder::default().collapse(perf_script, &mut out)?;
+    let text = String::from_utf8_lossy(&out);
+    Folded::parse(&text).map_err(|line| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("inferno's folded output does not read at line {line}"),
+        )
+    })
+}
+
+/// True for a stack of a CPU idling: it goes through an idle frame, and nothing after the last
+/// one handles an interrupt (Linux runs softirqs, and so forwarding, on top of the idle task:
+/// that is work, not idle).
+pub fn is_idle(stack: &str) -> bool {
+    let frames: Vec<&str> = stack.split(';').collect();
+    let Some(last_idle) = frames.iter().rposition(|f| IDLE_FRAMES.contains(f)) else {
+        return false;
+    };
+    !frames[last_idle + 1..]
+        .iter()
+        .any(|f| f.contains("irq") || f.starts_with("asm_") || f.starts_with("sysvec_"))
+}
+
+fn forwarding_frames_in(stack: &str) -> impl Iterator<Item = &str> {
+    stack.split(';').filter(|f| FORWARDING_FRAMES.contains(f))
+}
+
+/// What a capture shows: how much of it is idle, whether the forwarding path is in it, and
+/// whether it is worth drawing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaptureCheck {
+    /// Samples in the capture.
+    pub samples: u64,
+    /// Share of the samples with the CPU idle (0–1).
+    pub idle_share: f64,
+    /// Share of the samples in the forwarding path (0–1).
+    pub forwarding_share: f64,
+    /// The forwarding-path frames seen ([`FORWARDING_FRAMES`] order).
+    pub forwarding_frames: Vec<String>,
+    /// Why the capture is not published; `None` when it is.
+    pub rejected: Option<String>,
+}
+
+impl CaptureCheck {
+    /// True when the capture is worth a flamegraph.
+    pub fn published(&self) -> bool {
+        self.rejected.is_none()
+    }
+}
+
+/// Checks a capture: rejected when it has too few samples, when idle is most of it
+/// ([`MAX_IDLE_SHARE`]) or when the forwarding path is (nearly) absent
+/// ([`MIN_FORWARDING_SHARE`]).
+pub fn check(folded: &Folded) -> CaptureCheck {
+    let samples = folded.samples();
+    let (mut idle, mut forwarding) = (0u64, 0u64);
+    let mut seen = std::collections::BTreeSet::new();
+    for (stack, &count) in &folded.stacks {
+        if is_idle(stack) {
+            idle += count;
+        }
+        let mut frames = forwarding_frames_in(stack).peekable();
+        if frames.peek().is_some() {
+            forwarding += count;
+        }
+        seen.extend(frames);
+    }
+    let share = |n: u64| {
+        if samples == 0 {
+            0.0
+        } else {
+            n as f64 / samples as f64
+        }
+    };
+    let (idle_share, forwarding_share) = (share(idle), share(forwarding));
+    let rejected = if samples < MIN_SAMPLES {
+        Some(format!(
+            "only {samples} samples (at least {MIN_SAMPLES} needed)"
+        ))
+    } else if idle_share > MAX_IDLE_SHARE {
+        Some(format!(
+            "{:.0}% of the samples are idle: the capture missed the traffic",
+            idle_share * 100.0
+        ))
+    } else if forwarding_share < MIN_FORWARDING_SHARE {
+        Some(format!(
+            "the forwarding path (ip_forward, nf_hook_slow, …) is in {:.1}% of the samples: \
+             the capture did not profile the forwarding",
+            forwarding_share * 100.0
+        ))
+    } else {
+        None
+    };
+    CaptureCheck {
+        samples,
+        idle_share,
+        forwarding_share,
+        forwarding_frames: (FORWARDING_FRAMES.iter())
+            .filter(|f| seen.contains(**f))
+            .map(|f| f.to_string())
+            .collect(),
+        rejected,
+    }
+}
+
+fn options<'a>(title: &str, subtitle: &str) -> inferno::flamegraph::Options<'a> {
+    let mut opt = inferno::flamegraph::Options::default();
+    opt.title = title.to_string();
+    opt.subtitle = Some(subtitle.to_string());
+    opt.image_width = Some(IMAGE_WIDTH);
+    opt.min_width = MIN_WIDTH_PX;
+    // Colours from the frame names, so that regenerating a report gives the same bytes.
+    opt.hash = true;
+    opt.count_name = "samples".to_string();
+    opt
+}
+
+/// A flamegraph of a capture, idle stacks left out, as SVG bytes.
+pub fn render(folded: &Folded, title: &str, subtitle: &str) -> io::Result<Vec<u8>> {
+    let text = folded.without_idle().to_text();
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut options(title, subtitle), text.lines(), &mut svg)?;
+    Ok(svg)
+}
+
+/// A differential flamegraph: `after`'s stacks, red where they take a larger share of the
+/// samples than in `before`, blue where smaller (idle left out of both, counts normalized so
+/// that captures of different lengths compare).
+pub fn render_diff(
+    before: &Folded,
+    after: &Folded,
+    title: &str,
+    subtitle: &str,
+) -> io::Result<Vec<u8>> {
+    let (before, after) = (
+        before.without_idle().to_text(),
+        after.without_idle().to_text(),
+    );
+    let mut diff = Vec::new();
+    let opt = inferno::differential::Options {
+        normalize: true,
+        strip_hex: true,
+    };
+    inferno::differential::from_readers(opt, before.as_bytes(), after.as_bytes(), &mut diff)?;
+    let diff = String::from_utf8_lossy(&diff);
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut options(title, subtitle), diff.lines(), &mut svg)?;
+    Ok(svg)
+}
+
+/// A profiled (version, config set, traffic profile): its capture, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flame {
+    /// Version name.
+    pub version: String,
+    /// Config set name.
+    pub config: String,
+    /// Traffic profile name.
+    pub profile: String,
+    /// The profiling trial, relative to the results directory (`runs/….profile`).
+    pub trial: String,
+    /// The stacks.
+    pub folded: Folded,
+    /// Its check.
+    pub check: CaptureCheck,
+}
+
+impl Flame {
+    /// Checks a capture as read from a results directory; a capture the reader already found
+    /// wrong (outside the traffic, missing) is rejected whatever its stacks show.
+    pub fn from_capture(capture: &Capture) -> Result<Self, InputError> {
+        let folded = Folded::parse(&capture.folded).map_err(|line| {
+            InputError::new(format!(
+                "{}/perf.folded: line {line}: not a folded stack; remove that trial's \
+                 directory to profile it again",
+                capture.trial
+            ))
+        })?;
+        let mut check = check(&folded);
+        if let Some(problem) = &capture.problem {
+            check.rejected = Some(problem.clone());
+        }
+        Ok(Self {
+            version: capture.version.clone(),
+            config: capture.config.clone(),
+            profile: capture.profile.clone(),
+            trial: capture.trial.clone(),
+            folded,
+            check,
+        })
+    }
+
+    /// `flame/<version>.<config>.<profile>.svg`.
+    pub fn svg_name(&self) -> String {
+        format!(
+            "flame/{}.{}.{}.svg",
+            self.version, self.config, self.profile
+        )
+    }
+
+    /// `flame/diff.<version>.<config>.<profile>.svg`.
+    pub fn diff_name(&self) -> String {
+        format!(
+            "flame/diff.{}.{}.{}.svg",
+            self.version, self.config, self.profile
+        )
+    }
+
+    /// The sentence the report gives for a rejected capture.
+    pub fn rejection(&self) -> Option<String> {
+        (self.check.rejected.as_ref())
+            .map(|why| format!("{}: flamegraph not published: {why}", self.trial))
+    }
+}
+
+/// A flamegraph file of the report and what its link says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlameLink {
+    /// `flame/….svg`.
+    pub file: String,
+    /// `<version> with <profile> <config>`, or `<version> against <reference> with …`.
+    pub text: String,
+    /// Index into [`Report::flames`] of what it draws.
+    pub flame: usize,
+    /// For a differential flamegraph: index into [`Report::flames`] of the reference.
+    pub against: Option<usize>,
+}
+
+/// The flamegraphs of a report: one per published capture, in the report's version, config
+/// set and profile order, then one differential per published capture of a later version whose
+/// first version's capture is published too.
+pub fn links(report: &Report) -> Vec<FlameLink> {
+    let find = |v: &str, c: &str, p: &str| {
+        (report.flames.iter())
+            .position(|f| f.check.published() && f.version == v && f.config == c && f.profile == p)
+    };
+    let text = |f: &Flame| {
+        format!(
+            "{} with {} {}",
+            report.version_label(&f.version),
+            report.label(&f.profile),
+            report.label(&f.config)
+        )
+    };
+    let mut plain = Vec::new();
+    let mut diffs = Vec::new();
+    for version in &report.versions {
+        for config in &report.configs {
+            for profile in &report.profiles {
+                let Some(i) = find(version, config, profile) else {
+                    continue;
+                };
+                let flame = &report.flames[i];
+                plain.push(FlameLink {
+                    file: flame.svg_name(),
+                    text: text(flame),
+                    flame: i,
+                    against: None,
+                });
+                let reference = &report.versions[0];
+                if version == reference {
+                    continue;
+                }
+                if let Some(r) = find(reference, config, profile) {
+                    diffs.push(FlameLink {
+                        file: flame.diff_name(),
+                        text: format!(
+                            "{} against {} with {} {}",
+                            report.version_label(version),
+                            report.version_label(reference),
+                            report.label(profile),
+                            report.label(config)
+                        ),
+                        flame: i,
+                        against: Some(r),
+                    });
+                }
+            }
+        }
+    }
+    plain.extend(diffs);
+    plain
+}
+
+/// The SVG files of [`links`].
+pub fn svg_files(report: &Report) -> io::Result<Vec<OutputFile>> {
+    links(report)
+        .iter()
+        .map(|link| {
+            let flame = &report.flames[link.flame];
+            let subtitle = format!(
+                "{}: {} samples, {:.0}% idle (left out)",
+                flame.trial,
+                flame.check.samples,
+                flame.check.idle_share * 100.0
+            );
+            let bytes = match link.against {
+                None => render(&flame.folded, &link.text, &subtitle)?,
+                Some(r) => {
+                    let subtitle = format!(
+                        "red: larger share of the samples than in {}, blue: smaller",
+                        report.flames[r].trial
+                    );
+                    render_diff(
+                        &report.flames[r].folded,
+                        &flame.folded,
+                        &link.text,
+                        &subtitle,
+                    )?
+                }
+            };
+            Ok(OutputFile {
+                name: link.file.clone(),
+                bytes,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn folded(lines: &[(&str, u64)]) -> Folded {
+        Folded {
+            stacks: lines.iter().map(|(s, c)| (s.to_string(), *c)).collect(),
+        }
+    }
+
+    #[test]
+    fn idle_is_the_idle_loop_but_not_softirqs_on_top_of_it() {
+        assert!(is_idle(
+            "swapper;secondary_startup_64;cpu_startup_entry;do_idle;default_idle_call;\
+             default_idle;pv_native_safe_halt"
+        ));
+        assert!(!is_idle(
+            "swapper;cpu_startup_entry;do_idle;default_idle_call;pv_native_safe_halt;\
+             asm_sysvec_apic_timer_interrupt;sysvec_apic_timer_interrupt;irq_exit_rcu;\
+             __do_softirq;net_rx_action;__napi_poll;ip_forward"
+        ));
+        assert!(!is_idle("napi/x;__netif_receive_skb;ip_rcv;ip_forward"));
+        assert!(is_idle(
+            "idle: cpu1;fork_exit;sched_idletd;cpu_idle;acpi_cpu_idle"
+        ));
+    }
+
+    #[test]
+    fn checks_reject_idle_and_absent_forwarding() {
+        let busy = folded(&[
+            (
+                "napi/a;__napi_poll;__netif_receive_skb;ip_rcv;ip_forward",
+                600,
+            ),
+            (
+                "napi/a;__napi_poll;__netif_receive_skb;ip_rcv;nf_hook_slow;nft_do_chain",
+                300,
+            ),
+            ("swapper;do_idle;default_idle", 100),
+        ]);
+        let c = check(&busy);
+        assert!(c.published(), "{c:?}");
+        assert_eq!(c.samples, 1000);
+        assert_eq!((c.idle_share, c.forwarding_share), (0.1, 0.9));
+        assert_eq!(
+            c.forwarding_frames,
+            [
+                "__netif_receive_skb",
+                "ip_rcv",
+                "ip_forward",
+                "nf_hook_slow",
+                "nft_do_chain"
+            ]
+        );
+
+        let idle = folded(&[
+            ("swapper;do_idle;default_idle", 900),
+            ("napi/a;ip_forward", 100),
+        ]);
+        let why = check(&idle).rejected.unwrap();
+        assert!(why.contains("90% of the samples are idle"), "{why}");
+
+        let elsewhere = folded(&[("rustc;main;compile", 1000), ("napi/a;ip_forward", 5)]);
+        let why = check(&elsewhere).rejected.unwrap();
+        assert!(why.contains("forwarding path"), "{why}");
+
+        let why = check(&folded(&[("napi/a;ip_forward", 10)]))
+            .rejected
+            .unwrap();
+        assert!(why.contains("only 10 samples"), "{why}");
+    }
+
+    /// Real captures of this project's virtual lab (see tests/data/flame/README.md).
+    fn fixture(name: &str) -> String {
+        let path = format!("{}/tests/data/flame/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    fn has_frame(f: &Folded, frame: &str) -> bool {
+        f.stacks.keys().any(|s| s.split(';').any(|x| x == frame))
+    }
+
+    #[test]
+    fn perf_script_output_folds_into_one_stack_per_sample() {
+        let f = fold_perf(fixture("nft-stateful.perf-script").as_bytes()).unwrap();
+        assert_eq!(f.samples(), 60);
+        assert!(f.stacks.keys().all(|s| !s.is_empty()));
+        // Root first, the thread's name as the root frame (perf's comm).
+        assert!(f
+            .stacks
+            .keys()
+            .any(|s| s.starts_with("napi/bltf9d1-41;ret_from_fork_asm;ret_from_fork;kthread")));
+        assert!(has_frame(&f, "nft_do_chain"));
+
+        let idle = fold_perf(fixture("idle.perf-script").as_bytes()).unwrap();
+        assert_eq!(idle.samples(), 120);
+        let c = check(&idle);
+        assert!(c.idle_share > 0.9, "{c:?}");
+        assert!(c
+            .rejected
+            .unwrap()
+            .contains("idle: the capture missed the traffic"));
+        // 6 samples of other threads, and one softirq (RCU) on top of the idle loop: work.
+        assert_eq!(idle.without_idle().samples(), 7);
+    }
+
+    #[test]
+    fn real_captures_pass_the_check_and_show_what_the_firewall_adds() {
+        let fwd = Folded::parse(&fixture("forwarding.folded")).unwrap();
+        let nft = Folded::parse(&fixture("nft-stateful.folded")).unwrap();
+        for f in [&fwd, &nft] {
+            let c = check(f);
+            assert!(c.published(), "{c:?}");
+            assert!(c.forwarding_share > 0.5, "{c:?}");
+            assert!(c.forwarding_frames.contains(&"ip_forward".to_string()));
+        }
+        for frame in ["nf_conntrack_in", "nft_do_chain"] {
+            assert!(has_frame(&nft, frame), "{frame}");
+            assert!(!has_frame(&fwd, frame), "{frame}");
+        }
+    }
+
+    #[test]
+    fn svgs_leave_idle_out_and_stay_small() {
+        let nft = Folded::parse(&fixture("nft-stateful.folded")).unwrap();
+        let mut with_idle = nft.clone();
+        with_idle.stacks.insert(
+            "swapper;do_idle;default_idle;pv_native_safe_halt".into(),
+            50,
+        );
+        let svg = String::from_utf8(render(&with_idle, "t", "s").unwrap()).unwrap();
+        assert!(svg.starts_with("<?xml") && svg.trim_end().ends_with("</svg>"));
+        assert!(svg.contains("nft_do_chain"));
+        assert!(!svg.contains("pv_native_safe_halt"));
+        assert!(svg.len() < 300_000, "{} bytes", svg.len());
+        // Same input, same bytes: a regenerated report does not change.
+        assert_eq!(render(&with_idle, "t", "s").unwrap(), svg.as_bytes());
+
+        let fwd = Folded::parse(&fixture("forwarding.folded")).unwrap();
+        let diff = String::from_utf8(render_diff(&fwd, &nft, "t", "s").unwrap()).unwrap();
+        assert!(diff.trim_end().ends_with("</svg>"));
+        assert!(diff.contains("nf_conntrack_in"));
+        assert!(diff.len() < 300_000, "{} bytes", diff.len());
+    }
+
+    #[test]
+    fn folded_text_round_trips_and_bad_lines_are_named() {
+        let f = folded(&[("a;b c;d", 3), ("a;e", 1)]);
+        assert_eq!(Folded::parse(&f.to_text()), Ok(f));
+        assert_eq!(Folded::parse("a;b 1\na;c x\n"), Err(2));
+    }
+}

@@ -1,0 +1,129 @@
+//! AF_PACKET engine: `sendmmsg(2)` on a raw packet socket with `PACKET_QDISC_BYPASS`.
+//!
+//! Portable (any interface, any Linux since 3.14) and about as fast as trafgen's TX ring
+//! (≈ 1.1 Mpps on one CPU here). Frames are written per packet from [`FlowLayout`](crate::traffic::packet::FlowLayout), so flows
+//! vary packet by packet. A frame the device refuses (`ENOBUFS`: a full TX ring, or for a veth
+//! the peer's full input queue) is sent again, so a fixed count always reaches the device.
+// FFI: packet sockets, setsockopt and sendmmsg have no std wrapper.
+#![allow(unsafe_code)]
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use super::packet::{FlowLayout, FlowPos, FrameSpec};
+
+/// Most frames one `sendmmsg` call takes.
+pub const MAX_BURST: usize = 1024;
+const PACKET_QDISC_BYPASS: libc::c_int = 20;
+
+/// A packet socket bound to the sending interface, with a buffer per frame of a burst.
+pub struct PacketEngine {
+    fd: OwnedFd,
+    spec: FrameSpec,
+    layout: FlowLayout,
+    pos: FlowPos,
+    bufs: Vec<Vec<u8>>,
+}
+
+impl PacketEngine {
+    /// Opens the socket on `ifindex`; must run in the sender's namespace.
+    pub fn new(spec: &FrameSpec, ifindex: u32) -> io::Result<PacketEngine> {
+        // Protocol 0: this socket only sends, it never receives a copy of the traffic.
+        // SAFETY: socket(2) takes no pointers; a non-negative result is a descriptor we own.
+        let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: fd was just returned by socket(2).
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: sockaddr_ll is plain data; zeroed then filled, passed with its exact size.
+        let rc = unsafe {
+            let mut sll: libc::sockaddr_ll = std::mem::zeroed();
+            sll.sll_family = libc::AF_PACKET as u16;
+            sll.sll_ifindex = ifindex as i32;
+            libc::bind(
+                fd.as_raw_fd(),
+                (&sll as *const libc::sockaddr_ll).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let one: libc::c_int = 1;
+        // SAFETY: the option value is a live c_int passed with its size.
+        let rc = unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                PACKET_QDISC_BYPASS,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as u32,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let layout = FlowLayout::new(spec);
+        let bufs = vec![vec![0u8; spec.wire_len()]; MAX_BURST];
+        Ok(PacketEngine {
+            fd,
+            spec: spec.clone(),
+            layout,
+            pos: FlowPos::default(),
+            bufs,
+        })
+    }
+
+    /// Sends exactly `n` frames (at most [`MAX_BURST`]), the next flows in order.
+    pub fn send(&mut self, n: u32) -> io::Result<()> {
+        let n = n as usize;
+        assert!(n <= MAX_BURST, "burst above MAX_BURST");
+        for buf in &mut self.bufs[..n] {
+            self.layout.write(&mut buf[..], self.pos);
+            self.pos = self.pos.next(&self.spec);
+        }
+        let mut iovs: Vec<libc::iovec> = self.bufs[..n]
+            .iter_mut()
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr().cast(),
+                iov_len: b.len(),
+            })
+            .collect();
+        // SAFETY: mmsghdr is plain data; zeroed means no address, no control data.
+        let mut msgs: Vec<libc::mmsghdr> = iovs
+            .iter_mut()
+            .map(|iov| {
+                let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
+                m.msg_hdr.msg_iov = iov;
+                m.msg_hdr.msg_iovlen = 1;
+                m
+            })
+            .collect();
+        let mut done = 0;
+        while done < n {
+            // SAFETY: msgs[done..n] are live headers whose iovecs point into self.bufs, which
+            // outlive the call.
+            let rc = unsafe {
+                libc::sendmmsg(
+                    self.fd.as_raw_fd(),
+                    msgs[done..].as_mut_ptr(),
+                    (n - done) as u32,
+                    0,
+                )
+            };
+            if rc < 0 {
+                let e = io::Error::last_os_error();
+                match e.raw_os_error() {
+                    Some(libc::ENOBUFS | libc::EAGAIN | libc::EINTR) => {
+                        std::hint::spin_loop();
+                        continue;
+                    }
+                    _ => return Err(e),
+                }
+            }
+            done += rc as usize;
+        }
+        Ok(())
+    }
+}

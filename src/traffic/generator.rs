@@ -1,0 +1,453 @@
+//! The built-in generator: a sending thread in the sender's namespace, pinned to its CPU, and a
+//! monitor thread.
+//!
+//! The sending thread runs an engine. XDP paces and counts in the kernel (see [`crate::traffic::xdp`]);
+//! AF_PACKET sends bursts, each waiting at a fixed rate for its due time
+//! `start + packets_sent / pps` on the monotonic clock (sleeping, then spinning the last 100 µs),
+//! so that bursts are evenly spaced and the rate never drifts. The monitor reads the count every
+//! 5 ms, records a sample each second, and ends the run when its limit or a stop comes: it sets
+//! a flag and signals the sending thread, whose long system call then returns `EINTR` (the count
+//! lives in the kernel map or in an atomic, so nothing is lost). SIGINT and SIGTERM are blocked
+//! on the sending thread: Ctrl-C reaches the CLI, which calls [`Generator::stop`].
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use super::afpacket::{self, PacketEngine};
+use super::netlink::{self, Netlink};
+use super::xdp::{XdpCounter, XdpEngine};
+use super::{os, Engine, GenConfig, Generator, Limit, Rate, TxSample, TxSummary};
+use crate::error::InputError;
+
+/// Frames per `sendmmsg` call at full speed.
+const PACKET_MAX_BURST: u32 = 256;
+/// Largest burst at a fixed rate: well under a veth's 256-frame input ring.
+const RATE_MAX_BURST: u32 = 64;
+
+/// AF_PACKET frames per `sendmmsg` when none is given: 256 at `max`; at a fixed rate one burst
+/// a millisecond (at most 64 packets), so that packets stay evenly spread. (The XDP engine
+/// paces frame by frame in the kernel and has no bursts.)
+pub fn default_burst(rate: Rate) -> u32 {
+    match rate {
+        Rate::Max => PACKET_MAX_BURST,
+        Rate::Pps(pps) => (pps / 1000).clamp(1, u64::from(RATE_MAX_BURST)) as u32,
+    }
+}
+
+/// A generator ready to start with [`Generator::start`].
+pub fn builtin(cfg: GenConfig) -> anyhow::Result<Box<dyn Generator>> {
+    if let Some(burst) = cfg.burst {
+        if burst == 0 || burst as usize > afpacket::MAX_BURST {
+            return Err(InputError::new(format!(
+                "bad burst {burst}: 1 to {} packets",
+                afpacket::MAX_BURST
+            ))
+            .into());
+        }
+    }
+    if let Limit::Count(0) = cfg.limit {
+        return Err(InputError::new("bad packet count 0: send at least one packet").into());
+    }
+    Ok(Box::new(Builtin {
+        cfg,
+        user_stop: Arc::new(AtomicBool::new(false)),
+        samples: None,
+        sender: None,
+        monitor: None,
+    }))
+}
+
+/// The built-in generator: a sending thread and a monitor thread that samples its count each
+/// second and ends the run (limit reached, duration over, stop asked) by interrupting it.
+struct Builtin {
+    cfg: GenConfig,
+    user_stop: Arc<AtomicBool>,
+    samples: Option<Receiver<TxSample>>,
+    sender: Option<JoinHandle<anyhow::Result<TxSummary>>>,
+    monitor: Option<JoinHandle<()>>,
+}
+
+enum Sender {
+    Xdp(XdpEngine),
+    Packet(Box<PacketEngine>),
+}
+
+/// Where the monitor reads the sending thread's count.
+enum Counter {
+    Atomic(Arc<AtomicU64>),
+    Xdp(XdpCounter),
+}
+
+impl Counter {
+    /// The count so far; `None` when the map could not be read (that sample is skipped: the
+    /// final count comes from the sending thread).
+    fn sent(&self) -> Option<u64> {
+        match self {
+            Counter::Atomic(a) => Some(a.load(Ordering::Relaxed)),
+            Counter::Xdp(c) => c.sent().ok(),
+        }
+    }
+}
+
+/// What the sending thread tells once it is ready to send.
+struct Ready {
+    counter: Counter,
+    start: Instant,
+    thread: libc::pthread_t,
+    done: Receiver<(u64, Instant)>,
+}
+
+impl Generator for Builtin {
+    fn start(&mut self) -> anyhow::Result<()> {
+        anyhow::ensure!(self.sender.is_none(), "the generator was already started");
+        os::install_wake_handler().context("installing the generator's wake-up signal handler")?;
+        let (ready_tx, ready_rx) = mpsc::sync_channel::<anyhow::Result<Ready>>(1);
+        let cfg = self.cfg.clone();
+        let halt = Arc::new(AtomicBool::new(false));
+        let sender_halt = Arc::clone(&halt);
+        let sender = std::thread::Builder::new()
+            .name("benchlab-gen".into())
+            .spawn(move || {
+                let (mut sender, engine, fallback) = match setup(&cfg) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return Err(anyhow::anyhow!("the generator's setup failed"));
+                    }
+                };
+                let atomic = Arc::new(AtomicU64::new(0));
+                let counter = match &sender {
+                    Sender::Xdp(e) => {
+                        Counter::Xdp(e.counter().context("sharing the XDP state map")?)
+                    }
+                    Sender::Packet(_) => Counter::Atomic(Arc::clone(&atomic)),
+                };
+                let (done_tx, done) = mpsc::channel();
+                let start = Instant::now();
+                let thread = os::current_thread();
+                let _ = ready_tx.send(Ok(Ready {
+                    counter,
+                    start,
+                    thread,
+                    done,
+                }));
+                let sent = match &mut sender {
+                    Sender::Xdp(e) => e.run(&sender_halt),
+                    Sender::Packet(e) => {
+                        let burst = cfg.burst.unwrap_or_else(|| default_burst(cfg.rate));
+                        paced_loop(e, &cfg, burst, start, &sender_halt, &atomic)
+                    }
+                };
+                let end = Instant::now();
+                let sent = sent.with_context(|| format!("sending on {}", cfg.iface));
+                let _ = done_tx.send((
+                    *sent.as_ref().unwrap_or(&atomic.load(Ordering::Relaxed)),
+                    end,
+                ));
+                let sent = sent?;
+                let elapsed = (end - start).as_secs_f64();
+                Ok(TxSummary {
+                    engine,
+                    fallback,
+                    tx_pkts: sent,
+                    elapsed_s: elapsed,
+                    tx_pps: if elapsed > 0.0 {
+                        sent as f64 / elapsed
+                    } else {
+                        0.0
+                    },
+                    interrupted: false,
+                })
+            })?;
+        let ready = match ready_rx.recv() {
+            Ok(Ok(ready)) => ready,
+            Ok(Err(e)) => {
+                let _ = sender.join();
+                return Err(e);
+            }
+            Err(_) => {
+                return match sender.join() {
+                    Ok(Err(e)) => Err(e),
+                    _ => Err(anyhow::anyhow!("the generator thread died during setup")),
+                }
+            }
+        };
+        let (sample_tx, sample_rx) = mpsc::channel();
+        let limit = self.cfg.limit;
+        let user_stop = Arc::clone(&self.user_stop);
+        let monitor = std::thread::Builder::new()
+            .name("benchlab-gen-mon".into())
+            .spawn(move || {
+                monitor(ready, limit, &user_stop, &halt, |s| {
+                    let _ = sample_tx.send(s);
+                })
+            })?;
+        self.sender = Some(sender);
+        self.monitor = Some(monitor);
+        self.samples = Some(sample_rx);
+        Ok(())
+    }
+
+    fn next_sample(&mut self, timeout: Duration) -> Option<TxSample> {
+        self.samples.as_ref()?.recv_timeout(timeout).ok()
+    }
+
+    fn is_finished(&self) -> bool {
+        self.monitor.as_ref().is_none_or(|t| t.is_finished())
+    }
+
+    fn stop(&mut self) -> anyhow::Result<TxSummary> {
+        // A run that already ended met its limit; one still going is being interrupted.
+        let was_running = !self.is_finished();
+        self.user_stop.store(true, Ordering::Relaxed);
+        let sender = self
+            .sender
+            .take()
+            .context("the generator was not started")?;
+        let summary = sender
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the generator thread panicked")));
+        if let Some(m) = self.monitor.take() {
+            let _ = m.join();
+        }
+        let mut summary = summary?;
+        summary.interrupted = match self.cfg.limit {
+            Limit::Count(n) => summary.tx_pkts < n,
+            Limit::Duration(_) | Limit::Forever => was_running,
+        };
+        Ok(summary)
+    }
+}
+
+impl Drop for Builtin {
+    fn drop(&mut self) {
+        self.user_stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.sender.take() {
+            let _ = t.join();
+        }
+        if let Some(t) = self.monitor.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// How often the monitor looks at the count: the precision of a duration limit.
+const MONITOR_POLL: Duration = Duration::from_millis(5);
+
+/// Samples the count every second and ends the run when it is due; the last sample is the exact
+/// final count, taken once the sending thread is back.
+fn monitor(
+    ready: Ready,
+    limit: Limit,
+    user_stop: &AtomicBool,
+    halt: &AtomicBool,
+    mut emit: impl FnMut(TxSample),
+) {
+    let Ready {
+        counter,
+        start,
+        thread,
+        done,
+    } = ready;
+    let mut last = TxSample {
+        t_s: 0.0,
+        tx_pkts: 0,
+        tx_pps: 0.0,
+    };
+    let mut sample = |t: f64, sent: u64, last: &mut TxSample| {
+        let dt = t - last.t_s;
+        let pps = if dt > 0.0 {
+            sent.saturating_sub(last.tx_pkts) as f64 / dt
+        } else {
+            0.0
+        };
+        *last = TxSample {
+            t_s: t,
+            tx_pkts: sent,
+            tx_pps: pps,
+        };
+        emit(*last);
+    };
+    let mut next_tick = 1.0;
+    loop {
+        std::thread::sleep(MONITOR_POLL);
+        match done.try_recv() {
+            Ok((sent, end)) => {
+                let t = (end - start).as_secs_f64();
+                if sent > last.tx_pkts || t > last.t_s + 0.001 {
+                    sample(t, sent, &mut last);
+                }
+                return;
+            }
+            Err(mpsc::TryRecvError::Disconnected) => return,
+            Err(mpsc::TryRecvError::Empty) => {}
+        }
+        let t = start.elapsed().as_secs_f64();
+        let Some(sent) = counter.sent() else { continue };
+        if t >= next_tick {
+            sample(t, sent, &mut last);
+            while next_tick <= t {
+                next_tick += 1.0;
+            }
+        }
+        let over = match limit {
+            Limit::Count(n) => sent >= n,
+            Limit::Duration(d) => t >= d.as_secs_f64(),
+            Limit::Forever => false,
+        };
+        if over || user_stop.load(Ordering::Relaxed) {
+            halt.store(true, Ordering::Relaxed);
+            os::interrupt(thread);
+        }
+    }
+}
+
+/// Enters the namespace, pins, finds the interface and opens the engine.
+fn setup(cfg: &GenConfig) -> anyhow::Result<(Sender, Engine, Option<String>)> {
+    os::block_stop_signals().context("blocking signals on the generator thread")?;
+    if let Some(ns) = &cfg.iface.netns {
+        os::enter_netns(ns)?;
+    }
+    if let Some(cpu) = cfg.cpu {
+        os::pin_to_cpu(cpu)?;
+    }
+    let link = super::lookup(
+        &mut Netlink::route().context("opening a netlink socket")?,
+        &cfg.iface,
+    )?;
+    let l3 = cfg.spec.wire_len() - 14;
+    if l3 > link.mtu as usize {
+        return Err(InputError::new(format!(
+            "frame size {} does not fit {}'s MTU {} (at most {} bytes)",
+            cfg.spec.frame_size,
+            cfg.iface,
+            link.mtu,
+            link.mtu as usize + 18
+        ))
+        .into());
+    }
+    let not_root = |what: &str| {
+        InputError::new(format!(
+            "{what} on {} needs root (CAP_NET_RAW, CAP_BPF); run as root",
+            cfg.iface
+        ))
+    };
+    let packet = || -> anyhow::Result<Sender> {
+        PacketEngine::new(&cfg.spec, link.ifindex)
+            .map(|e| Sender::Packet(Box::new(e)))
+            .map_err(|e| {
+                if e.raw_os_error() == Some(libc::EPERM) {
+                    not_root("sending with AF_PACKET").into()
+                } else {
+                    anyhow::Error::new(e)
+                        .context(format!("opening an AF_PACKET socket on {}", cfg.iface))
+                }
+            })
+    };
+    let xdp = || -> Result<Sender, String> {
+        let features = Netlink::generic()
+            .and_then(|mut nl| nl.xdp_features(link.ifindex))
+            .map_err(|e| format!("cannot read {}'s XDP features: {e}", cfg.iface))?;
+        if features & netlink::XDP_ACT_NDO_XMIT == 0 {
+            return Err(format!(
+                "{} does not take XDP frames (a veth needs GRO or an XDP program on its peer; a NIC, a driver with ndo_xdp_xmit)",
+                cfg.iface
+            ));
+        }
+        let pps = match cfg.rate {
+            Rate::Max => None,
+            Rate::Pps(pps) => Some(pps),
+        };
+        let limit = match cfg.limit {
+            Limit::Count(n) => Some(n),
+            _ => None,
+        };
+        XdpEngine::new(&cfg.spec, link.ifindex, pps, limit)
+            .map(Sender::Xdp)
+            .map_err(|e| format!("cannot load the XDP program: {e}"))
+    };
+    match cfg.engine {
+        Engine::Packet => Ok((packet()?, Engine::Packet, None)),
+        Engine::Xdp => match xdp() {
+            Ok(s) => Ok((s, Engine::Xdp, None)),
+            Err(why) if !os::is_root() => Err(not_root(&format!("the XDP engine ({why})")).into()),
+            Err(why) => {
+                Err(InputError::new(format!("--engine xdp: {why}; use --engine packet")).into())
+            }
+        },
+        Engine::Auto => match xdp() {
+            Ok(s) => Ok((s, Engine::Xdp, None)),
+            Err(why) => Ok((packet()?, Engine::Packet, Some(why))),
+        },
+    }
+}
+
+/// The AF_PACKET loop: bursts, each at its due time at a fixed rate; returns the packets sent.
+fn paced_loop(
+    engine: &mut PacketEngine,
+    cfg: &GenConfig,
+    burst: u32,
+    start: Instant,
+    halt: &AtomicBool,
+    sent_out: &AtomicU64,
+) -> std::io::Result<u64> {
+    let mut sent: u64 = 0;
+    while !halt.load(Ordering::Relaxed) {
+        let n = match cfg.limit {
+            Limit::Count(c) if sent >= c => break,
+            Limit::Count(c) => u64::from(burst).min(c - sent) as u32,
+            _ => burst,
+        };
+        if let Rate::Pps(pps) = cfg.rate {
+            let due = start + Duration::from_secs_f64(sent as f64 / pps as f64);
+            if matches!(cfg.limit, Limit::Duration(d) if due >= start + d) || !wait_until(due, halt)
+            {
+                break;
+            }
+        }
+        engine.send(n)?;
+        sent += u64::from(n);
+        sent_out.store(sent, Ordering::Relaxed);
+        if matches!(cfg.limit, Limit::Duration(d) if start.elapsed() >= d) {
+            break;
+        }
+    }
+    Ok(sent)
+}
+
+/// Waits until `due`: sleeps while far, spins the last 100 µs; false when stopped meanwhile.
+fn wait_until(due: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= due {
+            return true;
+        }
+        let left = due - now;
+        if left > Duration::from_micros(200) {
+            std::thread::sleep((left - Duration::from_micros(100)).min(Duration::from_millis(50)));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bursts_are_large_at_max_and_a_millisecond_at_a_rate() {
+        assert_eq!(default_burst(Rate::Max), PACKET_MAX_BURST);
+        assert_eq!(default_burst(Rate::Pps(100)), 1);
+        assert_eq!(default_burst(Rate::Pps(20_000)), 20);
+        assert_eq!(default_burst(Rate::Pps(5_000_000)), RATE_MAX_BURST);
+    }
+}

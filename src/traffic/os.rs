@@ -1,0 +1,156 @@
+//! The calling thread's network namespace, CPU affinity and signal mask.
+//!
+//! A trial runs the generator in the sender's namespace and samples counters in others, all from
+//! one process: namespaces are entered per thread (`setns(2)` on a thread is allowed for network
+//! namespaces), and a netlink socket keeps the namespace it was created in for its whole life.
+// FFI: setns(2), sched_setaffinity(2) and pthread_sigmask(3) have no safe std equivalent.
+#![allow(unsafe_code)]
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use crate::error::InputError;
+
+/// Where `ip netns` keeps its named namespaces.
+pub const NETNS_DIR: &str = "/run/netns";
+
+/// Moves the calling thread into the named network namespace (`ip netns` name).
+pub fn enter_netns(name: &str) -> anyhow::Result<()> {
+    let path = PathBuf::from(NETNS_DIR).join(name);
+    let file = File::open(&path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => anyhow::Error::new(InputError::new(format!(
+            "no network namespace '{name}' ({} is missing; see `ip netns list`)",
+            path.display()
+        ))),
+        _ => anyhow::Error::new(e).context(format!("opening {}", path.display())),
+    })?;
+    // SAFETY: setns only reads the descriptor, which `file` keeps open for the call.
+    let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
+    if rc != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EPERM) {
+            return Err(InputError::new(format!(
+                "entering network namespace '{name}' needs root (CAP_SYS_ADMIN)"
+            ))
+            .into());
+        }
+        return Err(e).with_context(|| format!("entering network namespace '{name}'"));
+    }
+    Ok(())
+}
+
+/// Runs `f` on a short-lived thread inside the named namespace (or this one when `None`).
+///
+/// Sockets that `f` creates stay in that namespace after the thread ends.
+pub fn in_netns<T: Send>(
+    netns: Option<&str>,
+    f: impl FnOnce() -> anyhow::Result<T> + Send,
+) -> anyhow::Result<T> {
+    match netns {
+        None => f(),
+        Some(name) => std::thread::scope(|s| {
+            s.spawn(|| {
+                enter_netns(name)?;
+                f()
+            })
+            .join()
+            .unwrap_or_else(|_| {
+                Err(anyhow::anyhow!(
+                    "a thread working in namespace '{name}' panicked"
+                ))
+            })
+        }),
+    }
+}
+
+/// Number of CPUs this process may run on.
+pub fn cpu_count() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Pins the calling thread to one CPU.
+pub fn pin_to_cpu(cpu: usize) -> anyhow::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(
+            InputError::new(format!("bad CPU {cpu}: this host has {} CPUs", cpu_count())).into(),
+        );
+    }
+    // SAFETY: cpu_set_t is plain data; zeroed is the empty set, CPU_SET stays within it (checked above).
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EINVAL) {
+            return Err(InputError::new(format!(
+                "bad CPU {cpu}: not one this process may use (it has {})",
+                cpu_count()
+            ))
+            .into());
+        }
+        return Err(e).context(format!("pinning to CPU {cpu}"));
+    }
+    Ok(())
+}
+
+/// Blocks SIGINT and SIGTERM on the calling thread, so that they go to another thread and never
+/// interrupt a system call in the middle of a counted batch.
+pub fn block_stop_signals() -> io::Result<()> {
+    // SAFETY: sigset_t is plain data initialised by sigemptyset; pthread_sigmask only reads it.
+    let rc = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut())
+    };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
+/// Whether the process runs with root's effective uid.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The signal that interrupts a sending thread inside the kernel: a real-time one, well clear
+/// of glibc's own and of the usual ones.
+fn wake_signal() -> libc::c_int {
+    libc::SIGRTMIN() + 6
+}
+
+/// Installs the (empty) handler of the wake signal, once per process; without a handler the
+/// signal would kill the process.
+pub fn install_wake_handler() -> io::Result<()> {
+    static INSTALLED: std::sync::OnceLock<Result<(), i32>> = std::sync::OnceLock::new();
+    // SAFETY: the handler does nothing, which is async-signal-safe.
+    let result = INSTALLED.get_or_init(|| unsafe {
+        signal_hook::low_level::register(wake_signal(), || {})
+            .map(|_| ())
+            .map_err(|e| e.raw_os_error().unwrap_or(0))
+    });
+    (*result).map_err(io::Error::from_raw_os_error)
+}
+
+/// Sends the wake signal to a thread, so that a long system call it is in returns `EINTR`.
+pub fn interrupt(thread: libc::pthread_t) {
+    // SAFETY: `thread` comes from a JoinHandle that the caller has not joined yet, so it is valid.
+    unsafe {
+        libc::pthread_kill(thread, wake_signal());
+    }
+}
+
+/// The calling thread's pthread id (for [`interrupt`]).
+pub fn current_thread() -> libc::pthread_t {
+    // SAFETY: pthread_self has no preconditions and cannot fail.
+    unsafe { libc::pthread_self() }
+}

@@ -1,0 +1,178 @@
+//! netmap pkt-gen as a generator and receiver: its command lines built from a traffic profile
+//! (as argv, so IPv6 ranges need none of the old harness's `"\"[…]\""` quoting), and its output
+//! read with the same parser as archived netbenches logs ([`crate::ingest::netbenches::pktgen`]).
+//!
+//! The shape is the seeds' labs' (notes §2.3): `pkt-gen -f tx -N -i IF -n COUNT -l SIZE-4 -4|-6
+//! -d RANGE -D DUTMAC -s RANGE [-S SRCMAC] -w 2`. pkt-gen's `-l` excludes the 4-byte FCS, so a
+//! profile's 64-byte frame is `-l 60`. pkt-gen stops after a packet count, not a duration: the
+//! count is the trial's duration times the rate (line rate when the profile says `max`).
+
+use crate::config::{Family, Profile};
+use crate::ingest::netbenches::pktgen::{self as parse, Second};
+
+/// The Ethernet FCS, counted in a profile's frame size but not in pkt-gen's `-l`.
+const FCS: u32 = 4;
+
+/// A pkt-gen sender.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PktgenTx {
+    /// The netmap interface.
+    pub iface: String,
+    /// Packets to send (`-n`).
+    pub count: u64,
+    /// Frame size with FCS, as in the profile (64…1518).
+    pub frame_size: u32,
+    /// `-4`/`-6`; `None` leaves it to pkt-gen (older labs did).
+    pub af: Option<Family>,
+    /// Source range, pkt-gen syntax.
+    pub src: String,
+    /// Destination range, pkt-gen syntax.
+    pub dst: String,
+    /// The DUT's MAC (`-D`).
+    pub dut_mac: String,
+    /// The sender's MAC (`-S`), when pkt-gen should not use 00:00:00:00:00:00.
+    pub src_mac: Option<String>,
+    /// A fixed rate in packets per second (`-R`); `None` sends as fast as it can.
+    pub rate: Option<u64>,
+    /// Seconds pkt-gen waits for the link after opening it in netmap mode (`-w`).
+    pub wait_s: u32,
+    /// `-N`: raw figures (`1488125 pps`, not `1.49 Mpps`) in its output, as the seeds' igb labs.
+    pub no_normalize: bool,
+    /// Further options, after the others (the seeds' labs passed `-U`).
+    pub extra: Vec<String>,
+}
+
+impl PktgenTx {
+    /// A sender for `profile` out of `iface` towards `dut_mac`, sending `count` packets.
+    pub fn from_profile(profile: &Profile, iface: &str, dut_mac: &str, count: u64) -> Self {
+        Self {
+            iface: iface.to_string(),
+            count,
+            frame_size: profile.frame_size,
+            af: Some(profile.af),
+            src: profile.src().to_string(),
+            dst: profile.dst().to_string(),
+            dut_mac: dut_mac.to_string(),
+            src_mac: None,
+            rate: match profile.rate {
+                crate::config::Rate::Max => None,
+                crate::config::Rate::Pps(p) => Some(p),
+            },
+            wait_s: 2,
+            no_normalize: true,
+            extra: Vec::new(),
+        }
+    }
+
+    /// The command line.
+    pub fn argv(&self) -> Vec<String> {
+        let mut argv: Vec<String> = vec!["pkt-gen".into(), "-f".into(), "tx".into()];
+        if self.no_normalize {
+            argv.push("-N".into());
+        }
+        argv.extend([
+            "-i".into(),
+            self.iface.clone(),
+            "-n".into(),
+            self.count.to_string(),
+            "-l".into(),
+            self.frame_size.saturating_sub(FCS).to_string(),
+        ]);
+        match self.af {
+            Some(Family::Inet4) => argv.push("-4".into()),
+            Some(Family::Inet6) => argv.push("-6".into()),
+            None => {}
+        }
+        argv.extend([
+            "-d".into(),
+            self.dst.clone(),
+            "-D".into(),
+            self.dut_mac.clone(),
+            "-s".into(),
+            self.src.clone(),
+        ]);
+        if let Some(mac) = &self.src_mac {
+            argv.extend(["-S".into(), mac.clone()]);
+        }
+        if let Some(rate) = self.rate {
+            argv.extend(["-R".into(), rate.to_string()]);
+        }
+        argv.extend(["-w".into(), self.wait_s.to_string()]);
+        argv.extend(self.extra.iter().cloned());
+        argv
+    }
+}
+
+/// A pkt-gen receiver: `pkt-gen [-N] -f rx -i IF -w W`, stopped with SIGTERM.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PktgenRx {
+    /// The netmap interface.
+    pub iface: String,
+    /// Seconds to wait for the link (`-w`).
+    pub wait_s: u32,
+    /// `-N`, as for the sender.
+    pub no_normalize: bool,
+}
+
+impl PktgenRx {
+    /// The command line.
+    pub fn argv(&self) -> Vec<String> {
+        let mut argv: Vec<String> = vec!["pkt-gen".into()];
+        if self.no_normalize {
+            argv.push("-N".into());
+        }
+        argv.extend([
+            "-f".into(),
+            "rx".into(),
+            "-i".into(),
+            self.iface.clone(),
+            "-w".into(),
+            self.wait_s.to_string(),
+        ]);
+        argv
+    }
+}
+
+/// Packets a sender needs to last `seconds` at `pps`.
+pub fn count_for(seconds: f64, pps: f64) -> u64 {
+    (seconds * pps).ceil().max(1.0) as u64
+}
+
+/// The per-second lines of a pkt-gen run (sender or receiver).
+pub fn per_second(output: &str) -> Vec<Second> {
+    parse::seconds(output)
+}
+
+/// What a finished pkt-gen sender reported: packets sent and its average rate (`Speed:`).
+pub fn sender_summary(output: &str) -> (Option<u64>, Option<f64>) {
+    (
+        parse::sent_packets(output),
+        parse::parse_sender(output).speed_pps,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fcs_is_not_in_pktgens_size_and_the_mac_options_follow_the_ranges() {
+        let profile: Profile =
+            toml::from_str("name = \"x\"\naf = \"inet6\"\nframe_size = 66\n").unwrap();
+        let mut tx = PktgenTx::from_profile(&profile, "ix0", "00:07:43:2e:e4:70", 1000);
+        tx.src_mac = Some("0c:c4:7a:ab:29:35".into());
+        let line = tx.argv().join(" ");
+        assert!(
+            line.starts_with("pkt-gen -f tx -N -i ix0 -n 1000 -l 62 -6 -d "),
+            "{line}"
+        );
+        assert!(line.ends_with(" -S 0c:c4:7a:ab:29:35 -w 2"), "{line}");
+        let rx = PktgenRx {
+            iface: "igb3".into(),
+            wait_s: 4,
+            no_normalize: true,
+        };
+        assert_eq!(rx.argv().join(" "), "pkt-gen -N -f rx -i igb3 -w 4");
+        assert_eq!(count_for(60.0, 1_488_095.0), 89_285_700);
+    }
+}

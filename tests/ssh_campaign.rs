@@ -1,0 +1,262 @@
+//! `benchlab run` on a lab reached only over SSH: the virtual lab's three namespaces each run
+//! their own sshd on a management link from a namespace of the test's own, where `benchlab
+//! run` itself runs (`ip netns exec`). The campaign changes versions with install, reboot (the
+//! DUT's management link goes down and up again) and online hooks; a DUT that does not come
+//! back fails with one line, keeps the finished trials, and `--resume` continues. Needs root.
+
+mod sshd;
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use benchlab::lab::{Lab, LabConfig};
+use sshd::{netns_name, sh, Alias, Daemon, Keys, NetnsGuard};
+
+fn finished_trials(results: &Path) -> Vec<String> {
+    let mut done: Vec<String> = fs::read_dir(results.join("runs"))
+        .map(|dir| {
+            dir.map(|e| e.unwrap().path())
+                .filter(|p| p.join("meta.json").exists())
+                .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    done.sort();
+    done
+}
+
+fn benchlab_in(netns: &str, args: &[&str]) -> Output {
+    Command::new("ip")
+        .args(["netns", "exec", netns, env!("CARGO_BIN_EXE_benchlab")])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_campaign_over_ssh_changes_versions_and_resumes_after_a_dut_that_did_not_come_back() {
+    let lab = Lab::up(&LabConfig {
+        id: "ts1".into(),
+        ..LabConfig::default()
+    })
+    .unwrap();
+    let facts = lab.facts().clone();
+    let mgmt = netns_name();
+    sh(&["ip", "netns", "add", &mgmt]);
+    let _mgmt_guard = NetnsGuard(mgmt.clone());
+    sh(&["ip", "-n", &mgmt, "link", "set", "lo", "up"]);
+    let nodes = [
+        ("blssh-dut", facts.dut.namespace.clone()),
+        ("blssh-sender", facts.senders[0].namespace.clone()),
+        ("blssh-receiver", facts.receiver.namespace.clone()),
+    ];
+    let keys = Keys::new();
+    let mut addrs = Vec::new();
+    for (i, (_, ns)) in nodes.iter().enumerate() {
+        let (here, there) = (format!("blsshm{i}"), format!("blsshn{i}"));
+        sh(&[
+            "ip", "-n", &mgmt, "link", "add", &here, "type", "veth", "peer", "name", &there,
+            "netns", ns,
+        ]);
+        let (a, b) = (
+            format!("198.18.254.{}", 4 * i + 1),
+            format!("198.18.254.{}", 4 * i + 2),
+        );
+        sh(&[
+            "ip",
+            "-n",
+            &mgmt,
+            "addr",
+            "add",
+            &format!("{a}/30"),
+            "dev",
+            &here,
+        ]);
+        sh(&[
+            "ip",
+            "-n",
+            ns,
+            "addr",
+            "add",
+            &format!("{b}/30"),
+            "dev",
+            &there,
+        ]);
+        sh(&["ip", "-n", &mgmt, "link", "set", &here, "up"]);
+        sh(&["ip", "-n", ns, "link", "set", &there, "up"]);
+        addrs.push(b);
+    }
+    let aliases: Vec<Alias<'_>> = nodes
+        .iter()
+        .zip(&addrs)
+        .map(|((name, _), addr)| Alias {
+            name,
+            addr,
+            port: sshd::PORT,
+            key: "id_ok",
+        })
+        .collect();
+    keys.write_config(&aliases);
+    let _daemons: Vec<Daemon> = nodes
+        .iter()
+        .zip(&addrs)
+        .map(|((_, ns), addr)| Daemon::start(&keys, ns, addr))
+        .collect();
+
+    let dir = keys.dir();
+    let marker = dir.join("v3-breaks-once");
+    fs::write(&marker, "").unwrap();
+    let receiver_addr = facts.receiver.inet4.to_string();
+    let receiver_addr = receiver_addr.split('/').next().unwrap();
+    let bin = env!("CARGO_BIN_EXE_benchlab");
+    // A "reboot": the DUT's management link goes down before the command returns (so `online`
+    // cannot pass before it), and comes back 2 s later. The broken one never comes back: its
+    // command hangs on the dead link until benchlab's reboot time limit.
+    let reboot =
+        "ip link set blsshn0 down; (sleep 2; ip link set blsshn0 up) </dev/null >/dev/null 2>&1 &";
+    let broken = format!(
+        "if [ -e {m} ]; then rm {m}; ip link set blsshn0 down; else {reboot} fi",
+        m = marker.display()
+    );
+    // Online: the DUT answers over SSH and routes to the receiver (no ping in this container).
+    let online = format!(r#"["ip", "route", "get", "{receiver_addr}"]"#);
+    let campaign = dir.join("ssh-campaign.toml");
+    fs::write(
+        &campaign,
+        format!(
+            r#"title = "campaign over SSH"
+iterations = 1
+order = "sequential"
+config_sets = ["forwarding"]
+
+[lab.ssh]
+config = "{config}"
+connect_timeout = 2
+
+[lab.hosts.dut]
+transport = "ssh"
+host = "blssh-dut"
+
+[lab.hosts.sender]
+transport = "ssh"
+host = "blssh-sender"
+interface = "{sender_if}"
+dut_mac = "{dut_mac}"
+benchlab = "{bin}"
+
+[lab.hosts.receiver]
+transport = "ssh"
+host = "blssh-receiver"
+interface = "{receiver_if}"
+benchlab = "{bin}"
+
+[trial]
+duration = 4
+warmup = 0
+cooldown = 0
+
+[[profiles]]
+name = "inet4"
+af = "inet4"
+
+[[versions]]
+name = "v1"
+
+[[versions]]
+name = "v2"
+install = [["sh", "-c", "echo v2 > {dir}/installed-v2"]]
+reboot = ["sh", "-c", "{reboot}"]
+online = {online}
+online_timeout = 30
+
+[[versions]]
+name = "v3"
+reboot = ["sh", "-c", "{broken}"]
+online = {online}
+online_timeout = 5
+"#,
+            config = keys.ssh_config.display(),
+            sender_if = facts.senders[0].interface,
+            dut_mac = facts.senders[0].dut_mac,
+            receiver_if = facts.receiver.interface,
+            dir = dir.display(),
+        ),
+    )
+    .unwrap();
+    let results = dir.join("results");
+    let out = benchlab_in(
+        &mgmt,
+        &[
+            "run",
+            campaign.to_str().unwrap(),
+            "-o",
+            results.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("blssh-dut: not online 5 s after version `v3`") && err.contains("--resume"),
+        "{err}"
+    );
+    assert_eq!(
+        finished_trials(&results),
+        ["v1.forwarding.inet4.1", "v2.forwarding.inet4.1"]
+    );
+    assert_eq!(
+        fs::read_to_string(dir.join("installed-v2")).unwrap(),
+        "v2\n"
+    );
+    let before =
+        fs::read_to_string(results.join("runs/v2.forwarding.inet4.1/dut-before.txt")).unwrap();
+    assert!(before.starts_with("$ ip -s -s link\n"), "{before}");
+    let samples =
+        fs::read_to_string(results.join("runs/v2.forwarding.inet4.1/samples.csv")).unwrap();
+    // t_s,tx_pkts,rx_pkts,tx_pps,rx_pps: the DUT forwarded what the sender sent over SSH.
+    let rows: Vec<Vec<f64>> = samples
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert!(rows.len() >= 3, "{samples}");
+    assert!(rows.iter().all(|r| r[1] > 0.0 && r[2] > 0.0), "{samples}");
+    let gen =
+        fs::read_to_string(results.join("runs/v2.forwarding.inet4.1/generator.jsonl")).unwrap();
+    assert!(gen.contains("\"type\":\"summary\""), "{gen}");
+
+    // The operator brings the DUT back; the campaign continues where it stopped.
+    sh(&[
+        "ip",
+        "-n",
+        &facts.dut.namespace,
+        "link",
+        "set",
+        "blsshn0",
+        "up",
+    ]);
+    let out = benchlab_in(&mgmt, &["run", "--resume", results.to_str().unwrap(), "-q"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(finished_trials(&results).len(), 3);
+    let readme = fs::read_to_string(results.join("README.md")).unwrap();
+    assert!(readme.contains("v3"), "{readme}");
+    let lab_json: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(results.join("lab.json")).unwrap()).unwrap();
+    for v in ["v1", "v2", "v3"] {
+        let uname = lab_json["versions"][v]["uname"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(uname.starts_with("Linux "), "{v}: {lab_json}");
+        let config = lab_json["versions"][v]["kernel_config"].as_str().unwrap();
+        assert!(fs::read_to_string(results.join(config))
+            .unwrap()
+            .contains("CONFIG_"));
+    }
+    drop(lab);
+}
