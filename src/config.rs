@@ -65,6 +65,8 @@ pub mod defaults {
     ];
     /// RFC 2544's smallest Ethernet frame, FCS included.
     pub const FRAME_SIZE: u32 = 64;
+    /// The largest frame of RFC 2544 sizes, FCS included.
+    pub const MAX_FRAME_SIZE: u32 = 1518;
     /// Name of the implicit version of a campaign that declares none.
     pub const VERSION: &str = "default";
     /// Source flows of the inet4 profile: 20 addresses × 1 port (as the seeds' labs).
@@ -99,6 +101,17 @@ pub enum Family {
     Inet4,
     /// IPv6/UDP.
     Inet6,
+}
+
+impl Family {
+    /// Its smallest UDP frame, FCS included: 64 bytes (RFC 2544) for inet4; 66 for inet6,
+    /// whose Ethernet, IPv6 and UDP headers take 62 bytes (pkt-gen's `-l 62`).
+    pub fn min_frame(self) -> u32 {
+        match self {
+            Family::Inet4 => defaults::FRAME_SIZE,
+            Family::Inet6 => 66,
+        }
+    }
 }
 
 impl fmt::Display for Family {
@@ -217,9 +230,11 @@ pub struct Profile {
     pub name: String,
     /// Address family.
     pub af: Family,
-    /// Ethernet frame size in bytes, FCS included (RFC 2544: 64…1518). Default is 64.
-    #[serde(default = "default_frame_size")]
-    pub frame_size: u32,
+    /// Ethernet frame size in bytes, FCS included (RFC 2544: 64…1518). Default: the family's
+    /// smallest UDP frame ([`Family::min_frame`]: 64 for inet4, 66 for inet6). Read it with
+    /// [`Profile::frame_size`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_size: Option<u32>,
     /// Source flows, pkt-gen syntax: `ADDR[:PORT][-ADDR[:PORT]]`. Default depends on `af`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub src: Option<String>,
@@ -231,25 +246,26 @@ pub struct Profile {
     pub rate: Rate,
 }
 
-fn default_frame_size() -> u32 {
-    defaults::FRAME_SIZE
-}
-
 fn default_rate() -> Rate {
     Rate::Max
 }
 
 impl Profile {
-    /// The built-in profile of an address family: 64-byte frames, 2000 flows, max rate.
+    /// The built-in profile of an address family: its smallest frames, 2000 flows, max rate.
     pub fn builtin(af: Family) -> Self {
         Self {
             name: af.to_string(),
             af,
-            frame_size: defaults::FRAME_SIZE,
+            frame_size: Some(af.min_frame()),
             src: None,
             dst: None,
             rate: Rate::Max,
         }
+    }
+
+    /// Ethernet frame size in bytes, FCS included: the family's smallest when unset.
+    pub fn frame_size(&self) -> u32 {
+        self.frame_size.unwrap_or(self.af.min_frame())
     }
 
     /// Source flow range, the family's default when unset.
@@ -408,6 +424,10 @@ impl Campaign {
         if campaign.versions.is_empty() {
             campaign.versions.push(default_version());
         }
+        // Written out in DIR/campaign.toml, so a later change of default is a visible change.
+        for p in &mut campaign.profiles {
+            p.frame_size = Some(p.frame_size());
+        }
         campaign.validate(origin, known_sets)?;
         Ok(campaign)
     }
@@ -500,11 +520,17 @@ impl Campaign {
         }
         check_names(origin, "config_sets", self.config_set_names())?;
         for (i, p) in self.profiles.iter().enumerate() {
-            if !(64..=1518).contains(&p.frame_size) {
+            let min = p.af.min_frame();
+            if !(min..=defaults::MAX_FRAME_SIZE).contains(&p.frame_size()) {
                 return Err(bad(
                     origin,
                     &format!("profiles[{i}].frame_size"),
-                    format!("{} is outside 64…1518 bytes", p.frame_size),
+                    format!(
+                        "{} is outside {min}…{} bytes, the {} range (FCS included)",
+                        p.frame_size(),
+                        defaults::MAX_FRAME_SIZE,
+                        p.af
+                    ),
                 ));
             }
         }
@@ -614,6 +640,10 @@ mod tests {
                 "[[profiles]]\nname = \"big\"\naf = \"inet4\"\nframe_size = 9000",
                 "profiles[0].frame_size",
             ),
+            (
+                "[[profiles]]\nname = \"v6\"\naf = \"inet6\"\nframe_size = 64",
+                "`profiles[0].frame_size`: 64 is outside 66…1518 bytes, the inet6 range",
+            ),
             ("[[profiles]]\nname = \"x\"\naf = \"inet5\"", "line 3"),
             ("[trial]\nduration = 3", "make the trial longer"),
         ];
@@ -623,6 +653,24 @@ mod tests {
             assert!(err.starts_with("c.toml: "), "{err}");
             assert!(!err.contains('\n'), "one line only: {err:?}");
         }
+    }
+
+    #[test]
+    fn an_unset_frame_size_is_the_familys_smallest_and_is_written_out() {
+        let c = parse(
+            "[[profiles]]\nname = \"a\"\naf = \"inet4\"\n\
+             [[profiles]]\nname = \"b\"\naf = \"inet6\"",
+        )
+        .unwrap();
+        let sizes: Vec<Option<u32>> = c.profiles.iter().map(|p| p.frame_size).collect();
+        assert_eq!(sizes, [Some(64), Some(66)]);
+        assert!(c.to_toml().contains("frame_size = 66"));
+        let builtin: Vec<u32> = Campaign::default()
+            .profiles
+            .iter()
+            .map(Profile::frame_size)
+            .collect();
+        assert_eq!(builtin, [64, 66]);
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub mod user;
 use std::fmt;
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::error::InputError;
 use crate::transport::Transport;
@@ -115,6 +115,69 @@ pub fn config_set(spec: &str, env: &[(String, String)]) -> Result<Box<dyn Config
         "unknown config set {spec:?}: use one of {} or a directory with an apply script",
         LINUX_PRESETS.join(", ")
     )))
+}
+
+/// A campaign's config sets, loaded up front so that a bad user set fails before any trial
+/// runs, and the one in force on the DUT.
+#[derive(Debug, Default)]
+pub struct ConfigSets {
+    /// (entry as the campaign writes it, set).
+    sets: Vec<(String, Box<dyn ConfigSet>)>,
+    /// Index into `sets` of the set in force.
+    current: Option<usize>,
+}
+
+impl ConfigSets {
+    /// Loads each of `entries` with `load`.
+    pub fn load(
+        entries: &[String],
+        mut load: impl FnMut(&str) -> Result<Box<dyn ConfigSet>>,
+    ) -> Result<Self> {
+        let sets = entries
+            .iter()
+            .map(|entry| Ok((entry.clone(), load(entry)?)))
+            .collect::<Result<_>>()?;
+        Ok(Self {
+            sets,
+            current: None,
+        })
+    }
+
+    /// Removes the set in force, then applies `entry` (one of the loaded ones) and verifies it.
+    pub fn switch(&mut self, entry: &str, dut: &dyn Transport) -> Result<()> {
+        self.revert(dut)?;
+        let i = self
+            .sets
+            .iter()
+            .position(|(e, _)| e == entry)
+            .ok_or_else(|| anyhow::anyhow!("config set {entry:?} is not in the campaign"))?;
+        self.sets[i].1.apply(dut)?;
+        self.current = Some(i);
+        self.sets[i].1.verify(dut)
+    }
+
+    /// Removes the set in force, if any.
+    pub fn revert(&mut self, dut: &dyn Transport) -> Result<()> {
+        if let Some(i) = self.current.take() {
+            let set = &self.sets[i].1;
+            set.revert(dut)
+                .with_context(|| format!("removing config set `{}`", set.name()))?;
+        }
+        Ok(())
+    }
+
+    /// The name of the set in force.
+    pub fn current(&self) -> Option<&str> {
+        self.current.map(|i| self.sets[i].1.name())
+    }
+
+    /// Each set's ruleset by name, as `lab.json` records them.
+    pub fn rulesets(&self) -> serde_json::Map<String, serde_json::Value> {
+        self.sets
+            .iter()
+            .map(|(_, s)| (s.name().to_string(), s.ruleset().into()))
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -30,7 +30,6 @@ pub mod topology;
 /// Building and removing the lab on this machine (namespaces, veths, CPU placement).
 pub mod virt;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
@@ -109,10 +108,9 @@ impl Lab {
             id: topology.id.clone(),
             armed: true,
         };
-        write_atomically(
-            &run_file(&topology.id, "json"),
-            &serde_json::to_vec_pretty(&topology)?,
-        )?;
+        let record = run_file(&topology.id, "json");
+        crate::atomic::write(&record, &serde_json::to_vec_pretty(&topology)?)
+            .with_context(|| format!("cannot write {}", record.display()))?;
         virt::build(&topology, &addressing::plan(&topology))
             .with_context(|| format!("building lab {}", topology.id))?;
         let facts = facts::collect(&topology)?;
@@ -161,7 +159,9 @@ impl Lab {
     /// Leaves the lab up after this process ends (`benchlab lab up`): it is marked `manual`
     /// and only `benchlab lab down` removes it. Returns its facts.
     pub fn keep(mut self) -> Result<LabFacts> {
-        write_atomically(&run_file(&self.topology.id, "pid"), b"manual\n")?;
+        let pid_file = run_file(&self.topology.id, "pid");
+        crate::atomic::write(&pid_file, b"manual\n")
+            .with_context(|| format!("cannot write {}", pid_file.display()))?;
         self.guard.armed = false;
         lock_live().retain(|id| *id != self.topology.id);
         Ok(self.facts)
@@ -367,15 +367,4 @@ pub fn down(id: &str, force: bool) -> Result<Removed> {
     teardown(id)?;
     let stale = remove_stale()?;
     Ok(Removed { lab, stale })
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    let mut f =
-        std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    f.write_all(bytes)
-        .and_then(|()| f.sync_all())
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }

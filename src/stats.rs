@@ -37,6 +37,6 @@ pub use ministat::{
     analyse, read_datasets, render, Analysis, Dataset, MinistatError, MinistatOptions,
     NamedComparison, NamedSummary, ReadOptions,
 };
-pub use plot::{Plot, PlotInput};
+pub use plot::Plot;
 pub use student::{Confidence, ConfidenceError};
 pub use summary::{Flavor, Sample, Summary};

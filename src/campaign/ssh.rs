@@ -22,7 +22,7 @@ use super::profile::{CaptureSchedule, PerfProfiler};
 use super::run::{Bench, TrialData, TrialSpec, INTERRUPTED};
 use super::store::SampleRow;
 use crate::config::{Campaign, Rate, Version};
-use crate::dut::{self, ConfigSet};
+use crate::dut::{self, ConfigSet, ConfigSets};
 use crate::error::InputError;
 use crate::lab::ssh::{Generator, NodeConfig, SshLab};
 use crate::traffic::pktgen::{self, PktgenRx, PktgenTx};
@@ -97,10 +97,8 @@ pub struct SshBench {
     dut: SshTransport,
     sender: SshTransport,
     receiver: SshTransport,
-    /// Every config set of the campaign, loaded up front: (entry as written, set).
-    sets: Vec<(String, Box<dyn ConfigSet>)>,
-    /// Index into `sets` of the set in force.
-    current: Option<usize>,
+    /// The campaign's config sets and the one in force.
+    sets: ConfigSets,
     /// The campaign's results directory, whose `lab.json` gets each version's kernel.
     results: PathBuf,
     /// The DUT's OS, asked once.
@@ -111,7 +109,7 @@ impl std::fmt::Debug for SshBench {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SshBench")
             .field("dut", &self.lab.dut.host)
-            .field("current", &self.current)
+            .field("config_set", &self.sets.current())
             .finish_non_exhaustive()
     }
 }
@@ -250,24 +248,19 @@ impl SshBench {
                 }
             }
         }
-        let sets = campaign
-            .config_sets
-            .iter()
-            .map(|entry| {
-                let set: Box<dyn ConfigSet> = match (os, dut::freebsd::preset(entry)) {
-                    (Os::FreeBsd, Some(set)) => Box::new(set),
-                    _ => dut::config_set(entry, &env)?,
-                };
-                Ok((entry.clone(), set))
-            })
-            .collect::<anyhow::Result<_>>()?;
+        let sets = ConfigSets::load(&campaign.config_sets, |entry| {
+            let set: Box<dyn ConfigSet> = match (os, dut::freebsd::preset(entry)) {
+                (Os::FreeBsd, Some(set)) => Box::new(set),
+                _ => dut::config_set(entry, &env)?,
+            };
+            Ok(set)
+        })?;
         Ok(Self {
             dut,
             sender: lab.ssh.transport(&lab.sender),
             receiver: lab.ssh.transport(&lab.receiver),
             lab,
             sets,
-            current: None,
             results: results.to_path_buf(),
             os: Some(os),
         })
@@ -288,12 +281,7 @@ impl SshBench {
     }
 
     fn revert_current(&mut self) -> anyhow::Result<()> {
-        if let Some(i) = self.current.take() {
-            let (_, set) = &self.sets[i];
-            set.revert(&self.dut)
-                .with_context(|| format!("removing config set `{}`", set.name()))?;
-        }
-        Ok(())
+        self.sets.revert(&self.dut)
     }
 
     /// Runs `online` on the DUT once a second until it succeeds or `timeout` has passed.
@@ -419,7 +407,7 @@ impl SshBench {
             "-d".into(),
             spec.profile.dst().to_string(),
             "-l".into(),
-            spec.profile.frame_size.to_string(),
+            spec.profile.frame_size().to_string(),
             "-r".into(),
             rate,
             "-t".into(),
@@ -532,16 +520,7 @@ impl Bench for SshBench {
     }
 
     fn set_config(&mut self, entry: &str) -> anyhow::Result<()> {
-        self.revert_current()?;
-        let i = self
-            .sets
-            .iter()
-            .position(|(e, _)| e == entry)
-            .expect("config sets are loaded from the campaign");
-        self.sets[i].1.apply(&self.dut)?;
-        self.current = Some(i);
-        self.sets[i].1.verify(&self.dut)?;
-        Ok(())
+        self.sets.switch(entry, &self.dut)
     }
 
     fn trial(
@@ -689,11 +668,7 @@ impl Bench for SshBench {
     }
 
     fn facts(&mut self) -> anyhow::Result<serde_json::Value> {
-        let rulesets: serde_json::Map<String, serde_json::Value> = self
-            .sets
-            .iter()
-            .map(|(_, s)| (s.name().to_string(), s.ruleset().into()))
-            .collect();
+        let rulesets = self.sets.rulesets();
         let node = |n: &NodeConfig| {
             serde_json::json!({
                 "transport": "ssh",

@@ -418,7 +418,7 @@ mod tests {
             .to_string();
         assert!(err.contains("key `trial.duration` changed"), "{err}");
         changed = c.clone();
-        changed.profiles[1].frame_size = 128;
+        changed.profiles[1].frame_size = Some(128);
         let err = Store::resume(tmp.path(), &changed, &SETS)
             .unwrap_err()
             .to_string();

@@ -9,8 +9,8 @@ use anyhow::{bail, Context};
 use super::profile::{CaptureSchedule, PerfProfiler};
 use super::run::{Bench, TrialData, TrialSpec, INTERRUPTED};
 use super::store::SampleRow;
-use crate::config::{Campaign, Rate, Version};
-use crate::dut::{self, ConfigSet};
+use crate::config::{Campaign, Profile, Rate, Version};
+use crate::dut::{self, ConfigSets};
 use crate::lab::Lab;
 use crate::traffic::packet::{FrameSpec, Mac};
 use crate::traffic::receiver::{Receiver, RxConfig};
@@ -20,11 +20,8 @@ use crate::transport::{display_argv, Command, LocalTransport, Transport};
 /// The virtual lab, ready to run a campaign's trials.
 pub struct VirtualBench {
     lab: Option<Lab>,
-    /// Every config set of the campaign, loaded up front so a bad user set fails before any
-    /// trial runs: (entry as written, set).
-    sets: Vec<(String, Box<dyn ConfigSet>)>,
-    /// Index into `sets` of the set in force.
-    current: Option<usize>,
+    /// The campaign's config sets and the one in force.
+    sets: ConfigSets,
     /// Sysctls the version in force changed, with their values before it: restored before the
     /// next version, so versions do not inherit each other's settings.
     restore: Vec<(String, String)>,
@@ -37,7 +34,7 @@ impl std::fmt::Debug for VirtualBench {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("VirtualBench")
             .field("lab", &self.lab.as_ref().map(Lab::id))
-            .field("current", &self.current)
+            .field("config_set", &self.sets.current())
             .finish_non_exhaustive()
     }
 }
@@ -49,15 +46,12 @@ impl VirtualBench {
     /// Wraps a running lab for `campaign`, loading its config sets.
     pub fn new(lab: Lab, campaign: &Campaign) -> anyhow::Result<Self> {
         let env = lab.facts().env();
-        let sets = campaign
-            .config_sets
-            .iter()
-            .map(|entry| Ok((entry.clone(), dut::config_set(entry, &env)?)))
-            .collect::<anyhow::Result<_>>()?;
+        let sets = ConfigSets::load(&campaign.config_sets, |entry| {
+            Ok(dut::config_set(entry, &env)?)
+        })?;
         Ok(Self {
             lab: Some(lab),
             sets,
-            current: None,
             restore: Vec::new(),
             capture_delay: Duration::ZERO,
         })
@@ -87,12 +81,14 @@ impl VirtualBench {
     }
 
     fn revert_current(&mut self) -> anyhow::Result<()> {
-        if let Some(i) = self.current.take() {
-            let (_, set) = &self.sets[i];
-            set.revert(self.dut())
-                .with_context(|| format!("removing config set `{}`", set.name()))?;
-        }
-        Ok(())
+        // Once the lab is down, nothing of a config set is left to remove.
+        let Some(lab) = self.lab.as_ref() else {
+            return Ok(());
+        };
+        let dut = lab
+            .node(crate::lab::Role::Dut)
+            .expect("every lab has a DUT");
+        self.sets.revert(dut)
     }
 
     fn sysctl(&self, key: &str, value: &str) -> anyhow::Result<()> {
@@ -166,17 +162,11 @@ impl Bench for VirtualBench {
     }
 
     fn set_config(&mut self, entry: &str) -> anyhow::Result<()> {
-        self.revert_current()?;
-        let i = self
-            .sets
-            .iter()
-            .position(|(e, _)| e == entry)
-            .expect("config sets are loaded from the campaign");
-        let set = &self.sets[i].1;
-        set.apply(self.dut())?;
-        self.current = Some(i);
-        self.sets[i].1.verify(self.dut())?;
-        Ok(())
+        let lab = self.lab.as_ref().expect("the lab is up until down()");
+        let dut = lab
+            .node(crate::lab::Role::Dut)
+            .expect("every lab has a DUT");
+        self.sets.switch(entry, dut)
     }
 
     fn trial(
@@ -186,13 +176,7 @@ impl Bench for VirtualBench {
     ) -> anyhow::Result<TrialData> {
         let facts = self.lab().facts();
         let sender = &facts.senders[0];
-        let frames = FrameSpec::new(
-            Mac(sender.mac.0),
-            Mac(sender.dut_mac.0),
-            spec.profile.src().parse()?,
-            spec.profile.dst().parse()?,
-            spec.profile.frame_size as usize,
-        )?;
+        let frames = frame_spec(spec.profile, Mac(sender.mac.0), Mac(sender.dut_mac.0))?;
         let sender_if = IfRef {
             netns: Some(sender.namespace.clone()),
             name: sender.interface.clone(),
@@ -329,11 +313,7 @@ impl Bench for VirtualBench {
     }
 
     fn facts(&mut self) -> anyhow::Result<serde_json::Value> {
-        let rulesets: serde_json::Map<String, serde_json::Value> = self
-            .sets
-            .iter()
-            .map(|(_, s)| (s.name().to_string(), s.ruleset().into()))
-            .collect();
+        let rulesets = self.sets.rulesets();
         let ingress = &self.lab().facts().dut.ingress[0];
         let driver = self
             .dut()
@@ -350,5 +330,40 @@ impl Bench for VirtualBench {
             "generator": "benchlab gen (built-in)",
             "config_sets": rulesets,
         }))
+    }
+}
+
+/// The frames a traffic profile asks for, from `src_mac` to `dst_mac`.
+fn frame_spec(profile: &Profile, src_mac: Mac, dst_mac: Mac) -> anyhow::Result<FrameSpec> {
+    Ok(FrameSpec::new(
+        src_mac,
+        dst_mac,
+        profile.src().parse()?,
+        profile.dst().parse()?,
+        profile.frame_size() as usize,
+    )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every profile a user gets without writing one (the default campaign, the examples) is
+    /// one the generator builds: a mismatch would fail each of its trials, not the start.
+    #[test]
+    fn the_default_and_example_profiles_make_frames() {
+        let mut profiles = Campaign::default().profiles;
+        let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
+        for entry in std::fs::read_dir(examples).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let c = Campaign::from_toml(&text, &path.display().to_string(), dut::KNOWN_PRESETS)
+                .unwrap();
+            profiles.extend(c.profiles);
+        }
+        for p in &profiles {
+            let frames = frame_spec(p, Mac([2, 0, 0, 0, 0, 1]), Mac([2, 0, 0, 0, 0, 2]));
+            assert!(frames.is_ok(), "{}: {:?}", p.name, frames.err());
+        }
     }
 }

@@ -208,7 +208,7 @@ fn traffic(profile: &crate::config::Profile) -> Traffic {
     Traffic {
         command: format!(
             "benchlab gen -l {} -s {} -d {} -r {}",
-            profile.frame_size,
+            profile.frame_size(),
             profile.src(),
             profile.dst(),
             match profile.rate {
@@ -216,7 +216,7 @@ fn traffic(profile: &crate::config::Profile) -> Traffic {
                 crate::config::Rate::Pps(p) => p.to_string(),
             }
         ),
-        packet_bytes: Some(profile.frame_size - 4),
+        packet_bytes: Some(profile.frame_size() - 4),
         ip_version: match profile.af {
             Family::Inet4 => 4,
             Family::Inet6 => 6,

@@ -22,7 +22,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::compare::{compare, Comparison};
-use super::plot::{Plot, PlotInput, SYMBOLS};
+use super::plot::{Plot, SYMBOLS};
 use super::strtod::{is_c_space, strtod_full};
 use super::student::Confidence;
 use super::summary::{Flavor, Sample, Summary, VITALS_HEADER};
@@ -384,17 +384,8 @@ impl Analysis {
             datasets.into_iter().map(|d| (d.name, d.values)).unzip();
         let samples = parallel_map(values, Sample::new);
         let summaries: Vec<Summary> = samples.iter().map(|s| s.summary(options.flavor)).collect();
-        let plot = (!options.stats_only && !options.summary_only).then(|| {
-            let inputs: Vec<PlotInput> = samples
-                .iter()
-                .zip(&summaries)
-                .map(|(sample, summary)| PlotInput {
-                    sorted: sample.sorted(),
-                    summary,
-                })
-                .collect();
-            Plot::new(&inputs, options.width, options.separate_bars)
-        });
+        let plot = (!options.stats_only && !options.summary_only)
+            .then(|| Plot::of(&samples, &summaries, options.width, options.separate_bars));
         let comparisons = if options.summary_only {
             Vec::new()
         } else {

@@ -8,7 +8,7 @@
 //! datasets are cut), overlapping datasets OR their indexes (x and + make `*`), and later bars
 //! overwrite earlier ones on a shared bar line.
 
-use super::summary::Summary;
+use super::summary::{Sample, Summary};
 
 /// Plot symbols of datasets 1..=7 (index 0 is an empty cell); also the legend's symbols.
 pub const SYMBOLS: [char; 8] = [' ', 'x', '+', '*', '%', '#', '@', 'O'];
@@ -23,7 +23,7 @@ pub struct Plot {
 
 /// One dataset to plot: its sorted values and its vitals.
 #[derive(Debug, Clone, Copy)]
-pub struct PlotInput<'a> {
+struct PlotInput<'a> {
     /// The values, sorted ascending.
     pub sorted: &'a [f64],
     /// Their vitals (mean, median and standard deviation are drawn).
@@ -51,10 +51,28 @@ impl Scale {
 }
 
 impl Plot {
+    /// Plots `samples`, whose vitals are `summaries` (same order): see [`Plot::new`].
+    pub fn of(
+        samples: &[Sample],
+        summaries: &[Summary],
+        width: usize,
+        separate_bars: bool,
+    ) -> Plot {
+        let inputs: Vec<PlotInput> = samples
+            .iter()
+            .zip(summaries)
+            .map(|(sample, summary)| PlotInput {
+                sorted: sample.sorted(),
+                summary,
+            })
+            .collect();
+        Plot::new(&inputs, width, separate_bars)
+    }
+
     /// Plots the datasets (at most 7: their symbols are OR-ed bit patterns) on a canvas
     /// `width` columns wide, with one bar line per dataset when `separate_bars` (`-s`) or one
     /// shared line.
-    pub fn new(datasets: &[PlotInput<'_>], width: usize, separate_bars: bool) -> Plot {
+    fn new(datasets: &[PlotInput<'_>], width: usize, separate_bars: bool) -> Plot {
         let (mut min, mut max) = (999e99_f64, -999e99_f64);
         for d in datasets {
             let s = d.summary;
@@ -183,15 +201,7 @@ mod tests {
     fn plot(sets: &[&[f64]], width: usize, separate: bool) -> Vec<String> {
         let samples: Vec<Sample> = sets.iter().map(|s| Sample::new(s.to_vec())).collect();
         let summaries: Vec<Summary> = samples.iter().map(|s| s.summary(Flavor::Legacy)).collect();
-        let inputs: Vec<PlotInput> = samples
-            .iter()
-            .zip(&summaries)
-            .map(|(sample, summary)| PlotInput {
-                sorted: sample.sorted(),
-                summary,
-            })
-            .collect();
-        Plot::new(&inputs, width, separate).lines
+        Plot::of(&samples, &summaries, width, separate).lines
     }
 
     #[test]

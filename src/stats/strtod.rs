@@ -11,23 +11,24 @@ pub(crate) fn is_c_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')
 }
 
+/// Skips an optional `+` or `-` at `s[*i]`; true when it was `-`.
+fn take_sign(s: &[u8], i: &mut usize) -> bool {
+    match s.get(*i) {
+        Some(&sign @ (b'-' | b'+')) => {
+            *i += 1;
+            sign == b'-'
+        }
+        _ => false,
+    }
+}
+
 /// Parses the longest prefix of `s` that `strtod` converts. Returns the value and the number
 /// of bytes consumed; 0 bytes (and value 0) when there is no number, as `strtod` sets its end
 /// pointer to the start then.
 pub fn strtod(s: &[u8]) -> (f64, usize) {
     let start = s.iter().position(|&b| !is_c_space(b)).unwrap_or(s.len());
     let mut i = start;
-    let negative = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
+    let negative = take_sign(s, &mut i);
     let signed = |v: f64| if negative { -v } else { v };
     let rest = &s[i..];
     if starts_with_ignore_case(rest, b"inf") {
@@ -83,17 +84,7 @@ pub fn strtod_full(token: &[u8]) -> Option<f64> {
 /// there are no digits).
 pub fn strtol(s: &[u8]) -> (i64, usize) {
     let mut i = s.iter().position(|&b| !is_c_space(b)).unwrap_or(s.len());
-    let negative = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
+    let negative = take_sign(s, &mut i);
     let digits = s[i..].iter().take_while(|b| b.is_ascii_digit()).count();
     if digits == 0 {
         return (0, 0);
@@ -180,17 +171,7 @@ fn hex(s: &[u8]) -> Option<(f64, usize)> {
     }
     if matches!(s.get(i), Some(b'p' | b'P')) {
         let mut j = i + 1;
-        let negative = match s.get(j) {
-            Some(b'-') => {
-                j += 1;
-                true
-            }
-            Some(b'+') => {
-                j += 1;
-                false
-            }
-            _ => false,
-        };
+        let negative = take_sign(s, &mut j);
         let len = s[j..].iter().take_while(|b| b.is_ascii_digit()).count();
         if len > 0 {
             let mut e: i64 = 0;

@@ -48,7 +48,7 @@ impl PktgenTx {
         Self {
             iface: iface.to_string(),
             count,
-            frame_size: profile.frame_size,
+            frame_size: profile.frame_size(),
             af: Some(profile.af),
             src: profile.src().to_string(),
             dst: profile.dst().to_string(),
