@@ -110,6 +110,9 @@ const ATTEMPTS: u32 = 2;
 const UNSATURATED_SHARE: f64 = 0.99;
 /// A sender below this share of a fixed offered rate did not deliver the asked load.
 const OFFERED_SHARE: f64 = 0.99;
+/// A trial whose per-second rate spans more than this share of its median is flagged as
+/// unsteady: on a quiet lab the seconds of a trial differ by a few percent at most.
+const UNSTEADY_RANGE: f64 = 0.10;
 
 /// Runs every trial of `campaign` not yet in `store`; returns the number of trials run.
 pub fn run(
@@ -343,10 +346,27 @@ fn judge(spec: &TrialSpec<'_>, data: &TrialData) -> Result<TrialMeta, String> {
         }
         _ => {}
     }
+    meta.flags.extend(unsteady(&window));
     if !meta.flags.is_empty() {
         meta.status = Status::Flagged;
     }
     Ok(meta)
+}
+
+/// Says so when the forwarded rate moved more than [`UNSTEADY_RANGE`] of its median within
+/// the measured window: the figure then mixes two regimes (another load, a throttled CPU).
+fn unsteady(window: &[&SampleRow]) -> Option<String> {
+    let mid = median(window.iter().map(|s| s.rx_pps));
+    let (lo, hi) = window.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), s| {
+        (lo.min(s.rx_pps), hi.max(s.rx_pps))
+    });
+    (mid > 0.0 && hi - lo > UNSTEADY_RANGE * mid).then(|| {
+        format!(
+            "unsteady: the DUT forwarded {lo:.0} to {hi:.0} pps from one second to the next \
+             ({:.0}% of the median); something else may have used the CPUs",
+            100.0 * (hi - lo) / mid
+        )
+    })
 }
 
 #[cfg(test)]
@@ -500,6 +520,31 @@ mod tests {
             meta.flags[0].contains("DUT not saturated"),
             "{:?}",
             meta.flags
+        );
+    }
+
+    #[test]
+    fn a_trial_whose_rate_jumps_is_flagged_unsteady() {
+        let rows = |rates: &[f64]| -> Vec<SampleRow> {
+            rates
+                .iter()
+                .enumerate()
+                .map(|(i, &r)| SampleRow {
+                    t_s: (i + 1) as f64,
+                    tx_pkts: 1_000_000,
+                    rx_pkts: r as u64,
+                    tx_pps: 1e6,
+                    rx_pps: r,
+                })
+                .collect()
+        };
+        let steady = rows(&[800e3, 790e3, 805e3, 798e3]);
+        assert_eq!(unsteady(&steady.iter().collect::<Vec<_>>()), None);
+        let jumpy = rows(&[780e3, 770e3, 490e3, 480e3, 500e3]);
+        let flag = unsteady(&jumpy.iter().collect::<Vec<_>>()).unwrap();
+        assert!(
+            flag.starts_with("unsteady: the DUT forwarded 480000 to 780000 pps"),
+            "{flag}"
         );
     }
 
