@@ -13,8 +13,8 @@ use crate::config::{Campaign, Profile, Rate, Version};
 use crate::dut::{self, ConfigSets};
 use crate::lab::Lab;
 use crate::traffic::packet::{FrameSpec, Mac};
-use crate::traffic::receiver::{Receiver, RxConfig};
-use crate::traffic::{self, GenConfig, IfRef, Limit};
+use crate::traffic::receiver::{Receiver, RxConfig, Sample as RxSample};
+use crate::traffic::{self, GenConfig, IfRef, Limit, TxSample};
 use crate::transport::{display_argv, Command, LocalTransport, Transport};
 
 /// The virtual lab, ready to run a campaign's trials.
@@ -228,10 +228,9 @@ impl Bench for VirtualBench {
             )
         });
         let mut receiver = receiver;
-        let mut tx = Vec::new();
+        let (mut tx, mut rx) = (Vec::new(), Vec::new());
         let mut rows = Vec::new();
         let mut during_done = spec.hooks.during.is_empty();
-        let (mut last_tx, mut last_rx) = (0u64, 0u64);
         loop {
             if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
                 break;
@@ -247,21 +246,15 @@ impl Bench for VirtualBench {
                 None => {}
             }
             while let Some(r) = receiver.next_sample(Duration::ZERO) {
-                let Some(t) = tx.get(rows.len()) else { break };
-                let row = SampleRow {
-                    t_s: (rows.len() + 1) as f64,
-                    tx_pkts: t.tx_pkts - last_tx,
-                    rx_pkts: r.rx_pkts - last_rx,
-                    tx_pps: t.tx_pps,
-                    rx_pps: r.rx_pps,
-                };
-                (last_tx, last_rx) = (t.tx_pkts, r.rx_pkts);
-                on_second(&row);
-                rows.push(row);
-                if !during_done && row.t_s >= spec.trial.warmup {
-                    files.push(("dut-during.txt".into(), self.snapshot(&spec.hooks.during)));
-                    during_done = true;
-                }
+                rx.push(r);
+            }
+            let new = extend_rows(&tx, &rx, &mut rows);
+            for row in &rows[rows.len() - new..] {
+                on_second(row);
+            }
+            if !during_done && rows.last().is_some_and(|r| r.t_s >= spec.trial.warmup) {
+                files.push(("dut-during.txt".into(), self.snapshot(&spec.hooks.during)));
+                during_done = true;
             }
         }
         let sent = generator.stop().context("stopping the generator")?;
@@ -275,18 +268,7 @@ impl Bench for VirtualBench {
             bail!("interrupted");
         }
         // Seconds the live loop could not pair yet (the receiver's last samples).
-        for (i, r) in series.samples.iter().enumerate().skip(rows.len()) {
-            let Some(t) = tx.get(i) else { break };
-            let row = SampleRow {
-                t_s: (i + 1) as f64,
-                tx_pkts: t.tx_pkts - last_tx,
-                rx_pkts: r.rx_pkts - last_rx,
-                tx_pps: t.tx_pps,
-                rx_pps: r.rx_pps,
-            };
-            (last_tx, last_rx) = (t.tx_pkts, r.rx_pkts);
-            rows.push(row);
-        }
+        extend_rows(&tx, &series.samples, &mut rows);
         files.push((
             "dut-after.txt".to_string(),
             self.snapshot(&spec.hooks.after),
@@ -333,6 +315,29 @@ impl Bench for VirtualBench {
     }
 }
 
+/// Appends the rows of the seconds that both the generator (`tx`) and the receiver (`rx`)
+/// have sampled and `rows` lacks, pairing them by index; returns how many it appended. Counts
+/// are cumulative in both series, so each row's packets are the difference with the second
+/// before.
+fn extend_rows(tx: &[TxSample], rx: &[RxSample], rows: &mut Vec<SampleRow>) -> usize {
+    let before = rows.len();
+    for i in before..tx.len().min(rx.len()) {
+        let (t, r) = (&tx[i], &rx[i]);
+        let (t0, r0) = match i {
+            0 => (0, 0),
+            _ => (tx[i - 1].tx_pkts, rx[i - 1].rx_pkts),
+        };
+        rows.push(SampleRow {
+            t_s: (i + 1) as f64,
+            tx_pkts: t.tx_pkts - t0,
+            rx_pkts: r.rx_pkts - r0,
+            tx_pps: t.tx_pps,
+            rx_pps: r.rx_pps,
+        });
+    }
+    rows.len() - before
+}
+
 /// The frames a traffic profile asks for, from `src_mac` to `dst_mac`.
 fn frame_spec(profile: &Profile, src_mac: Mac, dst_mac: Mac) -> anyhow::Result<FrameSpec> {
     Ok(FrameSpec::new(
@@ -347,6 +352,33 @@ fn frame_spec(profile: &Profile, src_mac: Mac, dst_mac: Mac) -> anyhow::Result<F
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A receiver second that arrives before the generator's is kept for the next round, not
+    /// lost (it was, when the loop was late: the next row then counted two seconds).
+    #[test]
+    fn rows_pair_seconds_by_index_whatever_arrives_first() {
+        let tx = |n: u64| TxSample {
+            t_s: n as f64,
+            tx_pkts: n * 1000,
+            tx_pps: 1000.0,
+        };
+        let rx = |n: u64| RxSample {
+            t_s: n as f64,
+            rx_pkts: n * 500,
+            rx_pps: 500.0,
+            rx_bytes: n * 32_000,
+            rx_drops: 0,
+            drops: Vec::new(),
+        };
+        let mut rows = Vec::new();
+        assert_eq!(extend_rows(&[tx(1)], &[rx(1), rx(2), rx(3)], &mut rows), 1);
+        assert_eq!(
+            extend_rows(&[tx(1), tx(2), tx(3)], &[rx(1), rx(2), rx(3)], &mut rows),
+            2
+        );
+        let counts: Vec<(u64, u64)> = rows.iter().map(|r| (r.tx_pkts, r.rx_pkts)).collect();
+        assert_eq!(counts, [(1000, 500); 3]);
+    }
 
     /// Every profile a user gets without writing one (the default campaign, the examples) is
     /// one the generator builds: a mismatch would fail each of its trials, not the start.
