@@ -338,10 +338,15 @@ interface = "igb2"
                  dut_mac = \"02:00:00:00:00:01\"\ngenerator = \"{generator}\"\n"
             )
         };
-        let two = one("[hosts.senders]", "gen1", "trafgen") + &one("[hosts.senders]", "gen2", "benchlab");
+        let two =
+            one("[hosts.senders]", "gen1", "trafgen") + &one("[hosts.senders]", "gen2", "benchlab");
         let lab = LabConfig::parse(&hosts(&two), "LAB.toml").unwrap();
         let real = SshLab::from_config(&lab).unwrap().unwrap();
-        let names: Vec<_> = real.senders.iter().map(|s| (s.host.as_str(), s.tool())).collect();
+        let names: Vec<_> = real
+            .senders
+            .iter()
+            .map(|s| (s.host.as_str(), s.tool()))
+            .collect();
         assert_eq!(
             names,
             [("gen1", Generator::Trafgen), ("gen2", Generator::Benchlab)]
@@ -358,9 +363,11 @@ interface = "igb2"
             err(&hosts("")),
             "LAB.toml: [hosts] needs [hosts.sender] (or [[hosts.senders]] for several)"
         );
-        let mixed = one("[hosts.senders]", "gen1", "pkt-gen") + &one("[hosts.senders]", "gen2", "trafgen");
+        let mixed =
+            one("[hosts.senders]", "gen1", "pkt-gen") + &one("[hosts.senders]", "gen2", "trafgen");
         assert!(err(&hosts(&mixed)).contains("[[hosts.senders]] generator: pkt-gen senders"));
-        let no_mac = "[[hosts.senders]]\ntransport = \"ssh\"\nhost = \"gen3\"\ninterface = \"s0\"\n";
+        let no_mac =
+            "[[hosts.senders]]\ntransport = \"ssh\"\nhost = \"gen3\"\ninterface = \"s0\"\n";
         assert_eq!(
             err(&hosts(&(two + no_mac))),
             "LAB.toml: [[hosts.senders]] host = \"gen3\" needs dut_mac = \"MAC\" (the DUT's \

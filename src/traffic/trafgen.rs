@@ -328,16 +328,15 @@ mod tests {
         assert_eq!(bytes(lines[2 + 3]), zero_csums(frame, false));
 
         // 300 addresses cross a byte boundary: no counter on them; ports count instead.
-        let wide = tx(
-            "198.18.10.1:2000-198.18.11.44:2001",
-            "198.19.10.1:2000",
-            64,
-        );
+        let wide = tx("198.18.10.1:2000-198.18.11.44:2001", "198.19.10.1:2000", 64);
         let config = wide.config().unwrap();
         assert_eq!(config.lines().count(), 300);
         assert!(config.contains("dinc(208, 209, 1)"));
         let too_many = tx("198.18.0.1-198.18.40.1", "198.19.0.1-198.19.0.200", 64);
         let err = too_many.config().unwrap_err().to_string();
-        assert!(err.contains("need 10241 packets") && err.contains("benchlab"), "{err}");
+        assert!(
+            err.contains("need 10241 packets") && err.contains("benchlab"),
+            "{err}"
+        );
     }
 }
