@@ -18,9 +18,12 @@
 //!
 //! Pinning: trafgen forks one process per CPU from 0 to `-P` − 1 and pins each to its CPU; a
 //! packet marked `cpu(N):` is sent only by the process of CPU N, so `-P N+1` with every packet
-//! on CPU N sends from CPU N alone. The run is bounded by `timeout -s INT SECONDS`, which also
-//! signals trafgen's forks (its whole process group). `-A` and `-Q` leave the host's socket
-//! memory and IRQ affinity alone. trafgen has no per-second output of its own: the sender's
+//! on CPU N sends from CPU N alone. At a fixed rate (`-b`) trafgen paces from one process on
+//! CPU 0 whatever `-P` says (trafgen 0.6.8 sent nothing with `-P 2 -b … cpu(1)`), so a paced
+//! sender must use CPU 0. The run is bounded by `timeout -s INT SECONDS`, which also
+//! signals trafgen's forks (its whole process group). `--no-sock-mem` (its `-A`, which 0.6.8
+//! does not accept in short form) and `-Q` leave the host's socket memory and IRQ affinity
+//! alone. trafgen has no per-second output of its own: the sender's
 //! interface counters (`benchlab rx --tx`) count what it sent.
 
 use std::fmt::Write as _;
@@ -109,6 +112,13 @@ pub struct TrafgenTx {
 impl TrafgenTx {
     /// trafgen's packet configuration: one packet per block of flows (see the module doc).
     pub fn config(&self) -> Result<String, InputError> {
+        if let (Some(pps), 1..) = (self.rate, self.cpu) {
+            return Err(InputError::new(format!(
+                "trafgen sends at a fixed rate ({pps} pps) from CPU 0 only, not from CPU {}: \
+                 set cpu = 0 on the sender (or leave it out), or rate = \"max\"",
+                self.cpu
+            )));
+        }
         let spec = &self.spec;
         let counter = DIMS
             .into_iter()
@@ -182,8 +192,8 @@ impl TrafgenTx {
             "-i",
             config_path,
             "-P",
-            &(self.cpu + 1).to_string(),
-            "-A",
+            &(if self.rate.is_some() { 1 } else { self.cpu + 1 }).to_string(),
+            "--no-sock-mem",
             "-Q",
         ]
         .iter()
@@ -292,16 +302,32 @@ mod tests {
         assert_eq!(
             t.argv("/tmp/x", 4.0),
             [
-                "timeout", "-s", "INT", "4", "trafgen", "-o", "eth1", "-i", "/tmp/x", "-P", "2",
-                "-A", "-Q"
+                "timeout",
+                "-s",
+                "INT",
+                "4",
+                "trafgen",
+                "-o",
+                "eth1",
+                "-i",
+                "/tmp/x",
+                "-P",
+                "2",
+                "--no-sock-mem",
+                "-Q"
             ]
         );
         let paced = TrafgenTx {
             rate: Some(20_000),
             ..t
         };
-        assert_eq!(paced.argv("c", 2.5)[3], "2.5");
-        assert_eq!(paced.argv("c", 2.5)[13..], ["-b", "20000pps"]);
+        let err = paced.config().unwrap_err().to_string();
+        assert!(err.contains("from CPU 0 only, not from CPU 1"), "{err}");
+        let paced = TrafgenTx { cpu: 0, ..paced };
+        assert!(paced.config().unwrap().starts_with("cpu(0): { "));
+        let argv = paced.argv("c", 2.5);
+        assert_eq!((argv[3].as_str(), argv[10].as_str()), ("2.5", "1"));
+        assert_eq!(argv[13..], ["-b", "20000pps"]);
     }
 
     #[test]
