@@ -246,12 +246,16 @@ impl SshBench {
                 if node.tool() == Generator::Trafgen {
                     // Any MAC will do here: the frames' MACs do not change their count.
                     let mac = node.dut_mac.as_deref().unwrap_or_default();
-                    let tx = trafgen_tx(node, share, mac).map_err(|e| {
-                        InputError::new(format!("[lab.hosts] {}: {}", node.host, e.0))
-                    })?;
-                    tx.config().map_err(|e| {
-                        InputError::new(format!("profile `{}`: {}", profile.name, e.0))
-                    })?;
+                    let bad = |e: InputError| {
+                        InputError::new(format!(
+                            "profile `{}` on sender {}: {}",
+                            profile.name, node.host, e.0
+                        ))
+                    };
+                    trafgen_tx(node, share, mac)
+                        .map_err(bad)?
+                        .config()
+                        .map_err(bad)?;
                 }
             }
         }
