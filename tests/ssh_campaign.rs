@@ -44,7 +44,6 @@ fn a_campaign_over_ssh_changes_versions_and_resumes_after_a_dut_that_did_not_com
     fs::write(&marker, "").unwrap();
     let receiver_addr = facts.receiver.inet4.to_string();
     let receiver_addr = receiver_addr.split('/').next().unwrap();
-    let bin = env!("CARGO_BIN_EXE_benchlab");
     // A "reboot": the DUT's management link goes down before the command returns (so `online`
     // cannot pass before it), and comes back 2 s later. The broken one never comes back: its
     // command hangs on the dead link until benchlab's reboot time limit.
@@ -65,27 +64,7 @@ iterations = 1
 order = "sequential"
 config_sets = ["forwarding"]
 
-[lab.ssh]
-config = "{config}"
-connect_timeout = 2
-
-[lab.hosts.dut]
-transport = "ssh"
-host = "blssh-dut"
-
-[lab.hosts.sender]
-transport = "ssh"
-host = "blssh-sender"
-interface = "{sender_if}"
-dut_mac = "{dut_mac}"
-benchlab = "{bin}"
-
-[lab.hosts.receiver]
-transport = "ssh"
-host = "blssh-receiver"
-interface = "{receiver_if}"
-benchlab = "{bin}"
-
+{lab}
 [trial]
 duration = 4
 warmup = 0
@@ -111,22 +90,21 @@ reboot = ["sh", "-c", "{broken}"]
 online = {online}
 online_timeout = 5
 "#,
-            config = keys.ssh_config.display(),
-            sender_if = facts.senders[0].interface,
-            dut_mac = facts.senders[0].dut_mac,
-            receiver_if = facts.receiver.interface,
+            lab = nodes.lab_toml(
+                &sshd::sender_toml(
+                    "[lab.hosts.sender]",
+                    "blssh-sender",
+                    &facts.senders[0],
+                    "benchlab",
+                ),
+                &facts.receiver.interface,
+            ),
             dir = dir.display(),
         ),
     )
     .unwrap();
     let results = dir.join("results");
-    let out = nodes.benchlab(&[
-        "run",
-        campaign.to_str().unwrap(),
-        "-o",
-        results.to_str().unwrap(),
-        "-q",
-    ]);
+    let out = nodes.run_campaign(&campaign, &results);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");

@@ -52,46 +52,10 @@ fn last_number(text: &str, key: &str) -> u64 {
 
 /// A one-trial campaign on the SSH aliases of `nodes`, its senders' tables in `senders`.
 fn campaign(nodes: &SshNodes, receiver_if: &str, senders: &str, extra: &str) -> String {
-    let bin = env!("CARGO_BIN_EXE_benchlab");
     format!(
-        r#"title = "SSH topology"
-iterations = 1
-order = "sequential"
-{extra}
-
-[lab.ssh]
-config = "{config}"
-connect_timeout = 3
-
-[lab.hosts.dut]
-transport = "ssh"
-host = "blssh-dut"
-
-{senders}
-
-[lab.hosts.receiver]
-transport = "ssh"
-host = "blssh-receiver"
-interface = "{receiver_if}"
-benchlab = "{bin}"
-
-[trial]
-duration = 4
-warmup = 1
-cooldown = 0
-
-[[versions]]
-name = "v1"
-"#,
-        config = nodes.keys.ssh_config.display(),
-    )
-}
-
-fn sender_table(table: &str, alias: &str, iface: &str, dut_mac: &str, generator: &str) -> String {
-    format!(
-        "[{table}]\ntransport = \"ssh\"\nhost = \"{alias}\"\ninterface = \"{iface}\"\n\
-         dut_mac = \"{dut_mac}\"\ngenerator = \"{generator}\"\nbenchlab = \"{}\"\n",
-        env!("CARGO_BIN_EXE_benchlab")
+        "title = \"SSH topology\"\niterations = 1\norder = \"sequential\"\n{extra}\n\
+         {}\n[trial]\nduration = 4\nwarmup = 1\ncooldown = 0\n\n[[versions]]\nname = \"v1\"\n",
+        nodes.lab_toml(senders, receiver_if)
     )
 }
 
@@ -100,13 +64,7 @@ fn run(nodes: &SshNodes, text: &str) -> std::path::PathBuf {
     let file = dir.join("campaign.toml");
     fs::write(&file, text).unwrap();
     let results = dir.join("results");
-    let out = nodes.benchlab(&[
-        "run",
-        file.to_str().unwrap(),
-        "-o",
-        results.to_str().unwrap(),
-        "-q",
-    ]);
+    let out = nodes.run_campaign(&file, &results);
     assert!(
         out.status.success(),
         "{}",
@@ -132,19 +90,8 @@ fn two_senders_send_at_once_each_its_share_and_the_receiver_counts_the_sum() {
         ("blssh-sender2", &s2.namespace),
         ("blssh-receiver", &facts.receiver.namespace),
     ]);
-    let senders = sender_table(
-        "[lab.hosts.senders]",
-        "blssh-sender",
-        &s1.interface,
-        &s1.dut_mac.to_string(),
-        "benchlab",
-    ) + &sender_table(
-        "[lab.hosts.senders]",
-        "blssh-sender2",
-        &s2.interface,
-        &s2.dut_mac.to_string(),
-        "benchlab",
-    );
+    let senders = sshd::sender_toml("[[lab.hosts.senders]]", "blssh-sender", s1, "benchlab")
+        + &sshd::sender_toml("[[lab.hosts.senders]]", "blssh-sender2", s2, "benchlab");
     // 30 000 pps in all: 15 000 from each sender, well below what the DUT forwards.
     let profile = "config_sets = [\"forwarding\"]\n\n[[profiles]]\nname = \"inet4\"\naf = \"inet4\"\nrate = 30000\n";
     let results = run(
@@ -212,13 +159,7 @@ fn a_trafgen_sender_delivers_its_flows_through_the_dut_firewall() {
         ("blssh-sender", &s1.namespace),
         ("blssh-receiver", &facts.receiver.namespace),
     ]);
-    let senders = sender_table(
-        "lab.hosts.sender",
-        "blssh-sender",
-        &s1.interface,
-        &s1.dut_mac.to_string(),
-        "trafgen",
-    );
+    let senders = sshd::sender_toml("[lab.hosts.sender]", "blssh-sender", s1, "trafgen");
     // Paced below what the DUT forwards: trafgen gives up when frames queue (notes).
     let extra = "config_sets = [\"nft-stateless\"]\n\n[hooks]\nafter = [[\"nft\", \"list\", \"ruleset\"]]\n\n[[profiles]]\nname = \"inet4\"\naf = \"inet4\"\nrate = 20000\n";
     let results = run(

@@ -354,6 +354,31 @@ impl SshNodes {
         }
     }
 
+    /// The `[lab.ssh]` and `[lab.hosts.*]` tables of a campaign on these nodes: the DUT at
+    /// alias `blssh-dut`, then `senders` (see [`sender_toml`]), then the receiver at
+    /// `blssh-receiver` counting on `receiver_if` with the benchlab under test.
+    pub fn lab_toml(&self, senders: &str, receiver_if: &str) -> String {
+        format!(
+            "[lab.ssh]\nconfig = \"{}\"\nconnect_timeout = 2\n\n\
+             [lab.hosts.dut]\ntransport = \"ssh\"\nhost = \"blssh-dut\"\n\n{senders}\n\
+             [lab.hosts.receiver]\ntransport = \"ssh\"\nhost = \"blssh-receiver\"\n\
+             interface = \"{receiver_if}\"\nbenchlab = \"{}\"\n",
+            self.keys.ssh_config.display(),
+            env!("CARGO_BIN_EXE_benchlab")
+        )
+    }
+
+    /// `benchlab run CAMPAIGN -o RESULTS -q` in the management namespace.
+    pub fn run_campaign(&self, campaign: &Path, results: &Path) -> std::process::Output {
+        self.benchlab(&[
+            "run",
+            campaign.to_str().unwrap(),
+            "-o",
+            results.to_str().unwrap(),
+            "-q",
+        ])
+    }
+
     /// Runs the benchlab under test with `args` in the management namespace.
     pub fn benchlab(&self, args: &[&str]) -> std::process::Output {
         Command::new("ip")
@@ -362,4 +387,22 @@ impl SshNodes {
             .output()
             .unwrap()
     }
+}
+
+/// A sender's table (`table`: `[lab.hosts.sender]` or `[[lab.hosts.senders]]`) at SSH alias
+/// `alias`, sending out of the virtual lab's sender `s` with `generator`, the benchlab under
+/// test.
+pub fn sender_toml(
+    table: &str,
+    alias: &str,
+    s: &benchlab::lab::facts::SenderFacts,
+    generator: &str,
+) -> String {
+    format!(
+        "{table}\ntransport = \"ssh\"\nhost = \"{alias}\"\ninterface = \"{}\"\n\
+         dut_mac = \"{}\"\ngenerator = \"{generator}\"\nbenchlab = \"{}\"\n",
+        s.interface,
+        s.dut_mac,
+        env!("CARGO_BIN_EXE_benchlab")
+    )
 }
