@@ -1015,6 +1015,59 @@ mod tests {
         assert!(json_lines(b"oops\n", "gen1", "benchlab gen").is_err());
     }
 
+    /// A trafgen sender whose counter skips 1 second and ends at its third, and what it left.
+    fn trafgen_run(out: Option<Output>, stopped: bool) -> Run {
+        Run {
+            k: 1,
+            tool: Generator::Trafgen,
+            host: "gen2".into(),
+            argv: Vec::new(),
+            config: None,
+            counter: None,
+            skip: 1,
+            end: Some(3),
+            gen: None,
+            out,
+            stopped,
+        }
+    }
+
+    #[test]
+    fn a_trafgen_senders_seconds_are_its_counters_while_it_ran_and_senders_add_up() {
+        // `benchlab rx --tx --json`: one idle second before trafgen, two of traffic, one after.
+        let counter = r#"{"type":"sample","t_s":1.0,"tx_pkts":2,"tx_pps":2.0}
+{"type":"sample","t_s":2.0,"tx_pkts":1002,"tx_pps":1000.0}
+{"type":"sample","t_s":3.0,"tx_pkts":3002,"tx_pps":2000.0}
+{"type":"sample","t_s":4.0,"tx_pkts":3002,"tx_pps":0.0}
+"#;
+        let mine = trafgen_run(None, false)
+            .tx_ticks(b"", counter.as_bytes())
+            .unwrap();
+        let pkts: Vec<u64> = mine.iter().map(|t| t.pkts).collect();
+        assert_eq!(pkts, [1000, 2000]);
+        let other = vec![
+            Tick {
+                pkts: 10,
+                pps: 10.0
+            };
+            3
+        ];
+        let sum = sum_ticks(&[mine, other]);
+        assert_eq!(sum.len(), 2);
+        assert_eq!((sum[1].pkts, sum[1].pps), (2010, 2010.0));
+        // `timeout` ending trafgen at the trial's end is its normal end; anything else fails.
+        let ended = |status, stopped| {
+            let out = Output {
+                status,
+                ..Output::default()
+            };
+            trafgen_run(Some(out), stopped).ok(false)
+        };
+        assert!(ended(Some(trafgen::TIMED_OUT), false));
+        assert!(!ended(Some(1), false));
+        assert!(!ended(Some(trafgen::TIMED_OUT), true));
+    }
+
     #[test]
     fn pktgen_logs_of_a_seed_pair_from_their_first_second_of_traffic() {
         let dir = concat!(
