@@ -1,5 +1,12 @@
-//! A real lab over SSH as a campaign [`Bench`]: a Linux (or FreeBSD) DUT, and Linux sender and
-//! receiver hosts running benchlab's own `benchlab gen --json` and `benchlab rx --json`.
+//! A real lab over SSH as a campaign [`Bench`]: a Linux (or FreeBSD) DUT, one or several
+//! senders running `benchlab gen --json`, trafgen (counted by `benchlab rx --tx --json` on the
+//! sender's interface) or netmap pkt-gen, and a receiver running `benchlab rx --json` (pkt-gen
+//! for pkt-gen senders).
+//!
+//! Several senders (a 4-node lab) each send their share of the profile (see `senders`): all
+//! are started before the trial clock runs and stopped together, the first one that fails
+//! stops the others and fails the trial (which the campaign retries once), and a trial's
+//! second is the sum of the senders' seconds against the receiver's.
 //!
 //! Versions: `commands`, then `install` (argv lists run on the DUT), then `reboot`, then
 //! `online` retried once a second until `online_timeout`; a DUT that does not come back fails
@@ -10,7 +17,9 @@
 //! so a report never labels a kernel by an image's file name alone.
 //!
 //! Each trial keeps the DUT's counters before and after (`ip -s -s link` on Linux, `netstat
-//! -ndi` on FreeBSD) with the hook outputs, and the generator's and receiver's JSON lines.
+//! -ndi` on FreeBSD) with the hook outputs, each generator's output (`generator.jsonl`, or
+//! `generator-<k>.jsonl` with several senders; trafgen's configuration and log too) and the
+//! receiver's.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
