@@ -47,6 +47,8 @@ pub mod packet;
 pub mod pktgen;
 /// The receiver: per-second interface counters as a series.
 pub mod receiver;
+/// netsniff-ng trafgen: its packet configuration from a traffic profile, its command line.
+pub mod trafgen;
 /// XDP live-frames engine: a hand-assembled XDP program run by `BPF_PROG_TEST_RUN`.
 pub mod xdp;
 

@@ -8,10 +8,9 @@ mod sshd;
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
 
 use benchlab::lab::{Lab, LabConfig};
-use sshd::{netns_name, sh, Alias, Daemon, Keys, NetnsGuard};
+use sshd::{sh, SshNodes};
 
 fn finished_trials(results: &Path) -> Vec<String> {
     let mut done: Vec<String> = fs::read_dir(results.join("runs"))
@@ -26,14 +25,6 @@ fn finished_trials(results: &Path) -> Vec<String> {
     done
 }
 
-fn benchlab_in(netns: &str, args: &[&str]) -> Output {
-    Command::new("ip")
-        .args(["netns", "exec", netns, env!("CARGO_BIN_EXE_benchlab")])
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn a_campaign_over_ssh_changes_versions_and_resumes_after_a_dut_that_did_not_come_back() {
     let lab = Lab::up(&LabConfig {
@@ -42,74 +33,17 @@ fn a_campaign_over_ssh_changes_versions_and_resumes_after_a_dut_that_did_not_com
     })
     .unwrap();
     let facts = lab.facts().clone();
-    let mgmt = netns_name();
-    sh(&["ip", "netns", "add", &mgmt]);
-    let _mgmt_guard = NetnsGuard(mgmt.clone());
-    sh(&["ip", "-n", &mgmt, "link", "set", "lo", "up"]);
-    let nodes = [
-        ("blssh-dut", facts.dut.namespace.clone()),
-        ("blssh-sender", facts.senders[0].namespace.clone()),
-        ("blssh-receiver", facts.receiver.namespace.clone()),
-    ];
-    let keys = Keys::new();
-    let mut addrs = Vec::new();
-    for (i, (_, ns)) in nodes.iter().enumerate() {
-        let (here, there) = (format!("blsshm{i}"), format!("blsshn{i}"));
-        sh(&[
-            "ip", "-n", &mgmt, "link", "add", &here, "type", "veth", "peer", "name", &there,
-            "netns", ns,
-        ]);
-        let (a, b) = (
-            format!("198.18.254.{}", 4 * i + 1),
-            format!("198.18.254.{}", 4 * i + 2),
-        );
-        sh(&[
-            "ip",
-            "-n",
-            &mgmt,
-            "addr",
-            "add",
-            &format!("{a}/30"),
-            "dev",
-            &here,
-        ]);
-        sh(&[
-            "ip",
-            "-n",
-            ns,
-            "addr",
-            "add",
-            &format!("{b}/30"),
-            "dev",
-            &there,
-        ]);
-        sh(&["ip", "-n", &mgmt, "link", "set", &here, "up"]);
-        sh(&["ip", "-n", ns, "link", "set", &there, "up"]);
-        addrs.push(b);
-    }
-    let aliases: Vec<Alias<'_>> = nodes
-        .iter()
-        .zip(&addrs)
-        .map(|((name, _), addr)| Alias {
-            name,
-            addr,
-            port: sshd::PORT,
-            key: "id_ok",
-        })
-        .collect();
-    keys.write_config(&aliases);
-    let _daemons: Vec<Daemon> = nodes
-        .iter()
-        .zip(&addrs)
-        .map(|((_, ns), addr)| Daemon::start(&keys, ns, addr))
-        .collect();
-
+    let nodes = SshNodes::start(&[
+        ("blssh-dut", &facts.dut.namespace),
+        ("blssh-sender", &facts.senders[0].namespace),
+        ("blssh-receiver", &facts.receiver.namespace),
+    ]);
+    let keys = &nodes.keys;
     let dir = keys.dir();
     let marker = dir.join("v3-breaks-once");
     fs::write(&marker, "").unwrap();
     let receiver_addr = facts.receiver.inet4.to_string();
     let receiver_addr = receiver_addr.split('/').next().unwrap();
-    let bin = env!("CARGO_BIN_EXE_benchlab");
     // A "reboot": the DUT's management link goes down before the command returns (so `online`
     // cannot pass before it), and comes back 2 s later. The broken one never comes back: its
     // command hangs on the dead link until benchlab's reboot time limit.
@@ -130,27 +64,7 @@ iterations = 1
 order = "sequential"
 config_sets = ["forwarding"]
 
-[lab.ssh]
-config = "{config}"
-connect_timeout = 2
-
-[lab.hosts.dut]
-transport = "ssh"
-host = "blssh-dut"
-
-[lab.hosts.sender]
-transport = "ssh"
-host = "blssh-sender"
-interface = "{sender_if}"
-dut_mac = "{dut_mac}"
-benchlab = "{bin}"
-
-[lab.hosts.receiver]
-transport = "ssh"
-host = "blssh-receiver"
-interface = "{receiver_if}"
-benchlab = "{bin}"
-
+{lab}
 [trial]
 duration = 4
 warmup = 0
@@ -176,25 +90,21 @@ reboot = ["sh", "-c", "{broken}"]
 online = {online}
 online_timeout = 5
 "#,
-            config = keys.ssh_config.display(),
-            sender_if = facts.senders[0].interface,
-            dut_mac = facts.senders[0].dut_mac,
-            receiver_if = facts.receiver.interface,
+            lab = nodes.lab_toml(
+                &sshd::sender_toml(
+                    "[lab.hosts.sender]",
+                    "blssh-sender",
+                    &facts.senders[0],
+                    "benchlab",
+                ),
+                &facts.receiver.interface,
+            ),
             dir = dir.display(),
         ),
     )
     .unwrap();
     let results = dir.join("results");
-    let out = benchlab_in(
-        &mgmt,
-        &[
-            "run",
-            campaign.to_str().unwrap(),
-            "-o",
-            results.to_str().unwrap(),
-            "-q",
-        ],
-    );
+    let out = nodes.run_campaign(&campaign, &results);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -237,7 +147,7 @@ online_timeout = 5
         "blsshn0",
         "up",
     ]);
-    let out = benchlab_in(&mgmt, &["run", "--resume", results.to_str().unwrap(), "-q"]);
+    let out = nodes.benchlab(&["run", "--resume", results.to_str().unwrap(), "-q"]);
     assert!(
         out.status.success(),
         "{}",

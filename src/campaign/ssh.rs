@@ -1,5 +1,12 @@
-//! A real lab over SSH as a campaign [`Bench`]: a Linux (or FreeBSD) DUT, and Linux sender and
-//! receiver hosts running benchlab's own `benchlab gen --json` and `benchlab rx --json`.
+//! A real lab over SSH as a campaign [`Bench`]: a Linux (or FreeBSD) DUT, one or several
+//! senders running `benchlab gen --json`, trafgen (counted by `benchlab rx --tx --json` on the
+//! sender's interface) or netmap pkt-gen, and a receiver running `benchlab rx --json` (pkt-gen
+//! for pkt-gen senders).
+//!
+//! Several senders (a 4-node lab) each send their share of the profile (see `senders`): all
+//! are started before the trial clock runs and stopped together, the first one that fails
+//! stops the others and fails the trial (which the campaign retries once), and a trial's
+//! second is the sum of the senders' seconds against the receiver's.
 //!
 //! Versions: `commands`, then `install` (argv lists run on the DUT), then `reboot`, then
 //! `online` retried once a second until `online_timeout`; a DUT that does not come back fails
@@ -10,7 +17,9 @@
 //! so a report never labels a kernel by an image's file name alone.
 //!
 //! Each trial keeps the DUT's counters before and after (`ip -s -s link` on Linux, `netstat
-//! -ndi` on FreeBSD) with the hook outputs, and the generator's and receiver's JSON lines.
+//! -ndi` on FreeBSD) with the hook outputs, each generator's output (`generator.jsonl`, or
+//! `generator-<k>.jsonl` with several senders; trafgen's configuration and log too) and the
+//! receiver's.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -21,12 +30,19 @@ use serde::Deserialize;
 use super::profile::{CaptureSchedule, PerfProfiler};
 use super::run::{Bench, TrialData, TrialSpec, INTERRUPTED};
 use super::store::SampleRow;
-use crate::config::{Campaign, Rate, Version};
+use crate::config::{Campaign, Profile, Rate, Version};
 use crate::dut::{self, ConfigSet, ConfigSets};
 use crate::error::InputError;
 use crate::lab::ssh::{Generator, NodeConfig, SshLab};
+use crate::traffic::packet::FrameSpec;
 use crate::traffic::pktgen::{self, PktgenRx, PktgenTx};
-use crate::transport::{display_argv, Command, Process, SshTransport, Transport, TransportError};
+use crate::traffic::trafgen::{self, TrafgenTx};
+use crate::transport::{
+    display_argv, Command, Output, Process, SshTransport, Transport, TransportError,
+};
+use senders::{Guard, RemoteFile};
+
+mod senders;
 
 /// Seconds `online` may take after a reboot when the version sets no `online_timeout`.
 pub const DEFAULT_ONLINE_TIMEOUT: f64 = 300.0;
@@ -95,7 +111,8 @@ else echo "no /proc/config.gz nor /boot/config-$(uname -r)" >&2; exit 1; fi"#,
 pub struct SshBench {
     lab: SshLab,
     dut: SshTransport,
-    sender: SshTransport,
+    /// One per sender, in the lab's order.
+    senders: Vec<SshTransport>,
     receiver: SshTransport,
     /// The campaign's config sets and the one in force.
     sets: ConfigSets,
@@ -168,7 +185,7 @@ struct Tick {
 }
 
 /// The ticks of a tool's output so far (complete lines only). benchlab prints cumulative
-/// counts; pkt-gen prints each second's own, and its seconds before traffic (the netmap link
+/// counts (`benchlab rx --tx` too, for trafgen); pkt-gen prints each second's own, and its seconds before traffic (the netmap link
 /// wait) are left out so that sender and receiver start together.
 fn ticks(
     tool: Generator,
@@ -178,7 +195,7 @@ fn ticks(
     rx: bool,
 ) -> anyhow::Result<Vec<Tick>> {
     match tool {
-        Generator::Benchlab => {
+        Generator::Benchlab | Generator::Trafgen => {
             let lines = json_lines(out, host, name)?;
             let mut last = 0;
             Ok(samples(&lines)
@@ -231,6 +248,26 @@ fn pair_rows(tx: &[Tick], rx: &[Tick], rx_skip: usize) -> Vec<SampleRow> {
 impl SshBench {
     /// A bench on the real lab `lab` for `campaign`, whose results go to `results`.
     pub fn new(lab: SshLab, campaign: &Campaign, results: &Path) -> anyhow::Result<Self> {
+        // Every profile must split among the senders (and fit trafgen) before any host is asked.
+        for profile in &campaign.profiles {
+            let shares = senders::shares(profile, lab.senders.len())?;
+            for (node, share) in lab.senders.iter().zip(&shares) {
+                if node.tool() == Generator::Trafgen {
+                    // Any MAC will do here: the frames' MACs do not change their count.
+                    let mac = node.dut_mac.as_deref().unwrap_or_default();
+                    let bad = |e: InputError| {
+                        InputError::new(format!(
+                            "profile `{}` on sender {}: {}",
+                            profile.name, node.host, e.0
+                        ))
+                    };
+                    trafgen_tx(node, share, mac)
+                        .map_err(bad)?
+                        .config()
+                        .map_err(bad)?;
+                }
+            }
+        }
         let env = vec![("BENCHLAB_DUT_HOST".to_string(), lab.dut.host.clone())];
         let dut = lab.ssh.transport(&lab.dut);
         // Asking the DUT first also fails early, with one line, when it is unreachable.
@@ -257,7 +294,7 @@ impl SshBench {
         })?;
         Ok(Self {
             dut,
-            sender: lab.ssh.transport(&lab.sender),
+            senders: lab.senders.iter().map(|s| lab.ssh.transport(s)).collect(),
             receiver: lab.ssh.transport(&lab.receiver),
             lab,
             sets,
@@ -373,54 +410,11 @@ impl SshBench {
         node.benchlab.clone().unwrap_or_else(|| "benchlab".into())
     }
 
-    fn tool(&self) -> Generator {
-        self.lab.sender.generator.unwrap_or_default()
-    }
-
-    /// The generator's command line for `spec`.
-    fn gen_argv(&self, spec: &TrialSpec<'_>) -> Vec<String> {
-        let s = &self.lab.sender;
-        let iface = s.interface.clone().expect("validated");
-        let dut_mac = s.dut_mac.clone().expect("validated");
-        if self.tool() == Generator::PktGen {
-            // pkt-gen stops after a count: enough for the trial at the asked rate (or at
-            // 100 GbE line rate); benchlab stops it when the trial's time is up.
-            let pps = match spec.profile.rate {
-                Rate::Max => PKTGEN_MAX_PPS,
-                Rate::Pps(p) => p as f64,
-            };
-            let count = pktgen::count_for(spec.trial.duration, pps);
-            return PktgenTx::from_profile(spec.profile, &iface, &dut_mac, count).argv();
-        }
-        let rate = match spec.profile.rate {
-            Rate::Max => "max".to_string(),
-            Rate::Pps(p) => p.to_string(),
-        };
-        let mut argv = vec![Self::benchlab(s)];
-        argv.extend(strings(&["gen", "--json", "-i"]));
-        argv.push(iface);
-        argv.push("-D".into());
-        argv.push(dut_mac);
-        argv.extend([
-            "-s".into(),
-            spec.profile.src().to_string(),
-            "-d".into(),
-            spec.profile.dst().to_string(),
-            "-l".into(),
-            spec.profile.frame_size().to_string(),
-            "-r".into(),
-            rate,
-            "-t".into(),
-            spec.trial.duration.to_string(),
-        ]);
-        argv
-    }
-
     /// The receiver's command line (stopped with SIGTERM).
     fn rx_argv(&self) -> Vec<String> {
         let r = &self.lab.receiver;
         let iface = r.interface.clone().expect("validated");
-        if self.tool() == Generator::PktGen {
+        if self.lab.receiver_tool() == Generator::PktGen {
             return PktgenRx {
                 iface,
                 wait_s: 2,
@@ -434,54 +428,272 @@ impl SshBench {
         argv
     }
 
-    /// The tool's name in messages.
-    fn tool_name(&self, rx: bool) -> &'static str {
-        match (self.tool(), rx) {
-            (Generator::Benchlab, false) => "benchlab gen",
-            (Generator::Benchlab, true) => "benchlab rx",
-            (Generator::PktGen, false) => "pkt-gen -f tx",
-            (Generator::PktGen, true) => "pkt-gen -f rx",
-        }
-    }
-
-    /// The generator's or the receiver's seconds in `out`.
-    fn ticks(&self, out: &[u8], rx: bool) -> anyhow::Result<Vec<Tick>> {
-        let host = if rx { &self.receiver } else { &self.sender }.host();
-        ticks(self.tool(), out, host, self.tool_name(rx), rx)
-    }
-
-    /// Waits until the receiver printed its first sample; fails if it exited.
-    fn receiver_ready(&self, rx: &mut Box<dyn Process>) -> anyhow::Result<()> {
-        let t0 = Instant::now();
-        loop {
-            if let Some(out) = rx.try_wait()? {
-                return Err(crate::transport::failed(
-                    self.receiver.host(),
-                    &self.rx_argv(),
-                    &out,
-                ))
-                .context("starting the receiver");
+    /// Sender `k`, ready to send its share `profile` of a trial of `seconds`: its generator's
+    /// command line and, for trafgen, its configuration written on the sender and the counter
+    /// of its interface already sampling.
+    fn prepare(&self, k: usize, profile: &Profile, seconds: f64) -> anyhow::Result<Run> {
+        let node = &self.lab.senders[k];
+        let host = &self.senders[k];
+        let iface = node.interface.clone().expect("validated");
+        let dut_mac = node.dut_mac.clone().expect("validated");
+        let mut run = Run {
+            k,
+            tool: node.tool(),
+            host: host.host().to_string(),
+            argv: Vec::new(),
+            config: None,
+            counter: None,
+            skip: 0,
+            end: None,
+            gen: None,
+            out: None,
+            stopped: false,
+        };
+        run.argv = match node.tool() {
+            Generator::PktGen => {
+                // pkt-gen stops after a count: enough for the trial at the asked rate (or at
+                // 100 GbE line rate); benchlab stops it when the trial's time is up.
+                let pps = match profile.rate {
+                    Rate::Max => PKTGEN_MAX_PPS,
+                    Rate::Pps(p) => p as f64,
+                };
+                let count = pktgen::count_for(seconds, pps);
+                PktgenTx::from_profile(profile, &iface, &dut_mac, count).argv()
             }
-            let out = rx.stdout_so_far();
-            let ready = match self.tool() {
-                Generator::Benchlab => !self.ticks(&out, true)?.is_empty(),
-                // pkt-gen says `Ready...` once its netmap link wait is over.
-                Generator::PktGen => String::from_utf8_lossy(&out).contains("Ready"),
-            };
-            if ready {
-                return Ok(());
+            Generator::Benchlab => {
+                let rate = match profile.rate {
+                    Rate::Max => "max".to_string(),
+                    Rate::Pps(p) => p.to_string(),
+                };
+                let mut argv = vec![Self::benchlab(node)];
+                argv.extend(strings(&["gen", "--json", "-i"]));
+                argv.extend([iface, "-D".into(), dut_mac]);
+                argv.extend([
+                    "-s".into(),
+                    profile.src().to_string(),
+                    "-d".into(),
+                    profile.dst().to_string(),
+                    "-l".into(),
+                    profile.frame_size().to_string(),
+                    "-r".into(),
+                    rate,
+                    "-t".into(),
+                    seconds.to_string(),
+                ]);
+                if let Some(cpu) = node.cpu {
+                    argv.extend(["--cpu".into(), cpu.to_string()]);
+                }
+                argv
             }
-            if t0.elapsed() > RECEIVER_READY {
-                bail!(
-                    "{}: `{}` was not ready within {} s",
-                    self.receiver.host(),
-                    self.tool_name(true),
-                    RECEIVER_READY.as_secs()
+            Generator::Trafgen => {
+                let mac_file = format!("/sys/class/net/{iface}/address");
+                let src_mac = host.run(&["cat", &mac_file])?;
+                let tx = trafgen_tx(node, profile, src_mac.trim())?;
+                let text = tx.config()?;
+                let file = RemoteFile::create(host, text.as_bytes())
+                    .context("writing trafgen's configuration")?;
+                let argv = tx.argv(&file.path, seconds);
+                run.config = Some((file, text));
+                let mut counter_argv = vec![Self::benchlab(node)];
+                counter_argv.extend(strings(&["rx", "--tx", "--json", "-i"]));
+                counter_argv.push(iface);
+                let mut counter = Guard::new(
+                    host.spawn(&counter_argv)
+                        .context("starting the sender's counter")?,
                 );
+                wait_ready(
+                    &run.host,
+                    &counter_argv,
+                    counter.get(),
+                    Generator::Trafgen,
+                    COUNTER,
+                    false,
+                )
+                .context("starting the sender's counter")?;
+                run.counter = Some((counter, counter_argv));
+                argv
             }
-            std::thread::sleep(Duration::from_millis(50));
+        };
+        Ok(run)
+    }
+}
+
+/// The name of the `benchlab rx --tx` counter of a trafgen sender in messages.
+const COUNTER: &str = "benchlab rx --tx";
+
+/// trafgen's sender for `node`'s share `profile`, its frames from `src_mac`.
+fn trafgen_tx(
+    node: &NodeConfig,
+    profile: &Profile,
+    src_mac: &str,
+) -> Result<TrafgenTx, InputError> {
+    let spec = FrameSpec::new(
+        src_mac.parse()?,
+        node.dut_mac.as_deref().unwrap_or_default().parse()?,
+        profile.src().parse()?,
+        profile.dst().parse()?,
+        profile.frame_size() as usize,
+    )?;
+    Ok(TrafgenTx {
+        iface: node.interface.clone().unwrap_or_default(),
+        spec,
+        rate: match profile.rate {
+            Rate::Max => None,
+            Rate::Pps(p) => Some(p),
+        },
+        cpu: node.cpu.unwrap_or(0),
+    })
+}
+
+/// The tool's name in messages.
+fn tool_name(tool: Generator, rx: bool) -> &'static str {
+    match (tool, rx) {
+        (Generator::Benchlab, false) => "benchlab gen",
+        (Generator::Benchlab | Generator::Trafgen, true) => "benchlab rx",
+        (Generator::PktGen, false) => "pkt-gen -f tx",
+        (Generator::PktGen, true) => "pkt-gen -f rx",
+        (Generator::Trafgen, false) => "trafgen",
+    }
+}
+
+/// Waits until the sampler `p` (a receiver, or a trafgen sender's counter) printed its first
+/// sample; fails if it exited.
+fn wait_ready(
+    host: &str,
+    argv: &[String],
+    p: &mut Box<dyn Process>,
+    tool: Generator,
+    name: &str,
+    rx: bool,
+) -> anyhow::Result<()> {
+    let t0 = Instant::now();
+    loop {
+        if let Some(out) = p.try_wait()? {
+            return Err(crate::transport::failed(host, argv, &out).into());
+        }
+        let out = p.stdout_so_far();
+        let ready = match tool {
+            // pkt-gen says `Ready...` once its netmap link wait is over.
+            Generator::PktGen => String::from_utf8_lossy(&out).contains("Ready"),
+            Generator::Benchlab | Generator::Trafgen => {
+                !ticks(tool, &out, host, name, rx)?.is_empty()
+            }
+        };
+        if ready {
+            return Ok(());
+        }
+        if t0.elapsed() > RECEIVER_READY {
+            bail!(
+                "{host}: `{name}` was not ready within {} s",
+                RECEIVER_READY.as_secs()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// One sender's part of a trial.
+struct Run {
+    /// Its index in the lab's senders.
+    k: usize,
+    tool: Generator,
+    host: String,
+    /// The generator's command line.
+    argv: Vec<String>,
+    /// trafgen: its configuration on the sender (removed when dropped) and as text.
+    config: Option<(RemoteFile, String)>,
+    /// trafgen: `benchlab rx --tx` on the sender's interface, and its command line.
+    counter: Option<(Guard, Vec<String>)>,
+    /// The counter's seconds before the generator started (not the trial's).
+    skip: usize,
+    /// The counter's seconds up to the one in which the generator ended.
+    end: Option<usize>,
+    /// The generator while it runs.
+    gen: Option<Guard>,
+    /// What the generator left once it ended.
+    out: Option<Output>,
+    /// Whether benchlab stopped it (time up, another sender failed, Ctrl-C).
+    stopped: bool,
+}
+
+impl Run {
+    /// The counter's seconds so far (trafgen senders only; none for the others).
+    fn counter_ticks(&mut self) -> anyhow::Result<Vec<Tick>> {
+        match self.counter.as_mut() {
+            Some((c, _)) => ticks(
+                Generator::Trafgen,
+                &c.get().stdout_so_far(),
+                &self.host,
+                COUNTER,
+                false,
+            ),
+            None => Ok(Vec::new()),
         }
     }
+
+    /// Records the generator's end and what it left.
+    fn ended(&mut self, out: Output, stopped: bool) -> anyhow::Result<()> {
+        // The second in progress holds the generator's last packets.
+        self.end = Some(self.counter_ticks()?.len() + 1);
+        self.out = Some(out);
+        self.stopped = stopped;
+        Ok(())
+    }
+
+    /// Whether the generator ended as it should: by itself, or (pkt-gen) stopped at the end
+    /// of the trial's time, or (trafgen) by `timeout` at the end of the trial's time.
+    fn ok(&self, time_up_is_normal: bool) -> bool {
+        let Some(out) = &self.out else { return true };
+        match self.tool {
+            Generator::Benchlab => out.success(),
+            Generator::PktGen => out.success() || (self.stopped && time_up_is_normal),
+            Generator::Trafgen => {
+                !self.stopped && matches!(out.status, Some(0 | trafgen::TIMED_OUT))
+            }
+        }
+    }
+
+    /// The sender's seconds: the generator's own figures, or its interface's counter's from
+    /// the generator's start to its end (`counter_out`: the counter's output).
+    fn tx_ticks(&self, gen_out: &[u8], counter_out: &[u8]) -> anyhow::Result<Vec<Tick>> {
+        if self.tool != Generator::Trafgen {
+            return ticks(
+                self.tool,
+                gen_out,
+                &self.host,
+                tool_name(self.tool, false),
+                false,
+            );
+        }
+        let all = ticks(Generator::Trafgen, counter_out, &self.host, COUNTER, false)?;
+        let end = self.end.unwrap_or(all.len()).min(all.len());
+        Ok(all[self.skip.min(end)..end].to_vec())
+    }
+
+    /// The sender's seconds so far, while the trial runs.
+    fn tx_ticks_so_far(&mut self) -> anyhow::Result<Vec<Tick>> {
+        let gen_out = match (&self.out, self.gen.as_mut()) {
+            (Some(out), _) => out.stdout.clone(),
+            (None, Some(g)) => g.get().stdout_so_far(),
+            (None, None) => Vec::new(),
+        };
+        let counter_out = match self.counter.as_mut() {
+            Some((c, _)) => c.get().stdout_so_far(),
+            None => Vec::new(),
+        };
+        self.tx_ticks(&gen_out, &counter_out)
+    }
+}
+
+/// The senders' seconds added up, as long as every sender has that second.
+fn sum_ticks(per_sender: &[Vec<Tick>]) -> Vec<Tick> {
+    let n = per_sender.iter().map(Vec::len).min().unwrap_or(0);
+    (0..n)
+        .map(|i| Tick {
+            pkts: per_sender.iter().map(|t| t[i].pkts).sum(),
+            pps: per_sender.iter().map(|t| t[i].pps).sum(),
+        })
+        .collect()
 }
 
 impl Drop for SshBench {
@@ -528,43 +740,51 @@ impl Bench for SshBench {
         spec: &TrialSpec<'_>,
         on_second: &mut dyn FnMut(&SampleRow),
     ) -> anyhow::Result<TrialData> {
+        let shares = senders::shares(spec.profile, self.senders.len())?;
         let mut files = vec![(
             "dut-before.txt".to_string(),
             self.snapshot(&spec.hooks.before)?,
         )];
-        let (rx_host, tx_host) = (
-            self.receiver.host().to_string(),
-            self.sender.host().to_string(),
+        let rx_tool = self.lab.receiver_tool();
+        let rx_host = self.receiver.host().to_string();
+        let rx_argv = self.rx_argv();
+        let rx_name = tool_name(rx_tool, true);
+        let mut rx = Guard::new(
+            self.receiver
+                .spawn(&rx_argv)
+                .context("starting the receiver")?,
         );
-        let mut rx = self
-            .receiver
-            .spawn(&self.rx_argv())
+        wait_ready(&rx_host, &rx_argv, rx.get(), rx_tool, rx_name, true)
             .context("starting the receiver")?;
-        let ready = self.receiver_ready(&mut rx);
-        if let Err(e) = ready {
-            let _ = rx.stop(Duration::from_secs(2));
-            return Err(e);
-        }
-        // benchlab rx counts from its own start: its seconds before the generator's are not
-        // the trial's. pkt-gen's idle seconds are dropped by `ticks` instead.
-        let rx_skip = match self.tool() {
-            Generator::Benchlab => self.ticks(&rx.stdout_so_far(), true)?.len(),
+        // Guards stop every process already started when a later step fails.
+        let mut runs = shares
+            .iter()
+            .enumerate()
+            .map(|(k, share)| self.prepare(k, share, spec.trial.duration))
+            .collect::<anyhow::Result<Vec<Run>>>()?;
+        // benchlab rx counts from its own start: its seconds before the generators' are not
+        // the trial's, nor are those of a trafgen sender's counter. pkt-gen's idle seconds are
+        // dropped by `ticks` instead.
+        let rx_skip = match rx_tool {
             Generator::PktGen => 0,
+            _ => ticks(rx_tool, &rx.get().stdout_so_far(), &rx_host, rx_name, true)?.len(),
         };
-        let gen_argv = self.gen_argv(spec);
+        for run in &mut runs {
+            run.skip = run.counter_ticks()?.len();
+        }
+        // Every generator starts before the trial clock runs.
         let start_unix_s = unix_now();
-        let mut gen = match self.sender.spawn(&gen_argv) {
-            Ok(g) => g,
-            Err(e) => {
-                let _ = rx.stop(Duration::from_secs(2));
-                return Err(anyhow::Error::new(e).context("starting the generator"));
-            }
-        };
-        // benchlab gen stops by itself after the trial; pkt-gen is stopped once the trial's
-        // seconds (after its link wait) have passed.
-        let (limit, time_up_is_normal) = match self.tool() {
-            Generator::Benchlab => (spec.trial.duration + 60.0, false),
+        for run in &mut runs {
+            let gen = self.senders[run.k]
+                .spawn(&run.argv)
+                .with_context(|| format!("starting the generator on {}", run.host))?;
+            run.gen = Some(Guard::new(gen));
+        }
+        // benchlab gen stops by itself after the trial, trafgen through `timeout`; pkt-gen is
+        // stopped once the trial's seconds (after its link wait) have passed.
+        let (limit, time_up_is_normal) = match rx_tool {
             Generator::PktGen => (spec.trial.duration + 3.0, true),
+            _ => (spec.trial.duration + 60.0, false),
         };
         let limit = Duration::from_secs_f64(limit);
         let t0 = Instant::now();
@@ -574,45 +794,127 @@ impl Bench for SshBench {
             .capture
             .then(|| CaptureSchedule::new(&profiler, t0, spec.trial, Duration::ZERO));
         let mut shown = 0;
-        let mut stopped = false;
-        let gen_out = loop {
-            if let Some(out) = gen.try_wait()? {
-                break Ok(out);
+        loop {
+            for run in runs.iter_mut().filter(|r| r.out.is_none()) {
+                if let Some(out) = run.gen.as_mut().expect("started").get().try_wait()? {
+                    run.gen.take().map(Guard::take);
+                    run.ended(out, false)?;
+                }
             }
-            if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) || t0.elapsed() > limit {
-                stopped = true;
-                break gen.stop(Duration::from_secs(5));
+            if runs.iter().all(|r| r.out.is_some()) {
+                break;
+            }
+            // A sender that failed fails the trial: the others are stopped at once.
+            let failed = runs.iter().any(|r| !r.ok(time_up_is_normal));
+            if failed
+                || INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
+                || t0.elapsed() > limit
+            {
+                for run in runs.iter_mut().filter(|r| r.out.is_none()) {
+                    let gen = run.gen.take().expect("started").take();
+                    let out = gen
+                        .stop(Duration::from_secs(5))
+                        .with_context(|| format!("stopping the generator on {}", run.host))?;
+                    run.ended(out, true)?;
+                }
+                break;
             }
             if let Some(capture) = capture.as_mut() {
                 capture.poll()?;
             }
-            let tx = self.ticks(&gen.stdout_so_far(), false)?;
-            let rxt = self.ticks(&rx.stdout_so_far(), true)?;
+            let tx = sum_ticks(
+                &runs
+                    .iter_mut()
+                    .map(Run::tx_ticks_so_far)
+                    .collect::<anyhow::Result<Vec<_>>>()?,
+            );
+            let rxt = ticks(rx_tool, &rx.get().stdout_so_far(), &rx_host, rx_name, true)?;
             for row in pair_rows(&tx, &rxt, rx_skip).iter().skip(shown) {
                 on_second(row);
                 shown += 1;
             }
             std::thread::sleep(Duration::from_millis(100));
-        };
+        }
         let end_unix_s = unix_now();
         std::thread::sleep(DRAIN);
         let rx_out = rx
+            .take()
             .stop(Duration::from_secs(5))
             .context("stopping the receiver")?;
-        let gen_out = gen_out.context("running the generator")?;
+        let mut counter_outs = Vec::new();
+        for run in &mut runs {
+            counter_outs.push(match run.counter.take() {
+                Some((c, _)) => Some(
+                    c.take()
+                        .stop(Duration::from_secs(5))
+                        .with_context(|| format!("stopping the counter on {}", run.host))?,
+                ),
+                None => None,
+            });
+        }
         let capture = capture
             .map(|c| c.finish(&|| INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)))
             .transpose()?;
         if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
             bail!("interrupted");
         }
-        let finished_normally = gen_out.success() || (stopped && time_up_is_normal);
-        if !finished_normally {
-            return Err(crate::transport::failed(&tx_host, &gen_argv, &gen_out).into());
+        // The first sender that failed by itself names the failure (the others were stopped).
+        if let Some(run) = runs
+            .iter()
+            .filter(|r| !r.ok(time_up_is_normal))
+            .min_by_key(|r| r.stopped)
+        {
+            let out = run.out.as_ref().expect("ended");
+            return Err(crate::transport::failed(&run.host, &run.argv, out).into());
         }
-        let tx = self.ticks(&gen_out.stdout, false)?;
-        let rxt = self.ticks(&rx_out.stdout, true)?;
-        let rows = pair_rows(&tx, &rxt, rx_skip);
+        let n = runs.len();
+        let mut per_sender = Vec::new();
+        let mut generators = Vec::new();
+        for (run, counter_out) in runs.iter().zip(&counter_outs) {
+            let out = run.out.as_ref().expect("ended");
+            let counter_stdout = counter_out.as_ref().map_or(&[][..], |o| &o.stdout);
+            per_sender.push(run.tx_ticks(&out.stdout, counter_stdout)?);
+            let log = || {
+                format!(
+                    "CMD on {}: {}\n{}{}",
+                    run.host,
+                    display_argv(&run.argv),
+                    out.stdout_text(),
+                    out.stderr
+                )
+            };
+            let name = |stem, ext| senders::file_name(stem, ext, run.k, n);
+            generators.push(match run.tool {
+                Generator::Benchlab => {
+                    let lines = json_lines(&out.stdout, &run.host, "benchlab gen")?;
+                    files.push((name("generator", "jsonl"), out.stdout_text()));
+                    match lines.iter().rev().find_map(|l| l.engine.clone()) {
+                        Some(e) => format!("benchlab gen on {}, {e} engine", run.host),
+                        None => format!("benchlab gen on {}", run.host),
+                    }
+                }
+                Generator::PktGen => {
+                    // The raw log, first line the command as the old harness wrote it.
+                    files.push((name("generator", "log"), log()));
+                    format!("netmap pkt-gen on {}", run.host)
+                }
+                Generator::Trafgen => {
+                    let counter = counter_out.as_ref().expect("trafgen has a counter");
+                    files.push((name("generator", "jsonl"), counter.stdout_text()));
+                    files.push((name("generator", "log"), log()));
+                    let config = run.config.as_ref().expect("trafgen has a configuration");
+                    files.push((name("generator", "trafgen"), config.1.clone()));
+                    format!("trafgen on {}", run.host)
+                }
+            });
+        }
+        // trafgen's configuration files are removed from the senders here.
+        drop(runs);
+        let rows = pair_rows(
+            &sum_ticks(&per_sender),
+            &ticks(rx_tool, &rx_out.stdout, &rx_host, rx_name, true)?,
+            rx_skip,
+        );
         for row in rows.iter().skip(shown) {
             on_second(row);
         }
@@ -620,45 +922,23 @@ impl Bench for SshBench {
             "dut-after.txt".to_string(),
             self.snapshot(&spec.hooks.after)?,
         ));
-        let generator = match self.tool() {
-            Generator::Benchlab => {
-                let lines = json_lines(&gen_out.stdout, &tx_host, "benchlab gen")?;
-                files.push(("generator.jsonl".to_string(), gen_out.stdout_text()));
-                files.push(("receiver.jsonl".to_string(), rx_out.stdout_text()));
-                match lines.iter().rev().find_map(|l| l.engine.clone()) {
-                    Some(e) => format!("benchlab gen on {tx_host}, {e} engine"),
-                    None => format!("benchlab gen on {tx_host}"),
-                }
-            }
-            Generator::PktGen => {
-                // The raw logs, first line the command as the old harness wrote it.
-                for (name, argv, out) in [
-                    ("generator.log", &gen_argv, &gen_out),
-                    ("receiver.log", &self.rx_argv(), &rx_out),
-                ] {
-                    let host = if name == "generator.log" {
-                        &tx_host
-                    } else {
-                        &rx_host
-                    };
-                    files.push((
-                        name.to_string(),
-                        format!(
-                            "CMD on {host}: {}\n{}{}",
-                            display_argv(argv),
-                            out.stdout_text(),
-                            out.stderr
-                        ),
-                    ));
-                }
-                format!("netmap pkt-gen on {tx_host}")
-            }
-        };
+        files.push(match rx_tool {
+            Generator::PktGen => (
+                "receiver.log".to_string(),
+                format!(
+                    "CMD on {rx_host}: {}\n{}{}",
+                    display_argv(&rx_argv),
+                    rx_out.stdout_text(),
+                    rx_out.stderr
+                ),
+            ),
+            _ => ("receiver.jsonl".to_string(), rx_out.stdout_text()),
+        });
         if let Some(capture) = &capture {
             files.push(("perf.folded".to_string(), capture.folded.to_text()));
         }
         Ok(TrialData {
-            generator: Some(generator),
+            generator: Some(generators.join(" + ")),
             samples: rows,
             files,
             start_unix_s,
@@ -677,14 +957,32 @@ impl Bench for SshBench {
                 "interfaces": n.interfaces,
             })
         };
+        let senders: Vec<serde_json::Value> = self
+            .lab
+            .senders
+            .iter()
+            .map(|s| {
+                let mut v = node(s);
+                v["dut_mac"] = serde_json::json!(s.dut_mac);
+                v["generator"] = serde_json::json!(tool_name(s.tool(), false));
+                v["cpu"] = serde_json::json!(s.cpu);
+                v
+            })
+            .collect();
+        let generators: Vec<String> = self
+            .lab
+            .senders
+            .iter()
+            .map(|s| format!("{} over SSH on {}", tool_name(s.tool(), false), s.host))
+            .collect();
         Ok(serde_json::json!({
             "host": super::host::facts(&self.dut),
             "lab": {
                 "dut": node(&self.lab.dut),
-                "sender": node(&self.lab.sender),
+                "senders": senders,
                 "receiver": node(&self.lab.receiver),
             },
-            "generator": format!("benchlab gen over SSH on {}", self.lab.sender.host),
+            "generator": generators.join(" + "),
             "config_sets": rulesets,
             "versions": {},
         }))
@@ -724,6 +1022,59 @@ mod tests {
         // A partial last line is left for the next read.
         assert_eq!(lines("{\"type\":\"sample\"}\n{\"ty").len(), 1);
         assert!(json_lines(b"oops\n", "gen1", "benchlab gen").is_err());
+    }
+
+    /// A trafgen sender whose counter skips 1 second and ends at its third, and what it left.
+    fn trafgen_run(out: Option<Output>, stopped: bool) -> Run {
+        Run {
+            k: 1,
+            tool: Generator::Trafgen,
+            host: "gen2".into(),
+            argv: Vec::new(),
+            config: None,
+            counter: None,
+            skip: 1,
+            end: Some(3),
+            gen: None,
+            out,
+            stopped,
+        }
+    }
+
+    #[test]
+    fn a_trafgen_senders_seconds_are_its_counters_while_it_ran_and_senders_add_up() {
+        // `benchlab rx --tx --json`: one idle second before trafgen, two of traffic, one after.
+        let counter = r#"{"type":"sample","t_s":1.0,"tx_pkts":2,"tx_pps":2.0}
+{"type":"sample","t_s":2.0,"tx_pkts":1002,"tx_pps":1000.0}
+{"type":"sample","t_s":3.0,"tx_pkts":3002,"tx_pps":2000.0}
+{"type":"sample","t_s":4.0,"tx_pkts":3002,"tx_pps":0.0}
+"#;
+        let mine = trafgen_run(None, false)
+            .tx_ticks(b"", counter.as_bytes())
+            .unwrap();
+        let pkts: Vec<u64> = mine.iter().map(|t| t.pkts).collect();
+        assert_eq!(pkts, [1000, 2000]);
+        let other = vec![
+            Tick {
+                pkts: 10,
+                pps: 10.0
+            };
+            3
+        ];
+        let sum = sum_ticks(&[mine, other]);
+        assert_eq!(sum.len(), 2);
+        assert_eq!((sum[1].pkts, sum[1].pps), (2010, 2010.0));
+        // `timeout` ending trafgen at the trial's end is its normal end; anything else fails.
+        let ended = |status, stopped| {
+            let out = Output {
+                status,
+                ..Output::default()
+            };
+            trafgen_run(Some(out), stopped).ok(false)
+        };
+        assert!(ended(Some(trafgen::TIMED_OUT), false));
+        assert!(!ended(Some(1), false));
+        assert!(!ended(Some(trafgen::TIMED_OUT), true));
     }
 
     #[test]

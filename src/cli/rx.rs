@@ -8,7 +8,7 @@ use clap::Args as ClapArgs;
 
 use super::gen::{fmt_pps, parse_secs, stop_flag};
 use crate::traffic::receiver::{Receiver, RxConfig, Sample};
-use crate::traffic::IfRef;
+use crate::traffic::{IfRef, TxSample};
 
 /// Arguments of `benchlab rx`.
 #[derive(Debug, ClapArgs)]
@@ -34,12 +34,26 @@ pub struct Args {
     /// Print JSON lines ({"type":"sample",...} each interval, {"type":"summary",...} at the end).
     #[arg(long)]
     pub json: bool,
+    /// Count the packets the interface sent instead (its tx counters): a sender's output when
+    /// the generator prints no figures (trafgen). JSON lines then say tx_pkts and tx_pps, as
+    /// `benchlab gen --json` does.
+    #[arg(long)]
+    pub tx: bool,
 }
 
 #[derive(serde::Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 enum Line<'a> {
     Sample(&'a Sample),
+    #[serde(rename = "sample")]
+    TxSample(TxSample),
+    #[serde(rename = "summary")]
+    TxSummary {
+        iface: &'a str,
+        t_s: f64,
+        tx_pkts: u64,
+        tx_pps: f64,
+    },
     Summary {
         iface: &'a str,
         watch: &'a [String],
@@ -74,6 +88,7 @@ pub fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Res
         iface: args.iface.clone(),
         watch: args.watch.clone(),
         interval: args.interval,
+        sent: args.tx,
     };
     let mut rx = Receiver::start(cfg)?;
     let started = Instant::now();
@@ -86,7 +101,14 @@ pub fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Res
         )?;
     }
     let print = |out: &mut dyn Write, s: &Sample| -> anyhow::Result<()> {
-        if args.json {
+        if args.json && args.tx {
+            let line = Line::TxSample(TxSample {
+                t_s: s.t_s,
+                tx_pkts: s.rx_pkts,
+                tx_pps: s.rx_pps,
+            });
+            writeln!(out, "{}", serde_json::to_string(&line)?)?;
+        } else if args.json {
             writeln!(out, "{}", serde_json::to_string(&Line::Sample(s))?)?;
         } else {
             writeln!(out, "{}", human(s, &args.watch))?;
@@ -113,7 +135,15 @@ pub fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Res
     let last = series.samples.last();
     let (t, pkts) = last.map_or((0.0, 0), |s| (s.t_s, s.rx_pkts));
     let pps = if t > 0.0 { pkts as f64 / t } else { 0.0 };
-    if args.json {
+    if args.json && args.tx {
+        let line = Line::TxSummary {
+            iface: &series.iface,
+            t_s: t,
+            tx_pkts: pkts,
+            tx_pps: pps,
+        };
+        writeln!(out, "{}", serde_json::to_string(&line)?)?;
+    } else if args.json {
         let no_drops = vec![0; series.watch.len()];
         let line = Line::Summary {
             iface: &series.iface,
@@ -126,9 +156,10 @@ pub fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Res
         };
         writeln!(out, "{}", serde_json::to_string(&line)?)?;
     } else {
+        let verb = if args.tx { "sent" } else { "received" };
         writeln!(
             out,
-            "received {pkts} packets in {t:.3} s, {} on average",
+            "{verb} {pkts} packets in {t:.3} s, {} on average",
             fmt_pps(pps)
         )?;
     }

@@ -16,7 +16,8 @@
 //! host = "gen1"
 //! interface = "igb1"
 //! dut_mac = "00:0d:b9:41:ca:3d"   # the DUT's sender-side MAC (pkt-gen's -D)
-//! generator = "benchlab"      # or "pkt-gen" (netmap, both ends; never run here: no netmap)
+//! generator = "benchlab"      # or "trafgen", or "pkt-gen" (netmap, both ends; never run here)
+//! cpu = 2                     # benchlab gen and trafgen: the CPU the sending thread runs on
 //!
 //! [hosts.receiver]
 //! transport = "ssh"
@@ -24,8 +25,13 @@
 //! interface = "igb2"
 //! ```
 //!
-//! Topologies: 2 nodes (sender and receiver on one host) and 3 nodes. Two senders (4 nodes)
-//! are not modelled yet.
+//! Topologies: 2 nodes (sender and receiver on one host), 3 nodes, and 4 nodes: when one
+//! sender cannot fill the link, `[[hosts.senders]]` (an array of tables, each a sender with
+//! its own host, interface, dut_mac, generator and cpu) replaces `[hosts.sender]`; a lab names
+//! exactly one of the two. An array rather than `sender2`, `sender3`… tables: the senders are
+//! alike, their count is free, and each trial splits the profile among them in file order (see
+//! [`crate::campaign::ssh`]). A pkt-gen sender needs a pkt-gen receiver, so pkt-gen senders do
+//! not mix with the others.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -53,6 +59,9 @@ pub enum Generator {
     Benchlab,
     /// netmap `pkt-gen -f tx` and `pkt-gen -f rx`.
     PktGen,
+    /// netsniff-ng's `trafgen` (Linux), counted by `benchlab rx --tx` on the sender and by
+    /// `benchlab rx` on the receiver.
+    Trafgen,
 }
 
 /// One node of a real lab.
@@ -78,6 +87,17 @@ pub struct NodeConfig {
     /// Where `benchlab` is on that node (for `benchlab gen`/`rx`). Default: `benchlab` in PATH.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub benchlab: Option<String>,
+    /// Sender only: the CPU the generator sends from (`benchlab gen --cpu`, trafgen's
+    /// `cpu(N)`). Default: benchlab gen's own choice, trafgen's first CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<usize>,
+}
+
+impl NodeConfig {
+    /// What this sender generates with (benchlab's own generator unless it says otherwise).
+    pub fn tool(&self) -> Generator {
+        self.generator.unwrap_or_default()
+    }
 }
 
 /// The SSH client options shared by every node.
@@ -117,8 +137,12 @@ impl SshOptions {
 pub struct Hosts {
     /// The device under test.
     pub dut: NodeConfig,
-    /// The traffic generator.
-    pub sender: NodeConfig,
+    /// The traffic generator (or `senders`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<NodeConfig>,
+    /// Several generators sending at once, each its share of the profile (or `sender`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub senders: Vec<NodeConfig>,
     /// The node that counts what the DUT forwarded.
     pub receiver: NodeConfig,
 }
@@ -138,8 +162,8 @@ pub fn known_sets(lab: &LabConfig) -> &'static [&'static str] {
 pub struct SshLab {
     /// The device under test.
     pub dut: NodeConfig,
-    /// The traffic generator.
-    pub sender: NodeConfig,
+    /// The traffic generators (one, or more in a 4-node lab), in file order.
+    pub senders: Vec<NodeConfig>,
     /// The node that counts what the DUT forwarded.
     pub receiver: NodeConfig,
     /// SSH client options.
@@ -153,26 +177,67 @@ impl SshLab {
         let Some(Hosts {
             dut,
             sender,
+            senders,
             receiver,
         }) = &cfg.hosts
         else {
             return Ok(None);
         };
-        if sender.interface.is_none() {
-            return Err("[hosts.sender] needs interface = \"IF\" (the lab interface)".into());
+        let (senders, table) = match (sender, senders.is_empty()) {
+            (Some(one), true) => (vec![one.clone()], "[hosts.sender]"),
+            (None, false) => (senders.clone(), "[[hosts.senders]]"),
+            (Some(_), false) => {
+                return Err(
+                    "[hosts] has both [hosts.sender] and [[hosts.senders]]: keep one".into(),
+                )
+            }
+            (None, true) => {
+                return Err(
+                    "[hosts] needs [hosts.sender] (or [[hosts.senders]] for several)".into(),
+                )
+            }
+        };
+        for s in &senders {
+            if s.interface.is_none() {
+                return Err(format!(
+                    "{table} host = {:?} needs interface = \"IF\" (the lab interface)",
+                    s.host
+                ));
+            }
+            if s.dut_mac.is_none() {
+                return Err(format!(
+                    "{table} host = {:?} needs dut_mac = \"MAC\" (the DUT's sender-side MAC)",
+                    s.host
+                ));
+            }
         }
-        if sender.dut_mac.is_none() {
-            return Err(
-                "[hosts.sender] needs dut_mac = \"MAC\" (the DUT's sender-side MAC)".into(),
-            );
+        let pktgen = senders
+            .iter()
+            .filter(|s| s.tool() == Generator::PktGen)
+            .count();
+        if pktgen != 0 && pktgen != senders.len() {
+            return Err(format!(
+                "{table} generator: pkt-gen senders need a pkt-gen receiver; use \"pkt-gen\" \
+                 on every sender or on none"
+            ));
+        }
+        if let Some(s) = senders.iter().find(|s| s.cpu.is_some() && pktgen != 0) {
+            return Err(format!(
+                "{table} host = {:?}: cpu is for the benchlab and trafgen generators; pin \
+                 pkt-gen in its host's own setup",
+                s.host
+            ));
         }
         if receiver.interface.is_none() {
             return Err("[hosts.receiver] needs interface = \"IF\" (the lab interface)".into());
         }
-        for (table, node) in [("dut", dut), ("sender", sender), ("receiver", receiver)] {
+        let nodes = std::iter::once(("[hosts.dut]", dut))
+            .chain(senders.iter().map(|s| (table, s)))
+            .chain(std::iter::once(("[hosts.receiver]", receiver)));
+        for (table, node) in nodes {
             if node.host.is_empty() || node.host.starts_with('-') {
                 return Err(format!(
-                    "[hosts.{table}] host = {:?}: use an ssh_config host alias",
+                    "{table} host = {:?}: use an ssh_config host alias",
                     node.host
                 ));
             }
@@ -182,10 +247,18 @@ impl SshLab {
         }
         Ok(Some(Self {
             dut: dut.clone(),
-            sender: sender.clone(),
+            senders,
             receiver: receiver.clone(),
             ssh: cfg.ssh.clone(),
         }))
+    }
+
+    /// What the receiver runs: pkt-gen for pkt-gen senders, `benchlab rx` otherwise.
+    pub fn receiver_tool(&self) -> Generator {
+        match self.senders[0].tool() {
+            Generator::PktGen => Generator::PktGen,
+            Generator::Benchlab | Generator::Trafgen => Generator::Benchlab,
+        }
     }
 }
 
@@ -219,7 +292,7 @@ interface = "igb2"
         .unwrap();
         let real = SshLab::from_config(&lab).unwrap().unwrap();
         assert_eq!(real.dut.host, "apu2");
-        let t = real.ssh.transport(&real.sender);
+        let t = real.ssh.transport(&real.senders[0]);
         assert_eq!(
             t.ssh_argv(&["true".into()]).join(" "),
             "ssh -o BatchMode=yes -o ConnectTimeout=3 -F cfg -- gen1 'true'"
@@ -233,7 +306,7 @@ interface = "igb2"
         .unwrap_err()
         .to_string();
         assert!(
-            err.starts_with("LAB.toml:1: missing field `sender`"),
+            err.starts_with("LAB.toml:1: missing field `receiver`"),
             "{err}"
         );
         let err = LabConfig::parse(
@@ -252,13 +325,64 @@ interface = "igb2"
     }
 
     #[test]
+    fn several_senders_replace_the_one_sender_and_exactly_one_form_is_named() {
+        let hosts = |senders: &str| {
+            format!(
+                "[hosts.dut]\ntransport = \"ssh\"\nhost = \"dut\"\n{senders}\n\
+                 [hosts.receiver]\ntransport = \"ssh\"\nhost = \"rx\"\ninterface = \"r0\"\n"
+            )
+        };
+        let one = |table: &str, host: &str, generator: &str| {
+            format!(
+                "[{table}]\ntransport = \"ssh\"\nhost = \"{host}\"\ninterface = \"s0\"\n\
+                 dut_mac = \"02:00:00:00:00:01\"\ngenerator = \"{generator}\"\n"
+            )
+        };
+        let two =
+            one("[hosts.senders]", "gen1", "trafgen") + &one("[hosts.senders]", "gen2", "benchlab");
+        let lab = LabConfig::parse(&hosts(&two), "LAB.toml").unwrap();
+        let real = SshLab::from_config(&lab).unwrap().unwrap();
+        let names: Vec<_> = real
+            .senders
+            .iter()
+            .map(|s| (s.host.as_str(), s.tool()))
+            .collect();
+        assert_eq!(
+            names,
+            [("gen1", Generator::Trafgen), ("gen2", Generator::Benchlab)]
+        );
+        assert_eq!(real.receiver_tool(), Generator::Benchlab);
+
+        let err = |text: &str| LabConfig::parse(text, "LAB.toml").unwrap_err().to_string();
+        let both = one("hosts.sender", "gen1", "benchlab") + &two;
+        assert_eq!(
+            err(&hosts(&both)),
+            "LAB.toml: [hosts] has both [hosts.sender] and [[hosts.senders]]: keep one"
+        );
+        assert_eq!(
+            err(&hosts("")),
+            "LAB.toml: [hosts] needs [hosts.sender] (or [[hosts.senders]] for several)"
+        );
+        let mixed =
+            one("[hosts.senders]", "gen1", "pkt-gen") + &one("[hosts.senders]", "gen2", "trafgen");
+        assert!(err(&hosts(&mixed)).contains("[[hosts.senders]] generator: pkt-gen senders"));
+        let no_mac =
+            "[[hosts.senders]]\ntransport = \"ssh\"\nhost = \"gen3\"\ninterface = \"s0\"\n";
+        assert_eq!(
+            err(&hosts(&(two + no_mac))),
+            "LAB.toml: [[hosts.senders]] host = \"gen3\" needs dut_mac = \"MAC\" (the DUT's \
+             sender-side MAC)"
+        );
+    }
+
+    #[test]
     fn the_example_campaign_describes_a_real_lab() {
         let text = include_str!("../../examples/ssh-lab.toml");
         let c = crate::config::Campaign::from_toml(text, "ssh-lab.toml", crate::dut::KNOWN_PRESETS)
             .unwrap();
         let lab = SshLab::from_config(&c.lab).unwrap().unwrap();
         assert_eq!(
-            (lab.dut.host.as_str(), lab.sender.host.as_str()),
+            (lab.dut.host.as_str(), lab.senders[0].host.as_str()),
             ("dut1", "gen1")
         );
         assert_eq!(c.versions[1].reboot, ["systemctl", "reboot"]);

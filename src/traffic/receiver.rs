@@ -25,6 +25,9 @@ pub struct RxConfig {
     pub watch: Vec<IfRef>,
     /// Time between samples.
     pub interval: Duration,
+    /// Count what the interface sent (`tx_packets`, `tx_bytes`) instead of what it received:
+    /// a sender's output when its generator prints no figures of its own (trafgen).
+    pub sent: bool,
 }
 
 impl RxConfig {
@@ -34,6 +37,7 @@ impl RxConfig {
             iface,
             watch: Vec::new(),
             interval: Duration::from_secs(1),
+            sent: false,
         }
     }
 }
@@ -43,11 +47,11 @@ impl RxConfig {
 pub struct Sample {
     /// Seconds since the start.
     pub t_s: f64,
-    /// Packets received since the start.
+    /// Packets received since the start (sent, with [`RxConfig::sent`]).
     pub rx_pkts: u64,
     /// Packets per second over the last interval.
     pub rx_pps: f64,
-    /// Bytes received since the start.
+    /// Bytes received since the start (sent, with [`RxConfig::sent`]).
     pub rx_bytes: u64,
     /// Packets dropped by the receiving interface since the start.
     pub rx_drops: u64,
@@ -148,16 +152,21 @@ impl Receiver {
                     let (rx, watch) = counters.read()?;
                     let t = start.elapsed().as_secs_f64();
                     let d = rx.since(&base_rx);
+                    let (pkts, bytes) = if cfg.sent {
+                        (d.tx_packets, d.tx_bytes)
+                    } else {
+                        (d.rx_packets, d.rx_bytes)
+                    };
                     let dt = t - last.0;
                     let sample = Sample {
                         t_s: t,
-                        rx_pkts: d.rx_packets,
+                        rx_pkts: pkts,
                         rx_pps: if dt > 0.0 {
-                            (d.rx_packets - last.1) as f64 / dt
+                            (pkts - last.1) as f64 / dt
                         } else {
                             0.0
                         },
-                        rx_bytes: d.rx_bytes,
+                        rx_bytes: bytes,
                         rx_drops: d.drops(),
                         drops: watch
                             .iter()
@@ -165,7 +174,7 @@ impl Receiver {
                             .map(|(now, base)| now.since(base).drops())
                             .collect(),
                     };
-                    last = (t, d.rx_packets);
+                    last = (t, pkts);
                     // A stop right after a tick would only add an empty sample.
                     if !(stopped && dt < 0.001) {
                         let _ = tx.send(sample.clone());

@@ -288,3 +288,121 @@ impl Sshd {
         self.keys.dir()
     }
 }
+
+/// Lab nodes served over SSH: each namespace runs its own sshd, reached from a management
+/// namespace of the test's own (veth `blsshm<i>` there, `blsshn<i>` in node i, addresses
+/// 198.18.254.(4i+1) and .(4i+2)/30), where `benchlab` itself runs. [`Drop`] stops the sshds,
+/// then deletes the management namespace and its links, then the keys.
+pub struct SshNodes {
+    /// The management namespace.
+    pub mgmt: String,
+    // Fields drop in order: sshds first, then the management namespace, then the keys.
+    _daemons: Vec<Daemon>,
+    _mgmt: NetnsGuard,
+    /// The keys and the ssh_config naming each node by its alias.
+    pub keys: Keys,
+}
+
+impl SshNodes {
+    /// Serves every `(alias, namespace)` node.
+    pub fn start(nodes: &[(&str, &str)]) -> Self {
+        let mgmt = netns_name();
+        sh(&["ip", "netns", "add", &mgmt]);
+        let guard = NetnsGuard(mgmt.clone());
+        sh(&["ip", "-n", &mgmt, "link", "set", "lo", "up"]);
+        let keys = Keys::new();
+        let mut addrs = Vec::new();
+        for (i, (_, ns)) in nodes.iter().enumerate() {
+            let (here, there) = (format!("blsshm{i}"), format!("blsshn{i}"));
+            sh(&[
+                "ip", "-n", &mgmt, "link", "add", &here, "type", "veth", "peer", "name", &there,
+                "netns", ns,
+            ]);
+            let (a, b) = (
+                format!("198.18.254.{}", 4 * i + 1),
+                format!("198.18.254.{}", 4 * i + 2),
+            );
+            let a_net = format!("{a}/30");
+            let b_net = format!("{b}/30");
+            sh(&["ip", "-n", &mgmt, "addr", "add", &a_net, "dev", &here]);
+            sh(&["ip", "-n", ns, "addr", "add", &b_net, "dev", &there]);
+            sh(&["ip", "-n", &mgmt, "link", "set", &here, "up"]);
+            sh(&["ip", "-n", ns, "link", "set", &there, "up"]);
+            addrs.push(b);
+        }
+        let aliases: Vec<Alias<'_>> = nodes
+            .iter()
+            .zip(&addrs)
+            .map(|((name, _), addr)| Alias {
+                name,
+                addr,
+                port: PORT,
+                key: "id_ok",
+            })
+            .collect();
+        keys.write_config(&aliases);
+        let daemons = nodes
+            .iter()
+            .zip(&addrs)
+            .map(|((_, ns), addr)| Daemon::start(&keys, ns, addr))
+            .collect();
+        Self {
+            mgmt,
+            _daemons: daemons,
+            _mgmt: guard,
+            keys,
+        }
+    }
+
+    /// The `[lab.ssh]` and `[lab.hosts.*]` tables of a campaign on these nodes: the DUT at
+    /// alias `blssh-dut`, then `senders` (see [`sender_toml`]), then the receiver at
+    /// `blssh-receiver` counting on `receiver_if` with the benchlab under test.
+    pub fn lab_toml(&self, senders: &str, receiver_if: &str) -> String {
+        format!(
+            "[lab.ssh]\nconfig = \"{}\"\nconnect_timeout = 2\n\n\
+             [lab.hosts.dut]\ntransport = \"ssh\"\nhost = \"blssh-dut\"\n\n{senders}\n\
+             [lab.hosts.receiver]\ntransport = \"ssh\"\nhost = \"blssh-receiver\"\n\
+             interface = \"{receiver_if}\"\nbenchlab = \"{}\"\n",
+            self.keys.ssh_config.display(),
+            env!("CARGO_BIN_EXE_benchlab")
+        )
+    }
+
+    /// `benchlab run CAMPAIGN -o RESULTS -q` in the management namespace.
+    pub fn run_campaign(&self, campaign: &Path, results: &Path) -> std::process::Output {
+        self.benchlab(&[
+            "run",
+            campaign.to_str().unwrap(),
+            "-o",
+            results.to_str().unwrap(),
+            "-q",
+        ])
+    }
+
+    /// Runs the benchlab under test with `args` in the management namespace.
+    pub fn benchlab(&self, args: &[&str]) -> std::process::Output {
+        Command::new("ip")
+            .args(["netns", "exec", &self.mgmt, env!("CARGO_BIN_EXE_benchlab")])
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
+/// A sender's table (`table`: `[lab.hosts.sender]` or `[[lab.hosts.senders]]`) at SSH alias
+/// `alias`, sending out of the virtual lab's sender `s` with `generator`, the benchlab under
+/// test.
+pub fn sender_toml(
+    table: &str,
+    alias: &str,
+    s: &benchlab::lab::facts::SenderFacts,
+    generator: &str,
+) -> String {
+    format!(
+        "{table}\ntransport = \"ssh\"\nhost = \"{alias}\"\ninterface = \"{}\"\n\
+         dut_mac = \"{}\"\ngenerator = \"{generator}\"\nbenchlab = \"{}\"\n",
+        s.interface,
+        s.dut_mac,
+        env!("CARGO_BIN_EXE_benchlab")
+    )
+}
