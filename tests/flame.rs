@@ -236,12 +236,14 @@ fn a_capture_after_the_traffic_is_reported_not_published() {
     let not_measured = &readme[readme
         .find("## Not measured")
         .expect("a Not measured section")..];
+    // The capture starts 7 s into the traffic, later on a loaded machine: past the end anyway.
     assert!(
         not_measured.contains(
-            "runs/default.forwarding.inet4.profile: flamegraph not published: captured from 7."
+            "runs/default.forwarding.inet4.profile: flamegraph not published: captured from "
         ),
         "{readme}"
     );
+    assert!(not_measured.contains("outside"), "{readme}");
     assert!(!results.join("flame").exists());
     let json: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(results.join("results.json")).unwrap()).unwrap();

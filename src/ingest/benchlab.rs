@@ -152,8 +152,9 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
     })
 }
 
-/// Seconds a capture may start before the end of warm-up or stop after the start of cool-down
-/// (perf's first and last samples against the controller's clock).
+/// Seconds a capture may start before the end of warm-up (perf's first sample against the
+/// controller's clock). Its end may run into cool-down, as perf takes a moment to stop on a
+/// loaded machine, but not past the traffic.
 const CAPTURE_SLACK_S: f64 = 0.5;
 
 /// A profiling trial's capture; what is wrong with it (not run, failed, no stacks, outside the
@@ -190,11 +191,11 @@ fn read_capture(
                 window.start_unix_s - meta.start_unix_s,
                 window.end_unix_s - meta.start_unix_s,
             );
-            let (first, last) = (trial.warmup, trial.duration - trial.cooldown);
-            (from < first - CAPTURE_SLACK_S || to > last + CAPTURE_SLACK_S).then(|| {
+            let (first, last) = (trial.warmup, meta.end_unix_s - meta.start_unix_s);
+            (from < first - CAPTURE_SLACK_S || to > last).then(|| {
                 format!(
                     "captured from {from:.1} s to {to:.1} s of the trial's traffic, outside \
-                     {first} s to {last} s (between warm-up and cool-down)"
+                     {first} s to {last:.1} s (after warm-up, while traffic flowed)"
                 )
             })
         }
