@@ -126,6 +126,9 @@ pub struct Report {
     pub blocks: Vec<ComparisonBlock>,
     /// What could not be measured or compared, one sentence each.
     pub warnings: Vec<String>,
+    /// Trials counted in the statistics whose checks found something (unsteady, DUT not
+    /// saturated…), one sentence each.
+    pub flagged: Vec<String>,
     /// How an iteration's figure was computed, in words.
     pub method: String,
     /// What sent the traffic, when known.
@@ -165,6 +168,9 @@ impl Report {
             distinct(series.iter().map(|s| &s.config)),
             options.configs.as_deref(),
         )?;
+        let (flagged, warnings): (Vec<_>, Vec<_>) = (warnings.iter())
+            .partition(|w| matches!(w, crate::ingest::Warning::FlaggedTrial { .. }));
+        let flagged: Vec<String> = flagged.iter().map(ToString::to_string).collect();
         let mut warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
         let label = |name: &str| label(&options.labels, name).to_string();
         let series: Vec<ReportedSeries> = series
@@ -233,6 +239,7 @@ impl Report {
             series,
             blocks: Vec::new(),
             warnings,
+            flagged,
             method,
             generator,
             flames,
@@ -615,5 +622,34 @@ mod tests {
             harness::gnuplot_data(&report),
             "#index median minimum maximum\na.forwarding 2 1 3\n"
         );
+    }
+
+    #[test]
+    fn flagged_trials_are_listed_apart_from_what_was_not_measured() {
+        let results = Results {
+            series: vec![series("a", &[1.0, 2.0, 3.0])],
+            warnings: vec![
+                crate::ingest::Warning::FlaggedTrial {
+                    trial: "a.forwarding.inet4.2".into(),
+                    flags: "unsteady: …".into(),
+                },
+                crate::ingest::Warning::FailedTrial {
+                    trial: "a.forwarding.inet4.3".into(),
+                    reason: "generator died".into(),
+                },
+            ],
+            ..Results::default()
+        };
+        let report = Report::build(results, &ReportOptions::default()).unwrap();
+        assert_eq!(report.flagged, ["a.forwarding.inet4.2: unsteady: …"]);
+        assert_eq!(report.warnings.len(), 1);
+        let md = markdown::readme(&report, &report.charts());
+        let flagged = md
+            .find("## Flagged trials (counted in the statistics above)")
+            .unwrap();
+        let not_measured = md.find("## Not measured").unwrap();
+        assert!(flagged < md.find("a.forwarding.inet4.2").unwrap());
+        assert!(md.find("a.forwarding.inet4.2").unwrap() < not_measured);
+        assert!(not_measured < md.find("a.forwarding.inet4.3").unwrap());
     }
 }

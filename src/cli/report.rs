@@ -37,6 +37,23 @@ pub struct Args {
     pub ministat: Option<MinistatGeneration>,
 }
 
+/// Prints what the report could not measure, one line each, and how many trials were flagged
+/// (the README lists them).
+pub fn print_warnings(report: &Report, out_dir: &Path, err: &mut dyn Write) -> std::io::Result<()> {
+    for warning in &report.warnings {
+        writeln!(err, "warning: {warning}")?;
+    }
+    if !report.flagged.is_empty() {
+        writeln!(
+            err,
+            "note: {} trial(s) flagged, counted in the statistics: see {}",
+            report.flagged.len(),
+            out_dir.join("README.md").display()
+        )?;
+    }
+    Ok(())
+}
+
 /// Runs `benchlab report`.
 pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     let overrides = Overrides {
@@ -46,9 +63,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     };
     let out_dir = args.output.as_deref().unwrap_or(&args.dir).to_path_buf();
     let (report, files) = write_report(&args.dir, &out_dir, overrides)?;
-    for warning in &report.warnings {
-        writeln!(err, "warning: {warning}")?;
-    }
+    print_warnings(&report, &out_dir, err)?;
     writeln!(
         out,
         "{} series, {} comparisons: wrote {} files into {}",

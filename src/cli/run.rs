@@ -218,9 +218,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     }
     let (report, _) = crate::cli::report::write_report(&dir, &dir, Default::default())?;
     if !args.quiet {
-        for warning in &report.warnings {
-            writeln!(err, "warning: {warning}")?;
-        }
+        crate::cli::report::print_warnings(&report, &dir, err)?;
         writeln!(out, "report: {}", dir.join("README.md").display())?;
     }
     Ok(0)

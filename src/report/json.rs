@@ -29,6 +29,8 @@ struct Document<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     flamegraphs: Vec<FlameJson<'a>>,
     warnings: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    flagged: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -159,6 +161,7 @@ pub fn results_json(report: &Report) -> serde_json::Result<Vec<u8>> {
         comparisons,
         flamegraphs: flamegraphs(report),
         warnings: &report.warnings,
+        flagged: &report.flagged,
     };
     let mut bytes = serde_json::to_vec_pretty(&document)?;
     bytes.push(b'\n');

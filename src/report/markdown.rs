@@ -48,10 +48,18 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
         }
     }
     md.push_str(&flamegraphs(report));
-    if !report.warnings.is_empty() {
-        md.push_str("\n## Not measured\n\n");
-        for warning in &report.warnings {
-            md.push_str(&format!("  - {warning}\n"));
+    for (heading, lines) in [
+        (
+            "Flagged trials (counted in the statistics above)",
+            &report.flagged,
+        ),
+        ("Not measured", &report.warnings),
+    ] {
+        if !lines.is_empty() {
+            md.push_str(&format!("\n## {heading}\n\n"));
+            for line in lines {
+                md.push_str(&format!("  - {line}\n"));
+            }
         }
     }
     md.push_str(&format!(
