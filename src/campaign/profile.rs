@@ -49,7 +49,10 @@ pub trait Profiler {
 
 /// A recording in progress.
 pub trait Recording {
-    /// Stops recording and folds what was recorded.
+    /// Stops recording, keeping what was recorded; cheap, so it can run while traffic flows.
+    fn halt(&mut self) -> anyhow::Result<()>;
+    /// Halts if still recording, then folds what was recorded (resolving symbols takes CPU:
+    /// the trial calls it once its traffic has stopped).
     fn stop(self: Box<Self>) -> anyhow::Result<CaptureResult>;
 }
 
@@ -105,6 +108,8 @@ struct PerfRecording<'p> {
     profiler: &'p PerfProfiler<'p>,
     process: Option<Box<dyn Process>>,
     started_unix_s: f64,
+    /// `perf record`'s data once halted, and when it was halted.
+    halted: Option<(Vec<u8>, f64)>,
 }
 
 impl Profiler for PerfProfiler<'_> {
@@ -119,23 +124,34 @@ impl Profiler for PerfProfiler<'_> {
             profiler: self,
             process: Some(process),
             started_unix_s,
+            halted: None,
         }))
     }
 }
 
 impl Recording for PerfRecording<'_> {
-    fn stop(mut self: Box<Self>) -> anyhow::Result<CaptureResult> {
+    fn halt(&mut self) -> anyhow::Result<()> {
+        let Some(process) = self.process.take() else {
+            return Ok(());
+        };
         let p = self.profiler;
-        let process = self.process.take().expect("stopped once");
         let stopped_unix_s = unix_now();
-        let argv = p.record_argv();
         let out = process
             .stop(PERF_GRACE)
             .with_context(|| format!("{}: stopping perf record", p.host.host()))?;
         // perf record exits with the signal's status when stopped; only its data says if it ran.
         if out.stdout.is_empty() {
-            return Err(failed(p.host.host(), &argv, &out).into());
+            return Err(failed(p.host.host(), &p.record_argv(), &out).into());
         }
+        self.halted = Some((out.stdout, stopped_unix_s));
+        Ok(())
+    }
+
+    fn stop(mut self: Box<Self>) -> anyhow::Result<CaptureResult> {
+        self.halt()?;
+        let p = self.profiler;
+        let argv = p.record_argv();
+        let (data, stopped_unix_s) = self.halted.take().expect("halted above");
         let script = Command::new([
             "perf",
             "script",
@@ -145,7 +161,7 @@ impl Recording for PerfRecording<'_> {
             "-F",
             "comm,tid,cpu,time,event,ip,sym,dso",
         ])
-        .stdin(out.stdout)
+        .stdin(data)
         .timeout(PERF_SCRIPT_TIMEOUT);
         let text = p
             .host
@@ -210,7 +226,8 @@ pub struct CaptureSchedule<'p> {
     start_at: Instant,
     stop_at: Instant,
     recording: Option<Box<dyn Recording + 'p>>,
-    result: Option<CaptureResult>,
+    /// Whether the recording was halted (at `stop_at`); it is folded by `finish`.
+    halted: bool,
 }
 
 impl<'p> CaptureSchedule<'p> {
@@ -231,19 +248,20 @@ impl<'p> CaptureSchedule<'p> {
             start_at,
             stop_at,
             recording: None,
-            result: None,
+            halted: false,
         }
     }
 
-    /// Starts or stops the capture when its time has come.
+    /// Starts or halts the capture when its time has come.
     pub fn poll(&mut self) -> anyhow::Result<()> {
         let now = Instant::now();
-        if self.result.is_none() && self.recording.is_none() && now >= self.start_at {
+        if self.recording.is_none() && now >= self.start_at {
             self.recording = Some(self.profiler.start()?);
         }
-        if now >= self.stop_at {
-            if let Some(recording) = self.recording.take() {
-                self.result = Some(recording.stop()?);
+        if let Some(recording) = self.recording.as_mut() {
+            if !self.halted && now >= self.stop_at {
+                recording.halt()?;
+                self.halted = true;
             }
         }
         Ok(())
@@ -252,18 +270,18 @@ impl<'p> CaptureSchedule<'p> {
     /// Time left until the capture must start or stop (`None` once it is done), so that a
     /// trial loop waiting for samples wakes up in time.
     pub fn until_next(&self) -> Option<Duration> {
-        let next = match (&self.recording, &self.result) {
-            (_, Some(_)) => return None,
-            (Some(_), None) => self.stop_at,
-            (None, None) => self.start_at,
+        let next = match (&self.recording, self.halted) {
+            (_, true) => return None,
+            (Some(_), false) => self.stop_at,
+            (None, false) => self.start_at,
         };
         Some(next.saturating_duration_since(Instant::now()))
     }
 
     /// Completes the schedule (waiting for a window placed past the traffic) and returns the
-    /// capture; `interrupted` cuts the waiting short.
+    /// folded capture; `interrupted` cuts the waiting short.
     pub fn finish(mut self, interrupted: &dyn Fn() -> bool) -> anyhow::Result<CaptureResult> {
-        while self.result.is_none() {
+        while !self.halted {
             if interrupted() {
                 bail!("interrupted");
             }
@@ -272,7 +290,7 @@ impl<'p> CaptureSchedule<'p> {
                 std::thread::sleep(wait.min(Duration::from_millis(100)));
             }
         }
-        Ok(self.result.take().expect("loop ends with a result"))
+        self.recording.take().expect("halted, so started").stop()
     }
 }
 
@@ -290,23 +308,43 @@ mod tests {
         assert_eq!(sample_times(b""), None);
     }
 
-    /// A profiler that records nothing but when it was started and stopped.
+    /// A profiler that records nothing but what was asked of it, and when.
     struct MockProfiler {
-        log: std::cell::RefCell<Vec<&'static str>>,
+        log: std::cell::RefCell<Vec<(&'static str, Instant)>>,
+    }
+
+    impl MockProfiler {
+        fn events(&self) -> Vec<&'static str> {
+            self.log.borrow().iter().map(|(e, _)| *e).collect()
+        }
+
+        fn when(&self, event: &str) -> Instant {
+            self.log
+                .borrow()
+                .iter()
+                .find(|(e, _)| *e == event)
+                .unwrap()
+                .1
+        }
     }
 
     struct MockRecording<'a>(&'a MockProfiler);
 
     impl Profiler for MockProfiler {
         fn start(&self) -> anyhow::Result<Box<dyn Recording + '_>> {
-            self.log.borrow_mut().push("start");
+            self.log.borrow_mut().push(("start", Instant::now()));
             Ok(Box::new(MockRecording(self)))
         }
     }
 
     impl Recording for MockRecording<'_> {
+        fn halt(&mut self) -> anyhow::Result<()> {
+            self.0.log.borrow_mut().push(("halt", Instant::now()));
+            Ok(())
+        }
+
         fn stop(self: Box<Self>) -> anyhow::Result<CaptureResult> {
-            self.0.log.borrow_mut().push("stop");
+            self.0.log.borrow_mut().push(("fold", Instant::now()));
             Ok(CaptureResult {
                 folded: Folded::default(),
                 window: CaptureWindow {
@@ -320,7 +358,7 @@ mod tests {
     }
 
     #[test]
-    fn a_schedule_starts_after_warmup_and_stops_before_cooldown() {
+    fn a_schedule_starts_after_warmup_halts_before_cooldown_and_folds_after_the_traffic() {
         let p = MockProfiler {
             log: Default::default(),
         };
@@ -331,14 +369,19 @@ mod tests {
         };
         let t0 = Instant::now();
         let mut s = CaptureSchedule::new(&p, t0, &trial, Duration::ZERO);
-        s.poll().unwrap();
-        assert!(p.log.borrow().is_empty(), "nothing during warm-up");
-        std::thread::sleep(Duration::from_millis(250));
-        s.poll().unwrap();
-        assert_eq!(*p.log.borrow(), ["start"]);
+        // The trial loop polls as it goes; lower bounds only: a loaded machine is late, never early.
+        while s.until_next().is_some() {
+            s.poll().unwrap();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(p.events(), ["start", "halt"], "halted in the trial loop");
+        assert!(p.when("start") >= t0 + Duration::from_millis(200));
+        assert!(p.when("halt") >= t0 + Duration::from_millis(400));
         s.finish(&|| false).unwrap();
-        assert_eq!(*p.log.borrow(), ["start", "stop"]);
-        let elapsed = t0.elapsed().as_secs_f64();
-        assert!((0.4..0.5).contains(&elapsed), "stopped at {elapsed}");
+        assert_eq!(
+            p.events(),
+            ["start", "halt", "fold"],
+            "folded after the traffic"
+        );
     }
 }
