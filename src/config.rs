@@ -63,10 +63,6 @@ pub mod defaults {
         "nft-stateful",
         "iptables-stateful",
     ];
-    /// RFC 2544's smallest Ethernet frame, FCS included.
-    pub const FRAME_SIZE: u32 = 64;
-    /// The largest frame of RFC 2544 sizes, FCS included.
-    pub const MAX_FRAME_SIZE: u32 = 1518;
     /// Name of the implicit version of a campaign that declares none.
     pub const VERSION: &str = "default";
     /// Source flows of the inet4 profile: 20 addresses × 1 port (as the seeds' labs).
@@ -93,34 +89,14 @@ pub enum Order {
     Interleaved,
 }
 
-/// Address family of a traffic profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Family {
-    /// IPv4/UDP.
-    Inet4,
-    /// IPv6/UDP.
-    Inet6,
-}
+/// Address family of a traffic profile (the generator's own type: one set of names and sizes).
+pub use crate::traffic::packet::Family;
 
-impl Family {
-    /// Its smallest UDP frame, FCS included: 64 bytes (RFC 2544) for inet4; 66 for inet6,
-    /// whose Ethernet, IPv6 and UDP headers take 62 bytes (pkt-gen's `-l 62`).
-    pub fn min_frame(self) -> u32 {
-        match self {
-            Family::Inet4 => defaults::FRAME_SIZE,
-            Family::Inet6 => 66,
-        }
-    }
-}
-
-impl fmt::Display for Family {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Family::Inet4 => "inet4",
-            Family::Inet6 => "inet6",
-        })
-    }
+/// The smallest UDP frame of `af`, FCS included: 64 bytes (RFC 2544) for inet4, 66 for inet6
+/// (62 bytes of Ethernet, IPv6 and UDP headers: pkt-gen's `-l 62`).
+fn min_frame(af: Family) -> u32 {
+    // A frame size is at most 1518: the conversion cannot truncate.
+    af.min_frame() as u32
 }
 
 /// Offered load of a profile: as fast as the generator can, or a fixed packet rate.
@@ -256,7 +232,7 @@ impl Profile {
         Self {
             name: af.to_string(),
             af,
-            frame_size: Some(af.min_frame()),
+            frame_size: Some(min_frame(af)),
             src: None,
             dst: None,
             rate: Rate::Max,
@@ -265,7 +241,7 @@ impl Profile {
 
     /// Ethernet frame size in bytes, FCS included: the family's smallest when unset.
     pub fn frame_size(&self) -> u32 {
-        self.frame_size.unwrap_or(self.af.min_frame())
+        self.frame_size.unwrap_or(min_frame(self.af))
     }
 
     /// Source flow range, the family's default when unset.
@@ -520,15 +496,15 @@ impl Campaign {
         }
         check_names(origin, "config_sets", self.config_set_names())?;
         for (i, p) in self.profiles.iter().enumerate() {
-            let min = p.af.min_frame();
-            if !(min..=defaults::MAX_FRAME_SIZE).contains(&p.frame_size()) {
+            let min = min_frame(p.af);
+            let max = crate::traffic::packet::MAX_FRAME as u32;
+            if !(min..=max).contains(&p.frame_size()) {
                 return Err(bad(
                     origin,
                     &format!("profiles[{i}].frame_size"),
                     format!(
-                        "{} is outside {min}…{} bytes, the {} range (FCS included)",
+                        "{} is outside {min}…{max} bytes, the {} range (FCS included)",
                         p.frame_size(),
-                        defaults::MAX_FRAME_SIZE,
                         p.af
                     ),
                 ));
