@@ -10,8 +10,8 @@ use std::time::Instant;
 use anyhow::Context;
 
 use super::plan::{plan, TrialKey};
-use super::profile::CaptureWindow;
-use super::store::{SampleRow, Status, Store, TrialMeta};
+use super::profile::CaptureResult;
+use super::store::{SampleRow, Status, Store, TrialMeta, FOLDED_FILE};
 use crate::config::{config_set_name, Campaign, Hooks, Profile, Rate, Trial, Version};
 use crate::stats::{Flavor, Sample};
 
@@ -43,8 +43,9 @@ pub struct TrialData {
     pub start_unix_s: f64,
     /// End of traffic, seconds since the Unix epoch.
     pub end_unix_s: f64,
-    /// When the DUT was profiled (profiling trials; the stacks are `perf.folded` in `files`).
-    pub capture: Option<CaptureWindow>,
+    /// What profiling the DUT recorded (profiling trials): its window goes in `meta.json`, its
+    /// stacks in [`FOLDED_FILE`].
+    pub capture: Option<CaptureResult>,
 }
 
 /// A lab that can run trials: the virtual lab, or real hosts over SSH.
@@ -243,7 +244,8 @@ fn store_trial(
     mut meta: TrialMeta,
     t0: Instant,
 ) -> anyhow::Result<TrialMeta> {
-    for (name, text) in &data.files {
+    let folded = (data.capture.as_ref()).map(|c| (FOLDED_FILE.to_string(), c.folded.to_text()));
+    for (name, text) in data.files.iter().chain(&folded) {
         store
             .write_trial_file(key, name, text.as_bytes())
             .with_context(|| format!("writing {name} of trial {key}"))?;
@@ -300,7 +302,7 @@ fn summarize(spec: &TrialSpec<'_>, data: &TrialData) -> TrialMeta {
         failure: None,
         attempts: 1,
         overhead_s: 0.0,
-        capture: data.capture.clone(),
+        capture: data.capture.as_ref().map(|c| c.window.clone()),
     }
 }
 

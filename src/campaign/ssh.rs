@@ -934,16 +934,13 @@ impl Bench for SshBench {
             ),
             _ => ("receiver.jsonl".to_string(), rx_out.stdout_text()),
         });
-        if let Some(capture) = &capture {
-            files.push(("perf.folded".to_string(), capture.folded.to_text()));
-        }
         Ok(TrialData {
             generator: Some(generators.join(" + ")),
             samples: rows,
             files,
             start_unix_s,
             end_unix_s,
-            capture: capture.map(|c| c.window),
+            capture,
         })
     }
 

@@ -95,6 +95,8 @@ pub struct Store {
 const CAMPAIGN_FILE: &str = "campaign.toml";
 const RUNS: &str = "runs";
 const META: &str = "meta.json";
+/// A profiling trial's folded stacks, beside its `meta.json`.
+pub const FOLDED_FILE: &str = "perf.folded";
 
 impl Store {
     /// Creates a new results directory for `campaign`; refuses one that holds anything.

@@ -281,16 +281,13 @@ impl Bench for VirtualBench {
             "receiver.json".to_string(),
             serde_json::to_string_pretty(&series)? + "\n",
         ));
-        if let Some(capture) = &capture {
-            files.push(("perf.folded".to_string(), capture.folded.to_text()));
-        }
         Ok(TrialData {
             generator: Some(format!("benchlab gen, {} engine", sent.engine)),
             samples: rows,
             files,
             start_unix_s,
             end_unix_s,
-            capture: capture.map(|c| c.window),
+            capture,
         })
     }
 

@@ -12,7 +12,7 @@ use super::netbenches::pktgen::parse_range;
 use super::{Capture, Iteration, Results, Series, Setup, Traffic, Warning};
 use crate::campaign::plan::{plan, TrialKey, PROFILING};
 use crate::campaign::run::measured;
-use crate::campaign::store::{Status, Store};
+use crate::campaign::store::{Status, Store, FOLDED_FILE};
 use crate::config::{Campaign, Family, Trial};
 use crate::error::InputError;
 use crate::stats::{Flavor, Sample};
@@ -178,7 +178,7 @@ fn read_capture(
         return Ok(capture);
     }
     let meta = store.read_meta(key)?;
-    let path = store.trial_dir(key).join("perf.folded");
+    let path = store.trial_dir(key).join(FOLDED_FILE);
     capture.problem = match (&meta.status, &meta.capture, std::fs::read_to_string(&path)) {
         (Status::Failed, _, _) => Some(format!(
             "the profiling trial failed ({})",
