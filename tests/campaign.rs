@@ -5,20 +5,11 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-fn benchlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_benchlab"))
-}
-
-fn run(args: &[&str]) -> Output {
-    benchlab().args(args).output().expect("benchlab runs")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+mod common;
+use common::{benchlab, lab_namespaces, run, stderr};
 
 /// A short campaign on lab `id`: 2 config sets × inet4 × `iterations`, 5-second trials.
 fn short_campaign(dir: &Path, id: &str, iterations: u32) -> PathBuf {
@@ -63,15 +54,6 @@ fn finished_trials(results: &Path) -> usize {
         .iter()
         .filter(|t| results.join("runs").join(t).join("meta.json").exists())
         .count()
-}
-
-fn lab_namespaces(id: &str) -> Vec<String> {
-    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| l.starts_with(&format!("benchlab-{id}-")))
-        .map(str::to_string)
-        .collect()
 }
 
 #[test]

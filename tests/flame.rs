@@ -4,18 +4,9 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_benchlab"))
-        .args(args)
-        .output()
-        .expect("benchlab runs")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+mod common;
+use common::{lab_namespaces, run, stderr};
 
 fn write_campaign(dir: &Path, id: &str, body: &str) -> PathBuf {
     let path = dir.join(format!("{id}.toml"));
@@ -42,15 +33,6 @@ af = "inet4"
     )
     .unwrap();
     path
-}
-
-fn lab_namespaces(id: &str) -> Vec<String> {
-    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| l.starts_with(&format!("benchlab-{id}-")))
-        .map(str::to_string)
-        .collect()
 }
 
 /// Frames of the stacks of this lab's own DUT threads (the machine may run other labs whose

@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 use benchlab::dut::{self, ConfigSet};
 use benchlab::lab::{self, Lab, LabConfig, Owner, Placement, Role};
 
+mod common;
+use common::{benchlab, lab_namespaces};
+
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
@@ -20,25 +23,9 @@ fn config(toml: &str) -> LabConfig {
     LabConfig::parse(toml, "test").unwrap()
 }
 
-fn benchlab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_benchlab"))
-}
-
-fn namespaces_of(id: &str) -> Vec<String> {
-    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with(&format!("benchlab-{id}-")))
-        .map(str::to_string)
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect()
-}
-
 /// Nothing of lab `id` is left: namespaces, host interfaces, records.
 fn assert_gone(id: &str) {
-    assert_eq!(namespaces_of(id), Vec::<String>::new());
+    assert_eq!(lab_namespaces(id), Vec::<String>::new());
     let links = Command::new("ip").args(["-o", "link"]).output().unwrap();
     let links = String::from_utf8_lossy(&links.stdout);
     assert!(
@@ -83,7 +70,7 @@ fn a_three_node_lab_forwards_through_the_dut_on_its_own_cpu_and_leaves_nothing()
     let lab = Lab::up(&config("id = \"t1\"")).unwrap();
     let f = lab.facts().clone();
     assert_eq!(
-        namespaces_of("t1").len(),
+        lab_namespaces("t1").len(),
         3,
         "sender, dut and receiver namespaces"
     );
@@ -133,7 +120,7 @@ fn a_two_node_lab_with_shared_placement_forwards_and_leaves_nothing() {
     ))
     .unwrap();
     assert_eq!(
-        namespaces_of("t2"),
+        lab_namespaces("t2"),
         [
             "benchlab-t2-dut",
             "benchlab-t2-sender",
@@ -235,7 +222,7 @@ fn a_bad_lab_toml_exits_2_with_one_line_naming_the_key() {
             "{text:?}: {stderr}"
         );
     }
-    assert_eq!(namespaces_of("t9"), Vec::<String>::new());
+    assert_eq!(lab_namespaces("t9"), Vec::<String>::new());
 }
 
 /// Starts `benchlab lab up --hold` for lab `id` and waits until the lab is up.
@@ -268,7 +255,7 @@ fn a_lab_whose_owner_was_killed_is_removed_by_the_next_start() {
     child.kill().unwrap(); // SIGKILL: no handler runs
     child.wait().unwrap();
     assert_eq!(
-        namespaces_of("t4").len(),
+        lab_namespaces("t4").len(),
         3,
         "a killed owner leaves its lab"
     );
@@ -313,7 +300,7 @@ fn a_lab_in_use_is_refused_and_left_alone() {
         err.to_string().starts_with("lab t8 is in use by process "),
         "{err}"
     );
-    assert_eq!(namespaces_of("t8").len(), 3);
+    assert_eq!(lab_namespaces("t8").len(), 3);
     lab.down().unwrap();
     assert_gone("t8");
 }
@@ -419,7 +406,7 @@ fn a_lab_up_killed_while_building_is_removed_by_the_next_start() {
         .unwrap();
     // Building takes a few hundred milliseconds: wait for the first namespace, then kill.
     let t0 = Instant::now();
-    while namespaces_of("t13").is_empty() && t0.elapsed() < Duration::from_secs(5) {
+    while lab_namespaces("t13").is_empty() && t0.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(1));
     }
     child.kill().unwrap();

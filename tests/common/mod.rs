@@ -1,4 +1,36 @@
 //! Helpers shared by the integration tests.
+// Each test crate includes this module and uses only some of its helpers.
+#![allow(dead_code)]
+
+use std::process::{Command, Output};
+
+/// The benchlab binary under test.
+pub fn benchlab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_benchlab"))
+}
+
+/// Runs benchlab with `args` to the end.
+pub fn run(args: &[&str]) -> Output {
+    benchlab().args(args).output().expect("benchlab runs")
+}
+
+/// A command's standard error, as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The network namespaces of benchlab lab `id` that exist now, by name, sorted.
+pub fn lab_namespaces(id: &str) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(&format!("benchlab-{id}-")))
+        .map(str::to_string)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
 
 /// expand(1): tabs to spaces at 8-column stops (the seeds' text was expanded).
 pub fn expand(text: &str) -> String {
