@@ -161,7 +161,8 @@ fn a_trafgen_sender_delivers_its_flows_through_the_dut_firewall() {
     ]);
     let senders = sshd::sender_toml("[lab.hosts.sender]", "blssh-sender", s1, "trafgen");
     // Paced below what the DUT forwards: trafgen gives up when frames queue (notes).
-    let extra = "config_sets = [\"nft-stateless\"]\n\n[hooks]\nafter = [[\"nft\", \"list\", \"ruleset\"]]\n\n[[profiles]]\nname = \"inet4\"\naf = \"inet4\"\nrate = 20000\n";
+    // Profiled too: perf record on the DUT host, driven over SSH.
+    let extra = "config_sets = [\"nft-stateless\"]\nprofile = true\n\n[hooks]\nafter = [[\"nft\", \"list\", \"ruleset\"]]\n\n[[profiles]]\nname = \"inet4\"\naf = \"inet4\"\nrate = 20000\n";
     let results = run(
         &nodes,
         &campaign(&nodes, &facts.receiver.interface, &senders, extra),
@@ -198,6 +199,31 @@ fn a_trafgen_sender_delivers_its_flows_through_the_dut_firewall() {
         path.contains("benchlab-trafgen.") && !Path::new(path).exists(),
         "{cmd}"
     );
+    // The DUT was profiled inside the measured window, perf's control FIFOs are gone.
+    let profiled = results.join("runs/v1.nft-stateless.inet4.profile");
+    let meta: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(profiled.join("meta.json")).unwrap()).unwrap();
+    let start = meta["start_unix_s"].as_f64().unwrap();
+    let at = |v: &serde_json::Value| v.as_f64().unwrap() - start;
+    let (from, to) = (
+        at(&meta["capture"]["start_unix_s"]),
+        at(&meta["capture"]["end_unix_s"]),
+    );
+    let traffic_end = at(&meta["end_unix_s"]);
+    assert!(
+        from >= 0.9 && to <= traffic_end && to - from > 1.5,
+        "capture {from}..{to}, traffic 0..{traffic_end}"
+    );
+    assert!(meta["capture"]["command"]
+        .as_str()
+        .unwrap()
+        .starts_with("perf record -g -k realtime -D -1 --control fifo:/tmp/benchlab-perf."));
+    assert!(profiled.join("perf.folded").is_file());
+    assert!(!fs::read_dir("/tmp").unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with("benchlab-perf.")));
     drop(nodes);
     drop(lab);
 }

@@ -2,13 +2,19 @@
 //! gives back folded stacks; a [`CaptureSchedule`] places that window inside the trial's traffic
 //! (after warm-up, before cool-down).
 //!
-//! One profiler exists today, [`PerfProfiler`]: `perf record -g` on a Linux host, then
-//! `perf script` folded by [`crate::report::flame::fold_perf`]. It runs through a
-//! [`Transport`], so the same code profiles a Linux DUT over SSH. A FreeBSD DUT gets a
-//! `PmcstatProfiler` implementing the same trait: `pmcstat -S <event> -O FILE` started by
-//! [`Profiler::start`], stopped (SIGTERM) by [`Recording::stop`], then `pmcstat -R FILE -G -`
-//! folded by a `fold_pmcstat` beside `fold_perf`. Nothing after the folded stacks (the
-//! `perf.folded` file, the checks, the SVGs, the report) depends on which profiler made them.
+//! A profiler is started, paused, *before* the traffic: on a machine whose CPUs the traffic
+//! saturates, `perf record` took up to 3 s to set itself up (walking /proc), which ate most of
+//! a capture window started at the end of warm-up. Once ready it is resumed and paused again at
+//! the window's edges, which costs a few milliseconds.
+//!
+//! One profiler exists today, [`PerfProfiler`]: `perf record -g` on a Linux host, driven
+//! through its control FIFOs, then `perf script` folded by [`crate::report::flame::fold_perf`].
+//! It runs through a [`Transport`], so the same code profiles a Linux DUT over SSH. A FreeBSD
+//! DUT gets a `PmcstatProfiler` implementing the same traits: `pmcstat -S <event> -O FILE`
+//! started by [`Recording::resume`], stopped (SIGTERM) by [`Recording::halt`], then
+//! `pmcstat -R FILE -G -` folded by a `fold_pmcstat` beside `fold_perf`. Nothing after the
+//! folded stacks (the `perf.folded` file, the checks, the SVGs, the report) depends on which
+//! profiler made them.
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -41,14 +47,16 @@ pub struct CaptureResult {
     pub window: CaptureWindow,
 }
 
-/// A CPU profiler for the DUT: started once the traffic flows, stopped before it ends.
+/// A CPU profiler for the DUT: made ready before the traffic, recording only inside it.
 pub trait Profiler {
-    /// Starts recording the DUT's CPUs.
+    /// Starts the profiler paused, returning once it is ready to record the DUT's CPUs.
     fn start(&self) -> anyhow::Result<Box<dyn Recording + '_>>;
 }
 
-/// A recording in progress.
+/// A profiler started by [`Profiler::start`], paused until resumed.
 pub trait Recording {
+    /// Starts recording (cheap: the profiler is ready).
+    fn resume(&mut self) -> anyhow::Result<()>;
     /// Stops recording, keeping what was recorded; cheap, so it can run while traffic flows.
     fn halt(&mut self) -> anyhow::Result<()>;
     /// Halts if still recording, then folds what was recorded (resolving symbols takes CPU:
@@ -66,6 +74,14 @@ pub struct PerfProfiler<'a> {
 
 /// How long `perf record` may take to write its last buffers once asked to stop.
 const PERF_GRACE: Duration = Duration::from_secs(10);
+/// How long `perf record` may take to set itself up and answer a control command.
+const PERF_CONTROL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Sends a command to `perf record`'s control FIFO (`$1`) and waits for its answer on the
+/// acknowledgement FIFO (`$2`). The acknowledgement FIFO is opened read-write first, so that
+/// perf always has a reader to answer to (writing to a FIFO without one would kill it). The
+/// command and paths are arguments, never part of the script's text.
+const PERF_CONTROL_SCRIPT: &str =
+    r#"exec 3<>"$2" && printf '%s\n' "$3" > "$1" && read -r answer <&3 && [ "$answer" = ack ]"#;
 /// How long `perf script` may take to resolve a capture's symbols.
 const PERF_SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -87,7 +103,8 @@ impl<'a> PerfProfiler<'a> {
         Ok(())
     }
 
-    fn record_argv(&self) -> Vec<String> {
+    /// `perf record`, paused (`-D -1`) and driven through the FIFOs `dir/ctl` and `dir/ack`.
+    fn record_argv(&self, dir: &str) -> Vec<String> {
         let cpus: Vec<String> = self.cpus.iter().map(ToString::to_string).collect();
         // Pipe mode (-o -): the data comes back on stdout, so nothing is left on the host.
         // Realtime sample clock: the window is read from the samples themselves.
@@ -96,52 +113,131 @@ impl<'a> PerfProfiler<'a> {
         } else {
             vec!["-C".to_string(), cpus.join(",")]
         };
-        ["perf", "record", "-g", "-k", "realtime", "-o", "-"]
+        let control = format!("fifo:{dir}/ctl,{dir}/ack");
+        [
+            "perf",
+            "record",
+            "-g",
+            "-k",
+            "realtime",
+            "-D",
+            "-1",
+            "--control",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([control, "-o".into(), "-".into()])
+        .chain(which)
+        .collect()
+    }
+
+    /// Sends `command` to `perf`, the `perf record` controlled through `dir`, and waits for its
+    /// answer; fails with perf's own message if it exits instead.
+    fn control(&self, dir: &str, perf: &mut Box<dyn Process>, command: &str) -> anyhow::Result<()> {
+        let host = self.host.host();
+        let (ctl, ack) = (format!("{dir}/ctl"), format!("{dir}/ack"));
+        let argv: Vec<String> = ["sh", "-c", PERF_CONTROL_SCRIPT, "sh", &ctl, &ack, command]
             .iter()
             .map(|s| s.to_string())
-            .chain(which)
-            .collect()
+            .collect();
+        let no_answer = || format!("{host}: perf record did not answer `{command}`");
+        let mut sent = self.host.spawn(&argv).with_context(no_answer)?;
+        let deadline = Instant::now() + PERF_CONTROL_TIMEOUT;
+        loop {
+            if let Some(out) = sent.try_wait().with_context(no_answer)? {
+                return if out.success() {
+                    Ok(())
+                } else {
+                    Err(failed(host, &argv, &out)).with_context(no_answer)
+                };
+            }
+            if let Some(out) = perf.try_wait()? {
+                let _ = sent.stop(Duration::ZERO);
+                return Err(failed(host, &self.record_argv(dir), &out).into());
+            }
+            if Instant::now() > deadline {
+                let _ = sent.stop(Duration::ZERO);
+                bail!(
+                    "{} within {} s",
+                    no_answer(),
+                    PERF_CONTROL_TIMEOUT.as_secs()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 }
 
 struct PerfRecording<'p> {
     profiler: &'p PerfProfiler<'p>,
+    /// The host's directory holding the control FIFOs (`benchlab-perf.*`, removed on drop).
+    dir: String,
     process: Option<Box<dyn Process>>,
-    started_unix_s: f64,
+    /// When recording was resumed, if it was.
+    resumed_unix_s: Option<f64>,
     /// `perf record`'s data once halted, and when it was halted.
     halted: Option<(Vec<u8>, f64)>,
 }
 
 impl Profiler for PerfProfiler<'_> {
     fn start(&self) -> anyhow::Result<Box<dyn Recording + '_>> {
-        let argv = self.record_argv();
-        let started_unix_s = unix_now();
-        let process = self
+        let host = self.host.host();
+        let dir = self
             .host
-            .spawn(&argv)
-            .with_context(|| format!("{}: starting perf record", self.host.host()))?;
-        Ok(Box::new(PerfRecording {
+            .run(&["mktemp", "-d", "/tmp/benchlab-perf.XXXXXX"])
+            .with_context(|| format!("{host}: making perf record's control directory"))?
+            .trim()
+            .to_string();
+        // From here on, the recording's drop removes the directory and stops perf.
+        let mut recording = PerfRecording {
             profiler: self,
-            process: Some(process),
-            started_unix_s,
+            dir,
+            process: None,
+            resumed_unix_s: None,
             halted: None,
-        }))
+        };
+        let dir = recording.dir.clone();
+        self.host
+            .run(&["mkfifo", &format!("{dir}/ctl"), &format!("{dir}/ack")])
+            .with_context(|| format!("{host}: making perf record's control FIFOs"))?;
+        let mut perf = self
+            .host
+            .spawn(&self.record_argv(&dir))
+            .with_context(|| format!("{host}: starting perf record"))?;
+        // perf answers once it has set itself up: from then on, resuming is immediate.
+        let ready = self.control(&dir, &mut perf, "ping");
+        recording.process = Some(perf);
+        ready?;
+        Ok(Box::new(recording))
     }
 }
 
 impl Recording for PerfRecording<'_> {
+    fn resume(&mut self) -> anyhow::Result<()> {
+        let perf = self
+            .process
+            .as_mut()
+            .context("perf record already halted")?;
+        self.profiler.control(&self.dir, perf, "enable")?;
+        self.resumed_unix_s = Some(unix_now());
+        Ok(())
+    }
+
     fn halt(&mut self) -> anyhow::Result<()> {
-        let Some(process) = self.process.take() else {
+        let Some(mut process) = self.process.take() else {
             return Ok(());
         };
         let p = self.profiler;
         let stopped_unix_s = unix_now();
+        // Pausing first makes the window end now, however long perf takes to exit.
+        let paused = p.control(&self.dir, &mut process, "disable");
         let out = process
             .stop(PERF_GRACE)
             .with_context(|| format!("{}: stopping perf record", p.host.host()))?;
+        paused?;
         // perf record exits with the signal's status when stopped; only its data says if it ran.
         if out.stdout.is_empty() {
-            return Err(failed(p.host.host(), &p.record_argv(), &out).into());
+            return Err(failed(p.host.host(), &p.record_argv(&self.dir), &out).into());
         }
         self.halted = Some((out.stdout, stopped_unix_s));
         Ok(())
@@ -150,7 +246,7 @@ impl Recording for PerfRecording<'_> {
     fn stop(mut self: Box<Self>) -> anyhow::Result<CaptureResult> {
         self.halt()?;
         let p = self.profiler;
-        let argv = p.record_argv();
+        let argv = p.record_argv(&self.dir);
         let (data, stopped_unix_s) = self.halted.take().expect("halted above");
         let script = Command::new([
             "perf",
@@ -169,7 +265,8 @@ impl Recording for PerfRecording<'_> {
             .with_context(|| format!("{}: perf script", p.host.host()))?
             .stdout;
         let folded = flame::fold_perf(text.as_slice()).context("folding perf script output")?;
-        let (first, last) = sample_times(&text).unwrap_or((self.started_unix_s, stopped_unix_s));
+        let resumed = self.resumed_unix_s.unwrap_or(stopped_unix_s);
+        let (first, last) = sample_times(&text).unwrap_or((resumed, stopped_unix_s));
         Ok(CaptureResult {
             folded,
             window: CaptureWindow {
@@ -184,10 +281,11 @@ impl Recording for PerfRecording<'_> {
 
 impl Drop for PerfRecording<'_> {
     fn drop(&mut self) {
-        // A trial that fails mid-capture must not leave perf running.
+        // A trial that fails mid-capture must not leave perf running, nor its FIFOs.
         if let Some(process) = self.process.take() {
             let _ = process.stop(Duration::from_secs(1));
         }
+        let _ = self.profiler.host.run(&["rm", "-rf", &self.dir]);
     }
 }
 
@@ -219,22 +317,28 @@ fn unix_now() -> f64 {
 }
 
 /// Where a capture goes in a trial: from the end of warm-up (plus an optional delay) for as long
-/// as the measured window lasts. The trial loop calls [`poll`](Self::poll) as it goes and
-/// [`finish`](Self::finish) once the traffic stops.
+/// as the measured window lasts. The trial starts the profiler (paused) before its traffic, then
+/// calls [`poll`](Self::poll) as it goes and [`finish`](Self::finish) once the traffic stops.
 pub struct CaptureSchedule<'p> {
-    profiler: &'p dyn Profiler,
+    recording: Box<dyn Recording + 'p>,
     start_at: Instant,
     stop_at: Instant,
-    recording: Option<Box<dyn Recording + 'p>>,
-    /// Whether the recording was halted (at `stop_at`); it is folded by `finish`.
-    halted: bool,
+    state: Capture,
+}
+
+/// Where a scheduled capture is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Capture {
+    Paused,
+    Recording,
+    Halted,
 }
 
 impl<'p> CaptureSchedule<'p> {
-    /// A capture from `traffic_start + warmup + delay` to `traffic_start + duration - cooldown +
-    /// delay` (delay 0: exactly the measured window).
+    /// A capture by `recording` (from [`Profiler::start`]) from `traffic_start + warmup + delay`
+    /// to `traffic_start + duration - cooldown + delay` (delay 0: exactly the measured window).
     pub fn new(
-        profiler: &'p dyn Profiler,
+        recording: Box<dyn Recording + 'p>,
         traffic_start: Instant,
         trial: &crate::config::Trial,
         delay: Duration,
@@ -244,25 +348,23 @@ impl<'p> CaptureSchedule<'p> {
             + Duration::from_secs_f64((trial.duration - trial.cooldown).max(trial.warmup))
             + delay;
         Self {
-            profiler,
+            recording,
             start_at,
             stop_at,
-            recording: None,
-            halted: false,
+            state: Capture::Paused,
         }
     }
 
-    /// Starts or halts the capture when its time has come.
+    /// Resumes or halts the capture when its time has come.
     pub fn poll(&mut self) -> anyhow::Result<()> {
         let now = Instant::now();
-        if self.recording.is_none() && now >= self.start_at {
-            self.recording = Some(self.profiler.start()?);
+        if self.state == Capture::Paused && now >= self.start_at {
+            self.recording.resume()?;
+            self.state = Capture::Recording;
         }
-        if let Some(recording) = self.recording.as_mut() {
-            if !self.halted && now >= self.stop_at {
-                recording.halt()?;
-                self.halted = true;
-            }
+        if self.state == Capture::Recording && now >= self.stop_at {
+            self.recording.halt()?;
+            self.state = Capture::Halted;
         }
         Ok(())
     }
@@ -270,10 +372,10 @@ impl<'p> CaptureSchedule<'p> {
     /// Time left until the capture must start or stop (`None` once it is done), so that a
     /// trial loop waiting for samples wakes up in time.
     pub fn until_next(&self) -> Option<Duration> {
-        let next = match (&self.recording, self.halted) {
-            (_, true) => return None,
-            (Some(_), false) => self.stop_at,
-            (None, false) => self.start_at,
+        let next = match self.state {
+            Capture::Halted => return None,
+            Capture::Recording => self.stop_at,
+            Capture::Paused => self.start_at,
         };
         Some(next.saturating_duration_since(Instant::now()))
     }
@@ -281,7 +383,7 @@ impl<'p> CaptureSchedule<'p> {
     /// Completes the schedule (waiting for a window placed past the traffic) and returns the
     /// folded capture; `interrupted` cuts the waiting short.
     pub fn finish(mut self, interrupted: &dyn Fn() -> bool) -> anyhow::Result<CaptureResult> {
-        while !self.halted {
+        while self.state != Capture::Halted {
             if interrupted() {
                 bail!("interrupted");
             }
@@ -290,7 +392,7 @@ impl<'p> CaptureSchedule<'p> {
                 std::thread::sleep(wait.min(Duration::from_millis(100)));
             }
         }
-        self.recording.take().expect("halted, so started").stop()
+        self.recording.stop()
     }
 }
 
@@ -338,6 +440,11 @@ mod tests {
     }
 
     impl Recording for MockRecording<'_> {
+        fn resume(&mut self) -> anyhow::Result<()> {
+            self.0.log.borrow_mut().push(("resume", Instant::now()));
+            Ok(())
+        }
+
         fn halt(&mut self) -> anyhow::Result<()> {
             self.0.log.borrow_mut().push(("halt", Instant::now()));
             Ok(())
@@ -358,7 +465,7 @@ mod tests {
     }
 
     #[test]
-    fn a_schedule_starts_after_warmup_halts_before_cooldown_and_folds_after_the_traffic() {
+    fn a_schedule_resumes_after_warmup_halts_before_cooldown_and_folds_after_the_traffic() {
         let p = MockProfiler {
             log: Default::default(),
         };
@@ -367,20 +474,26 @@ mod tests {
             warmup: 0.2,
             cooldown: 0.1,
         };
+        // The profiler is started (paused) before the traffic.
+        let recording = p.start().unwrap();
         let t0 = Instant::now();
-        let mut s = CaptureSchedule::new(&p, t0, &trial, Duration::ZERO);
+        let mut s = CaptureSchedule::new(recording, t0, &trial, Duration::ZERO);
         // The trial loop polls as it goes; lower bounds only: a loaded machine is late, never early.
         while s.until_next().is_some() {
             s.poll().unwrap();
             std::thread::sleep(Duration::from_millis(10));
         }
-        assert_eq!(p.events(), ["start", "halt"], "halted in the trial loop");
-        assert!(p.when("start") >= t0 + Duration::from_millis(200));
+        assert_eq!(
+            p.events(),
+            ["start", "resume", "halt"],
+            "halted in the trial loop"
+        );
+        assert!(p.when("resume") >= t0 + Duration::from_millis(200));
         assert!(p.when("halt") >= t0 + Duration::from_millis(400));
         s.finish(&|| false).unwrap();
         assert_eq!(
             p.events(),
-            ["start", "halt", "fold"],
+            ["start", "resume", "halt", "fold"],
             "folded after the traffic"
         );
     }

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{bail, Context};
 use serde::Deserialize;
 
-use super::profile::{CaptureSchedule, PerfProfiler};
+use super::profile::{CaptureSchedule, PerfProfiler, Profiler};
 use super::run::{Bench, TrialData, TrialSpec, INTERRUPTED};
 use super::store::SampleRow;
 use crate::config::{Campaign, Profile, Rate, Version};
@@ -745,6 +745,11 @@ impl Bench for SshBench {
             "dut-before.txt".to_string(),
             self.snapshot(&spec.hooks.before)?,
         )];
+        // The DUT is a host of its own: all its CPUs are the DUT's. The profiler is made ready
+        // (paused) first: the traffic would slow its setup down, and the receiver's seconds
+        // before the generators start must not include that setup's.
+        let profiler = PerfProfiler::new(&self.dut, Vec::new());
+        let recording = spec.capture.then(|| profiler.start()).transpose()?;
         let rx_tool = self.lab.receiver_tool();
         let rx_host = self.receiver.host().to_string();
         let rx_argv = self.rx_argv();
@@ -788,11 +793,8 @@ impl Bench for SshBench {
         };
         let limit = Duration::from_secs_f64(limit);
         let t0 = Instant::now();
-        // The DUT is a host of its own: all its CPUs are the DUT's.
-        let profiler = PerfProfiler::new(&self.dut, Vec::new());
-        let mut capture = spec
-            .capture
-            .then(|| CaptureSchedule::new(&profiler, t0, spec.trial, Duration::ZERO));
+        let mut capture =
+            recording.map(|r| CaptureSchedule::new(r, t0, spec.trial, Duration::ZERO));
         let mut shown = 0;
         loop {
             for run in runs.iter_mut().filter(|r| r.out.is_none()) {

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context};
 
-use super::profile::{CaptureSchedule, PerfProfiler};
+use super::profile::{CaptureSchedule, PerfProfiler, Profiler};
 use super::run::{Bench, TrialData, TrialSpec, INTERRUPTED};
 use super::store::SampleRow;
 use crate::config::{Campaign, Profile, Rate, Version};
@@ -215,17 +215,14 @@ impl Bench for VirtualBench {
         )];
         // The host's root namespace sees the DUT's CPU, kernel stacks included.
         let profiler = PerfProfiler::new(&LocalTransport, vec![facts.dut.cpu]);
+        // Ready before the traffic: perf takes seconds to set up on CPUs the traffic saturates.
+        let recording = spec.capture.then(|| profiler.start()).transpose()?;
         let receiver = Receiver::start(rx_cfg).context("starting the receiver")?;
         let mut generator = traffic::builtin(gen_cfg).context("starting the generator")?;
         let start_unix_s = unix_now();
         generator.start().context("starting the generator")?;
-        let mut capture = spec.capture.then(|| {
-            CaptureSchedule::new(
-                &profiler,
-                std::time::Instant::now(),
-                spec.trial,
-                self.capture_delay,
-            )
+        let mut capture = recording.map(|r| {
+            CaptureSchedule::new(r, std::time::Instant::now(), spec.trial, self.capture_delay)
         });
         let mut receiver = receiver;
         let (mut tx, mut rx) = (Vec::new(), Vec::new());
