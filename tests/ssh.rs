@@ -124,3 +124,49 @@ fn an_unreachable_host_or_a_refused_key_is_one_line_naming_the_host() {
     );
     assert!(!msg.contains('\n'), "{msg}");
 }
+
+#[test]
+fn a_campaign_whose_dut_is_unreachable_fails_naming_it_and_leaves_no_results() {
+    let sshd = Sshd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let campaign = dir.path().join("unreachable.toml");
+    std::fs::write(
+        &campaign,
+        format!(
+            "[lab.ssh]\nconfig = \"{}\"\nconnect_timeout = 2\n\n\
+             [lab.hosts.dut]\ntransport = \"ssh\"\nhost = \"blssh-down\"\n\n\
+             [lab.hosts.sender]\ntransport = \"ssh\"\nhost = \"blssh-down\"\n\
+             interface = \"eth0\"\ndut_mac = \"02:00:00:00:00:01\"\n\n\
+             [lab.hosts.receiver]\ntransport = \"ssh\"\nhost = \"blssh-down\"\n\
+             interface = \"eth1\"\n",
+            sshd.ssh_config.display()
+        ),
+    )
+    .unwrap();
+    let benchlab = |results: &std::path::Path| {
+        std::process::Command::new("ip")
+            .args(["netns", "exec", &sshd.netns, env!("CARGO_BIN_EXE_benchlab")])
+            .args(["run", campaign.to_str().unwrap(), "-q", "-o"])
+            .arg(results)
+            .output()
+            .unwrap()
+    };
+    // A new results directory is removed: nothing was measured, nothing to resume.
+    let results = dir.path().join("results");
+    let out = benchlab(&results);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("before any trial finished")
+            && err.contains("blssh-down: SSH: unreachable")
+            && !err.contains("--resume"),
+        "{err}"
+    );
+    assert!(!results.exists());
+    // A directory that was there, empty, is left there, empty.
+    std::fs::create_dir(&results).unwrap();
+    let out = benchlab(&results);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read_dir(&results).unwrap().count(), 0);
+}

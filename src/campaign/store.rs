@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use super::plan::TrialKey;
@@ -90,6 +91,8 @@ pub struct TrialMeta {
 #[derive(Debug)]
 pub struct Store {
     dir: PathBuf,
+    /// Whether this run made the directory's contents (`create`), so may remove them.
+    created: bool,
 }
 
 const CAMPAIGN_FILE: &str = "campaign.toml";
@@ -120,7 +123,36 @@ impl Store {
             .map_err(|e| InputError::new(format!("{d}/{CAMPAIGN_FILE}: cannot write: {e}")))?;
         Ok(Self {
             dir: dir.to_path_buf(),
+            created: true,
         })
+    }
+
+    /// Removes what [`create`](Self::create) and the run put in the directory if no trial
+    /// finished (a campaign that failed before measuring anything), so that running it again
+    /// needs no `--resume`; the directory itself goes too unless it was there, empty, before.
+    /// Returns whether it removed anything: a resumed directory, or one with a finished trial,
+    /// is never touched.
+    pub fn discard_if_unmeasured(&self, dir_existed: bool) -> anyhow::Result<bool> {
+        if !self.created || !self.finished()?.is_empty() {
+            return Ok(false);
+        }
+        let d = self.dir.display();
+        let removed = if dir_existed {
+            fs::read_dir(&self.dir).and_then(|entries| {
+                entries.into_iter().try_for_each(|e| {
+                    let path = e?.path();
+                    if path.is_dir() {
+                        fs::remove_dir_all(path)
+                    } else {
+                        fs::remove_file(path)
+                    }
+                })
+            })
+        } else {
+            fs::remove_dir_all(&self.dir)
+        };
+        removed.with_context(|| format!("{d}: removing the unused results directory"))?;
+        Ok(true)
     }
 
     /// Reads the campaign a results directory was made with.
@@ -154,6 +186,7 @@ impl Store {
         }
         let store = Self {
             dir: dir.to_path_buf(),
+            created: false,
         };
         store.finished()?;
         Ok(store)
@@ -163,6 +196,7 @@ impl Store {
     pub fn open(dir: &Path) -> Result<Self, InputError> {
         let store = Self {
             dir: dir.to_path_buf(),
+            created: false,
         };
         store.finished()?;
         Ok(store)
@@ -406,6 +440,31 @@ mod tests {
         );
         assert_eq!(again.read_samples(&keys[0]).unwrap(), rows);
         assert_eq!(again.read_meta(&keys[0]).unwrap(), meta(&keys[0]));
+    }
+
+    #[test]
+    fn only_a_new_directory_without_finished_trials_is_discarded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("r");
+        let c = Campaign::default();
+        let keys = crate::campaign::plan::plan(&c);
+        let store = Store::create(&dir, &c).unwrap();
+        store.begin_trial(&keys[0]).unwrap(); // interrupted: nothing measured
+        assert!(store.discard_if_unmeasured(false).unwrap());
+        assert!(!dir.exists());
+
+        let store = Store::create(&dir, &c).unwrap();
+        store.begin_trial(&keys[0]).unwrap();
+        store.finish_trial(&keys[0], &[], &meta(&keys[0])).unwrap();
+        assert!(!store.discard_if_unmeasured(false).unwrap());
+        assert!(dir.join("runs").join(keys[0].to_string()).is_dir());
+
+        // A resumed directory is the user's: never discarded, even with nothing finished.
+        fs::remove_dir_all(dir.join("runs")).unwrap();
+        fs::create_dir(dir.join("runs")).unwrap();
+        let resumed = Store::resume(&dir, &c, &SETS).unwrap();
+        assert!(!resumed.discard_if_unmeasured(true).unwrap());
+        assert!(dir.join(CAMPAIGN_FILE).is_file());
     }
 
     #[test]

@@ -149,22 +149,66 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     if campaign.profile && campaign.lab.hosts.is_none() {
         PerfProfiler::check(&LocalTransport)?;
     }
-    let (store, dir) = match &args.resume {
-        Some(dir) => (Store::resume(dir, &campaign, KNOWN_PRESETS)?, dir.clone()),
+    let (store, dir, dir_existed) = match &args.resume {
+        Some(dir) => (
+            Store::resume(dir, &campaign, KNOWN_PRESETS)?,
+            dir.clone(),
+            true,
+        ),
         None => {
             let dir = args.output.clone().unwrap_or_else(|| default_output(&args));
-            (Store::create(&dir, &campaign)?, dir)
+            let existed = dir.exists();
+            (Store::create(&dir, &campaign)?, dir, existed)
         }
     };
+    if let Err(e) = measure(&campaign, &store, capture_delay, args.quiet, err) {
+        let d = dir.display();
+        let stopped = if INTERRUPTED.load(Ordering::SeqCst) {
+            "campaign interrupted"
+        } else {
+            "campaign stopped"
+        };
+        // A new directory in which nothing was measured is not worth a `--resume`.
+        let what = if store.discard_if_unmeasured(dir_existed)? {
+            format!("{stopped} before any trial finished; {d} removed")
+        } else {
+            format!(
+                "{stopped}; finished trials are kept: continue with `benchlab run --resume {d}`"
+            )
+        };
+        // An interruption is its own reason; anything else says what went wrong.
+        return Err(if INTERRUPTED.load(Ordering::SeqCst) {
+            anyhow::anyhow!(what)
+        } else {
+            e.context(what)
+        });
+    }
+    let (report, _) = crate::cli::report::write_report(&dir, &dir, Default::default())?;
+    if !args.quiet {
+        crate::cli::report::print_warnings(&report, &dir, err)?;
+        writeln!(out, "report: {}", dir.join("README.md").display())?;
+    }
+    Ok(0)
+}
+
+/// Builds the lab (virtual, or the campaign's SSH hosts), runs the campaign's missing trials
+/// into `store` and takes the lab down again, whatever happened.
+fn measure(
+    campaign: &Campaign,
+    store: &Store,
+    capture_delay: Option<Duration>,
+    quiet: bool,
+    err: &mut dyn Write,
+) -> anyhow::Result<()> {
     // First Ctrl-C: finish cleaning up the running trial and stop; a second one: tear the lab
     // down at once.
     crate::lab::stop_gracefully_on_signal();
     let (mut virt, mut real) = (None, None);
     let bench: &mut dyn Bench = match SshLab::from_config(&campaign.lab).map_err(InputError::new)? {
-        Some(lab) => real.insert(SshBench::new(lab, &campaign, &dir)?),
+        Some(lab) => real.insert(SshBench::new(lab, campaign, store.dir())?),
         None => {
             let lab = Lab::up(&campaign.lab).context("building the virtual lab")?;
-            let bench = virt.insert(VirtualBench::new(lab, &campaign)?);
+            let bench = virt.insert(VirtualBench::new(lab, campaign)?);
             if let Some(delay) = capture_delay {
                 bench.delay_captures(delay);
             }
@@ -172,7 +216,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
         }
     };
 
-    let progress = if args.quiet {
+    let progress = if quiet {
         Progress::Quiet
     } else if std::io::stderr().is_terminal() {
         let bar = ProgressBar::new(0).with_style(
@@ -187,7 +231,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     };
     let per_trial = campaign.trial.duration;
     let mut done = 0usize;
-    let outcome = campaign_run::run(&campaign, &store, bench, &mut |event| {
+    let outcome = campaign_run::run(campaign, store, bench, &mut |event| {
         on_event(event, &progress, per_trial, &mut done, err);
     });
     if let Progress::Bar(bar) = &progress {
@@ -199,29 +243,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     if let Some(bench) = real {
         bench.down().context("reverting the DUT's config set")?;
     }
-    match outcome {
-        Ok(_) => {}
-        Err(_) if INTERRUPTED.load(Ordering::SeqCst) => {
-            anyhow::bail!(
-                "campaign interrupted; finished trials are kept: continue with \
-                 `benchlab run --resume {}`",
-                dir.display()
-            );
-        }
-        Err(e) => {
-            return Err(e.context(format!(
-                "campaign stopped; finished trials are kept: continue with \
-                 `benchlab run --resume {}`",
-                dir.display()
-            )))
-        }
-    }
-    let (report, _) = crate::cli::report::write_report(&dir, &dir, Default::default())?;
-    if !args.quiet {
-        crate::cli::report::print_warnings(&report, &dir, err)?;
-        writeln!(out, "report: {}", dir.join("README.md").display())?;
-    }
-    Ok(0)
+    outcome.map(drop)
 }
 
 fn on_event(
