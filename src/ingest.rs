@@ -182,6 +182,13 @@ pub enum Warning {
         /// What its checks found.
         flags: String,
     },
+    /// A benchlab trial was measured twice: the attempt kept is counted, the other left out.
+    RemeasuredTrial {
+        /// `<version>.<config>.<profile>.<iter>`.
+        trial: String,
+        /// Why the other attempt was left out.
+        reason: String,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -212,6 +219,12 @@ impl fmt::Display for Warning {
                 write!(f, "{trial}: failed twice ({reason}); left out")
             }
             Self::FlaggedTrial { trial, flags } => write!(f, "{trial}: {flags}"),
+            Self::RemeasuredTrial { trial, reason } => {
+                write!(
+                    f,
+                    "{trial}: measured twice, one attempt left out ({reason})"
+                )
+            }
         }
     }
 }

@@ -127,7 +127,7 @@ pub struct Report {
     /// What could not be measured or compared, one sentence each.
     pub warnings: Vec<String>,
     /// Trials counted in the statistics whose checks found something (unsteady, DUT not
-    /// saturated…), one sentence each.
+    /// saturated…) or that were measured twice, one sentence each.
     pub flagged: Vec<String>,
     /// How an iteration's figure was computed, in words.
     pub method: String,
@@ -168,8 +168,10 @@ impl Report {
             distinct(series.iter().map(|s| &s.config)),
             options.configs.as_deref(),
         )?;
-        let (flagged, warnings): (Vec<_>, Vec<_>) = (warnings.iter())
-            .partition(|w| matches!(w, crate::ingest::Warning::FlaggedTrial { .. }));
+        let (flagged, warnings): (Vec<_>, Vec<_>) = (warnings.iter()).partition(|w| {
+            use crate::ingest::Warning::{FlaggedTrial, RemeasuredTrial};
+            matches!(w, FlaggedTrial { .. } | RemeasuredTrial { .. })
+        });
         let flagged: Vec<String> = flagged.iter().map(ToString::to_string).collect();
         let mut warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
         let label = |name: &str| label(&options.labels, name).to_string();
@@ -637,15 +639,25 @@ mod tests {
                     trial: "a.forwarding.inet4.3".into(),
                     reason: "generator died".into(),
                 },
+                crate::ingest::Warning::RemeasuredTrial {
+                    trial: "a.forwarding.inet4.1".into(),
+                    reason: "unsteady: …".into(),
+                },
             ],
             ..Results::default()
         };
         let report = Report::build(results, &ReportOptions::default()).unwrap();
-        assert_eq!(report.flagged, ["a.forwarding.inet4.2: unsteady: …"]);
+        assert_eq!(
+            report.flagged,
+            [
+                "a.forwarding.inet4.2: unsteady: …",
+                "a.forwarding.inet4.1: measured twice, one attempt left out (unsteady: …)"
+            ]
+        );
         assert_eq!(report.warnings.len(), 1);
         let md = markdown::readme(&report, &report.charts());
         let flagged = md
-            .find("## Flagged trials (counted in the statistics above)")
+            .find("## Flagged or measured twice (counted in the statistics above)")
             .unwrap();
         let not_measured = md.find("## Not measured").unwrap();
         assert!(flagged < md.find("a.forwarding.inet4.2").unwrap());

@@ -86,7 +86,7 @@ pub enum Event<'a> {
         /// The sample.
         sample: &'a SampleRow,
     },
-    /// An attempt failed and will be retried.
+    /// An attempt failed, or was unsteady, and will be measured once more.
     Retry {
         /// Which.
         key: &'a TrialKey,
@@ -105,7 +105,7 @@ pub enum Event<'a> {
 /// Raised by the first Ctrl-C: the campaign stops after cleaning up the running trial.
 pub use crate::lab::INTERRUPTED;
 
-/// Attempts per trial: a failed attempt is retried once.
+/// Attempts per trial: a failed or unsteady attempt is measured once more.
 const ATTEMPTS: u32 = 2;
 /// A DUT forwarding at least this share of what was sent was not saturated.
 const UNSATURATED_SHARE: f64 = 0.99;
@@ -197,6 +197,9 @@ fn run_trial(
     let key = spec.key;
     let mut last_failure = String::new();
     let mut last_data = TrialData::default();
+    // Why the first attempt was not kept; an unsteady one, kept should the second one fail.
+    let mut discarded = None;
+    let mut unsteady_attempt: Option<(TrialData, TrialMeta)> = None;
     for attempt in 1..=ATTEMPTS {
         on_event(&Event::TrialStart { key, attempt });
         store
@@ -214,9 +217,25 @@ fn run_trial(
             }
             Err(e) => Err(format!("{e:#}")),
         };
+        // An unsteady attempt was most often disturbed by something else on the machine: it is
+        // measured once more (and kept, flagged, if the second one is unsteady too). A profiling
+        // trial's figures are not counted: its capture is what matters.
+        let verdict = match verdict {
+            Ok(meta) if attempt < ATTEMPTS && !spec.capture => {
+                match unsteady(&measured(&last_data.samples, spec.trial)) {
+                    Some(reason) => {
+                        unsteady_attempt = Some((std::mem::take(&mut last_data), meta));
+                        Err(reason)
+                    }
+                    None => Ok(meta),
+                }
+            }
+            other => other,
+        };
         match verdict {
             Ok(mut meta) => {
                 meta.attempts = attempt;
+                meta.discarded = discarded;
                 return store_trial(store, key, &last_data, meta, t0);
             }
             Err(reason) => {
@@ -225,15 +244,24 @@ fn run_trial(
                         key,
                         reason: &reason,
                     });
+                    discarded = Some(reason.clone());
                 }
                 last_failure = reason;
             }
         }
     }
+    // A measurement is never thrown away for a worse one: an unsteady first attempt (flagged)
+    // stands when the second one failed.
+    if let Some((data, mut meta)) = unsteady_attempt {
+        meta.attempts = ATTEMPTS;
+        meta.discarded = Some(format!("the second attempt failed: {last_failure}"));
+        return store_trial(store, key, &data, meta, t0);
+    }
     let mut meta = summarize(spec, &last_data);
     meta.status = Status::Failed;
     meta.failure = Some(last_failure);
     meta.attempts = ATTEMPTS;
+    meta.discarded = discarded;
     store_trial(store, key, &last_data, meta, t0)
 }
 
@@ -301,6 +329,7 @@ fn summarize(spec: &TrialSpec<'_>, data: &TrialData) -> TrialMeta {
         flags: Vec::new(),
         failure: None,
         attempts: 1,
+        discarded: None,
         overhead_s: 0.0,
         capture: data.capture.as_ref().map(|c| c.window.clone()),
     }
@@ -376,11 +405,19 @@ mod tests {
     use super::*;
     use std::collections::BTreeSet;
 
+    /// What a mock attempt does: fail, or forward with a dip of half the rate in its third
+    /// second; once the script is used up, forward steadily.
+    #[derive(Debug, Clone, Copy)]
+    enum MockAttempt {
+        Fail,
+        Unsteady,
+    }
+
     /// A bench that forwards a fixed share of a fixed sender rate, failing on demand.
     struct MockBench {
         tx_pps: f64,
         share: f64,
-        fail_attempts: u32,
+        script: std::collections::VecDeque<MockAttempt>,
         calls: Vec<String>,
         trials: usize,
     }
@@ -390,7 +427,7 @@ mod tests {
             Self {
                 tx_pps: 1e6,
                 share,
-                fail_attempts: 0,
+                script: Default::default(),
                 calls: Vec::new(),
                 trials: 0,
             }
@@ -412,13 +449,15 @@ mod tests {
             on_second: &mut dyn FnMut(&SampleRow),
         ) -> anyhow::Result<TrialData> {
             self.trials += 1;
-            if self.fail_attempts > 0 {
-                self.fail_attempts -= 1;
+            let attempt = self.script.pop_front();
+            if let Some(MockAttempt::Fail) = attempt {
                 anyhow::bail!("generator died");
             }
+            let dip = matches!(attempt, Some(MockAttempt::Unsteady));
             let samples: Vec<SampleRow> = (1..=spec.trial.duration as u64)
                 .map(|t| {
-                    let rx = self.tx_pps * self.share;
+                    let slow = if dip && t == 3 { 0.5 } else { 1.0 };
+                    let rx = self.tx_pps * self.share * slow;
                     SampleRow {
                         t_s: t as f64,
                         tx_pkts: self.tx_pps as u64,
@@ -488,7 +527,7 @@ mod tests {
         c.profiles.truncate(1);
         let store = Store::create(tmp.path(), &c).unwrap();
         let mut bench = MockBench::new(0.5);
-        bench.fail_attempts = 1;
+        bench.script = [MockAttempt::Fail].into();
         let mut retries = 0;
         run(&c, &store, &mut bench, &mut |e| {
             if let Event::Retry { .. } = e {
@@ -502,11 +541,57 @@ mod tests {
 
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::create(tmp.path(), &c).unwrap();
-        bench.fail_attempts = 2;
+        bench.script = [MockAttempt::Fail, MockAttempt::Fail].into();
         run(&c, &store, &mut bench, &mut |_| {}).unwrap();
         let meta = store.read_meta(&plan(&c)[0]).unwrap();
         assert_eq!(meta.status, Status::Failed);
         assert_eq!(meta.failure.as_deref(), Some("generator died"));
+    }
+
+    #[test]
+    fn an_unsteady_attempt_is_measured_again_and_never_lost_for_a_failed_one() {
+        use MockAttempt::{Fail, Unsteady};
+        let mut c = small_campaign();
+        c.iterations = 1;
+        c.config_sets.truncate(1);
+        c.profiles.truncate(1);
+        let key = &plan(&c)[0];
+        let run_with = |script: &[MockAttempt]| {
+            let tmp = tempfile::tempdir().unwrap();
+            let store = Store::create(tmp.path(), &c).unwrap();
+            let mut bench = MockBench::new(0.5);
+            bench.script = script.iter().copied().collect();
+            let mut retries = Vec::new();
+            run(&c, &store, &mut bench, &mut |e| {
+                if let Event::Retry { reason, .. } = e {
+                    retries.push(reason.to_string())
+                }
+            })
+            .unwrap();
+            (store.read_meta(key).unwrap(), retries)
+        };
+
+        // The second, steady attempt is kept; the report will say why the first was not.
+        let (meta, retries) = run_with(&[Unsteady]);
+        assert_eq!(
+            (meta.status, meta.attempts, meta.rx_pps),
+            (Status::Ok, 2, 5e5)
+        );
+        assert!(retries[0].starts_with("unsteady: "), "{retries:?}");
+        assert_eq!(meta.discarded.as_deref(), Some(retries[0].as_str()));
+
+        // Unsteady twice: the second is kept, flagged.
+        let (meta, _) = run_with(&[Unsteady, Unsteady]);
+        assert_eq!((meta.status, meta.attempts), (Status::Flagged, 2));
+        assert!(meta.flags[0].starts_with("unsteady: "), "{:?}", meta.flags);
+
+        // A failed second attempt does not replace a measured first one.
+        let (meta, _) = run_with(&[Unsteady, Fail]);
+        assert_eq!((meta.status, meta.attempts), (Status::Flagged, 2));
+        assert_eq!(
+            meta.discarded.as_deref(),
+            Some("the second attempt failed: generator died")
+        );
     }
 
     #[test]

@@ -78,8 +78,11 @@ pub struct TrialMeta {
     /// Why the trial failed, when it did.
     #[serde(default)]
     pub failure: Option<String>,
-    /// Attempts made (a failed attempt is retried once).
+    /// Attempts made (a failed or unsteady attempt is measured once more).
     pub attempts: u32,
+    /// Why the attempt not kept was left out (it failed, or was unsteady), when there were two.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discarded: Option<String>,
     /// Seconds spent outside traffic: applying, starting, stopping, writing.
     pub overhead_s: f64,
     /// When the DUT was profiled (profiling trials only).
@@ -408,6 +411,7 @@ mod tests {
             flags: vec![],
             failure: None,
             attempts: 1,
+            discarded: None,
             overhead_s: 0.1,
             capture: None,
         }

@@ -38,7 +38,7 @@ pub struct Args {
 }
 
 /// Prints what the report could not measure, one line each, and how many trials were flagged
-/// (the README lists them).
+/// or measured twice (the README lists them).
 pub fn print_warnings(report: &Report, out_dir: &Path, err: &mut dyn Write) -> std::io::Result<()> {
     for warning in &report.warnings {
         writeln!(err, "warning: {warning}")?;
@@ -46,7 +46,7 @@ pub fn print_warnings(report: &Report, out_dir: &Path, err: &mut dyn Write) -> s
     if !report.flagged.is_empty() {
         writeln!(
             err,
-            "note: {} trial(s) flagged, counted in the statistics: see {}",
+            "note: {} trial(s) flagged or measured twice, counted in the statistics: see {}",
             report.flagged.len(),
             out_dir.join("README.md").display()
         )?;

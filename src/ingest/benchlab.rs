@@ -108,6 +108,12 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
                         }),
                         Status::Ok => {}
                     }
+                    if let Some(reason) = &meta.discarded {
+                        results.warnings.push(Warning::RemeasuredTrial {
+                            trial: key.to_string(),
+                            reason: reason.clone(),
+                        });
+                    }
                     let samples = store.read_samples(key)?;
                     let window: Vec<f64> = measured(&samples, &campaign.trial)
                         .iter()

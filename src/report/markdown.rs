@@ -50,7 +50,7 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
     md.push_str(&flamegraphs(report));
     for (heading, lines) in [
         (
-            "Flagged trials (counted in the statistics above)",
+            "Flagged or measured twice (counted in the statistics above)",
             &report.flagged,
         ),
         ("Not measured", &report.warnings),
