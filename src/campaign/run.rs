@@ -4,6 +4,7 @@
 //! The run loop knows nothing of namespaces or SSH: a [`Bench`] is whatever can apply a version
 //! and a config set and run one trial. It does not print either: it reports [`Event`]s.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -114,6 +115,11 @@ const OFFERED_SHARE: f64 = 0.99;
 /// A trial whose per-second rate spans more than this share of its median is flagged as
 /// unsteady: on a quiet lab the seconds of a trial differ by a few percent at most.
 const UNSTEADY_RANGE: f64 = 0.10;
+/// A sender at full rate below this share of its fastest trial of the same profile was slowed.
+/// A full-rate sender is CPU-bound: on the virtual lab its rate moves with the DUT's config set
+/// by 5 % at most, while a host that slows both CPUs (another load on their cores) costs both
+/// it and the DUT some 25 %, for whole trials, which the per-second check cannot see.
+const SLOWED_SHARE: f64 = 0.85;
 
 /// Runs every trial of `campaign` not yet in `store`; returns the number of trials run.
 pub fn run(
@@ -130,6 +136,14 @@ pub fn run(
             .with_context(|| format!("writing {}", lab_json.display()))?;
     }
     let done = store.finished()?;
+    // Each profile's fastest full-rate sender so far, the reference for `slowed`.
+    let mut fastest: BTreeMap<String, f64> = BTreeMap::new();
+    for key in done.iter().filter(|k| !k.is_profiling()) {
+        let meta = store.read_meta(key)?;
+        if meta.status != Status::Failed {
+            note_fastest(&mut fastest, key, &meta);
+        }
+    }
     let todo: Vec<TrialKey> = plan(campaign)
         .into_iter()
         .filter(|k| !done.contains(k))
@@ -180,26 +194,41 @@ pub fn run(
             hooks: &campaign.hooks,
             capture: key.is_profiling(),
         };
-        let meta = run_trial(store, bench, &spec, t0, on_event)?;
+        let reference = match profile.rate {
+            Rate::Max => fastest.get(&key.profile).copied(),
+            Rate::Pps(_) => None,
+        };
+        let meta = run_trial(store, bench, &spec, reference, t0, on_event)?;
+        if !key.is_profiling() && meta.status != Status::Failed {
+            note_fastest(&mut fastest, key, &meta);
+        }
         on_event(&Event::TrialDone { key, meta: &meta });
     }
     Ok(todo.len())
 }
 
-/// Runs one trial with its retry, stores it, and returns what was stored.
+/// Keeps `meta`'s sender rate if it is the fastest of its profile yet.
+fn note_fastest(fastest: &mut BTreeMap<String, f64>, key: &TrialKey, meta: &TrialMeta) {
+    let best = fastest.entry(key.profile.clone()).or_insert(0.0);
+    *best = best.max(meta.tx_pps);
+}
+
+/// Runs one trial with its retry, stores it, and returns what was stored; `fastest` is the
+/// fastest full-rate sender of the profile so far, if any.
 fn run_trial(
     store: &Store,
     bench: &mut dyn Bench,
     spec: &TrialSpec<'_>,
+    fastest: Option<f64>,
     t0: Instant,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> anyhow::Result<TrialMeta> {
     let key = spec.key;
     let mut last_failure = String::new();
     let mut last_data = TrialData::default();
-    // Why the first attempt was not kept; an unsteady one, kept should the second one fail.
+    // Why the first attempt was not kept; a disturbed one, kept should the second one fail.
     let mut discarded = None;
-    let mut unsteady_attempt: Option<(TrialData, TrialMeta)> = None;
+    let mut disturbed_attempt: Option<(TrialData, TrialMeta)> = None;
     for attempt in 1..=ATTEMPTS {
         on_event(&Event::TrialStart { key, attempt });
         store
@@ -211,26 +240,24 @@ fn run_trial(
         }
         let verdict = match outcome {
             Ok(data) => {
-                let verdict = judge(spec, &data);
+                let verdict = judge(spec, &data, fastest);
                 last_data = data;
                 verdict
             }
             Err(e) => Err(format!("{e:#}")),
         };
-        // An unsteady attempt was most often disturbed by something else on the machine: it is
-        // measured once more (and kept, flagged, if the second one is unsteady too). A profiling
-        // trial's figures are not counted: its capture is what matters.
+        // An unsteady or slowed attempt was disturbed by something else on the machine: it is
+        // measured once more (and kept, flagged, if the second one is disturbed too). A
+        // profiling trial's figures are not counted: its capture is what matters.
         let verdict = match verdict {
-            Ok(meta) if attempt < ATTEMPTS && !spec.capture => {
-                match unsteady(&measured(&last_data.samples, spec.trial)) {
-                    Some(reason) => {
-                        unsteady_attempt = Some((std::mem::take(&mut last_data), meta));
-                        Err(reason)
-                    }
-                    None => Ok(meta),
-                }
+            Ok(Judged {
+                meta,
+                disturbed: Some(reason),
+            }) if attempt < ATTEMPTS && !spec.capture => {
+                disturbed_attempt = Some((std::mem::take(&mut last_data), meta));
+                Err(reason)
             }
-            other => other,
+            other => other.map(|judged| judged.meta),
         };
         match verdict {
             Ok(mut meta) => {
@@ -250,9 +277,9 @@ fn run_trial(
             }
         }
     }
-    // A measurement is never thrown away for a worse one: an unsteady first attempt (flagged)
+    // A measurement is never thrown away for a worse one: a disturbed first attempt (flagged)
     // stands when the second one failed.
-    if let Some((data, mut meta)) = unsteady_attempt {
+    if let Some((data, mut meta)) = disturbed_attempt {
         meta.attempts = ATTEMPTS;
         meta.discarded = Some(format!("the second attempt failed: {last_failure}"));
         return store_trial(store, key, &data, meta, t0);
@@ -335,9 +362,18 @@ fn summarize(spec: &TrialSpec<'_>, data: &TrialData) -> TrialMeta {
     }
 }
 
+/// What judging a usable attempt found.
+struct Judged {
+    /// The trial's figures and flags.
+    meta: TrialMeta,
+    /// Why the machine disturbed it (unsteady, slowed), if it did: a reason to measure again.
+    disturbed: Option<String>,
+}
+
 /// Checks a trial: `Err` (retry, then fail) when nothing usable was measured, flags when the
-/// figure is not the DUT's forwarding limit at the asked load.
-fn judge(spec: &TrialSpec<'_>, data: &TrialData) -> Result<TrialMeta, String> {
+/// figure is not the DUT's forwarding limit at the asked load; `fastest` is the profile's
+/// fastest full-rate sender in the campaign so far.
+fn judge(spec: &TrialSpec<'_>, data: &TrialData, fastest: Option<f64>) -> Result<Judged, String> {
     let mut meta = summarize(spec, data);
     let window = measured(&data.samples, spec.trial);
     if meta.rx_pkts == 0 {
@@ -377,11 +413,32 @@ fn judge(spec: &TrialSpec<'_>, data: &TrialData) -> Result<TrialMeta, String> {
         }
         _ => {}
     }
-    meta.flags.extend(unsteady(&window));
+    let disturbances: Vec<String> = unsteady(&window)
+        .into_iter()
+        .chain(slowed(meta.tx_pps, fastest))
+        .collect();
+    meta.flags.extend(disturbances.iter().cloned());
     if !meta.flags.is_empty() {
         meta.status = Status::Flagged;
     }
-    Ok(meta)
+    Ok(Judged {
+        meta,
+        disturbed: (!disturbances.is_empty()).then(|| disturbances.join("; ")),
+    })
+}
+
+/// Says so when a full-rate sender sent less than [`SLOWED_SHARE`] of the `fastest` trial of its
+/// profile: the whole machine ran slower for this trial, so its figure is not comparable.
+fn slowed(tx_pps: f64, fastest: Option<f64>) -> Option<String> {
+    let fastest = fastest?;
+    (tx_pps < SLOWED_SHARE * fastest).then(|| {
+        format!(
+            "slowed: the sender sent {tx_pps:.0} pps, {:.0}% less than in the fastest trial of \
+             this profile ({fastest:.0} pps); the machine's CPUs were slowed (another load on \
+             the host?)",
+            100.0 * (1.0 - tx_pps / fastest)
+        )
+    })
 }
 
 /// Says so when the forwarded rate moved more than [`UNSTEADY_RANGE`] of its median within
@@ -405,12 +462,15 @@ mod tests {
     use super::*;
     use std::collections::BTreeSet;
 
-    /// What a mock attempt does: fail, or forward with a dip of half the rate in its third
-    /// second; once the script is used up, forward steadily.
+    /// What a mock attempt does: fail, forward with a dip of half the rate in its third second,
+    /// or send and forward at half speed throughout (a slowed machine); once the script is used
+    /// up, forward steadily.
     #[derive(Debug, Clone, Copy)]
     enum MockAttempt {
+        Steady,
         Fail,
         Unsteady,
+        Slowed,
     }
 
     /// A bench that forwards a fixed share of a fixed sender rate, failing on demand.
@@ -454,15 +514,20 @@ mod tests {
                 anyhow::bail!("generator died");
             }
             let dip = matches!(attempt, Some(MockAttempt::Unsteady));
+            let speed = match attempt {
+                Some(MockAttempt::Slowed) => 0.5,
+                _ => 1.0,
+            };
             let samples: Vec<SampleRow> = (1..=spec.trial.duration as u64)
                 .map(|t| {
                     let slow = if dip && t == 3 { 0.5 } else { 1.0 };
-                    let rx = self.tx_pps * self.share * slow;
+                    let tx = self.tx_pps * speed;
+                    let rx = tx * self.share * slow;
                     SampleRow {
                         t_s: t as f64,
-                        tx_pkts: self.tx_pps as u64,
+                        tx_pkts: tx as u64,
                         rx_pkts: rx as u64,
-                        tx_pps: self.tx_pps,
+                        tx_pps: tx,
                         rx_pps: rx,
                     }
                 })
@@ -591,6 +656,41 @@ mod tests {
         assert_eq!(
             meta.discarded.as_deref(),
             Some("the second attempt failed: generator died")
+        );
+    }
+
+    #[test]
+    fn a_trial_on_a_slowed_machine_is_measured_again() {
+        use MockAttempt::{Slowed, Steady};
+        let mut c = small_campaign();
+        c.iterations = 4;
+        c.config_sets.truncate(1);
+        c.profiles.truncate(1);
+        assert_eq!(c.profiles[0].rate, Rate::Max);
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::create(tmp.path(), &c).unwrap();
+        let mut bench = MockBench::new(0.5);
+        // The first trial has no reference: its slowness cannot be seen. The third one is
+        // measured again; the fourth, slowed twice, is kept and flagged.
+        bench.script = [Slowed, Steady, Slowed, Steady, Slowed, Slowed].into();
+        run(&c, &store, &mut bench, &mut |_| {}).unwrap();
+        let metas: Vec<TrialMeta> = plan(&c)
+            .iter()
+            .map(|k| store.read_meta(k).unwrap())
+            .collect();
+        assert_eq!((metas[0].status, metas[0].attempts), (Status::Ok, 1));
+        assert_eq!((metas[1].status, metas[1].attempts), (Status::Ok, 1));
+        assert_eq!((metas[2].status, metas[2].attempts), (Status::Ok, 2));
+        let why = metas[2].discarded.as_deref().unwrap();
+        assert!(
+            why.starts_with("slowed: the sender sent 500000 pps, 50% less"),
+            "{why}"
+        );
+        assert_eq!((metas[3].status, metas[3].attempts), (Status::Flagged, 2));
+        assert!(
+            metas[3].flags[0].starts_with("slowed: "),
+            "{:?}",
+            metas[3].flags
         );
     }
 
