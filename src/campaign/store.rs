@@ -94,8 +94,17 @@ pub struct TrialMeta {
 #[derive(Debug)]
 pub struct Store {
     dir: PathBuf,
-    /// Whether this run made the directory's contents (`create`), so may remove them.
-    created: bool,
+    origin: Origin,
+}
+
+/// How a [`Store`] came to be open: what it may remove if nothing gets measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// Made by [`Store::create`]: its contents are this run's; the directory too unless it
+    /// was there (empty) before.
+    Created { dir_existed: bool },
+    /// Resumed or opened for reading: the user's.
+    Existing,
 }
 
 const CAMPAIGN_FILE: &str = "campaign.toml";
@@ -108,7 +117,8 @@ impl Store {
     /// Creates a new results directory for `campaign`; refuses one that holds anything.
     pub fn create(dir: &Path, campaign: &Campaign) -> Result<Self, InputError> {
         let d = dir.display();
-        if dir.exists() {
+        let dir_existed = dir.exists();
+        if dir_existed {
             let empty = fs::read_dir(dir)
                 .map_err(|e| InputError::new(format!("{d}: cannot read: {e}")))?
                 .next()
@@ -126,7 +136,7 @@ impl Store {
             .map_err(|e| InputError::new(format!("{d}/{CAMPAIGN_FILE}: cannot write: {e}")))?;
         Ok(Self {
             dir: dir.to_path_buf(),
-            created: true,
+            origin: Origin::Created { dir_existed },
         })
     }
 
@@ -135,8 +145,11 @@ impl Store {
     /// needs no `--resume`; the directory itself goes too unless it was there, empty, before.
     /// Returns whether it removed anything: a resumed directory, or one with a finished trial,
     /// is never touched.
-    pub fn discard_if_unmeasured(&self, dir_existed: bool) -> anyhow::Result<bool> {
-        if !self.created || !self.finished()?.is_empty() {
+    pub fn discard_if_unmeasured(&self) -> anyhow::Result<bool> {
+        let Origin::Created { dir_existed } = self.origin else {
+            return Ok(false);
+        };
+        if !self.finished()?.is_empty() {
             return Ok(false);
         }
         let d = self.dir.display();
@@ -189,7 +202,7 @@ impl Store {
         }
         let store = Self {
             dir: dir.to_path_buf(),
-            created: false,
+            origin: Origin::Existing,
         };
         store.finished()?;
         Ok(store)
@@ -199,7 +212,7 @@ impl Store {
     pub fn open(dir: &Path) -> Result<Self, InputError> {
         let store = Self {
             dir: dir.to_path_buf(),
-            created: false,
+            origin: Origin::Existing,
         };
         store.finished()?;
         Ok(store)
@@ -454,20 +467,20 @@ mod tests {
         let keys = crate::campaign::plan::plan(&c);
         let store = Store::create(&dir, &c).unwrap();
         store.begin_trial(&keys[0]).unwrap(); // interrupted: nothing measured
-        assert!(store.discard_if_unmeasured(false).unwrap());
+        assert!(store.discard_if_unmeasured().unwrap());
         assert!(!dir.exists());
 
         let store = Store::create(&dir, &c).unwrap();
         store.begin_trial(&keys[0]).unwrap();
         store.finish_trial(&keys[0], &[], &meta(&keys[0])).unwrap();
-        assert!(!store.discard_if_unmeasured(false).unwrap());
+        assert!(!store.discard_if_unmeasured().unwrap());
         assert!(dir.join("runs").join(keys[0].to_string()).is_dir());
 
         // A resumed directory is the user's: never discarded, even with nothing finished.
         fs::remove_dir_all(dir.join("runs")).unwrap();
         fs::create_dir(dir.join("runs")).unwrap();
         let resumed = Store::resume(&dir, &c, &SETS).unwrap();
-        assert!(!resumed.discard_if_unmeasured(true).unwrap());
+        assert!(!resumed.discard_if_unmeasured().unwrap());
         assert!(dir.join(CAMPAIGN_FILE).is_file());
     }
 

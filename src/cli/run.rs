@@ -149,16 +149,11 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     if campaign.profile && campaign.lab.hosts.is_none() {
         PerfProfiler::check(&LocalTransport)?;
     }
-    let (store, dir, dir_existed) = match &args.resume {
-        Some(dir) => (
-            Store::resume(dir, &campaign, KNOWN_PRESETS)?,
-            dir.clone(),
-            true,
-        ),
+    let (store, dir) = match &args.resume {
+        Some(dir) => (Store::resume(dir, &campaign, KNOWN_PRESETS)?, dir.clone()),
         None => {
             let dir = args.output.clone().unwrap_or_else(|| default_output(&args));
-            let existed = dir.exists();
-            (Store::create(&dir, &campaign)?, dir, existed)
+            (Store::create(&dir, &campaign)?, dir)
         }
     };
     if let Err(e) = measure(&campaign, &store, capture_delay, args.quiet, err) {
@@ -169,7 +164,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
             "campaign stopped"
         };
         // A new directory in which nothing was measured is not worth a `--resume`.
-        let what = if store.discard_if_unmeasured(dir_existed)? {
+        let what = if store.discard_if_unmeasured()? {
             format!("{stopped} before any trial finished; {d} removed")
         } else {
             format!(
