@@ -560,6 +560,15 @@ mod tests {
         }
     }
 
+    /// [`small_campaign`] cut to one version, config set and profile.
+    fn one_series(iterations: u32) -> Campaign {
+        let mut c = small_campaign();
+        c.iterations = iterations;
+        c.config_sets.truncate(1);
+        c.profiles.truncate(1);
+        c
+    }
+
     #[test]
     fn runs_every_trial_once_and_resumes_without_duplicates() {
         let tmp = tempfile::tempdir().unwrap();
@@ -586,10 +595,7 @@ mod tests {
     #[test]
     fn a_failed_attempt_is_retried_once_then_recorded_as_failed() {
         let tmp = tempfile::tempdir().unwrap();
-        let mut c = small_campaign();
-        c.iterations = 1;
-        c.config_sets.truncate(1);
-        c.profiles.truncate(1);
+        let c = one_series(1);
         let store = Store::create(tmp.path(), &c).unwrap();
         let mut bench = MockBench::new(0.5);
         bench.script = [MockAttempt::Fail].into();
@@ -616,10 +622,7 @@ mod tests {
     #[test]
     fn an_unsteady_attempt_is_measured_again_and_never_lost_for_a_failed_one() {
         use MockAttempt::{Fail, Unsteady};
-        let mut c = small_campaign();
-        c.iterations = 1;
-        c.config_sets.truncate(1);
-        c.profiles.truncate(1);
+        let c = one_series(1);
         let key = &plan(&c)[0];
         let run_with = |script: &[MockAttempt]| {
             let tmp = tempfile::tempdir().unwrap();
@@ -662,10 +665,7 @@ mod tests {
     #[test]
     fn a_trial_on_a_slowed_machine_is_measured_again() {
         use MockAttempt::{Slowed, Steady};
-        let mut c = small_campaign();
-        c.iterations = 4;
-        c.config_sets.truncate(1);
-        c.profiles.truncate(1);
+        let c = one_series(4);
         assert_eq!(c.profiles[0].rate, Rate::Max);
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::create(tmp.path(), &c).unwrap();
