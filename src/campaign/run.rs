@@ -135,18 +135,17 @@ pub fn run(
         crate::atomic::write(&lab_json, text.as_bytes())
             .with_context(|| format!("writing {}", lab_json.display()))?;
     }
-    let done = store.finished()?;
+    let done = store.finished_trials()?;
     // Each profile's fastest full-rate sender so far, the reference for `slowed`.
     let mut fastest: BTreeMap<String, f64> = BTreeMap::new();
-    for key in done.iter().filter(|k| !k.is_profiling()) {
-        let meta = store.read_meta(key)?;
+    for (key, meta) in done.iter().filter(|(k, _)| !k.is_profiling()) {
         if meta.status != Status::Failed {
-            note_fastest(&mut fastest, key, &meta);
+            note_fastest(&mut fastest, key, meta);
         }
     }
     let todo: Vec<TrialKey> = plan(campaign)
         .into_iter()
-        .filter(|k| !done.contains(k))
+        .filter(|k| !done.contains_key(k))
         .collect();
     on_event(&Event::Start {
         total: done.len() + todo.len(),

@@ -5,7 +5,7 @@
 //! `samples.csv` and the hook outputs. A trial directory without it is what an interruption left
 //! and is removed before the trial runs again; a finished trial is never rewritten.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -231,6 +231,12 @@ impl Store {
     /// Trials already finished (their `meta.json` is there and reads back); an unreadable
     /// `meta.json` or a stray entry in `runs/` means the directory was tampered with: refused.
     pub fn finished(&self) -> Result<BTreeSet<TrialKey>, InputError> {
+        Ok(self.finished_trials()?.into_keys().collect())
+    }
+
+    /// Trials already finished, with their `meta.json`, under the same checks as
+    /// [`finished`](Self::finished).
+    pub fn finished_trials(&self) -> Result<BTreeMap<TrialKey, TrialMeta>, InputError> {
         let runs = self.dir.join(RUNS);
         let entries = fs::read_dir(&runs).map_err(|e| {
             InputError::new(format!(
@@ -238,7 +244,7 @@ impl Store {
                 runs.display()
             ))
         })?;
-        let mut done = BTreeSet::new();
+        let mut done = BTreeMap::new();
         for entry in entries {
             let entry = entry.map_err(|e| InputError::new(format!("{}: {e}", runs.display())))?;
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -250,8 +256,8 @@ impl Store {
             };
             let meta = entry.path().join(META);
             if meta.exists() {
-                self.read_meta(&key)?;
-                done.insert(key);
+                let meta = self.read_meta(&key)?;
+                done.insert(key, meta);
             }
         }
         Ok(done)

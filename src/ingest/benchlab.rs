@@ -12,7 +12,7 @@ use super::netbenches::pktgen::parse_range;
 use super::{Capture, Iteration, Results, Series, Setup, Traffic, Warning};
 use crate::campaign::plan::{plan, TrialKey, PROFILING};
 use crate::campaign::run::measured;
-use crate::campaign::store::{Status, Store, FOLDED_FILE};
+use crate::campaign::store::{Status, Store, TrialMeta, FOLDED_FILE};
 use crate::config::{Campaign, Family, Trial};
 use crate::error::InputError;
 use crate::stats::{Flavor, Sample};
@@ -37,7 +37,7 @@ pub struct CampaignResults {
 pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, InputError> {
     let campaign = Store::stored_campaign(dir, known_sets)?;
     let store = Store::open(dir)?;
-    let finished = store.finished()?;
+    let mut finished = store.finished_trials()?;
     let lab_path = dir.join("lab.json");
     let lab = match std::fs::read_to_string(&lab_path) {
         Ok(text) => serde_json::from_str(&text)
@@ -83,14 +83,13 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
                     .collect();
                 trials.sort_by_key(|k| k.iteration);
                 for key in trials {
-                    if !finished.contains(key) {
+                    let Some(meta) = finished.remove(key) else {
                         results.warnings.push(Warning::MissingIteration {
                             series: series.name.clone(),
                             index: key.iteration,
                         });
                         continue;
-                    }
-                    let meta = store.read_meta(key)?;
+                    };
                     if results.generator.is_none() {
                         results.generator.clone_from(&meta.generator);
                     }
@@ -142,10 +141,10 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
                         profile: profile.name.clone(),
                         iteration: PROFILING,
                     };
-                    let done = finished.contains(&key);
+                    let meta = finished.get(&key);
                     results
                         .captures
-                        .push(read_capture(&store, &key, done, &campaign.trial)?);
+                        .push(read_capture(&store, &key, meta, &campaign.trial)?);
                 }
                 results.series.push(series);
             }
@@ -163,12 +162,12 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
 /// loaded machine, but not past the traffic.
 const CAPTURE_SLACK_S: f64 = 0.5;
 
-/// A profiling trial's capture; what is wrong with it (not run, failed, no stacks, outside the
-/// traffic) goes in its `problem`.
+/// A profiling trial's capture, from its `meta` (`None`: it did not run); what is wrong with it
+/// (not run, failed, no stacks, outside the traffic) goes in its `problem`.
 fn read_capture(
     store: &Store,
     key: &TrialKey,
-    done: bool,
+    meta: Option<&TrialMeta>,
     trial: &Trial,
 ) -> Result<Capture, InputError> {
     let mut capture = Capture {
@@ -179,11 +178,10 @@ fn read_capture(
         folded: String::new(),
         problem: None,
     };
-    if !done {
+    let Some(meta) = meta else {
         capture.problem = Some("the profiling trial did not run".into());
         return Ok(capture);
-    }
-    let meta = store.read_meta(key)?;
+    };
     let path = store.trial_dir(key).join(FOLDED_FILE);
     capture.problem = match (&meta.status, &meta.capture, std::fs::read_to_string(&path)) {
         (Status::Failed, _, _) => Some(format!(
