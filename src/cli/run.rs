@@ -158,7 +158,8 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     };
     if let Err(e) = measure(&campaign, &store, capture_delay, args.quiet, err) {
         let d = dir.display();
-        let stopped = if INTERRUPTED.load(Ordering::SeqCst) {
+        let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+        let stopped = if interrupted {
             "campaign interrupted"
         } else {
             "campaign stopped"
@@ -172,7 +173,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
             )
         };
         // An interruption is its own reason; anything else says what went wrong.
-        return Err(if INTERRUPTED.load(Ordering::SeqCst) {
+        return Err(if interrupted {
             anyhow::anyhow!(what)
         } else {
             e.context(what)
