@@ -99,41 +99,8 @@ fn min_frame(af: Family) -> u32 {
     af.min_frame() as u32
 }
 
-/// Offered load of a profile: as fast as the generator can, or a fixed packet rate.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Rate {
-    /// As fast as the generator goes.
-    Max,
-    /// A fixed rate in packets per second, evenly spaced.
-    Pps(u64),
-}
-
-impl Serialize for Rate {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Rate::Max => s.serialize_str("max"),
-            Rate::Pps(pps) => s.serialize_u64(*pps),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Rate {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Word(String),
-            Number(i64),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Word(w) if w == "max" => Ok(Rate::Max),
-            Raw::Number(n) if n > 0 => Ok(Rate::Pps(n as u64)),
-            _ => Err(serde::de::Error::custom(
-                "expected \"max\" or a positive packet rate",
-            )),
-        }
-    }
-}
+/// Offered load of a profile (the generator's type: `"max"` or a packet rate in the file).
+pub use crate::traffic::Rate;
 
 /// Seconds of each trial: traffic, and what the analysis drops at both ends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -258,6 +225,18 @@ impl Profile {
             Family::Inet4 => defaults::INET4_DST,
             Family::Inet6 => defaults::INET6_DST,
         })
+    }
+
+    /// What a sender sends for this profile during `seconds`.
+    pub fn load(&self, seconds: f64) -> crate::traffic::endpoint::Load {
+        crate::traffic::endpoint::Load {
+            af: self.af,
+            src: self.src().to_string(),
+            dst: self.dst().to_string(),
+            frame_size: self.frame_size(),
+            rate: self.rate,
+            seconds,
+        }
     }
 }
 

@@ -180,9 +180,33 @@ impl ConfigSets {
     }
 }
 
+/// The built-in config sets a campaign on `lab` may name: the FreeBSD ones only on a real lab
+/// (whose DUT may run FreeBSD), the Linux ones everywhere.
+pub fn known_sets(lab: &crate::lab::LabConfig) -> &'static [&'static str] {
+    if lab.hosts.is_some() {
+        KNOWN_PRESETS
+    } else {
+        LINUX_PRESETS
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_freebsd_presets_are_for_real_labs_only() {
+        let real = crate::lab::LabConfig::parse(
+            "[hosts.dut]\ntransport = \"ssh\"\nhost = \"a\"\n\
+             [hosts.sender]\ntransport = \"ssh\"\nhost = \"g\"\ninterface = \"s0\"\n\
+             dut_mac = \"02:00:00:00:00:01\"\n\
+             [hosts.receiver]\ntransport = \"ssh\"\nhost = \"g\"\ninterface = \"r0\"\n",
+            "LAB.toml",
+        )
+        .unwrap();
+        assert!(!known_sets(&crate::lab::LabConfig::default()).contains(&"pf-stateful"));
+        assert!(known_sets(&real).contains(&"pf-stateful"));
+    }
 
     #[test]
     fn known_presets_are_the_linux_and_freebsd_ones() {

@@ -23,6 +23,8 @@
 pub mod addressing;
 /// What a running lab looks like (`lab status --json`).
 pub mod facts;
+/// Facts about a host for lab.json: CPU, cores, kernel, OS, tool versions.
+pub mod host;
 /// Real labs: nodes reached over SSH (`[dut]`, `[sender]`, `[receiver]` in LAB.toml).
 pub mod ssh;
 /// The `LAB.toml` model, roles, names of namespaces and interfaces.
@@ -31,7 +33,6 @@ pub mod topology;
 pub mod virt;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
 
 use anyhow::{bail, Context, Result};
@@ -40,6 +41,7 @@ use serde::{Deserialize, Serialize};
 pub use facts::LabFacts;
 pub use topology::{LabConfig, Placement, Role, Topology};
 
+use crate::cancel::Cancel;
 use crate::error::InputError;
 use crate::transport::{NetnsTransport, Transport};
 
@@ -53,17 +55,14 @@ pub const RUN_DIR: &str = "/run/benchlab";
 static LIVE: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static SIGNAL_HANDLER: Once = Once::new();
 
-/// Raised by the first SIGINT, SIGTERM or SIGHUP once [`stop_gracefully_on_signal`] was
-/// called: the caller finishes cleaning up its current step, removes its lab and stops.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The token the first SIGINT, SIGTERM or SIGHUP raises once [`stop_gracefully_on_signal`]
+/// was called: its holder finishes cleaning up its current step, removes its lab and stops.
+static GRACEFUL: Mutex<Option<Cancel>> = Mutex::new(None);
 
-/// Whether the first signal only raises [`INTERRUPTED`] instead of ending the process.
-static GRACEFUL: AtomicBool = AtomicBool::new(false);
-
-/// Makes the first signal only raise [`INTERRUPTED`] (a campaign then stops between trials
-/// and keeps everything measured); a second signal still removes the labs and exits at once.
-pub fn stop_gracefully_on_signal() {
-    GRACEFUL.store(true, Ordering::SeqCst);
+/// Makes the first signal only raise `cancel` (a campaign then stops between trials and keeps
+/// everything measured); a second signal still removes the labs and exits at once.
+pub fn stop_gracefully_on_signal(cancel: &Cancel) {
+    *GRACEFUL.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
     SIGNAL_HANDLER.call_once(remove_labs_on_signal);
 }
 
@@ -180,7 +179,8 @@ fn remove_labs_on_signal() {
     };
     std::thread::spawn(move || {
         for signal in signals.forever() {
-            if GRACEFUL.load(Ordering::SeqCst) && !INTERRUPTED.swap(true, Ordering::SeqCst) {
+            let graceful = GRACEFUL.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if graceful.is_some_and(|cancel| !cancel.cancel()) {
                 continue;
             }
             teardown_all();

@@ -11,6 +11,8 @@
 pub mod atomic;
 /// Campaigns: plan, results directory, run and resume.
 pub mod campaign;
+/// The cancellation token raised by Ctrl-C and read by every long step.
+pub mod cancel;
 /// Command line: argument parsing, dispatch, and the only place that prints.
 pub mod cli;
 /// The campaign file: TOML model, defaults and validation.
@@ -23,10 +25,15 @@ pub mod error;
 pub mod ingest;
 /// The virtual lab: namespaces, veths, addressing, CPU placement; `lab up|down|status`.
 pub mod lab;
+/// Profiling the DUT inside a trial's traffic window: perf capture, its schedule, folding.
+pub mod profile;
 /// Reports: Markdown with ministat tables, PNG charts, JSON, and netbenches' own files.
 pub mod report;
 /// ministat-compatible statistics: summaries, Student's t comparisons, the ASCII plot, C `%g`.
 pub mod stats;
+/// The results directory: layout, trial records, atomic writes, resume; the only code that
+/// touches one.
+pub mod store;
 /// Traffic: the packet generator (`benchlab gen`) and the receiver's counter sampler (`benchlab rx`).
 pub mod traffic;
 /// How benchlab reaches a node: commands, long-running processes and files (netns, mock).

@@ -32,6 +32,8 @@ pub mod chart;
 pub mod flame;
 /// The netbenches harness's files: `<series>.pps` and `gnuplot.data`.
 pub mod harness;
+/// How the report words a host's facts.
+pub mod host;
 /// results.json.
 pub mod json;
 /// README.md.
@@ -540,7 +542,7 @@ pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
 /// order, version labels, and setup lines from `lab.json` and the campaign's notes.
 pub fn campaign_options(read: &crate::ingest::benchlab::CampaignResults) -> ReportOptions {
     let c = &read.campaign;
-    let mut lines = crate::campaign::host::setup_lines(&read.lab["host"]);
+    let mut lines = host::setup_lines(&read.lab["host"]);
     if let Some(placement) = read
         .lab
         .pointer("/lab/placement/summary")

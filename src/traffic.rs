@@ -35,8 +35,12 @@ use crate::error::InputError;
 
 /// AF_PACKET engine: `sendmmsg` with qdisc bypass, for any Linux interface.
 pub mod afpacket;
+/// The seam a trial drives: `Sender` and `Receiver`, and the seconds (`Tick`s) they count.
+pub mod endpoint;
 /// The built-in generator: a pinned thread, the rate limiter, per-second samples.
 pub mod generator;
+/// benchlab's generator and receiver in this process, as a trial's sender and receiver.
+pub mod local;
 /// Minimal rtnetlink and generic netlink: interface lookup, counters, XDP features.
 pub mod netlink;
 /// Namespaces, CPU affinity and signal masks of the calling thread.
@@ -47,22 +51,76 @@ pub mod packet;
 pub mod pktgen;
 /// The receiver: per-second interface counters as a series.
 pub mod receiver;
+/// Tools on other hosts: process guards, scratch files, `benchlab gen`/`rx` run remotely.
+pub mod remote;
 /// netsniff-ng trafgen: its packet configuration from a traffic profile, its command line.
 pub mod trafgen;
+/// The JSON lines of `benchlab gen --json` and `benchlab rx --json`, written and read.
+pub mod wire;
 /// XDP live-frames engine: a hand-assembled XDP program run by `BPF_PROG_TEST_RUN`.
 pub mod xdp;
 
 pub use generator::builtin;
 use packet::{FrameSpec, Mac};
 
-/// Offered load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+/// Offered load: `"max"` or a packet rate in files and on command lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rate {
     /// As fast as the engine can.
     Max,
     /// A fixed rate in packets per second, evenly spaced in small bursts.
     Pps(u64),
+}
+
+impl Serialize for Rate {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Rate::Max => s.serialize_str("max"),
+            Rate::Pps(pps) => s.serialize_u64(*pps),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Rate {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(RateVisitor)
+    }
+}
+
+/// Reads a rate from `"max"` or a whole positive number, saying which was expected otherwise.
+struct RateVisitor;
+
+impl serde::de::Visitor<'_> for RateVisitor {
+    type Value = Rate;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("\"max\" or a whole, positive number of packets per second")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Rate, E> {
+        match v {
+            "max" => Ok(Rate::Max),
+            _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+        }
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Rate, E> {
+        match u64::try_from(v) {
+            Ok(pps) if pps > 0 => Ok(Rate::Pps(pps)),
+            _ => Err(E::invalid_value(serde::de::Unexpected::Signed(v), &self)),
+        }
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Rate, E> {
+        match v {
+            0 => Err(E::invalid_value(serde::de::Unexpected::Unsigned(v), &self)),
+            pps => Ok(Rate::Pps(pps)),
+        }
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Rate, E> {
+        Err(E::invalid_value(serde::de::Unexpected::Float(v), &self))
+    }
 }
 
 impl std::str::FromStr for Rate {

@@ -5,62 +5,27 @@
 //! and a config set and run one trial. It does not print either: it reports [`Event`]s.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::Context;
 
-use super::plan::{plan, TrialKey};
-use super::profile::CaptureResult;
-use super::store::{SampleRow, Status, Store, TrialMeta, FOLDED_FILE};
-use crate::config::{config_set_name, Campaign, Hooks, Profile, Rate, Trial, Version};
+use super::trial::{self, Rig, TrialData, TrialSpec};
+use crate::cancel::{Cancel, Cancelled};
+use crate::config::{config_set_name, Campaign, Rate, Version};
 use crate::stats::{Flavor, Sample};
+use crate::store::{measured, plan, SampleRow, Status, Store, TrialKey, TrialMeta, FOLDED_FILE};
 
-/// What a [`Bench`] is asked to run for one trial.
-#[derive(Debug, Clone, Copy)]
-pub struct TrialSpec<'a> {
-    /// The trial's coordinates.
-    pub key: &'a TrialKey,
-    /// Traffic to send.
-    pub profile: &'a Profile,
-    /// Seconds of traffic, warm-up and cool-down.
-    pub trial: &'a Trial,
-    /// Commands to run on the DUT around the traffic.
-    pub hooks: &'a Hooks,
-    /// Profile the DUT between warm-up and cool-down (a profiling trial).
-    pub capture: bool,
-}
-
-/// What one trial gave back.
-#[derive(Debug, Clone, Default)]
-pub struct TrialData {
-    /// One row per second of traffic.
-    pub samples: Vec<SampleRow>,
-    /// What sent the traffic, in words.
-    pub generator: Option<String>,
-    /// Files to keep with the trial (hook outputs: `dut-before.txt`, …), name and content.
-    pub files: Vec<(String, String)>,
-    /// Start of traffic, seconds since the Unix epoch.
-    pub start_unix_s: f64,
-    /// End of traffic, seconds since the Unix epoch.
-    pub end_unix_s: f64,
-    /// What profiling the DUT recorded (profiling trials): its window goes in `meta.json`, its
-    /// stacks in [`FOLDED_FILE`].
-    pub capture: Option<CaptureResult>,
-}
-
-/// A lab that can run trials: the virtual lab, or real hosts over SSH.
+/// A lab that can run trials: the virtual lab, or real hosts over SSH. It switches versions
+/// and config sets and hands out the parts of a trial; the trial procedure is
+/// [`trial::run`](super::trial::run), the same for every lab.
 pub trait Bench {
-    /// Puts `version` on the DUT (settings on the virtual lab; install and reboot on real labs).
-    fn set_version(&mut self, version: &Version) -> anyhow::Result<()>;
+    /// Puts `version` on the DUT (settings on the virtual lab; install and reboot on real labs);
+    /// a long wait (a reboot) ends early when `cancel` is raised.
+    fn set_version(&mut self, version: &Version, cancel: &Cancel) -> anyhow::Result<()>;
     /// Applies a config set (a built-in name or a directory), removing the previous one.
     fn set_config(&mut self, entry: &str) -> anyhow::Result<()>;
-    /// Runs one trial's traffic; `on_second` sees each sample as it arrives.
-    fn trial(
-        &mut self,
-        spec: &TrialSpec<'_>,
-        on_second: &mut dyn FnMut(&SampleRow),
-    ) -> anyhow::Result<TrialData>;
+    /// The DUT, senders, receiver and profiler of one trial of `spec`.
+    fn rig(&mut self, spec: &TrialSpec<'_>) -> anyhow::Result<Rig<'_>>;
     /// Facts about the lab for `lab.json` (hosts, CPUs, kernel, tools, rulesets).
     fn facts(&mut self) -> anyhow::Result<serde_json::Value>;
 }
@@ -103,9 +68,6 @@ pub enum Event<'a> {
     },
 }
 
-/// Raised by the first Ctrl-C: the campaign stops after cleaning up the running trial.
-pub use crate::lab::INTERRUPTED;
-
 /// Attempts per trial: a failed or unsteady attempt is measured once more.
 const ATTEMPTS: u32 = 2;
 /// A DUT forwarding at least this share of what was sent was not saturated.
@@ -121,20 +83,16 @@ const UNSTEADY_RANGE: f64 = 0.10;
 /// it and the DUT some 25 %, for whole trials, which the per-second check cannot see.
 const SLOWED_SHARE: f64 = 0.85;
 
-/// Runs every trial of `campaign` not yet in `store`; returns the number of trials run.
+/// Runs every trial of `campaign` not yet in `store`, until `cancel` is raised; returns the
+/// number of trials run.
 pub fn run(
     campaign: &Campaign,
     store: &Store,
     bench: &mut dyn Bench,
+    cancel: &Cancel,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> anyhow::Result<usize> {
-    let lab_json = store.dir().join("lab.json");
-    if !lab_json.exists() {
-        let facts = bench.facts().context("collecting lab facts")?;
-        let text = serde_json::to_string_pretty(&facts)? + "\n";
-        crate::atomic::write(&lab_json, text.as_bytes())
-            .with_context(|| format!("writing {}", lab_json.display()))?;
-    }
+    store.write_lab_facts(|| bench.facts().context("collecting lab facts"))?;
     let done = store.finished_trials()?;
     // Each profile's fastest full-rate sender so far, the reference for `slowed`.
     let mut fastest: BTreeMap<String, f64> = BTreeMap::new();
@@ -153,28 +111,12 @@ pub fn run(
     });
     let (mut version, mut config): (Option<&str>, Option<&str>) = (None, None);
     for key in &todo {
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            anyhow::bail!("interrupted");
-        }
-        let v = campaign
-            .versions
-            .iter()
-            .find(|v| v.name == key.version)
-            .expect("planned from the campaign");
-        let entry = campaign
-            .config_sets
-            .iter()
-            .find(|c| config_set_name(c) == key.config)
-            .expect("planned from the campaign");
-        let profile = campaign
-            .profiles
-            .iter()
-            .find(|p| p.name == key.profile)
-            .expect("planned from the campaign");
+        cancel.check()?;
+        let (v, entry, profile) = coordinates(campaign, key)?;
         let t0 = Instant::now();
         if version != Some(v.name.as_str()) {
             bench
-                .set_version(v)
+                .set_version(v, cancel)
                 .with_context(|| format!("applying version `{}`", v.name))?;
             version = Some(&v.name);
             // A new version may reset the DUT: the config set must be applied again.
@@ -197,13 +139,27 @@ pub fn run(
             Rate::Max => fastest.get(&key.profile).copied(),
             Rate::Pps(_) => None,
         };
-        let meta = run_trial(store, bench, &spec, reference, t0, on_event)?;
+        let meta = run_trial(store, bench, &spec, reference, (t0, cancel), on_event)?;
         if !key.is_profiling() && meta.status != Status::Failed {
             note_fastest(&mut fastest, key, &meta);
         }
         on_event(&Event::TrialDone { key, meta: &meta });
     }
     Ok(todo.len())
+}
+
+/// The version, config set entry and profile a planned trial names.
+fn coordinates<'c>(
+    campaign: &'c Campaign,
+    key: &TrialKey,
+) -> anyhow::Result<(&'c Version, &'c String, &'c crate::config::Profile)> {
+    let v = campaign.versions.iter().find(|v| v.name == key.version);
+    let entry = (campaign.config_sets.iter()).find(|c| config_set_name(c) == key.config);
+    let profile = campaign.profiles.iter().find(|p| p.name == key.profile);
+    match (v, entry, profile) {
+        (Some(v), Some(entry), Some(profile)) => Ok((v, entry, profile)),
+        _ => anyhow::bail!("trial {key} is not one of the campaign's"),
+    }
 }
 
 /// Keeps `meta`'s sender rate if it is the fastest of its profile yet.
@@ -213,13 +169,13 @@ fn note_fastest(fastest: &mut BTreeMap<String, f64>, key: &TrialKey, meta: &Tria
 }
 
 /// Runs one trial with its retry, stores it, and returns what was stored; `fastest` is the
-/// fastest full-rate sender of the profile so far, if any.
+/// fastest full-rate sender of the profile so far, if any; `t0` is when the trial's turn came.
 fn run_trial(
     store: &Store,
     bench: &mut dyn Bench,
     spec: &TrialSpec<'_>,
     fastest: Option<f64>,
-    t0: Instant,
+    (t0, cancel): (Instant, &Cancel),
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> anyhow::Result<TrialMeta> {
     let key = spec.key;
@@ -233,9 +189,13 @@ fn run_trial(
         store
             .begin_trial(key)
             .with_context(|| format!("preparing {}", store.trial_dir(key).display()))?;
-        let outcome = bench.trial(spec, &mut |s| on_event(&Event::Second { sample: s }));
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            anyhow::bail!("interrupted");
+        let outcome = bench.rig(spec).and_then(|rig| {
+            trial::run(rig, spec, cancel, &mut |s| {
+                on_event(&Event::Second { sample: s })
+            })
+        });
+        if cancel.is_cancelled() {
+            return Err(Cancelled.into());
         }
         let verdict = match outcome {
             Ok(data) => {
@@ -310,16 +270,6 @@ fn store_trial(
         .finish_trial(key, &data.samples, &meta)
         .with_context(|| format!("writing trial {key}"))?;
     Ok(meta)
-}
-
-/// The samples the analysis keeps: those whose whole second lies after the warm-up and before
-/// the cool-down (a sample at `t_s` covers the second that ends at `t_s`).
-pub fn measured<'a>(samples: &'a [SampleRow], trial: &Trial) -> Vec<&'a SampleRow> {
-    let end = trial.duration - trial.cooldown;
-    samples
-        .iter()
-        .filter(|s| s.t_s - 1.0 >= trial.warmup - 1e-6 && s.t_s <= end + 1e-6)
-        .collect()
 }
 
 fn median(values: impl Iterator<Item = f64>) -> f64 {
@@ -459,6 +409,10 @@ fn unsteady(window: &[&SampleRow]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::campaign::trial::mock::{steady, MockReceiver, MockSend, MockSender};
+    use crate::config::Trial;
+    use crate::traffic::endpoint::Tick;
+    use crate::transport::MockTransport;
     use std::collections::BTreeSet;
 
     /// What a mock attempt does: fail, forward with a dip of half the rate in its third second,
@@ -479,6 +433,7 @@ mod tests {
         script: std::collections::VecDeque<MockAttempt>,
         calls: Vec<String>,
         trials: usize,
+        dut: MockTransport,
     }
 
     impl MockBench {
@@ -489,12 +444,13 @@ mod tests {
                 script: Default::default(),
                 calls: Vec::new(),
                 trials: 0,
+                dut: MockTransport::new("dut"),
             }
         }
     }
 
     impl Bench for MockBench {
-        fn set_version(&mut self, v: &Version) -> anyhow::Result<()> {
+        fn set_version(&mut self, v: &Version, _: &Cancel) -> anyhow::Result<()> {
             self.calls.push(format!("version {}", v.name));
             Ok(())
         }
@@ -502,43 +458,37 @@ mod tests {
             self.calls.push(format!("config {entry}"));
             Ok(())
         }
-        fn trial(
-            &mut self,
-            spec: &TrialSpec<'_>,
-            on_second: &mut dyn FnMut(&SampleRow),
-        ) -> anyhow::Result<TrialData> {
+        fn rig(&mut self, spec: &TrialSpec<'_>) -> anyhow::Result<Rig<'_>> {
             self.trials += 1;
             let attempt = self.script.pop_front();
-            if let Some(MockAttempt::Fail) = attempt {
-                anyhow::bail!("generator died");
-            }
+            let send = match attempt {
+                Some(MockAttempt::Fail) => MockSend::Fails,
+                _ => MockSend::Ends,
+            };
             let dip = matches!(attempt, Some(MockAttempt::Unsteady));
             let speed = match attempt {
                 Some(MockAttempt::Slowed) => 0.5,
                 _ => 1.0,
             };
-            let samples: Vec<SampleRow> = (1..=spec.trial.duration as u64)
+            let seconds = spec.trial.duration as usize;
+            let tx = self.tx_pps * speed;
+            let rx = (1..=seconds)
                 .map(|t| {
                     let slow = if dip && t == 3 { 0.5 } else { 1.0 };
-                    let tx = self.tx_pps * speed;
-                    let rx = tx * self.share * slow;
-                    SampleRow {
-                        t_s: t as f64,
-                        tx_pkts: tx as u64,
-                        rx_pkts: rx as u64,
-                        tx_pps: tx,
-                        rx_pps: rx,
+                    let pps = tx * self.share * slow;
+                    Tick {
+                        pkts: pps as u64,
+                        pps,
                     }
                 })
                 .collect();
-            samples.iter().for_each(&mut *on_second);
-            Ok(TrialData {
-                samples,
-                generator: Some("mock".into()),
-                files: vec![("dut-before.txt".into(), "counters\n".into())],
-                start_unix_s: 100.0,
-                end_unix_s: 100.0 + spec.trial.duration,
-                capture: None,
+            Ok(Rig {
+                dut: &self.dut,
+                counters: vec!["counters".into()],
+                senders: vec![MockSender::new(steady(seconds, tx), send)],
+                receiver: Box::new(MockReceiver { ticks: rx }),
+                profiler: None,
+                capture_delay: std::time::Duration::ZERO,
             })
         }
         fn facts(&mut self) -> anyhow::Result<serde_json::Value> {
@@ -574,7 +524,7 @@ mod tests {
         let c = small_campaign();
         let store = Store::create(tmp.path(), &c).unwrap();
         let mut bench = MockBench::new(0.5);
-        let n = run(&c, &store, &mut bench, &mut |_| {}).unwrap();
+        let n = run(&c, &store, &mut bench, &Cancel::new(), &mut |_| {}).unwrap();
         assert_eq!(n, 8);
         let meta = store.read_meta(&plan(&c)[0]).unwrap();
         assert_eq!(meta.status, Status::Ok);
@@ -586,7 +536,10 @@ mod tests {
             .exists());
         // Resuming a finished campaign runs nothing.
         let again = Store::resume(tmp.path(), &c, &crate::config::defaults::CONFIG_SETS).unwrap();
-        assert_eq!(run(&c, &again, &mut bench, &mut |_| {}).unwrap(), 0);
+        assert_eq!(
+            run(&c, &again, &mut bench, &Cancel::new(), &mut |_| {}).unwrap(),
+            0
+        );
         let all: BTreeSet<TrialKey> = plan(&c).into_iter().collect();
         assert_eq!(again.finished().unwrap(), all);
     }
@@ -599,7 +552,7 @@ mod tests {
         let mut bench = MockBench::new(0.5);
         bench.script = [MockAttempt::Fail].into();
         let mut retries = 0;
-        run(&c, &store, &mut bench, &mut |e| {
+        run(&c, &store, &mut bench, &Cancel::new(), &mut |e| {
             if let Event::Retry { .. } = e {
                 retries += 1
             }
@@ -612,7 +565,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::create(tmp.path(), &c).unwrap();
         bench.script = [MockAttempt::Fail, MockAttempt::Fail].into();
-        run(&c, &store, &mut bench, &mut |_| {}).unwrap();
+        run(&c, &store, &mut bench, &Cancel::new(), &mut |_| {}).unwrap();
         let meta = store.read_meta(&plan(&c)[0]).unwrap();
         assert_eq!(meta.status, Status::Failed);
         assert_eq!(meta.failure.as_deref(), Some("generator died"));
@@ -629,7 +582,7 @@ mod tests {
             let mut bench = MockBench::new(0.5);
             bench.script = script.iter().copied().collect();
             let mut retries = Vec::new();
-            run(&c, &store, &mut bench, &mut |e| {
+            run(&c, &store, &mut bench, &Cancel::new(), &mut |e| {
                 if let Event::Retry { reason, .. } = e {
                     retries.push(reason.to_string())
                 }
@@ -672,7 +625,7 @@ mod tests {
         // The first trial has no reference: its slowness cannot be seen. The third one is
         // measured again; the fourth, slowed twice, is kept and flagged.
         bench.script = [Slowed, Steady, Slowed, Steady, Slowed, Slowed].into();
-        run(&c, &store, &mut bench, &mut |_| {}).unwrap();
+        run(&c, &store, &mut bench, &Cancel::new(), &mut |_| {}).unwrap();
         let metas: Vec<TrialMeta> = plan(&c)
             .iter()
             .map(|k| store.read_meta(k).unwrap())
@@ -699,7 +652,14 @@ mod tests {
         let mut c = small_campaign();
         c.iterations = 1;
         let store = Store::create(tmp.path(), &c).unwrap();
-        run(&c, &store, &mut MockBench::new(1.0), &mut |_| {}).unwrap();
+        run(
+            &c,
+            &store,
+            &mut MockBench::new(1.0),
+            &Cancel::new(),
+            &mut |_| {},
+        )
+        .unwrap();
         let meta = store.read_meta(&plan(&c)[0]).unwrap();
         assert_eq!(meta.status, Status::Flagged);
         assert!(
@@ -741,7 +701,7 @@ mod tests {
         c.order = crate::config::Order::Sequential;
         let store = Store::create(tmp.path(), &c).unwrap();
         let mut bench = MockBench::new(0.5);
-        run(&c, &store, &mut bench, &mut |_| {}).unwrap();
+        run(&c, &store, &mut bench, &Cancel::new(), &mut |_| {}).unwrap();
         assert_eq!(
             bench.calls,
             [

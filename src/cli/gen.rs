@@ -10,7 +10,8 @@ use clap::Args as ClapArgs;
 
 use crate::error::InputError;
 use crate::traffic::packet::{FlowRange, FrameSpec, Mac};
-use crate::traffic::{self, Engine, GenConfig, IfRef, Limit, Rate, TxSample, TxSummary};
+use crate::traffic::wire::GenLine;
+use crate::traffic::{self, Engine, GenConfig, IfRef, Limit, Rate};
 
 /// Arguments of `benchlab gen`.
 #[derive(Debug, ClapArgs)]
@@ -100,13 +101,6 @@ pub fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
     Ok(flag)
 }
 
-#[derive(serde::Serialize)]
-#[serde(tag = "type", rename_all = "lowercase")]
-enum Line<'a> {
-    Sample(&'a TxSample),
-    Summary(&'a TxSummary),
-}
-
 /// Runs `benchlab gen`.
 pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     let src_mac = match args.src_mac {
@@ -165,7 +159,9 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     }
     while !stop.load(Ordering::Relaxed) {
         match generator.next_sample(Duration::from_millis(100)) {
-            Some(s) if args.json => writeln!(out, "{}", serde_json::to_string(&Line::Sample(&s))?)?,
+            Some(s) if args.json => {
+                writeln!(out, "{}", serde_json::to_string(&GenLine::Sample(&s))?)?
+            }
             Some(s) => writeln!(
                 out,
                 "{:9.3} s {:>14} pkts {:>14}",
@@ -181,7 +177,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     // Samples recorded between the last poll and the stop.
     while let Some(s) = generator.next_sample(Duration::ZERO) {
         if args.json {
-            writeln!(out, "{}", serde_json::to_string(&Line::Sample(&s))?)?;
+            writeln!(out, "{}", serde_json::to_string(&GenLine::Sample(&s))?)?;
         } else {
             writeln!(
                 out,
@@ -193,7 +189,11 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
         }
     }
     if args.json {
-        writeln!(out, "{}", serde_json::to_string(&Line::Summary(&summary))?)?;
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string(&GenLine::Summary(&summary))?
+        )?;
     } else {
         if let Some(why) = &summary.fallback {
             writeln!(err, "benchlab gen: note: AF_PACKET engine used: {why}")?;

@@ -4,23 +4,23 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::campaign::profile::PerfProfiler;
 use crate::campaign::run::Bench;
-use crate::campaign::run::{self as campaign_run, Event, INTERRUPTED};
+use crate::campaign::run::{self as campaign_run, Event};
 use crate::campaign::ssh::SshBench;
-use crate::campaign::store::{Status, Store};
 use crate::campaign::virt::VirtualBench;
+use crate::cancel::Cancel;
 use crate::config::Campaign;
-use crate::dut::KNOWN_PRESETS;
+use crate::dut::{known_sets, KNOWN_PRESETS};
 use crate::error::InputError;
-use crate::lab::ssh::{known_sets, SshLab};
+use crate::lab::ssh::SshLab;
 use crate::lab::Lab;
+use crate::profile::PerfProfiler;
+use crate::store::{Status, Store};
 use crate::transport::LocalTransport;
 
 /// Arguments of `benchlab run`.
@@ -156,9 +156,10 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
             (Store::create(&dir, &campaign)?, dir)
         }
     };
-    if let Err(e) = measure(&campaign, &store, capture_delay, args.quiet, err) {
+    let cancel = Cancel::new();
+    if let Err(e) = measure(&campaign, &store, capture_delay, (args.quiet, &cancel), err) {
         let d = dir.display();
-        let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+        let interrupted = cancel.is_cancelled();
         let stopped = if interrupted {
             "campaign interrupted"
         } else {
@@ -193,12 +194,12 @@ fn measure(
     campaign: &Campaign,
     store: &Store,
     capture_delay: Option<Duration>,
-    quiet: bool,
+    (quiet, cancel): (bool, &Cancel),
     err: &mut dyn Write,
 ) -> anyhow::Result<()> {
     // First Ctrl-C: finish cleaning up the running trial and stop; a second one: tear the lab
     // down at once.
-    crate::lab::stop_gracefully_on_signal();
+    crate::lab::stop_gracefully_on_signal(cancel);
     let (mut virt, mut real) = (None, None);
     let bench: &mut dyn Bench = match SshLab::from_config(&campaign.lab).map_err(InputError::new)? {
         Some(lab) => real.insert(SshBench::new(lab, campaign, store.dir())?),
@@ -227,7 +228,7 @@ fn measure(
     };
     let per_trial = campaign.trial.duration;
     let mut done = 0usize;
-    let outcome = campaign_run::run(campaign, store, bench, &mut |event| {
+    let outcome = campaign_run::run(campaign, store, bench, cancel, &mut |event| {
         on_event(event, &progress, per_trial, &mut done, err);
     });
     if let Progress::Bar(bar) = &progress {

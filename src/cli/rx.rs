@@ -8,6 +8,7 @@ use clap::Args as ClapArgs;
 
 use super::gen::{fmt_pps, parse_secs, stop_flag};
 use crate::traffic::receiver::{Receiver, RxConfig, Sample};
+use crate::traffic::wire::{RxLine, TxCounterLine};
 use crate::traffic::{IfRef, TxSample};
 
 /// Arguments of `benchlab rx`.
@@ -39,30 +40,6 @@ pub struct Args {
     /// `benchlab gen --json` does.
     #[arg(long)]
     pub tx: bool,
-}
-
-#[derive(serde::Serialize)]
-#[serde(tag = "type", rename_all = "lowercase")]
-enum Line<'a> {
-    Sample(&'a Sample),
-    #[serde(rename = "sample")]
-    TxSample(TxSample),
-    #[serde(rename = "summary")]
-    TxSummary {
-        iface: &'a str,
-        t_s: f64,
-        tx_pkts: u64,
-        tx_pps: f64,
-    },
-    Summary {
-        iface: &'a str,
-        watch: &'a [String],
-        t_s: f64,
-        rx_pkts: u64,
-        rx_pps: f64,
-        rx_drops: u64,
-        drops: &'a [u64],
-    },
 }
 
 fn human(s: &Sample, watch: &[IfRef]) -> String {
@@ -102,14 +79,14 @@ pub fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Res
     }
     let print = |out: &mut dyn Write, s: &Sample| -> anyhow::Result<()> {
         if args.json && args.tx {
-            let line = Line::TxSample(TxSample {
+            let line = TxCounterLine::Sample(TxSample {
                 t_s: s.t_s,
                 tx_pkts: s.rx_pkts,
                 tx_pps: s.rx_pps,
             });
             writeln!(out, "{}", serde_json::to_string(&line)?)?;
         } else if args.json {
-            writeln!(out, "{}", serde_json::to_string(&Line::Sample(s))?)?;
+            writeln!(out, "{}", serde_json::to_string(&RxLine::Sample(s))?)?;
         } else {
             writeln!(out, "{}", human(s, &args.watch))?;
         }
@@ -136,7 +113,7 @@ pub fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Res
     let (t, pkts) = last.map_or((0.0, 0), |s| (s.t_s, s.rx_pkts));
     let pps = if t > 0.0 { pkts as f64 / t } else { 0.0 };
     if args.json && args.tx {
-        let line = Line::TxSummary {
+        let line = TxCounterLine::Summary {
             iface: &series.iface,
             t_s: t,
             tx_pkts: pkts,
@@ -145,7 +122,7 @@ pub fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Res
         writeln!(out, "{}", serde_json::to_string(&line)?)?;
     } else if args.json {
         let no_drops = vec![0; series.watch.len()];
-        let line = Line::Summary {
+        let line = RxLine::Summary {
             iface: &series.iface,
             watch: &series.watch,
             t_s: t,

@@ -10,12 +10,10 @@ use std::path::Path;
 
 use super::netbenches::pktgen::parse_range;
 use super::{Capture, Iteration, Results, Series, Setup, Traffic, Warning};
-use crate::campaign::plan::{plan, TrialKey, PROFILING};
-use crate::campaign::run::measured;
-use crate::campaign::store::{Status, Store, TrialMeta, FOLDED_FILE};
 use crate::config::{Campaign, Family, Trial};
 use crate::error::InputError;
 use crate::stats::{Flavor, Sample};
+use crate::store::{measured, plan, Status, Store, TrialKey, TrialMeta, FOLDED_FILE, PROFILING};
 
 /// True when `dir` looks like a benchlab results directory (it has `campaign.toml` and `runs/`).
 pub fn is_results_dir(dir: &Path) -> bool {

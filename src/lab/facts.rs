@@ -5,12 +5,15 @@
 
 use std::net::IpAddr;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
+use nix::sched::{sched_getaffinity, CpuSet};
+use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
 use super::addressing::{self, Mac, Net};
 use super::topology::{Placement, Role, Topology};
 use super::virt;
+use crate::transport::{LocalTransport, Transport};
 
 /// Everything known of a lab (`benchlab lab status --json` prints this).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -257,7 +260,7 @@ pub(crate) fn collect(t: &Topology) -> Result<LabFacts> {
         })
         .collect();
     let napi_threads = match t.placement {
-        Placement::Separate => virt::napi_threads(t),
+        Placement::Separate => napi_threads(t),
         Placement::Shared => Vec::new(),
     };
     let summary = match t.placement {
@@ -286,7 +289,7 @@ pub(crate) fn collect(t: &Topology) -> Result<LabFacts> {
         .into_iter()
         .map(|ns| {
             let roles = t.roles_in(&ns);
-            virt::read_namespace(&ns, roles)
+            read_namespace(&ns, roles)
         })
         .collect::<Result<_>>()?;
     Ok(LabFacts {
@@ -332,4 +335,140 @@ fn cpu_list(cpus: &[usize]) -> String {
         .map(usize::to_string)
         .collect::<Vec<_>>()
         .join(",")
+}
+/// The NAPI kthreads of the DUT's ingress interfaces and the CPUs they may run on.
+pub(crate) fn napi_threads(t: &Topology) -> Vec<NapiThread> {
+    (1..=t.senders)
+        .flat_map(|k| {
+            let dev = t.dut_in_if(k);
+            virt::find_napi_threads(&dev)
+                .into_iter()
+                .map(move |(pid, name)| NapiThread {
+                    interface: dev.clone(),
+                    name,
+                    pid,
+                    rt_priority: rt_priority(pid),
+                    cpus: sched_getaffinity(Pid::from_raw(pid))
+                        .map(|set| {
+                            (0..CpuSet::count())
+                                .filter(|c| set.is_set(*c).unwrap_or(false))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                })
+        })
+        .collect()
+}
+
+/// The real-time priority of process `pid` (field 40 of `/proc/<pid>/stat`; 0 when not RT).
+fn rt_priority(pid: i32) -> u32 {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            // The command name (field 2) may hold spaces: count from the last ')'.
+            let rest = &stat[stat.rfind(')')? + 1..];
+            rest.split_whitespace().nth(37)?.parse().ok()
+        })
+        .unwrap_or(0)
+}
+
+/// What `ip -j addr` says of an interface.
+#[derive(Deserialize)]
+struct IpLink {
+    ifname: String,
+    #[serde(default)]
+    address: String,
+    #[serde(default)]
+    operstate: String,
+    #[serde(default)]
+    mtu: u32,
+    #[serde(default)]
+    addr_info: Vec<IpAddrInfo>,
+}
+
+#[derive(Deserialize)]
+struct IpAddrInfo {
+    local: String,
+    prefixlen: u8,
+    #[serde(default)]
+    scope: String,
+}
+
+#[derive(Deserialize)]
+struct IpRoute {
+    dst: String,
+    #[serde(default)]
+    gateway: Option<String>,
+    #[serde(default)]
+    dev: String,
+}
+
+#[derive(Deserialize)]
+struct IpNeigh {
+    dst: String,
+    #[serde(default)]
+    lladdr: Option<String>,
+    #[serde(default)]
+    dev: String,
+    #[serde(default)]
+    state: Vec<String>,
+}
+
+fn ip_json<T: for<'de> Deserialize<'de>>(ns: &str, args: &[&str]) -> Result<Vec<T>> {
+    let mut argv = vec!["ip", "-j", "-n", ns];
+    argv.extend_from_slice(args);
+    let text = LocalTransport.run(&argv)?;
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    serde_json::from_str(&text)
+        .with_context(|| format!("{ns}: unexpected output of `ip {}`", args.join(" ")))
+}
+
+/// Interfaces, static routes and permanent neighbours of namespace `ns`, as the kernel has them.
+pub(crate) fn read_namespace(ns: &str, roles: Vec<Role>) -> Result<NamespaceFacts> {
+    let interfaces = ip_json::<IpLink>(ns, &["addr", "show"])?
+        .into_iter()
+        .filter(|l| l.ifname != "lo")
+        .map(|l| InterfaceFacts {
+            addresses: l
+                .addr_info
+                .iter()
+                .filter(|a| a.scope == "global")
+                .filter_map(|a| format!("{}/{}", a.local, a.prefixlen).parse::<Net>().ok())
+                .collect(),
+            name: l.ifname,
+            mac: l.address,
+            state: l.operstate,
+            mtu: l.mtu,
+        })
+        .collect();
+    let mut routes = Vec::new();
+    for family in [&["route", "show"][..], &["-6", "route", "show"][..]] {
+        routes.extend(ip_json::<IpRoute>(ns, family)?.into_iter().filter_map(|r| {
+            Some(RouteFacts {
+                destination: r.dst,
+                via: r.gateway?,
+                dev: r.dev,
+            })
+        }));
+    }
+    let neighbours = ip_json::<IpNeigh>(ns, &["neigh", "show"])?
+        .into_iter()
+        .filter(|n| n.state.iter().any(|s| s == "PERMANENT"))
+        .filter_map(|n| {
+            Some(NeighbourFacts {
+                address: n.dst,
+                mac: n.lladdr?,
+                dev: n.dev,
+            })
+        })
+        .collect();
+    Ok(NamespaceFacts {
+        name: ns.to_string(),
+        roles,
+        interfaces,
+        routes,
+        neighbours,
+    })
 }

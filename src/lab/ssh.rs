@@ -64,6 +64,17 @@ pub enum Generator {
     Trafgen,
 }
 
+impl Generator {
+    /// The sending tool's name in messages and lab facts.
+    pub fn sender_name(self) -> &'static str {
+        match self {
+            Generator::Benchlab => "benchlab gen",
+            Generator::PktGen => "pkt-gen -f tx",
+            Generator::Trafgen => "trafgen",
+        }
+    }
+}
+
 /// One node of a real lab.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -145,16 +156,6 @@ pub struct Hosts {
     pub senders: Vec<NodeConfig>,
     /// The node that counts what the DUT forwarded.
     pub receiver: NodeConfig,
-}
-
-/// The built-in config sets a campaign on `lab` may name: the FreeBSD ones only on a real lab
-/// (whose DUT may run FreeBSD), the Linux ones everywhere.
-pub fn known_sets(lab: &LabConfig) -> &'static [&'static str] {
-    if lab.hosts.is_some() {
-        crate::dut::KNOWN_PRESETS
-    } else {
-        crate::dut::LINUX_PRESETS
-    }
 }
 
 /// A real lab: its hosts and how to reach them.
@@ -319,9 +320,6 @@ interface = "igb2"
             err.starts_with("LAB.toml:2: unknown variant `telnet`"),
             "{err}"
         );
-        // The FreeBSD presets are for real labs only.
-        assert!(!known_sets(&LabConfig::default()).contains(&"pf-stateful"));
-        assert!(known_sets(&lab).contains(&"pf-stateful"));
     }
 
     #[test]

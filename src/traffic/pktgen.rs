@@ -7,8 +7,12 @@
 //! profile's 64-byte frame is `-l 60`. pkt-gen stops after a packet count, not a duration: the
 //! count is the trial's duration times the rate (line rate when the profile says `max`).
 
-use crate::config::{Family, Profile};
+use super::endpoint::Load;
+use super::packet::Family;
 use crate::ingest::netbenches::pktgen::{self as parse, Second};
+
+/// pkt-gen as a trial's sender and receiver on remote hosts.
+pub mod endpoint;
 
 /// The Ethernet FCS, counted in a profile's frame size but not in pkt-gen's `-l`.
 const FCS: u32 = 4;
@@ -43,21 +47,18 @@ pub struct PktgenTx {
 }
 
 impl PktgenTx {
-    /// A sender for `profile` out of `iface` towards `dut_mac`, sending `count` packets.
-    pub fn from_profile(profile: &Profile, iface: &str, dut_mac: &str, count: u64) -> Self {
+    /// A sender of `load` out of `iface` towards `dut_mac`, sending `count` packets.
+    pub fn from_load(load: &Load, iface: &str, dut_mac: &str, count: u64) -> Self {
         Self {
             iface: iface.to_string(),
             count,
-            frame_size: profile.frame_size(),
-            af: Some(profile.af),
-            src: profile.src().to_string(),
-            dst: profile.dst().to_string(),
+            frame_size: load.frame_size,
+            af: Some(load.af),
+            src: load.src.clone(),
+            dst: load.dst.clone(),
             dut_mac: dut_mac.to_string(),
             src_mac: None,
-            rate: match profile.rate {
-                crate::config::Rate::Max => None,
-                crate::config::Rate::Pps(p) => Some(p),
-            },
+            rate: load.pps(),
             wait_s: 2,
             no_normalize: true,
             extra: Vec::new(),
@@ -157,9 +158,15 @@ mod tests {
 
     #[test]
     fn the_fcs_is_not_in_pktgens_size_and_the_mac_options_follow_the_ranges() {
-        let profile: Profile =
-            toml::from_str("name = \"x\"\naf = \"inet6\"\nframe_size = 66\n").unwrap();
-        let mut tx = PktgenTx::from_profile(&profile, "ix0", "00:07:43:2e:e4:70", 1000);
+        let load = Load {
+            af: Family::Inet6,
+            src: "[2001:2::1]:2000-[2001:2::14]".into(),
+            dst: "[2001:3::1]:2000-[2001:3::64]".into(),
+            frame_size: 66,
+            rate: crate::traffic::Rate::Max,
+            seconds: 1.0,
+        };
+        let mut tx = PktgenTx::from_load(&load, "ix0", "00:07:43:2e:e4:70", 1000);
         tx.src_mac = Some("0c:c4:7a:ab:29:35".into());
         let line = tx.argv().join(" ");
         assert!(

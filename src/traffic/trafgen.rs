@@ -28,6 +28,9 @@
 
 use std::fmt::Write as _;
 
+/// trafgen on a remote sender as a trial's sender.
+pub mod sender;
+
 use super::packet::{build_frame, FlowPos, FlowRange, FrameSpec};
 use crate::error::InputError;
 

@@ -5,12 +5,9 @@
 //! still goes out and no two senders send the same one; an explicit rate is divided among them
 //! (the first ones take the remainder), `max` stays `max` on each.
 
-use std::time::Duration;
-
 use crate::config::{Profile, Rate};
 use crate::error::InputError;
 use crate::traffic::packet::FlowRange;
-use crate::transport::{Process, SshTransport, Transport};
 
 /// `n` consecutive parts of `total` items, as (offset, length), the first ones one longer.
 fn parts(total: u32, n: u32) -> impl Iterator<Item = (u32, u32)> {
@@ -87,76 +84,6 @@ pub(super) fn shares(profile: &Profile, n: usize) -> Result<Vec<Profile>, InputE
         .collect())
 }
 
-/// The name of sender `k`'s file `stem.ext` kept with a trial: the plain name with one sender
-/// (as before there were several), `stem-K.ext` (1-based) with more.
-pub(super) fn file_name(stem: &str, ext: &str, k: usize, n: usize) -> String {
-    if n == 1 {
-        format!("{stem}.{ext}")
-    } else {
-        format!("{stem}-{}.{ext}", k + 1)
-    }
-}
-
-/// A remote process stopped (SIGTERM, then SIGKILL after 2 s) when dropped, so that a trial
-/// that fails half-way leaves nothing running on any host.
-#[derive(Debug)]
-pub(super) struct Guard(Option<Box<dyn Process>>);
-
-impl Guard {
-    /// Guards `process`.
-    pub(super) fn new(process: Box<dyn Process>) -> Self {
-        Self(Some(process))
-    }
-
-    /// The process, while guarded.
-    pub(super) fn get(&mut self) -> &mut Box<dyn Process> {
-        self.0.as_mut().expect("a guarded process until taken")
-    }
-
-    /// Takes the process out of the guard (to stop or wait for it by hand).
-    pub(super) fn take(mut self) -> Box<dyn Process> {
-        self.0.take().expect("a guarded process until taken")
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Some(p) = self.0.take() {
-            let _ = p.stop(Duration::from_secs(2));
-        }
-    }
-}
-
-/// A scratch file on a host, removed when dropped (trafgen's configuration).
-#[derive(Debug)]
-pub(super) struct RemoteFile {
-    host: SshTransport,
-    /// Its path on the host.
-    pub(super) path: String,
-}
-
-impl RemoteFile {
-    /// Writes `contents` to a fresh `mktemp` file on `host`.
-    pub(super) fn create(host: &SshTransport, contents: &[u8]) -> anyhow::Result<Self> {
-        let path = host
-            .run(&["mktemp", "-t", "benchlab-trafgen.XXXXXX"])?
-            .trim()
-            .to_string();
-        let file = Self {
-            host: host.clone(),
-            path,
-        };
-        host.put_file(&file.path, contents)?;
-        Ok(file)
-    }
-}
-
-impl Drop for RemoteFile {
-    fn drop(&mut self) {
-        let _ = self.host.run(&["rm", "-f", &self.path]);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,7 +135,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("rate = 1"), "{err}");
-        assert_eq!(file_name("generator", "jsonl", 0, 1), "generator.jsonl");
-        assert_eq!(file_name("generator", "jsonl", 1, 2), "generator-2.jsonl");
     }
 }

@@ -1,5 +1,7 @@
 //! The results directory (DESIGN.md "Results directory layout"): creating it, writing each
-//! trial atomically, and finding what an interrupted campaign still has to run.
+//! trial atomically, and finding what an interrupted campaign still has to run. This is the
+//! only code that touches a results directory: the run loop writes through it, `ingest` and the
+//! report read through it.
 //!
 //! A trial is finished when its `meta.json` exists: it is written last, by rename, after
 //! `samples.csv` and the hook outputs. A trial directory without it is what an interruption left
@@ -10,85 +12,17 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use serde::{Deserialize, Serialize};
 
-use super::plan::TrialKey;
 use crate::config::Campaign;
 use crate::error::InputError;
 
-/// One second of a trial.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SampleRow {
-    /// Seconds since traffic started (end of the one-second interval).
-    pub t_s: f64,
-    /// Packets the sender sent during the interval.
-    pub tx_pkts: u64,
-    /// Packets the receiver counted during the interval.
-    pub rx_pkts: u64,
-    /// Sender rate over the interval, packets per second.
-    pub tx_pps: f64,
-    /// Receiver rate over the interval, packets per second.
-    pub rx_pps: f64,
-}
+/// The trials of a campaign, their order and their directory names.
+pub mod plan;
+/// What a trial leaves: its seconds (`samples.csv`) and its `meta.json`.
+pub mod record;
 
-/// How a trial ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// Measured, every check passed.
-    Ok,
-    /// Measured, but a check says the figure is not what was asked (see `flags`).
-    Flagged,
-    /// Not measured (see `failure`).
-    Failed,
-}
-
-/// `meta.json`: what the trial was, what it achieved, and what went wrong.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TrialMeta {
-    /// `<version>.<config>.<profile>.<iter>`.
-    pub trial: String,
-    /// Start of traffic, seconds since the Unix epoch.
-    pub start_unix_s: f64,
-    /// End of traffic, seconds since the Unix epoch.
-    pub end_unix_s: f64,
-    /// Offered rate asked of the sender (pps); `None` for `max`.
-    pub offered_pps: Option<u64>,
-    /// Sender's median rate over the measured window (pps).
-    pub tx_pps: f64,
-    /// Receiver's median rate over the measured window (pps): the trial's figure.
-    pub rx_pps: f64,
-    /// Packets sent in all.
-    pub tx_pkts: u64,
-    /// Packets received in all.
-    pub rx_pkts: u64,
-    /// Packets sent that the receiver did not count: dropped at or in the DUT (per-interface
-    /// drop counters are in `receiver.json` when the bench records them).
-    pub lost_pkts: u64,
-    /// Seconds of samples kept for the figure (after warm-up and cool-down).
-    pub measured_samples: usize,
-    /// What sent the traffic (`benchlab gen, xdp engine`), when known.
-    #[serde(default)]
-    pub generator: Option<String>,
-    /// Outcome.
-    pub status: Status,
-    /// Why the figure is flagged (empty when ok).
-    #[serde(default)]
-    pub flags: Vec<String>,
-    /// Why the trial failed, when it did.
-    #[serde(default)]
-    pub failure: Option<String>,
-    /// Attempts made (a failed or unsteady attempt is measured once more).
-    pub attempts: u32,
-    /// Why the attempt not kept was left out (it failed, or was unsteady), when there were two.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub discarded: Option<String>,
-    /// Seconds spent outside traffic: applying, starting, stopping, writing.
-    pub overhead_s: f64,
-    /// When the DUT was profiled (profiling trials only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capture: Option<super::profile::CaptureWindow>,
-}
+pub use plan::{plan, TrialKey, PROFILING};
+pub use record::{measured, parse_samples_csv, samples_csv, SampleRow, Status, TrialMeta};
 
 /// A results directory, opened for a campaign.
 #[derive(Debug)]
@@ -108,6 +42,8 @@ enum Origin {
 }
 
 const CAMPAIGN_FILE: &str = "campaign.toml";
+/// The lab's facts: hosts, CPUs, kernels, tools, rulesets, and each version's kernel.
+pub const LAB_FILE: &str = "lab.json";
 const RUNS: &str = "runs";
 const META: &str = "meta.json";
 /// A profiling trial's folded stacks, beside its `meta.json`.
@@ -303,6 +239,49 @@ impl Store {
         crate::atomic::write(&self.trial_dir(key).join(name), bytes)
     }
 
+    /// Writes `lab.json` (the lab's facts) unless an earlier run of the campaign did.
+    pub fn write_lab_facts(
+        &self,
+        facts: impl FnOnce() -> anyhow::Result<serde_json::Value>,
+    ) -> anyhow::Result<()> {
+        let path = self.dir.join(LAB_FILE);
+        if path.exists() {
+            return Ok(());
+        }
+        let text = serde_json::to_string_pretty(&facts()?)? + "\n";
+        crate::atomic::write(&path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))
+    }
+
+    /// Records in `lab.json` what version `name` runs (`versions.<name>`), and its kernel
+    /// configuration in `kernel-config/<name>.txt` (named in the record) when there is one.
+    pub fn record_version(
+        &self,
+        name: &str,
+        mut record: serde_json::Value,
+        kernel_config: Option<&str>,
+    ) -> anyhow::Result<()> {
+        if let Some(config) = kernel_config {
+            let rel = format!("kernel-config/{name}.txt");
+            let path = self.dir.join(&rel);
+            fs::create_dir_all(self.dir.join("kernel-config"))
+                .with_context(|| format!("creating {}", self.dir.display()))?;
+            crate::atomic::write(&path, config.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+            record["kernel_config"] = serde_json::json!(rel);
+        }
+        let path = self.dir.join(LAB_FILE);
+        let mut facts: serde_json::Value = match fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text)
+                .with_context(|| format!("{}: not JSON", path.display()))?,
+            Err(_) => serde_json::json!({}),
+        };
+        facts["versions"][name] = record;
+        let text = serde_json::to_string_pretty(&facts)? + "\n";
+        crate::atomic::write(&path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))
+    }
+
     /// Finishes a trial: samples first, `meta.json` last, so a trial counts as done only once
     /// everything is on disk.
     pub fn finish_trial(
@@ -328,47 +307,6 @@ impl Store {
             ))
         })
     }
-}
-
-const CSV_HEADER: &str = "t_s,tx_pkts,rx_pkts,tx_pps,rx_pps";
-
-/// `samples.csv` text: a header and one row per second.
-pub fn samples_csv(samples: &[SampleRow]) -> String {
-    let mut out = format!("{CSV_HEADER}\n");
-    for s in samples {
-        out.push_str(&format!(
-            "{:.3},{},{},{:.1},{:.1}\n",
-            s.t_s, s.tx_pkts, s.rx_pkts, s.tx_pps, s.rx_pps
-        ));
-    }
-    out
-}
-
-/// Parses `samples.csv`; the error is the 1-based line that does not read.
-pub fn parse_samples_csv(text: &str) -> Result<Vec<SampleRow>, usize> {
-    let mut lines = text.lines();
-    if lines.next() != Some(CSV_HEADER) {
-        return Err(1);
-    }
-    lines
-        .enumerate()
-        .map(|(i, line)| {
-            let f: Vec<&str> = line.split(',').collect();
-            let row = (|| {
-                if f.len() != 5 {
-                    return None;
-                }
-                Some(SampleRow {
-                    t_s: f[0].parse().ok()?,
-                    tx_pkts: f[1].parse().ok()?,
-                    rx_pkts: f[2].parse().ok()?,
-                    tx_pps: f[3].parse().ok()?,
-                    rx_pps: f[4].parse().ok()?,
-                })
-            })();
-            row.ok_or(i + 2)
-        })
-        .collect()
 }
 
 /// The dotted path of the first key whose value differs between two campaigns.
@@ -442,7 +380,7 @@ mod tests {
         let dir = tmp.path().join("r");
         let c = Campaign::default();
         let store = Store::create(&dir, &c).unwrap();
-        let keys = crate::campaign::plan::plan(&c);
+        let keys = plan(&c);
         let rows = [SampleRow {
             t_s: 1.0,
             tx_pkts: 5,
@@ -470,7 +408,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("r");
         let c = Campaign::default();
-        let keys = crate::campaign::plan::plan(&c);
+        let keys = plan(&c);
         let store = Store::create(&dir, &c).unwrap();
         store.begin_trial(&keys[0]).unwrap(); // interrupted: nothing measured
         assert!(store.discard_if_unmeasured().unwrap());
@@ -521,7 +459,7 @@ mod tests {
             .to_string()
             .contains("not a benchlab results directory"));
         let store = Store::create(tmp.path(), &c).unwrap();
-        let key = &crate::campaign::plan::plan(&c)[0];
+        let key = &plan(&c)[0];
         store.begin_trial(key).unwrap();
         store.write_trial_file(key, "meta.json", b"{ half").unwrap();
         assert!(Store::resume(tmp.path(), &c, &SETS)

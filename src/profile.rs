@@ -21,6 +21,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
+use crate::cancel::Cancel;
 use crate::report::flame::{self, Folded};
 use crate::transport::{failed, Command, Process, Transport};
 
@@ -381,12 +382,10 @@ impl<'p> CaptureSchedule<'p> {
     }
 
     /// Completes the schedule (waiting for a window placed past the traffic) and returns the
-    /// folded capture; `interrupted` cuts the waiting short.
-    pub fn finish(mut self, interrupted: &dyn Fn() -> bool) -> anyhow::Result<CaptureResult> {
+    /// folded capture; `cancel` cuts the waiting short.
+    pub fn finish(mut self, cancel: &Cancel) -> anyhow::Result<CaptureResult> {
         while self.state != Capture::Halted {
-            if interrupted() {
-                bail!("interrupted");
-            }
+            cancel.check()?;
             self.poll()?;
             if let Some(wait) = self.until_next() {
                 std::thread::sleep(wait.min(Duration::from_millis(100)));
@@ -490,7 +489,7 @@ mod tests {
         );
         assert!(p.when("resume") >= t0 + Duration::from_millis(200));
         assert!(p.when("halt") >= t0 + Duration::from_millis(400));
-        s.finish(&|| false).unwrap();
+        s.finish(&Cancel::new()).unwrap();
         assert_eq!(
             p.events(),
             ["start", "resume", "halt", "fold"],

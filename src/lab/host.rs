@@ -64,24 +64,6 @@ pub fn facts(host: &dyn Transport) -> HostFacts {
     }
 }
 
-/// The report's setup lines for a host: CPU and cores, then OS and kernel.
-pub fn setup_lines(facts: &serde_json::Value) -> Vec<String> {
-    let get = |k: &str| facts.get(k).and_then(|v| v.as_str());
-    let mut lines = Vec::new();
-    if let Some(cpu) = get("cpu") {
-        match facts.get("cores").and_then(serde_json::Value::as_u64) {
-            Some(n) => lines.push(format!("{cpu} ({n} CPUs)")),
-            None => lines.push(cpu.to_string()),
-        }
-    }
-    match (get("os"), get("kernel")) {
-        (Some(os), Some(kernel)) => lines.push(format!("{os}, {kernel}")),
-        (Some(one), None) | (None, Some(one)) => lines.push(one.to_string()),
-        (None, None) => {}
-    }
-    lines
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,10 +82,6 @@ mod tests {
         assert_eq!(f.cpu.as_deref(), Some("AMD EPYC 7B13"));
         assert_eq!(f.cores, Some(2));
         assert_eq!(f.os, None);
-        let lines = setup_lines(&serde_json::to_value(&f).unwrap());
-        assert_eq!(
-            lines,
-            ["AMD EPYC 7B13 (2 CPUs)", "Linux dut 6.18.44 x86_64"]
-        );
+        assert_eq!(f.kernel.as_deref(), Some("Linux dut 6.18.44 x86_64"));
     }
 }

@@ -1,0 +1,115 @@
+//! Versions on a real DUT: `commands`, then `install` (argv lists run on the DUT), then
+//! `reboot`, then `online` retried once a second until `online_timeout`. Once a version is
+//! online its `uname -a` and kernel configuration are recorded with the results, so a report
+//! never labels a kernel by an image's file name alone.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+
+use super::SshBench;
+use crate::cancel::Cancel;
+use crate::config::Version;
+use crate::transport::{display_argv, Command, Transport};
+
+/// Seconds `online` may take after a reboot when the version sets no `online_timeout`.
+pub const DEFAULT_ONLINE_TIMEOUT: f64 = 300.0;
+/// Time limit of one `install` command (copying and writing an image is slow).
+const INSTALL_TIMEOUT: Duration = Duration::from_secs(1800);
+/// Time limit of the `reboot` command: it returns at once, or its connection dies with the DUT
+/// (and ssh would wait for TCP to give up); `online` tells whether the reboot worked.
+const REBOOT_TIMEOUT: Duration = Duration::from_secs(15);
+
+impl SshBench {
+    /// Puts `version` on the DUT and records its kernel.
+    pub(super) fn install(&mut self, version: &Version, cancel: &Cancel) -> anyhow::Result<()> {
+        self.revert_current()?;
+        let ctx = || format!("version `{}`", version.name);
+        for argv in &version.commands {
+            self.dut
+                .check(&Command::new(argv.clone()))
+                .with_context(ctx)?;
+        }
+        for argv in &version.install {
+            self.dut
+                .check(&Command::new(argv.clone()).timeout(INSTALL_TIMEOUT))
+                .with_context(|| format!("installing version `{}`", version.name))?;
+        }
+        if !version.reboot.is_empty() {
+            // The connection may drop as the DUT goes down: only `online` tells if it worked.
+            let _ = self
+                .dut
+                .exec(&Command::new(version.reboot.clone()).timeout(REBOOT_TIMEOUT));
+            self.os = None;
+        }
+        if !version.online.is_empty() {
+            let secs = version.online_timeout.unwrap_or(DEFAULT_ONLINE_TIMEOUT);
+            let timeout = Duration::try_from_secs_f64(secs).map_err(|_| {
+                anyhow::anyhow!(
+                    "version `{}`: online_timeout = {secs} is not a number of seconds ≥ 0",
+                    version.name
+                )
+            })?;
+            self.wait_online(version, timeout, cancel)?;
+        }
+        self.record_kernel(version)
+            .with_context(|| format!("recording the kernel of version `{}`", version.name))
+    }
+
+    /// Runs `online` on the DUT once a second until it succeeds or `timeout` has passed.
+    fn wait_online(
+        &self,
+        version: &Version,
+        timeout: Duration,
+        cancel: &Cancel,
+    ) -> anyhow::Result<()> {
+        let t0 = Instant::now();
+        let mut last = String::from("never tried");
+        while t0.elapsed() < timeout {
+            cancel.check()?;
+            let left = timeout
+                .saturating_sub(t0.elapsed())
+                .max(Duration::from_secs(1));
+            match self
+                .dut
+                .check(&Command::new(version.online.clone()).timeout(left))
+            {
+                Ok(_) => return Ok(()),
+                Err(e) => last = e.to_string(),
+            }
+            std::thread::sleep(Duration::from_secs(1).min(timeout.saturating_sub(t0.elapsed())));
+        }
+        bail!(
+            "{}: not online {} s after version `{}` (`{}` never succeeded; last: {last})",
+            self.dut.host(),
+            timeout.as_secs(),
+            version.name,
+            display_argv(&version.online)
+        )
+    }
+
+    /// Records the running kernel of `version` with the results (`lab.json` and
+    /// `kernel-config/<name>.txt`).
+    fn record_kernel(&mut self, version: &Version) -> anyhow::Result<()> {
+        let os = self.os()?;
+        let uname = self.dut.run(&["uname", "-a"])?.trim().to_string();
+        let text = self
+            .dut
+            .check(&Command::new(os.kernel_config_argv()))
+            .map(|out| out.stdout_text())
+            .ok();
+        let (source, config) = match &text {
+            Some(text) => {
+                let (source, config) = text.split_once('\n').unwrap_or((text.as_str(), ""));
+                (Some(source.trim()), Some(config))
+            }
+            None => (None, None),
+        };
+        let record = serde_json::json!({
+            "uname": uname,
+            "kernel_config_source": source,
+            "kernel_config": null,
+        });
+        self.store.record_version(&version.name, record, config)
+    }
+}

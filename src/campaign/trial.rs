@@ -1,0 +1,288 @@
+//! The trial procedure, once for every lab: snapshot the DUT → ready the profiler → start the
+//! receiver → ready and start the senders → poll and pair their seconds (placing the capture
+//! window, running the `during` hooks) → stop → drain → keep the files.
+//!
+//! A lab kind only hands out a [`Rig`]: its DUT, its senders, its receiver and its profiler.
+//! Everything about time — when the trial clock starts, which seconds pair with which, when an
+//! overrunning or failed sender stops the others, what an interruption keeps — is decided here.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+
+use crate::cancel::{Cancel, Cancelled};
+use crate::config::{Hooks, Profile, Trial};
+use crate::profile::{CaptureResult, CaptureSchedule, Profiler};
+use crate::store::{SampleRow, TrialKey};
+use crate::traffic::endpoint::{
+    sum_ticks, Receiver, Sender, SenderRecord, SenderState, StopReason, Tick,
+};
+use crate::transport::{display_argv, Command, Transport, TransportError};
+
+/// What a lab is asked to run for one trial.
+#[derive(Debug, Clone, Copy)]
+pub struct TrialSpec<'a> {
+    /// The trial's coordinates.
+    pub key: &'a TrialKey,
+    /// Traffic to send.
+    pub profile: &'a Profile,
+    /// Seconds of traffic, warm-up and cool-down.
+    pub trial: &'a Trial,
+    /// Commands to run on the DUT around the traffic.
+    pub hooks: &'a Hooks,
+    /// Profile the DUT between warm-up and cool-down (a profiling trial).
+    pub capture: bool,
+}
+
+/// What one trial gave back.
+#[derive(Debug, Clone, Default)]
+pub struct TrialData {
+    /// One row per second of traffic.
+    pub samples: Vec<SampleRow>,
+    /// What sent the traffic, in words.
+    pub generator: Option<String>,
+    /// Files to keep with the trial (hook outputs: `dut-before.txt`, …), name and content.
+    pub files: Vec<(String, String)>,
+    /// Start of traffic, seconds since the Unix epoch.
+    pub start_unix_s: f64,
+    /// End of traffic, seconds since the Unix epoch.
+    pub end_unix_s: f64,
+    /// What profiling the DUT recorded (profiling trials): its window goes in `meta.json`, its
+    /// stacks in the store's folded file.
+    pub capture: Option<CaptureResult>,
+}
+
+/// The parts of a lab one trial runs with.
+pub struct Rig<'a> {
+    /// The DUT, for its counters and the hooks.
+    pub dut: &'a dyn Transport,
+    /// The command that prints the DUT's interface counters (kept before and after).
+    pub counters: Vec<String>,
+    /// The senders, in the lab's order (their seconds are summed).
+    pub senders: Vec<Box<dyn Sender + 'a>>,
+    /// The receiver.
+    pub receiver: Box<dyn Receiver + 'a>,
+    /// The DUT's profiler, used by profiling trials.
+    pub profiler: Option<Box<dyn Profiler + 'a>>,
+    /// How much later than the end of warm-up a capture starts (zero, but in tests that
+    /// misplace the capture on purpose).
+    pub capture_delay: Duration,
+}
+
+/// How often the procedure looks at the senders and the receiver while traffic flows.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Runs one trial of `spec` on `rig`; `on_second` sees each paired second as it arrives.
+/// Every process it started is stopped when it returns, whatever happened.
+pub fn run(
+    mut rig: Rig<'_>,
+    spec: &TrialSpec<'_>,
+    cancel: &Cancel,
+    on_second: &mut dyn FnMut(&SampleRow),
+) -> anyhow::Result<TrialData> {
+    let mut files = vec![(
+        "dut-before.txt".to_string(),
+        snapshot(rig.dut, &rig.counters, &spec.hooks.before)?,
+    )];
+    // Ready before the traffic: perf takes seconds to set up on CPUs the traffic saturates, and
+    // the receiver's seconds before the senders start must not include that setup.
+    let profiler = rig.profiler.take().filter(|_| spec.capture);
+    let recording = profiler.as_ref().map(|p| p.start()).transpose()?;
+    rig.receiver.start().context("starting the receiver")?;
+    for sender in &mut rig.senders {
+        sender.prepare()?;
+    }
+    rig.receiver.traffic_starts()?;
+    let start_unix_s = unix_now();
+    for sender in &mut rig.senders {
+        sender.start()?;
+    }
+    let t0 = Instant::now();
+    let mut capture = recording.map(|r| CaptureSchedule::new(r, t0, spec.trial, rig.capture_delay));
+    let mut rows = Vec::new();
+    traffic(
+        &mut rig,
+        spec,
+        (t0, cancel),
+        &mut capture,
+        (&mut rows, on_second),
+        &mut files,
+    )?;
+    let end_unix_s = unix_now();
+    std::thread::sleep(rig.receiver.drain());
+    let received = rig.receiver.finish().context("stopping the receiver")?;
+    let capture = capture.map(|c| c.finish(cancel)).transpose()?;
+    cancel.check()?;
+    let sent = finish_senders(&mut rig.senders)?;
+    let per_sender: Vec<Vec<Tick>> = sent.iter().map(|r| r.ticks.clone()).collect();
+    let shown = rows.len();
+    rows = pair(&sum_ticks(&per_sender), &received.ticks);
+    rows.iter().skip(shown).for_each(&mut *on_second);
+    files.push((
+        "dut-after.txt".to_string(),
+        snapshot(rig.dut, &rig.counters, &spec.hooks.after)?,
+    ));
+    files.extend(sent.iter().flat_map(|r| r.files.iter().cloned()));
+    files.extend(received.files);
+    let generators: Vec<&str> = sent.iter().map(|r| r.description.as_str()).collect();
+    Ok(TrialData {
+        samples: rows,
+        generator: Some(generators.join(" + ")),
+        files,
+        start_unix_s,
+        end_unix_s,
+        capture,
+    })
+}
+
+/// While traffic flows: pairs and shows the seconds, places the capture, runs the `during`
+/// hooks once warm-up is over, and stops every sender when one failed, the trial overran its
+/// time (plus the senders' grace) or `cancel` was raised. Returns once every sender ended.
+fn traffic(
+    rig: &mut Rig<'_>,
+    spec: &TrialSpec<'_>,
+    (t0, cancel): (Instant, &Cancel),
+    capture: &mut Option<CaptureSchedule<'_>>,
+    (rows, on_second): (&mut Vec<SampleRow>, &mut dyn FnMut(&SampleRow)),
+    files: &mut Vec<(String, String)>,
+) -> anyhow::Result<()> {
+    let grace = rig.senders.iter().map(|s| s.grace()).min();
+    let limit = Duration::try_from_secs_f64(spec.trial.duration)
+        .context("the trial's duration")?
+        .saturating_add(grace.unwrap_or_default());
+    let mut during = (!spec.hooks.during.is_empty()).then_some(&spec.hooks.during);
+    loop {
+        let states = rig
+            .senders
+            .iter_mut()
+            .map(|s| s.state())
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let failed = states
+            .iter()
+            .any(|s| matches!(s, SenderState::Failed { .. }));
+        if failed || cancel.is_cancelled() || t0.elapsed() > limit {
+            let why = match failed || cancel.is_cancelled() {
+                true => StopReason::Abort,
+                false => StopReason::TimeUp,
+            };
+            for (sender, state) in rig.senders.iter_mut().zip(&states) {
+                if *state == SenderState::Running {
+                    sender.stop(why)?;
+                }
+            }
+            return Ok(());
+        }
+        if let Some(capture) = capture.as_mut() {
+            capture.poll()?;
+        }
+        for row in new_rows(rig, rows)? {
+            on_second(&row);
+        }
+        let warm = rows.last().is_some_and(|r| r.t_s >= spec.trial.warmup);
+        if let Some(hooks) = during.filter(|_| warm) {
+            files.push((
+                "dut-during.txt".into(),
+                snapshot(rig.dut, &rig.counters, hooks)?,
+            ));
+            during = None;
+        }
+        if states.iter().all(|s| *s == SenderState::Ended) {
+            return Ok(());
+        }
+        let wait = capture.as_ref().and_then(CaptureSchedule::until_next);
+        std::thread::sleep(wait.map_or(POLL, |w| w.min(POLL)));
+    }
+}
+
+/// The senders' records once they ended; the first sender that failed by itself (the others
+/// were stopped) names the trial's failure.
+fn finish_senders(senders: &mut Vec<Box<dyn Sender + '_>>) -> anyhow::Result<Vec<SenderRecord>> {
+    let mut first_failed = None;
+    for (k, sender) in senders.iter_mut().enumerate() {
+        if let SenderState::Failed { stopped } = sender.state()? {
+            if first_failed.is_none_or(|(_, s)| s && !stopped) {
+                first_failed = Some((k, stopped));
+            }
+        }
+    }
+    if let Some((k, _)) = first_failed {
+        return Err(senders[k].failure());
+    }
+    senders.drain(..).map(|s| s.finish()).collect()
+}
+
+/// The rows of the seconds that every sender and the receiver have counted and `rows` lacks;
+/// they are appended to `rows` and returned.
+fn new_rows(rig: &mut Rig<'_>, rows: &mut Vec<SampleRow>) -> anyhow::Result<Vec<SampleRow>> {
+    let per_sender = rig
+        .senders
+        .iter_mut()
+        .map(|s| s.ticks())
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let paired = pair(&sum_ticks(&per_sender), &rig.receiver.ticks()?);
+    let new = paired.get(rows.len()..).unwrap_or_default().to_vec();
+    rows.extend(new.iter().cloned());
+    Ok(new)
+}
+
+/// Rows from the senders' seconds paired by index with the receiver's, from the receiver's
+/// first second with traffic: a second it counted before any packet arrived (a sender took
+/// longer to start, over SSH, than what was left of that second) is not the trial's, and
+/// pairing it would shift every second by one.
+fn pair(tx: &[Tick], rx: &[Tick]) -> Vec<SampleRow> {
+    let rx = rx.iter().skip_while(|t| t.pkts == 0);
+    tx.iter()
+        .zip(rx)
+        .enumerate()
+        .map(|(i, (t, r))| SampleRow {
+            t_s: (i + 1) as f64,
+            tx_pkts: t.pkts,
+            rx_pkts: r.pkts,
+            tx_pps: t.pps,
+            rx_pps: r.pps,
+        })
+        .collect()
+}
+
+/// The DUT's counters and the hooks' outputs, as text kept with the trial. A hook that fails is recorded, not fatal; an SSH failure means the DUT is gone, and
+/// the trial cannot be trusted.
+fn snapshot(
+    dut: &dyn Transport,
+    counters: &[String],
+    hooks: &[Vec<String>],
+) -> anyhow::Result<String> {
+    let mut text = String::new();
+    for argv in std::iter::once(counters).chain(hooks.iter().map(Vec::as_slice)) {
+        text.push_str(&format!("$ {}\n", display_argv(argv)));
+        match dut.exec(&Command::new(argv.to_vec())) {
+            Ok(out) => {
+                text.push_str(&out.stdout_text());
+                text.push_str(&out.stderr);
+                if !out.success() {
+                    text.push_str(&format!("[{}]\n", out.status_text()));
+                }
+            }
+            Err(e @ TransportError::Ssh { .. }) => return Err(e.into()),
+            Err(e) => text.push_str(&format!("[{e}]\n")),
+        }
+    }
+    Ok(text)
+}
+
+/// Whether `e` is (or was caused by) a cancellation.
+pub fn is_cancelled(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<Cancelled>())
+}
+
+/// Mock senders and receivers, for unit tests.
+#[cfg(test)]
+pub(crate) mod mock;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,196 @@
+//! benchlab's generator and receiver in this process (the virtual lab): a [`LocalSender`] runs
+//! the built-in generator on a pinned thread in the sender's namespace, a [`LocalReceiver`]
+//! samples the receiving interface's counters (and the DUT's drop counters) once a second.
+
+use std::time::Duration;
+
+use anyhow::Context;
+
+use super::endpoint::{
+    ticks_from_totals, Receiver, ReceiverRecord, Sender, SenderRecord, SenderState, StopReason,
+    Tick,
+};
+use super::receiver::{self, RxConfig, Sample};
+use super::{GenConfig, Generator, TxSample, TxSummary};
+
+/// The in-process generator may overrun its duration this much before it is stopped: it ends
+/// by itself, so only a stuck one ever is.
+const GRACE: Duration = Duration::from_secs(60);
+/// How long the receiver keeps counting after the generator stops, for packets in flight.
+const DRAIN: Duration = Duration::from_millis(200);
+
+/// The built-in generator as a trial's sender.
+pub struct LocalSender {
+    /// Its configuration, until [`Sender::prepare`] builds it.
+    config: Option<GenConfig>,
+    generator: Option<Box<dyn Generator>>,
+    samples: Vec<TxSample>,
+    summary: Option<TxSummary>,
+}
+
+impl LocalSender {
+    /// A sender that will run `config`.
+    pub fn new(config: GenConfig) -> Self {
+        Self {
+            config: Some(config),
+            generator: None,
+            samples: Vec::new(),
+            summary: None,
+        }
+    }
+
+    fn generator(&mut self) -> anyhow::Result<&mut Box<dyn Generator>> {
+        self.generator
+            .as_mut()
+            .context("the generator was not prepared")
+    }
+
+    fn collect(&mut self) -> anyhow::Result<()> {
+        let generator = self.generator()?;
+        let mut new = Vec::new();
+        while let Some(s) = generator.next_sample(Duration::ZERO) {
+            new.push(s);
+        }
+        self.samples.extend(new);
+        Ok(())
+    }
+}
+
+impl Sender for LocalSender {
+    fn prepare(&mut self) -> anyhow::Result<()> {
+        let config = self
+            .config
+            .take()
+            .context("the generator is prepared once")?;
+        self.generator = Some(super::builtin(config).context("starting the generator")?);
+        Ok(())
+    }
+
+    fn start(&mut self) -> anyhow::Result<()> {
+        self.generator()?.start().context("starting the generator")
+    }
+
+    fn state(&mut self) -> anyhow::Result<SenderState> {
+        Ok(
+            match self.summary.is_some() || self.generator()?.is_finished() {
+                true => SenderState::Ended,
+                false => SenderState::Running,
+            },
+        )
+    }
+
+    fn ticks(&mut self) -> anyhow::Result<Vec<Tick>> {
+        self.collect()?;
+        Ok(ticks_from_totals(
+            self.samples.iter().map(|s| (s.tx_pkts, s.tx_pps)),
+        ))
+    }
+
+    fn grace(&self) -> Duration {
+        GRACE
+    }
+
+    fn stop(&mut self, _why: StopReason) -> anyhow::Result<()> {
+        let summary = self.generator()?.stop().context("stopping the generator")?;
+        self.summary = Some(summary);
+        Ok(())
+    }
+
+    fn failure(&self) -> anyhow::Error {
+        anyhow::anyhow!("the generator failed")
+    }
+
+    fn finish(mut self: Box<Self>) -> anyhow::Result<SenderRecord> {
+        let ticks = self.ticks()?;
+        let summary = match self.summary.take() {
+            Some(s) => s,
+            None => self.generator()?.stop().context("stopping the generator")?,
+        };
+        Ok(SenderRecord {
+            ticks,
+            description: format!("benchlab gen, {} engine", summary.engine),
+            files: vec![(
+                "generator.json".to_string(),
+                serde_json::to_string_pretty(&summary)? + "\n",
+            )],
+        })
+    }
+}
+
+/// The receiver's counter sampler as a trial's receiver.
+pub struct LocalReceiver {
+    /// Its configuration, until started.
+    config: Option<RxConfig>,
+    receiver: Option<receiver::Receiver>,
+    samples: Vec<Sample>,
+    /// Samples taken before the senders started.
+    skip: usize,
+}
+
+impl LocalReceiver {
+    /// A receiver that will count as `config` says.
+    pub fn new(config: RxConfig) -> Self {
+        Self {
+            config: Some(config),
+            receiver: None,
+            samples: Vec::new(),
+            skip: 0,
+        }
+    }
+
+    fn collect(&mut self) -> anyhow::Result<()> {
+        let receiver = self
+            .receiver
+            .as_mut()
+            .context("the receiver is not started")?;
+        while let Some(s) = receiver.next_sample(Duration::ZERO) {
+            self.samples.push(s);
+        }
+        Ok(())
+    }
+}
+
+/// Per-second ticks of receiver samples, from sample `skip` on.
+fn rx_ticks(samples: &[Sample], skip: usize) -> Vec<Tick> {
+    let mut ticks = ticks_from_totals(samples.iter().map(|s| (s.rx_pkts, s.rx_pps)));
+    ticks.drain(..skip.min(ticks.len()));
+    ticks
+}
+
+impl Receiver for LocalReceiver {
+    fn start(&mut self) -> anyhow::Result<()> {
+        let config = self.config.take().context("the receiver is started once")?;
+        self.receiver = Some(receiver::Receiver::start(config)?);
+        Ok(())
+    }
+
+    fn traffic_starts(&mut self) -> anyhow::Result<()> {
+        self.collect()?;
+        self.skip = self.samples.len();
+        Ok(())
+    }
+
+    fn ticks(&mut self) -> anyhow::Result<Vec<Tick>> {
+        self.collect()?;
+        Ok(rx_ticks(&self.samples, self.skip))
+    }
+
+    fn drain(&self) -> Duration {
+        DRAIN
+    }
+
+    fn finish(mut self: Box<Self>) -> anyhow::Result<ReceiverRecord> {
+        let receiver = self
+            .receiver
+            .take()
+            .context("the receiver is not started")?;
+        let series = receiver.stop()?;
+        Ok(ReceiverRecord {
+            ticks: rx_ticks(&series.samples, self.skip),
+            files: vec![(
+                "receiver.json".to_string(),
+                serde_json::to_string_pretty(&series)? + "\n",
+            )],
+        })
+    }
+}
