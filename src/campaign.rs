@@ -2,6 +2,8 @@
 
 /// Facts about a host for lab.json and reports.
 pub mod host;
+/// The balanced order of config sets in the alternating design.
+pub mod order;
 /// The trials of a campaign and their order.
 pub mod plan;
 /// Profiling the DUT inside a trial's traffic window.
