@@ -1,5 +1,7 @@
-//! Campaigns: the plan of trials, the results directory, and running them.
+//! Campaigns: running the trials of a campaign through a lab, in the order its design asks.
 
+/// The balanced order of config sets in the alternating design.
+pub mod order;
 /// Running the trials through a lab, checking and storing them.
 pub mod run;
 /// A real lab over SSH as a campaign bench: install, reboot and online hooks per version.

@@ -22,8 +22,14 @@ pub mod cfmt;
 pub mod compare;
 /// Reading datasets and ministat's whole output.
 pub mod ministat;
+/// Paired estimates of the alternating design's blocks against the baseline.
+pub mod paired;
+/// Phase values of the alternating design from the receiver's short windows.
+pub mod phase;
 /// The ASCII plot.
 pub mod plot;
+/// When an alternating run has measured enough: the stopping rule.
+pub mod sequential;
 /// C `strtod`/`strtol` parsing.
 pub mod strtod;
 /// Student's t table and confidence levels.
@@ -37,6 +43,11 @@ pub use ministat::{
     analyse, read_datasets, render, Analysis, Dataset, MinistatError, MinistatOptions,
     NamedComparison, NamedSummary, ReadOptions,
 };
+pub use paired::{paired, Block, BlockError, PairedEstimate, PairedLine};
+pub use phase::{
+    phase_values, CounterSample, Estimator, PhaseError, PhaseOptions, PhaseSpan, PhaseValue,
+};
 pub use plot::Plot;
+pub use sequential::{Decision, StopError, StopOptions, StopRule};
 pub use student::{Confidence, ConfidenceError};
 pub use summary::{Flavor, Sample, Summary};
