@@ -25,6 +25,8 @@ pub mod ingest;
 pub mod lab;
 /// Reports: Markdown with ministat tables, PNG charts, JSON, and netbenches' own files.
 pub mod report;
+/// Throughput search (NDR/PDR): MLRsearch and RFC 2544's binary search over a trial runner.
+pub mod search;
 /// ministat-compatible statistics: summaries, Student's t comparisons, the ASCII plot, C `%g`.
 pub mod stats;
 /// Traffic: the packet generator (`benchlab gen`) and the receiver's counter sampler (`benchlab rx`).
