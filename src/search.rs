@@ -346,3 +346,6 @@ impl<R: TrialRunner> Session<'_, R> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;
