@@ -29,6 +29,7 @@ struct Case {
 #[derive(Deserialize, Clone)]
 struct Run {
     case: String,
+    seed: u64,
     ndr: Option<f64>,
     pdr: Option<f64>,
     trials: usize,
@@ -98,6 +99,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             let result = search(&config, case.max_load, &mut dut)?;
             ours.push(Run {
                 case: case.name.clone(),
+                seed,
                 ndr: result.goals[0].relevant_lower_bound,
                 pdr: result.goals[1].relevant_lower_bound,
                 trials: result.trials.len(),
@@ -107,6 +109,22 @@ fn main() -> Result<(), Box<dyn Error>> {
         }
         let theirs = reference.get(&case.name).cloned().unwrap_or_default();
         let errors = theirs.iter().filter(|r| r.error.is_some()).count();
+        let same = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => (a / b - 1.0).abs() < 1e-9,
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        // Seeds where both searches ran the same number of trials to the same bounds.
+        let identical = theirs
+            .iter()
+            .filter(|r| {
+                ours.iter().any(|o| {
+                    o.seed == r.seed
+                        && o.trials == r.trials
+                        && same(o.ndr, r.ndr)
+                        && same(o.pdr, r.pdr)
+                })
+            })
+            .count();
         for (goal, loss) in [("NDR", 0.0), ("PDR", 0.005)] {
             let truth = case.curve.throughput(loss, case.min_load, case.max_load);
             let pick = |runs: &[Run]| -> Vec<Option<f64>> {
@@ -127,9 +145,14 @@ fn main() -> Result<(), Box<dyn Error>> {
                 mean(&theirs, |r| r.seconds),
             );
         }
-        if errors > 0 {
+        if !theirs.is_empty() {
+            let raised = if errors > 0 {
+                format!("; the reference raised in {errors}")
+            } else {
+                String::new()
+            };
             println!(
-                "{:<18} reference raised in {errors} of {} runs",
+                "{:<18} identical to the reference in {identical} of {} seeds{raised}",
                 case.name,
                 theirs.len()
             );

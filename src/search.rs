@@ -17,8 +17,8 @@
 //! ```
 //!
 //! # MLRsearch, as the draft and the reference (PyPI `MLRsearch` 1.2.1) define it
-//! Loads live on a log-spaced grid ([`grid`](self)): integer steps whose size divides every Goal
-//! Width, so widening and halving are exact. A warm-up trial at max load is discarded; the first
+//! Loads live on a log-spaced grid: integer steps whose size divides every Goal Width (to within
+//! 1 %, never wider), so widening and halving are exact. A warm-up trial at max load is discarded; the first
 //! real trial at max load gives a forwarding rate, and the next load is that rate (corrected for
 //! the smallest goal loss ratio), then once more from that trial. Each goal gets a chain of
 //! targets: its final target (Goal Width, Goal Final Trial Duration, Goal Duration Sum) preceded
@@ -31,6 +31,9 @@
 //! wins. A goal is reached when its final target's relevant bounds are at most its width apart.
 //! The conditional throughput is the relevant lower bound times (1 - the exceed-ratio quantile of
 //! its trials' loss ratios).
+//!
+//! With valid trials the search is the reference's, decision for decision: `benches/search.sh`
+//! runs both on the same simulated DUTs and counts the seeds with identical trials and bounds.
 //!
 //! # Where benchlab deliberately differs from the reference
 //! - Time: the search duration limit counts trial seconds, not wall-clock time, so the search is
