@@ -108,55 +108,57 @@ fn main() -> Result<(), Box<dyn Error>> {
             });
         }
         let theirs = reference.get(&case.name).cloned().unwrap_or_default();
-        let errors = theirs.iter().filter(|r| r.error.is_some()).count();
-        let same = |a: Option<f64>, b: Option<f64>| match (a, b) {
-            (Some(a), Some(b)) => (a / b - 1.0).abs() < 1e-9,
-            (a, b) => a.is_none() && b.is_none(),
-        };
-        // Seeds where both searches ran the same number of trials to the same bounds.
-        let identical = theirs
-            .iter()
-            .filter(|r| {
-                ours.iter().any(|o| {
-                    o.seed == r.seed
-                        && o.trials == r.trials
-                        && same(o.ndr, r.ndr)
-                        && same(o.pdr, r.pdr)
-                })
-            })
-            .count();
-        for (goal, loss) in [("NDR", 0.0), ("PDR", 0.005)] {
-            let truth = case.curve.throughput(loss, case.min_load, case.max_load);
-            let pick = |runs: &[Run]| -> Vec<Option<f64>> {
-                runs.iter()
-                    .map(|r| if goal == "NDR" { r.ndr } else { r.pdr })
-                    .collect()
-            };
-            println!(
-                "{:<18} {:<4} {:>9.0} {:>17} {:>17} {:>6.1} / {:<5.1} {:>6.1} / {:<5.1}",
-                case.name,
-                goal,
-                truth,
-                summary(&pick(&ours), truth),
-                summary(&pick(&theirs), truth),
-                mean(&ours, |r| r.trials as f64),
-                mean(&theirs, |r| r.trials as f64),
-                mean(&ours, |r| r.seconds),
-                mean(&theirs, |r| r.seconds),
-            );
-        }
-        if !theirs.is_empty() {
-            let raised = if errors > 0 {
-                format!("; the reference raised in {errors}")
-            } else {
-                String::new()
-            };
-            println!(
-                "{:<18} identical to the reference in {identical} of {} seeds{raised}",
-                case.name,
-                theirs.len()
-            );
-        }
+        print_case(case, &ours, &theirs);
     }
     Ok(())
+}
+
+/// Prints one case's rows: the truth, both implementations' figures, and their agreement.
+fn print_case(case: &Case, ours: &[Run], theirs: &[Run]) {
+    let errors = theirs.iter().filter(|r| r.error.is_some()).count();
+    let same = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => (a / b - 1.0).abs() < 1e-9,
+        (a, b) => a.is_none() && b.is_none(),
+    };
+    // Seeds where both searches ran the same number of trials to the same bounds.
+    let identical = theirs
+        .iter()
+        .filter(|r| {
+            ours.iter().any(|o| {
+                o.seed == r.seed && o.trials == r.trials && same(o.ndr, r.ndr) && same(o.pdr, r.pdr)
+            })
+        })
+        .count();
+    for (goal, loss) in [("NDR", 0.0), ("PDR", 0.005)] {
+        let truth = case.curve.throughput(loss, case.min_load, case.max_load);
+        let pick = |runs: &[Run]| -> Vec<Option<f64>> {
+            runs.iter()
+                .map(|r| if goal == "NDR" { r.ndr } else { r.pdr })
+                .collect()
+        };
+        println!(
+            "{:<18} {:<4} {:>9.0} {:>17} {:>17} {:>6.1} / {:<5.1} {:>6.1} / {:<5.1}",
+            case.name,
+            goal,
+            truth,
+            summary(&pick(ours), truth),
+            summary(&pick(theirs), truth),
+            mean(ours, |r| r.trials as f64),
+            mean(theirs, |r| r.trials as f64),
+            mean(ours, |r| r.seconds),
+            mean(theirs, |r| r.seconds),
+        );
+    }
+    if !theirs.is_empty() {
+        let raised = if errors > 0 {
+            format!("; the reference raised in {errors}")
+        } else {
+            String::new()
+        };
+        println!(
+            "{:<18} identical to the reference in {identical} of {} seeds{raised}",
+            case.name,
+            theirs.len()
+        );
+    }
 }
