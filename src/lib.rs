@@ -29,6 +29,8 @@ pub mod lab;
 pub mod profile;
 /// Reports: Markdown with ministat tables, PNG charts, JSON, and netbenches' own files.
 pub mod report;
+/// Throughput search (NDR/PDR): MLRsearch and RFC 2544's binary search over a trial runner.
+pub mod search;
 /// ministat-compatible statistics: summaries, Student's t comparisons, the ASCII plot, C `%g`.
 pub mod stats;
 /// The results directory: layout, trial records, atomic writes, resume; the only code that
