@@ -19,6 +19,8 @@ use crate::stats::{Flavor, Summary};
 pub mod info;
 /// pkt-gen log parsing.
 pub mod pktgen;
+/// pmcstat call graphs (`*.pmc.graph`): the DUT's profiles.
+pub mod pmc;
 
 /// Reads a netbenches results directory: `dir` itself when it holds `bench.*.info` files,
 /// else `dir/RAW`.
@@ -133,6 +135,7 @@ pub fn read_dir(dir: &Path) -> Result<Results, InputError> {
                 }));
         }
     }
+    results.captures = pmc::captures(&logs_dir, &names, &results.series, relative)?;
     Ok(results)
 }
 

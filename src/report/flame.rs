@@ -23,6 +23,9 @@ use super::{OutputFile, Report};
 use crate::error::InputError;
 use crate::ingest::Capture;
 
+/// FreeBSD `pmcstat -G` call graphs folded into [`Folded`].
+pub mod pmc;
+
 /// Frames of a CPU doing nothing: Linux's idle loop and cpuidle drivers, FreeBSD's idle thread.
 pub const IDLE_FRAMES: &[&str] = &[
     "cpu_idle",
