@@ -45,6 +45,11 @@ pub struct Capture {
     /// What the reader found wrong with the capture (no stacks, a window outside the traffic),
     /// which rejects it whatever its stacks show.
     pub problem: Option<String>,
+    /// Whether it sampled every CPU of a multi-core DUT (perf `-a` over SSH, the harness's
+    /// pmcstat) rather than the one CPU the DUT forwards on (the virtual lab).
+    pub system_wide: bool,
+    /// How it was recorded, in words, for the report.
+    pub source: String,
 }
 
 /// One (version, config set, traffic profile) cell: the iterations measured for it.

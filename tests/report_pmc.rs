@@ -43,11 +43,12 @@ const SERIES: [&str; 6] = [
     "pf-statefull.inet6",
 ];
 
-/// The archive's captures are mostly idle (80–98% of the samples in FreeBSD's idle thread:
-/// pmcstat ran 20 s from before the traffic started), so the idle check rejects all twelve,
-/// and the report says so instead of drawing them.
+/// The harness's pmcstat sampled every CPU of the 4-core DUT for 20 s, so 80–98% of each
+/// capture is FreeBSD's idle thread: a system-wide capture is judged on its non-idle samples,
+/// which hold the forwarding path, and all twelve are drawn, with the six differential ones of
+/// the second version against the first, linked as the seed does.
 #[test]
-fn seed_002_profiles_are_folded_checked_and_their_rejection_reported() {
+fn seed_002_profiles_get_twelve_flamegraphs_and_six_differential_ones() {
     let (out, readme, json) = report(&seed_002());
     let flames = json["flamegraphs"].as_array().unwrap();
     assert_eq!(flames.len(), 12);
@@ -66,78 +67,8 @@ fn seed_002_profiles_are_folded_checked_and_their_rejection_reported() {
             .as_array()
             .unwrap()
             .contains(&"ether_input".into()));
-        let why = check["rejected"].as_str().unwrap();
-        assert!(why.contains("of the samples are idle"), "{why}");
-        assert!(flame["svg"].is_null() && flame["diff_svg"].is_null());
+        assert!(check["rejected"].is_null(), "{flame}");
     }
-    assert!(!readme.contains("## Flamegraphs"));
-    assert!(readme.contains(
-        "  - RAW/bench.318516stable.forwarding.inet4.1.pmc.graph: flamegraph not published: \
-         84% of the samples are idle: the capture missed the traffic\n"
-    ));
-    assert!(!out.path().join("flame").exists());
-}
-
-/// A copy of a `pmcstat -G` graph without the sampled functions that the idle thread reached
-/// (each section's header recounted), so that its check passes: the graphs a capture strictly
-/// inside the load would give are not in the archive.
-fn without_idle_functions(graph: &str) -> String {
-    let mut sections: Vec<(String, Vec<Vec<&str>>)> = Vec::new();
-    for line in graph.lines() {
-        if line.starts_with('@') {
-            sections.push((line.to_string(), Vec::new()));
-        } else if line.starts_with(|c: char| c.is_ascii_digit()) {
-            sections.last_mut().unwrap().1.push(vec![line]);
-        } else if line.starts_with(' ') {
-            sections
-                .last_mut()
-                .unwrap()
-                .1
-                .last_mut()
-                .unwrap()
-                .push(line);
-        }
-    }
-    let count = |line: &str| -> u64 {
-        let (_, rest) = line.split_once('[').unwrap();
-        rest.split_once(']').unwrap().0.parse().unwrap()
-    };
-    let mut text = String::new();
-    for (header, functions) in sections {
-        let kept: Vec<Vec<&str>> = (functions.into_iter())
-            .filter(|f| !f.iter().any(|l| l.contains(" sched_idletd")))
-            .collect();
-        let samples: u64 = kept.iter().map(|f| count(f[0])).sum();
-        let event = header.split(" [").next().unwrap();
-        text.push_str(&format!("{event} [{samples} samples]\n\n"));
-        for function in kept {
-            text.push_str(&function.join("\n"));
-            text.push_str("\n\n");
-        }
-    }
-    text
-}
-
-#[test]
-fn captures_that_pass_the_checks_get_flamegraphs_and_differential_ones() {
-    let dir = tempfile::tempdir().unwrap();
-    let raw = dir.path().join("RAW");
-    std::fs::create_dir(&raw).unwrap();
-    for entry in std::fs::read_dir(seed_002().join("RAW")).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_str().unwrap().to_string();
-        let text = std::fs::read_to_string(&path).unwrap();
-        let text = if name.ends_with(".pmc.graph") {
-            without_idle_functions(&text)
-        } else {
-            text
-        };
-        std::fs::write(raw.join(name), text).unwrap();
-    }
-    let (out, readme, json) = report(dir.path());
-    let flames = json["flamegraphs"].as_array().unwrap();
-    assert!(flames.iter().all(|f| f["check"]["rejected"].is_null()));
-
     let section = readme.split("## Flamegraphs").nth(1).unwrap();
     let links: Vec<&str> = (section.lines())
         .take_while(|l| !l.starts_with("## "))

@@ -175,6 +175,13 @@ fn read_capture(
         trial: format!("runs/{key}"),
         folded: String::new(),
         problem: None,
+        // An SSH DUT is profiled on all its CPUs (no CPU list), the virtual lab's on one.
+        system_wide: meta
+            .and_then(|m| m.capture.as_ref())
+            .is_some_and(|w| w.cpus.is_empty()),
+        source: "CPU of the DUT during one extra trial per series, between warm-up and \
+                 cool-down"
+            .into(),
     };
     let Some(meta) = meta else {
         capture.problem = Some("the profiling trial did not run".into());

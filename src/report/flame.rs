@@ -197,10 +197,13 @@ impl CaptureCheck {
     }
 }
 
-/// Checks a capture: rejected when it has too few samples, when idle is most of it
-/// ([`MAX_IDLE_SHARE`]) or when the forwarding path is (nearly) absent
-/// ([`MIN_FORWARDING_SHARE`]).
-pub fn check(folded: &Folded) -> CaptureCheck {
+/// Checks a capture: rejected when it has too few samples, or when the forwarding path is
+/// (nearly) absent ([`MIN_FORWARDING_SHARE`]). A capture of the one CPU the DUT forwards on is
+/// also rejected when idle is most of it ([`MAX_IDLE_SHARE`]): the traffic saturates that CPU,
+/// so an idle one means the window missed the traffic. A `system_wide` capture sampled every
+/// CPU of a multi-core DUT, most of which may idle while one queue forwards: its idle share is
+/// reported, and its forwarding share is counted among the samples that were not idle.
+pub fn check(folded: &Folded, system_wide: bool) -> CaptureCheck {
     let samples = folded.samples();
     let (mut idle, mut forwarding) = (0u64, 0u64);
     let mut seen = std::collections::BTreeSet::new();
@@ -214,28 +217,25 @@ pub fn check(folded: &Folded) -> CaptureCheck {
         }
         seen.extend(frames);
     }
-    let share = |n: u64| {
-        if samples == 0 {
-            0.0
-        } else {
-            n as f64 / samples as f64
-        }
-    };
-    let (idle_share, forwarding_share) = (share(idle), share(forwarding));
-    let rejected = if samples < MIN_SAMPLES {
-        Some(format!(
-            "only {samples} samples (at least {MIN_SAMPLES} needed)"
-        ))
-    } else if idle_share > MAX_IDLE_SHARE {
+    let share = |n: u64, of: u64| if of == 0 { 0.0 } else { n as f64 / of as f64 };
+    let (idle_share, forwarding_share) = (share(idle, samples), share(forwarding, samples));
+    let busy = if system_wide { samples - idle } else { samples };
+    let rejected = if busy < MIN_SAMPLES {
+        Some(match system_wide {
+            true => format!("only {busy} samples of work (at least {MIN_SAMPLES} needed)"),
+            false => format!("only {samples} samples (at least {MIN_SAMPLES} needed)"),
+        })
+    } else if !system_wide && idle_share > MAX_IDLE_SHARE {
         Some(format!(
             "{:.0}% of the samples are idle: the capture missed the traffic",
             idle_share * 100.0
         ))
-    } else if forwarding_share < MIN_FORWARDING_SHARE {
+    } else if share(forwarding, busy) < MIN_FORWARDING_SHARE {
         Some(format!(
-            "the forwarding path (ip_forward, nf_hook_slow, …) is in {:.1}% of the samples: \
+            "the forwarding path (ip_forward, nf_hook_slow, …) is in {:.1}% of the {}samples: \
              the capture did not profile the forwarding",
-            forwarding_share * 100.0
+            share(forwarding, busy) * 100.0,
+            if system_wide { "non-idle " } else { "" }
         ))
     } else {
         None
@@ -312,6 +312,8 @@ pub struct Flame {
     pub folded: Folded,
     /// Its check.
     pub check: CaptureCheck,
+    /// How it was recorded, in words.
+    pub source: String,
 }
 
 impl Flame {
@@ -325,7 +327,7 @@ impl Flame {
                 capture.trial
             ))
         })?;
-        let mut check = check(&folded);
+        let mut check = check(&folded, capture.system_wide);
         if let Some(problem) = &capture.problem {
             check.rejected = Some(problem.clone());
         }
@@ -336,6 +338,7 @@ impl Flame {
             trial: capture.trial.clone(),
             folded,
             check,
+            source: capture.source.clone(),
         })
     }
 
@@ -506,7 +509,7 @@ mod tests {
             ),
             ("swapper;do_idle;default_idle", 100),
         ]);
-        let c = check(&busy);
+        let c = check(&busy, false);
         assert!(c.published(), "{c:?}");
         assert_eq!(c.samples, 1000);
         assert_eq!((c.idle_share, c.forwarding_share), (0.1, 0.9));
@@ -525,14 +528,22 @@ mod tests {
             ("swapper;do_idle;default_idle", 900),
             ("napi/a;ip_forward", 100),
         ]);
-        let why = check(&idle).rejected.unwrap();
+        let why = check(&idle, false).rejected.unwrap();
         assert!(why.contains("90% of the samples are idle"), "{why}");
+        // Every CPU of a 10-core DUT, one of them forwarding: idle is expected there.
+        assert_eq!(check(&idle, true).rejected, None);
+        let stray = folded(&[
+            ("swapper;do_idle;default_idle", 900),
+            ("napi/a;ip_forward", 50),
+        ]);
+        let why = check(&stray, true).rejected.unwrap();
+        assert!(why.contains("only 50 samples of work"), "{why}");
 
         let elsewhere = folded(&[("rustc;main;compile", 1000), ("napi/a;ip_forward", 5)]);
-        let why = check(&elsewhere).rejected.unwrap();
+        let why = check(&elsewhere, false).rejected.unwrap();
         assert!(why.contains("forwarding path"), "{why}");
 
-        let why = check(&folded(&[("napi/a;ip_forward", 10)]))
+        let why = check(&folded(&[("napi/a;ip_forward", 10)]), false)
             .rejected
             .unwrap();
         assert!(why.contains("only 10 samples"), "{why}");
@@ -562,7 +573,7 @@ mod tests {
 
         let idle = fold_perf(fixture("idle.perf-script").as_bytes()).unwrap();
         assert_eq!(idle.samples(), 120);
-        let c = check(&idle);
+        let c = check(&idle, false);
         assert!(c.idle_share > 0.9, "{c:?}");
         assert!(c
             .rejected
@@ -577,7 +588,7 @@ mod tests {
         let fwd = Folded::parse(&fixture("forwarding.folded")).unwrap();
         let nft = Folded::parse(&fixture("nft-stateful.folded")).unwrap();
         for f in [&fwd, &nft] {
-            let c = check(f);
+            let c = check(f, false);
             assert!(c.published(), "{c:?}");
             assert!(c.forwarding_share > 0.5, "{c:?}");
             assert!(c.forwarding_frames.contains(&"ip_forward".to_string()));

@@ -76,9 +76,8 @@ fn flamegraphs(report: &Report) -> String {
         return String::new();
     }
     let (plain, diffs): (Vec<_>, Vec<_>) = links.iter().partition(|l| l.against.is_none());
-    let mut md = "\n## Flamegraphs\n\nCPU of the DUT during one extra trial per series, \
-                  between warm-up and cool-down (idle left out):\n"
-        .to_string();
+    let source = report.flames.first().map_or("", |f| f.source.as_str());
+    let mut md = format!("\n## Flamegraphs\n\n{source} (idle left out):\n");
     for link in plain {
         md.push_str(&format!("  - [{}]({})\n", link.text, link.file));
     }

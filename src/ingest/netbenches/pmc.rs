@@ -65,6 +65,11 @@ pub fn captures(
             trial,
             folded,
             problem,
+            // The harness's pmcstat sampled every CPU of the DUT.
+            system_wide: true,
+            source: "Every CPU of the DUT as the harness's pmcstat sampled it \
+                     (`bench.*.pmc.graph`)"
+                .into(),
         });
     }
     Ok(captures)
