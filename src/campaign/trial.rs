@@ -69,6 +69,9 @@ pub struct Rig<'a> {
     pub capture_delay: Duration,
 }
 
+/// What sees each paired second as it arrives.
+type OnSecond<'a> = &'a mut dyn FnMut(&SampleRow);
+
 /// How often the procedure looks at the senders and the receiver while traffic flows.
 const POLL: Duration = Duration::from_millis(100);
 
@@ -150,7 +153,7 @@ fn traffic(
     spec: &TrialSpec<'_>,
     (t0, cancel): (Instant, &Cancel),
     capture: &mut Option<CaptureSchedule<'_>>,
-    (rows, on_second): (&mut Vec<SampleRow>, &mut dyn FnMut(&SampleRow)),
+    (rows, on_second): (&mut Vec<SampleRow>, OnSecond<'_>),
     files: &mut Vec<(String, String)>,
 ) -> anyhow::Result<()> {
     let grace = rig.senders.iter().map(|s| s.grace()).min();
