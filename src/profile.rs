@@ -8,7 +8,7 @@
 //! the window's edges, which costs a few milliseconds.
 //!
 //! One profiler exists today, [`PerfProfiler`]: `perf record -g` on a Linux host, driven
-//! through its control FIFOs, then `perf script` folded by [`crate::report::flame::fold_perf`].
+//! through its control FIFOs, then `perf script` folded by [`folded::fold_perf`].
 //! It runs through a [`Transport`], so the same code profiles a Linux DUT over SSH. A FreeBSD
 //! DUT gets a `PmcstatProfiler` implementing the same traits: `pmcstat -S <event> -O FILE`
 //! started by [`Recording::resume`], stopped (SIGTERM) by [`Recording::halt`], then
@@ -22,7 +22,12 @@ use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
 use crate::cancel::Cancel;
-use crate::report::flame::{self, Folded};
+use folded::Folded;
+
+/// Folded stacks, the model of a capture, and `perf script` folded into them.
+pub mod folded;
+/// FreeBSD `pmcstat -G` call graphs folded into [`Folded`] stacks.
+pub mod pmc;
 use crate::transport::{failed, Command, Process, Transport};
 
 /// When a capture ran and what it recorded, kept in the profiling trial's `meta.json`.
@@ -265,7 +270,7 @@ impl Recording for PerfRecording<'_> {
             .check(&script)
             .with_context(|| format!("{}: perf script", p.host.host()))?
             .stdout;
-        let folded = flame::fold_perf(text.as_slice()).context("folding perf script output")?;
+        let folded = folded::fold_perf(text.as_slice()).context("folding perf script output")?;
         let resumed = self.resumed_unix_s.unwrap_or(stopped_unix_s);
         let (first, last) = sample_times(&text).unwrap_or((resumed, stopped_unix_s));
         Ok(CaptureResult {

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::error::InputError;
 use crate::ingest::{Capture, Series};
-use crate::report::flame::pmc::fold_pmcstat;
+use crate::profile::pmc::fold_pmcstat;
 
 /// Suffix of the harness's call graphs.
 const GRAPH_SUFFIX: &str = ".pmc.graph";

@@ -29,7 +29,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, BufRead};
 
-use super::Folded;
+use super::folded::Folded;
 
 /// What is wrong with a call graph, and where.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,88 @@
+//! Unit tests of `config`.
+
+use super::*;
+
+const SETS: [&str; 5] = [
+    "forwarding",
+    "nft-stateless",
+    "nft-stateful",
+    "iptables-stateful",
+    "iptables-legacy-stateful",
+];
+
+fn parse(text: &str) -> Result<Campaign, String> {
+    Campaign::from_toml(text, "c.toml", &SETS).map_err(|e| e.to_string())
+}
+
+#[test]
+fn empty_file_is_the_default_campaign() {
+    assert_eq!(parse("").unwrap(), Campaign::default());
+}
+
+#[test]
+fn defaults_round_trip_through_toml() {
+    let c = Campaign::default();
+    assert_eq!(parse(&c.to_toml()).unwrap(), c);
+}
+
+#[test]
+fn errors_name_the_key() {
+    let cases = [
+        ("iterations = 0", "key `iterations`"),
+        ("[trial]\nduration = -5", "key `trial.duration`"),
+        ("[trial]\nduratoin = 5", "unknown field `duratoin`"),
+        (
+            "config_sets = [\"pf\"]",
+            "`pf` is neither a built-in config set",
+        ),
+        ("title = ", "line 1, column 9"),
+        ("[[profiles]]\nname = \"a.b\"\naf = \"inet4\"", "name `a.b`"),
+        (
+            "[[profiles]]\nname = \"big\"\naf = \"inet4\"\nframe_size = 9000",
+            "profiles[0].frame_size",
+        ),
+        (
+            "[[profiles]]\nname = \"v6\"\naf = \"inet6\"\nframe_size = 64",
+            "`profiles[0].frame_size`: 64 is outside 66…1518 bytes, the inet6 range",
+        ),
+        ("[[profiles]]\nname = \"x\"\naf = \"inet5\"", "line 3"),
+        ("[trial]\nduration = 3", "make the trial longer"),
+    ];
+    for (text, want) in cases {
+        let err = parse(text).unwrap_err();
+        assert!(err.contains(want), "{text:?} gave {err:?}, wanted {want:?}");
+        assert!(err.starts_with("c.toml: "), "{err}");
+        assert!(!err.contains('\n'), "one line only: {err:?}");
+    }
+}
+
+#[test]
+fn an_unset_frame_size_is_the_familys_smallest_and_is_written_out() {
+    let c = parse(
+        "[[profiles]]\nname = \"a\"\naf = \"inet4\"\n\
+         [[profiles]]\nname = \"b\"\naf = \"inet6\"",
+    )
+    .unwrap();
+    let sizes: Vec<Option<u32>> = c.profiles.iter().map(|p| p.frame_size).collect();
+    assert_eq!(sizes, [Some(64), Some(66)]);
+    assert!(c.to_toml().contains("frame_size = 66"));
+    let builtin: Vec<u32> = Campaign::default()
+        .profiles
+        .iter()
+        .map(Profile::frame_size)
+        .collect();
+    assert_eq!(builtin, [64, 66]);
+}
+
+#[test]
+fn rate_is_max_or_positive() {
+    let p = |r: &str| {
+        parse(&format!(
+            "[[profiles]]\nname = \"a\"\naf = \"inet4\"\nrate = {r}"
+        ))
+    };
+    assert_eq!(p("\"max\"").unwrap().profiles[0].rate, Rate::Max);
+    assert_eq!(p("250000").unwrap().profiles[0].rate, Rate::Pps(250_000));
+    assert!(p("0").is_err());
+    assert!(p("\"fast\"").is_err());
+}

@@ -1,0 +1,96 @@
+//! Unit tests of `linux`.
+
+use super::*;
+use crate::transport::{MockTransport, Output};
+
+#[test]
+fn nft_counters_add_up_the_passing_rules() {
+    let json = r#"{"nftables": [{"metainfo": {}}, {"table": {"family": "inet", "name": "benchlab"}},
+      {"rule": {"chain": "forward", "expr": [{"counter": {"packets": 7, "bytes": 1}}, {"accept": null}], "comment": "benchlab-pass-established"}},
+      {"rule": {"chain": "forward", "expr": [{"counter": {"packets": 5, "bytes": 1}}, {"accept": null}], "comment": "benchlab-pass-new"}},
+      {"rule": {"chain": "forward", "expr": [{"counter": {"packets": 100, "bytes": 1}}, {"drop": null}]}}]}"#;
+    assert_eq!(parse_nft_pass_counters(json).unwrap(), (2, 12));
+}
+
+#[test]
+fn iptables_counters_read_save_output() {
+    let saved = "*filter\n:FORWARD ACCEPT [0:0]\n:benchlab-forward - [0:0]\n\
+        [40:3360] -A FORWARD -j benchlab-forward\n\
+        [3:252] -A benchlab-forward -m conntrack --ctstate RELATED,ESTABLISHED -m comment --comment benchlab-pass-established -j ACCEPT\n\
+        [37:3108] -A benchlab-forward -m conntrack --ctstate NEW -m comment --comment benchlab-pass-new -j ACCEPT\n\
+        [0:0] -A benchlab-forward -j DROP\nCOMMIT\n";
+    assert_eq!(parse_iptables_pass_counters(saved), (2, 40));
+}
+
+#[test]
+fn nft_apply_replaces_a_leftover_table_atomically() {
+    let dut = MockTransport::new("dut");
+    Nft { stateful: true }.apply(&dut).unwrap();
+    let calls = dut.calls();
+    assert_eq!(calls[0].argv, ["nft", "-f", "-"]);
+    let script = String::from_utf8(calls[0].stdin.clone().unwrap()).unwrap();
+    assert!(script
+        .starts_with("table inet benchlab\ndelete table inet benchlab\ntable inet benchlab {\n"));
+    assert!(script.contains("ct state new counter accept comment \"benchlab-pass-new\""));
+}
+
+#[test]
+fn nft_revert_deletes_only_its_own_table_when_present() {
+    let dut = MockTransport::new("dut");
+    dut.reply(&["nft", "list", "tables"], Output::ok("table inet other\n"));
+    Nft { stateful: false }.revert(&dut).unwrap();
+    assert_eq!(dut.commands(), ["nft list tables inet"]);
+    dut.reply(
+        &["nft", "list", "tables"],
+        Output::ok("table inet benchlab\n"),
+    );
+    Nft { stateful: false }.revert(&dut).unwrap();
+    assert_eq!(
+        dut.commands().last().unwrap(),
+        "nft delete table inet benchlab"
+    );
+}
+
+#[test]
+fn iptables_revert_removes_the_jump_and_the_chain_in_both_families() {
+    let dut = MockTransport::new("dut");
+    let saved =
+        "*filter\n:benchlab-forward - [0:0]\n[0:0] -A FORWARD -j benchlab-forward\nCOMMIT\n";
+    dut.reply(&["iptables-legacy-save"], Output::ok(saved));
+    dut.reply(&["ip6tables-legacy-save"], Output::ok("*filter\nCOMMIT\n"));
+    Iptables {
+        backend: Backend::Legacy,
+    }
+    .revert(&dut)
+    .unwrap();
+    assert_eq!(
+        dut.commands(),
+        [
+            "iptables-legacy-save -c -t filter",
+            "iptables-legacy -w -D FORWARD -j benchlab-forward",
+            "iptables-legacy -w -F benchlab-forward",
+            "iptables-legacy -w -X benchlab-forward",
+            "ip6tables-legacy-save -c -t filter",
+        ]
+    );
+}
+
+#[test]
+fn a_missing_legacy_backend_is_a_clear_input_error() {
+    let dut = MockTransport::new("benchlab-0-dut");
+    dut.reply(
+        &["iptables-legacy"],
+        Output {
+            status: Some(3),
+            stdout: vec![],
+            stderr: "can't initialize iptables table `filter'\n".into(),
+        },
+    );
+    let err = Iptables {
+        backend: Backend::Legacy,
+    }
+    .apply(&dut)
+    .unwrap_err();
+    assert_eq!(crate::error::exit_code(&err), 2);
+    assert!(err.to_string().contains("use iptables-stateful"), "{err}");
+}

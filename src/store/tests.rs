@@ -1,0 +1,165 @@
+//! Unit tests of `store`.
+
+use super::*;
+
+const SETS: [&str; 4] = defaults_sets();
+const fn defaults_sets() -> [&'static str; 4] {
+    crate::config::defaults::CONFIG_SETS
+}
+
+fn meta(key: &TrialKey) -> TrialMeta {
+    TrialMeta {
+        trial: key.to_string(),
+        start_unix_s: 1.0,
+        end_unix_s: 2.0,
+        offered_pps: None,
+        tx_pps: 10.0,
+        rx_pps: 9.0,
+        tx_pkts: 10,
+        rx_pkts: 9,
+        lost_pkts: 1,
+        measured_samples: 3,
+        generator: None,
+        status: Status::Ok,
+        flags: vec![],
+        failure: None,
+        attempts: 1,
+        discarded: None,
+        overhead_s: 0.1,
+        capture: None,
+    }
+}
+
+#[test]
+fn resume_sees_finished_trials_and_drops_partial_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("r");
+    let c = Campaign::default();
+    let store = Store::create(&dir, &c).unwrap();
+    let keys = plan(&c);
+    let rows = [SampleRow {
+        t_s: 1.0,
+        tx_pkts: 5,
+        rx_pkts: 4,
+        tx_pps: 5.0,
+        rx_pps: 4.0,
+    }];
+    store.begin_trial(&keys[0]).unwrap();
+    store
+        .finish_trial(&keys[0], &rows, &meta(&keys[0]))
+        .unwrap();
+    store.begin_trial(&keys[1]).unwrap(); // interrupted: no meta.json
+    let again = Store::resume(&dir, &c, &SETS).unwrap();
+    assert_eq!(again.finished().unwrap(), BTreeSet::from([keys[0].clone()]));
+    assert!(
+        again.begin_trial(&keys[0]).is_err(),
+        "finished trials are never rewritten"
+    );
+    assert_eq!(again.read_samples(&keys[0]).unwrap(), rows);
+    assert_eq!(again.read_meta(&keys[0]).unwrap(), meta(&keys[0]));
+}
+
+#[test]
+fn only_a_new_directory_without_finished_trials_is_discarded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("r");
+    let c = Campaign::default();
+    let keys = plan(&c);
+    let store = Store::create(&dir, &c).unwrap();
+    store.begin_trial(&keys[0]).unwrap(); // interrupted: nothing measured
+    assert!(store.discard_if_unmeasured().unwrap());
+    assert!(!dir.exists());
+
+    let store = Store::create(&dir, &c).unwrap();
+    store.begin_trial(&keys[0]).unwrap();
+    store.finish_trial(&keys[0], &[], &meta(&keys[0])).unwrap();
+    assert!(!store.discard_if_unmeasured().unwrap());
+    assert!(dir.join("runs").join(keys[0].to_string()).is_dir());
+
+    // A resumed directory is the user's: never discarded, even with nothing finished.
+    fs::remove_dir_all(dir.join("runs")).unwrap();
+    fs::create_dir(dir.join("runs")).unwrap();
+    let resumed = Store::resume(&dir, &c, &SETS).unwrap();
+    assert!(!resumed.discard_if_unmeasured().unwrap());
+    assert!(dir.join(CAMPAIGN_FILE).is_file());
+}
+
+#[test]
+fn resume_refuses_a_changed_campaign_naming_the_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = Campaign::default();
+    Store::create(tmp.path(), &c).unwrap();
+    let mut changed = c.clone();
+    changed.trial.duration = 20.0;
+    let err = Store::resume(tmp.path(), &changed, &SETS)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("key `trial.duration` changed"), "{err}");
+    changed = c.clone();
+    changed.profiles[1].frame_size = Some(128);
+    let err = Store::resume(tmp.path(), &changed, &SETS)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("key `profiles[1].frame_size` changed"),
+        "{err}"
+    );
+}
+
+#[test]
+fn corrupted_directories_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = Campaign::default();
+    assert!(Store::resume(tmp.path(), &c, &SETS)
+        .unwrap_err()
+        .to_string()
+        .contains("not a benchlab results directory"));
+    let store = Store::create(tmp.path(), &c).unwrap();
+    let key = &plan(&c)[0];
+    store.begin_trial(key).unwrap();
+    store.write_trial_file(key, "meta.json", b"{ half").unwrap();
+    assert!(Store::resume(tmp.path(), &c, &SETS)
+        .unwrap_err()
+        .to_string()
+        .contains("corrupted results directory"));
+    fs::write(tmp.path().join("campaign.toml"), "iterations = \"x\"").unwrap();
+    assert!(Store::resume(tmp.path(), &c, &SETS)
+        .unwrap_err()
+        .to_string()
+        .contains("corrupted results directory"));
+}
+
+#[test]
+fn a_non_empty_directory_is_not_overwritten() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join("x"), "precious").unwrap();
+    let err = Store::create(tmp.path(), &Campaign::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("--resume"), "{err}");
+}
+
+#[test]
+fn samples_csv_round_trips() {
+    let rows = vec![
+        SampleRow {
+            t_s: 1.0,
+            tx_pkts: 1_000_000,
+            rx_pkts: 900_000,
+            tx_pps: 1e6,
+            rx_pps: 9e5,
+        },
+        SampleRow {
+            t_s: 2.001,
+            tx_pkts: 1,
+            rx_pkts: 0,
+            tx_pps: 1.0,
+            rx_pps: 0.0,
+        },
+    ];
+    assert_eq!(parse_samples_csv(&samples_csv(&rows)).unwrap(), rows);
+    assert_eq!(
+        parse_samples_csv("t_s,tx_pkts,rx_pkts,tx_pps,rx_pps\n1,2,x,4,5\n"),
+        Err(2)
+    );
+}
