@@ -11,6 +11,8 @@ use std::fmt;
 
 /// Reader for benchlab's own results directories.
 pub mod benchlab;
+/// Bounded reading of input files (regular files only, size limit).
+pub mod file;
 /// Reader for netbenches bench-lab.sh result directories (pkt-gen logs and `.info` files).
 pub mod netbenches;
 

@@ -36,6 +36,8 @@ pub mod harness;
 pub mod json;
 /// README.md.
 pub mod markdown;
+/// Which ministat generation made an archive's own README.
+pub mod reproduce;
 /// `report.toml`.
 pub mod settings;
 
@@ -52,6 +54,9 @@ pub struct ReportOptions {
     pub configs: Option<Vec<String>>,
     /// ministat generation for summaries and comparisons. Default is [`Flavor::Current`].
     pub flavor: Flavor,
+    /// Why that generation, when it was chosen for the reader (matching an archived README).
+    /// Default is none.
+    pub flavor_reason: Option<String>,
     /// Title of the README and the graphs. Default is made from the version and config names.
     pub title: Option<String>,
     /// Setup lines the logs cannot tell (hardware, NICs, tuning). Default is none.
@@ -112,6 +117,8 @@ pub struct Report {
     pub lines: Vec<String>,
     /// ministat generation used.
     pub flavor: Flavor,
+    /// Why that generation was chosen, when it was not asked for.
+    pub flavor_reason: Option<String>,
     /// Versions in display order; the first is the reference.
     pub versions: Vec<String>,
     /// Config sets in display order; the first is the reference.
@@ -223,7 +230,11 @@ impl Report {
                 versions.truncate(MAX_TITLE_NAMES - 1);
                 versions.push(more);
             }
-            let configs: Vec<String> = configs.iter().map(|c| label(c)).collect();
+            // A run without a config level has one nameless config set: nothing to name.
+            let configs: Vec<String> = (configs.iter())
+                .filter(|c| !c.is_empty() || options.labels.contains_key(""))
+                .map(|c| label(c))
+                .collect();
             [versions.join(" vs "), configs.join(", ")]
                 .into_iter()
                 .filter(|part| !part.is_empty())
@@ -234,6 +245,7 @@ impl Report {
             title,
             lines: options.lines.clone(),
             flavor: options.flavor,
+            flavor_reason: options.flavor_reason.clone(),
             versions,
             configs,
             profiles,
@@ -442,9 +454,12 @@ impl Report {
     }
 }
 
-/// The iteration medians of a series, in its order (the `.pps` file's lines).
+/// The iteration medians of a series as its `.pps` file holds them (8 significant digits), in
+/// its order: every table is then what `ministat` prints for the `.pps` files beside it.
 pub fn medians(series: &Series) -> Vec<f64> {
-    series.iterations.iter().map(|i| i.median_pps).collect()
+    (series.iterations.iter())
+        .map(|i| harness::as_written(i.median_pps))
+        .collect()
 }
 
 fn label<'a>(labels: &'a BTreeMap<String, String>, name: &'a str) -> &'a str {
@@ -475,13 +490,25 @@ fn select(
     let Some(wanted) = wanted else {
         return Ok(available);
     };
+    let named: Vec<&str> = (available.iter())
+        .filter(|n| !n.is_empty())
+        .map(String::as_str)
+        .collect();
+    let have = if named.is_empty() {
+        format!(
+            "the logs have no {what} level (their file names carry no {what} name); \
+             leave out --{}",
+            plural(what)
+        )
+    } else {
+        format!("the logs have: {}", named.join(", "))
+    };
     let mut selected: Vec<String> = Vec::new();
     for name in wanted {
         if !available.contains(name) {
             return Err(InputError::new(format!(
-                "{what} '{name}' is in no series (check --{} or report.toml); the logs have: {}",
+                "{what} '{name}' is in no series (check --{} or report.toml); {have}",
                 plural(what),
-                available.join(", ")
             )));
         }
         if selected.contains(name) {
@@ -556,6 +583,7 @@ pub fn campaign_options(read: &crate::ingest::benchlab::CampaignResults) -> Repo
         versions: Some(c.versions.iter().map(|v| v.name.clone()).collect()),
         configs: Some(c.config_set_names().map(str::to_string).collect()),
         flavor: Flavor::Current,
+        flavor_reason: None,
         title: Some(c.title.clone()),
         lines,
         labels: c

@@ -397,7 +397,10 @@ fn bad_input_is_one_line_and_status_2() {
     // clap's own usage errors keep clap's format (status 2 as well).
     let (status, stderr) = benchlab_binary(&["report", dir, "--ministat", "old"]);
     assert_eq!(status, 2);
-    assert!(stderr.contains("use current or legacy"), "{stderr}");
+    assert!(
+        stderr.contains("use current, legacy or accurate"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -32,7 +32,7 @@ pub fn read_dir(dir: &Path) -> Result<Results, InputError> {
         _ => name.to_string(),
     };
     let files = classify(&names);
-    let read = |name: &str| read_text(&logs_dir.join(name));
+    let read = |name: &str| crate::ingest::file::read_text(&logs_dir.join(name));
 
     let mut results = Results {
         method: "the median of the receiver's per-second rates, first 15 and last 10 log lines \
@@ -234,20 +234,6 @@ fn list(dir: &Path) -> std::io::Result<Vec<String>> {
     }
     names.sort_unstable();
     Ok(names)
-}
-
-fn read_text(path: &Path) -> Result<String, InputError> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        InputError::new(format!(
-            "cannot read '{}': {e}; check the file or remove it",
-            path.display()
-        ))
-    })?;
-    // Logs are ASCII; a stray byte from a crashed run must not make the whole file unreadable.
-    Ok(match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    })
 }
 
 #[cfg(test)]

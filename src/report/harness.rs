@@ -5,6 +5,11 @@
 use crate::report::{OutputFile, Report};
 use crate::stats::fmt_g;
 
+/// A median as its `.pps` line gives it back: `%.8g`, read again as ministat reads it.
+pub fn as_written(median: f64) -> f64 {
+    crate::stats::strtod::strtod(fmt_g(median, 8).as_bytes()).0
+}
+
 /// File name of the per-series summary table.
 pub const GNUPLOT_DATA: &str = "gnuplot.data";
 

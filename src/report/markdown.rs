@@ -143,13 +143,21 @@ fn setup_lines(report: &Report) -> Vec<String> {
             report.method
         ));
     }
-    lines.push(match report.flavor {
+    let mut statistics = match report.flavor {
         Flavor::Current => "Statistics: ministat at 95% confidence".to_string(),
         Flavor::Legacy => {
             "Statistics: ministat at 95% confidence, legacy relative interval (old ministat)"
                 .to_string()
         }
-    });
+        Flavor::Accurate => {
+            "Statistics: ministat at 95% confidence, exactly rounded Stddev (accurate variance)"
+                .to_string()
+        }
+    };
+    if let Some(why) = &report.flavor_reason {
+        statistics.push_str(&format!(" ({why})"));
+    }
+    lines.push(statistics);
     lines
 }
 

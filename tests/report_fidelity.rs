@@ -1,0 +1,156 @@
+//! Fidelity of `benchlab report` on netbenches archives: every README table is byte for byte
+//! what `ministat -s` (the report's flavour) prints for the `.pps` files written beside it, the
+//! flavour that reproduces an archive's own README is picked, and the harness's files match.
+
+mod common;
+use std::path::{Path, PathBuf};
+
+fn data(dir: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(dir)
+}
+
+/// Runs the benchlab binary in `cwd`; returns (status, stdout, stderr).
+fn benchlab_in(cwd: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = common::benchlab()
+        .current_dir(cwd)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        common::stderr(&out),
+    )
+}
+
+/// The fenced blocks of a README that are ministat outputs (they start with the `x` legend).
+fn ministat_blocks(readme: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut block: Option<String> = None;
+    for line in readme.split_inclusive('\n') {
+        match (&mut block, line == "```\n") {
+            (None, true) => block = Some(String::new()),
+            (Some(text), true) => {
+                if text.starts_with("x ") {
+                    blocks.push(std::mem::take(text));
+                }
+                block = None;
+            }
+            (Some(text), false) => text.push_str(line),
+            (None, false) => {}
+        }
+    }
+    blocks
+}
+
+/// The `benchlab ministat` flag of the flavour the README's Statistics line names.
+fn flavour_flag(readme: &str) -> Option<&'static str> {
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("  - Statistics: ministat"))
+        .expect("a Statistics line");
+    if line.contains("legacy relative interval") {
+        Some("--legacy")
+    } else if line.contains("accurate variance") {
+        Some("--accurate")
+    } else {
+        None
+    }
+}
+
+/// Reports `input` into a new directory and checks every table against ministat run on the
+/// written `.pps` files (benchlab's own, and Debian's for the legacy flavour when installed).
+fn assert_tables_are_ministat_of_written_files(input: &Path, extra: &[&str]) -> String {
+    let out = tempfile::tempdir().unwrap();
+    let mut args = vec!["report", input.to_str().unwrap(), "-o"];
+    args.push(out.path().to_str().unwrap());
+    args.extend(extra);
+    let (status, _, stderr) = benchlab_in(out.path(), &args);
+    assert_eq!(status, 0, "{stderr}");
+    let readme = std::fs::read_to_string(out.path().join("README.md")).unwrap();
+    let flag = flavour_flag(&readme);
+    let blocks = ministat_blocks(&readme);
+    assert!(!blocks.is_empty(), "{readme}");
+    for block in blocks {
+        let files: Vec<&str> = block
+            .lines()
+            .take_while(|l| !l.starts_with("+-"))
+            .filter_map(|l| l.get(2..))
+            .collect();
+        let mut args = vec!["ministat", "-s", "-w", "74"];
+        args.extend(flag);
+        args.extend(&files);
+        let (status, ministat, stderr) = benchlab_in(out.path(), &args);
+        assert_eq!(status, 0, "{stderr}");
+        assert_eq!(ministat, block, "{files:?} with {flag:?}");
+        let oracle = Path::new("/usr/bin/ministat");
+        if flag == Some("--legacy") && oracle.exists() {
+            let mut command = std::process::Command::new(oracle);
+            let output = command
+                .current_dir(out.path())
+                .args(["-s", "-w", "74"])
+                .args(&files)
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&output.stdout), block, "{files:?}");
+        }
+    }
+    readme
+}
+
+#[test]
+fn every_table_is_ministat_of_the_written_pps_files() {
+    for fixture in ["netbenches/002", "netbenches/003", "netbenches/xeon"] {
+        for flavour in ["current", "legacy", "accurate"] {
+            assert_tables_are_ministat_of_written_files(&data(fixture), &["--ministat", flavour]);
+        }
+        assert_tables_are_ministat_of_written_files(&data(fixture), &[]);
+    }
+}
+
+#[test]
+fn the_flavour_that_reproduces_the_archives_readme_is_picked() {
+    let input = data("netbenches/xeon");
+    let out = tempfile::tempdir().unwrap();
+    let (status, _, stderr) = benchlab_in(
+        out.path(),
+        &[
+            "report",
+            input.to_str().unwrap(),
+            "-o",
+            out.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        stderr.contains("note: ministat accurate: chosen as it reproduces 22 of the 22 table rows"),
+        "{stderr}"
+    );
+    let readme = std::fs::read_to_string(out.path().join("README.md")).unwrap();
+    assert_eq!(flavour_flag(&readme), Some("--accurate"));
+    // The archive's rows, rounded inputs and exact Stddev, are in the tables.
+    for row in [
+        "x   5      14816846      14817302      14817116      14817115     174.22399",
+        "+   5      14816864      14817034      14816937      14816944     62.114411",
+        "%   5      14472528      14472736      14472610      14472637     91.023074",
+        "\t-0.00295064% +/- 0.00162077%",
+    ] {
+        assert!(readme.contains(row), "{row}\n{readme}");
+    }
+    // The harness's own files, byte for byte.
+    let expected = data("netbenches-expected/xeon");
+    for entry in std::fs::read_dir(&expected).unwrap() {
+        let name = entry.unwrap().file_name();
+        let want = std::fs::read(expected.join(&name)).unwrap();
+        assert_eq!(
+            std::fs::read(out.path().join(&name)).unwrap(),
+            want,
+            "{name:?}"
+        );
+    }
+    // Asked for, a flavour is used as is.
+    let readme = assert_tables_are_ministat_of_written_files(&input, &["--ministat", "current"]);
+    assert!(readme.contains("62.11431\n") && !readme.contains("chosen as"));
+}
