@@ -16,15 +16,12 @@
 //! # Ok(()) }
 //! ```
 
-use std::collections::BTreeMap;
-use std::path::Path;
-
-use anyhow::Context;
-
 use crate::error::InputError;
 use crate::ingest::{Results, Series};
 use crate::stats::ministat::{MAX_DATASETS, MIN_POINTS};
 use crate::stats::{self, Comparison, Dataset, Flavor, MinistatError, MinistatOptions, Summary};
+use anyhow::Context;
+use std::collections::BTreeMap;
 
 /// PNG charts.
 pub mod chart;
@@ -36,10 +33,14 @@ pub mod harness;
 pub mod json;
 /// README.md.
 pub mod markdown;
+/// Writing the files without overwriting anyone else's.
+pub mod output;
 /// Which ministat generation made an archive's own README.
 pub mod reproduce;
 /// `report.toml`.
 pub mod settings;
+
+pub use output::write_files;
 
 /// A default title names this many versions at most.
 const MAX_TITLE_NAMES: usize = 4;
@@ -528,39 +529,6 @@ fn plural(what: &str) -> &str {
     } else {
         "configs"
     }
-}
-
-/// Writes the files into `dir` (created if missing), each through a temporary file renamed
-/// into place, so that a reader never sees a half-written file.
-///
-/// A README.md that benchlab did not write (a hand-written one in an archive) is never
-/// overwritten: that is an [`InputError`], checked before anything is written.
-pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
-    let readme = dir.join(markdown::README);
-    if files.iter().any(|f| f.name == markdown::README) {
-        if let Ok(existing) = std::fs::read_to_string(&readme) {
-            if !existing.contains(markdown::MARKER) {
-                return Err(InputError::new(format!(
-                    "'{}' was not written by benchlab and would be overwritten; \
-                     write the report elsewhere with -o OUT",
-                    readme.display()
-                ))
-                .into());
-            }
-        }
-    }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
-    for file in files {
-        let path = dir.join(&file.name);
-        // Names may have a directory (`flame/….svg`).
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create '{}'", parent.display()))?;
-        }
-        crate::atomic::write(&path, &file.bytes)
-            .with_context(|| format!("cannot write '{}'", path.display()))?;
-    }
-    Ok(())
 }
 
 /// The report options a benchlab campaign implies: its title, versions and config sets in its

@@ -3,6 +3,7 @@
 //! flavour that reproduces an archive's own README is picked, and the harness's files match.
 
 mod common;
+use common::copy_dir;
 use std::path::{Path, PathBuf};
 
 fn data(dir: &str) -> PathBuf {
@@ -153,4 +154,44 @@ fn the_flavour_that_reproduces_the_archives_readme_is_picked() {
     // Asked for, a flavour is used as is.
     let readme = assert_tables_are_ministat_of_written_files(&input, &["--ministat", "current"]);
     assert!(readme.contains("62.11431\n") && !readme.contains("chosen as"));
+}
+
+#[test]
+fn an_archives_own_files_are_never_overwritten() {
+    let archive = tempfile::tempdir().unwrap();
+    let dir = archive.path();
+    copy_dir(&data("netbenches/xeon"), dir);
+    std::fs::remove_file(dir.join("README.md")).unwrap();
+    // The archive's graph and a gnuplot.data of the 2016 harness (`#key` header).
+    std::fs::write(dir.join("graph.inet4.png"), "the archive's graph").unwrap();
+    std::fs::write(dir.join("gnuplot.data"), "#key median minimum maximum\n").unwrap();
+    let before: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let (status, _, stderr) = benchlab_in(dir, &["report", dir.to_str().unwrap()]);
+    assert_eq!(status, 2, "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("gnuplot.data' (and 1 more files) was not written by benchlab"),
+        "{stderr}"
+    );
+    let after: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(before, after);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("graph.inet4.png")).unwrap(),
+        "the archive's graph"
+    );
+    // Without them, the report goes beside the logs, and can be run again.
+    std::fs::remove_file(dir.join("graph.inet4.png")).unwrap();
+    std::fs::remove_file(dir.join("gnuplot.data")).unwrap();
+    for _ in 0..2 {
+        let (status, _, stderr) = benchlab_in(dir, &["report", dir.to_str().unwrap()]);
+        assert_eq!(status, 0, "{stderr}");
+    }
+    let manifest = std::fs::read_to_string(dir.join("benchlab-report.txt")).unwrap();
+    assert!(manifest.contains(" graph.inet4.png\n"), "{manifest}");
 }
