@@ -94,6 +94,14 @@ pub enum Scope {
         /// The traffic profile.
         profile: String,
     },
+    /// The traffic profiles (sizes, settings) compared, when the run has one version and one
+    /// config set and so nothing else to compare.
+    Profiles {
+        /// The version.
+        version: String,
+        /// The config set.
+        config: String,
+    },
 }
 
 /// One `ministat -s` run: a reference series and the series compared with it.
@@ -287,32 +295,42 @@ impl Report {
     }
 
     fn comparison_blocks(&self) -> Result<Vec<ComparisonBlock>, MinistatError> {
-        let mut blocks = Vec::new();
-        for config in &self.configs {
-            for profile in &self.profiles {
-                let members: Vec<usize> = (self.versions.iter())
-                    .filter_map(|v| self.find(v, config, profile))
-                    .collect();
-                let scope = Scope::Versions {
-                    config: config.clone(),
-                    profile: profile.clone(),
-                };
-                blocks.extend(self.blocks_for(&scope, &members)?);
-            }
+        let mut scopes = Vec::new();
+        for (config, profile) in pairs(&self.configs, &self.profiles) {
+            scopes.push(Scope::Versions { config, profile });
         }
-        for version in &self.versions {
-            for profile in &self.profiles {
-                let members: Vec<usize> = (self.configs.iter())
-                    .filter_map(|c| self.find(version, c, profile))
-                    .collect();
-                let scope = Scope::Configs {
-                    version: version.clone(),
-                    profile: profile.clone(),
-                };
-                blocks.extend(self.blocks_for(&scope, &members)?);
-            }
+        for (version, profile) in pairs(&self.versions, &self.profiles) {
+            scopes.push(Scope::Configs { version, profile });
+        }
+        // The harness's READMEs compare what varies against the first one: with one version
+        // and one config set, that is the traffic profiles.
+        if let ([version], [config]) = (self.versions.as_slice(), self.configs.as_slice()) {
+            scopes.push(Scope::Profiles {
+                version: version.clone(),
+                config: config.clone(),
+            });
+        }
+        let mut blocks = Vec::new();
+        for scope in scopes {
+            let members = self.members(&scope);
+            blocks.extend(self.blocks_for(&scope, &members)?);
         }
         Ok(blocks)
+    }
+
+    /// The series with statistics that a scope compares, the reference first.
+    fn members(&self, scope: &Scope) -> Vec<usize> {
+        match scope {
+            Scope::Versions { config, profile } => (self.versions.iter())
+                .filter_map(|v| self.find(v, config, profile))
+                .collect(),
+            Scope::Configs { version, profile } => (self.configs.iter())
+                .filter_map(|c| self.find(version, c, profile))
+                .collect(),
+            Scope::Profiles { version, config } => (self.profiles.iter())
+                .filter_map(|p| self.find(version, config, p))
+                .collect(),
+        }
     }
 
     /// One block per 6 compared series (ministat draws 7 datasets at most), each with the
@@ -469,6 +487,13 @@ fn label<'a>(labels: &'a BTreeMap<String, String>, name: &'a str) -> &'a str {
         None if name.is_empty() => "(none)",
         None => name,
     }
+}
+
+/// Every (a, b) pair, `a` the outer loop.
+fn pairs(a: &[String], b: &[String]) -> Vec<(String, String)> {
+    (a.iter())
+        .flat_map(|x| b.iter().map(move |y| (x.clone(), y.clone())))
+        .collect()
 }
 
 /// Distinct values in first-seen order.

@@ -81,7 +81,7 @@ struct BlockJson<'a> {
     varies: &'static str,
     version: Option<&'a str>,
     config: Option<&'a str>,
-    profile: &'a str,
+    profile: Option<&'a str>,
     reference: &'a str,
     compared: Vec<ComparedJson<'a>>,
 }
@@ -120,12 +120,24 @@ pub fn results_json(report: &Report) -> serde_json::Result<Vec<u8>> {
         .iter()
         .map(|block| {
             let (varies, version, config, profile) = match &block.scope {
-                Scope::Versions { config, profile } => {
-                    ("version", None, Some(config.as_str()), profile)
-                }
-                Scope::Configs { version, profile } => {
-                    ("config", Some(version.as_str()), None, profile)
-                }
+                Scope::Versions { config, profile } => (
+                    "version",
+                    None,
+                    Some(config.as_str()),
+                    Some(profile.as_str()),
+                ),
+                Scope::Configs { version, profile } => (
+                    "config",
+                    Some(version.as_str()),
+                    None,
+                    Some(profile.as_str()),
+                ),
+                Scope::Profiles { version, config } => (
+                    "profile",
+                    Some(version.as_str()),
+                    Some(config.as_str()),
+                    None,
+                ),
             };
             BlockJson {
                 varies,
