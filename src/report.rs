@@ -16,12 +16,15 @@
 //! # Ok(()) }
 //! ```
 
+use std::collections::BTreeMap;
+
+use anyhow::Context;
+
 use crate::error::InputError;
 use crate::ingest::{Results, Series};
 use crate::stats::ministat::{MAX_DATASETS, MIN_POINTS};
 use crate::stats::{self, Comparison, Dataset, Flavor, MinistatError, MinistatOptions, Summary};
-use anyhow::Context;
-use std::collections::BTreeMap;
+use select::{distinct, pairs, select};
 
 /// PNG charts.
 pub mod chart;
@@ -37,6 +40,8 @@ pub mod markdown;
 pub mod output;
 /// Which ministat generation made an archive's own README.
 pub mod reproduce;
+/// Choosing and ordering the versions and config sets to report.
+mod select;
 /// `report.toml`.
 pub mod settings;
 
@@ -204,6 +209,13 @@ impl Report {
                          no statistics, left out of graphs and comparisons",
                         s.name,
                         medians.len()
+                    ));
+                }
+                if summary.is_some_and(|s| !chart::drawable(&s)) {
+                    warnings.push(format!(
+                        "{}: a value is not finite or too large to draw (inf, nan or near \
+                         1.8e308 in the logs); left out of the graph",
+                        s.name
                     ));
                 }
                 let levels: Vec<String> = [&s.version, &s.config, &s.profile]
@@ -412,65 +424,6 @@ impl Report {
         });
         Ok(files)
     }
-
-    /// One chart per traffic profile: config sets on the x axis, one bar per version.
-    pub fn charts(&self) -> Vec<chart::Chart> {
-        let single = self.profiles.len() == 1;
-        self.profiles
-            .iter()
-            .map(|profile| {
-                let mut bars = Vec::new();
-                for (group, config) in self.configs.iter().enumerate() {
-                    for (member, version) in self.versions.iter().enumerate() {
-                        if let Some(i) = self.find(version, config, profile) {
-                            let s = self.series[i].summary.expect("found series have statistics");
-                            bars.push(chart::Bar {
-                                group,
-                                member,
-                                median: s.median,
-                                min: s.min,
-                                max: s.max,
-                            });
-                        }
-                    }
-                }
-                let iterations = self.iteration_counts(profile);
-                chart::Chart {
-                    file_name: if single || profile.is_empty() {
-                        "graph.png".to_string()
-                    } else {
-                        format!("graph.{profile}.png")
-                    },
-                    profile: profile.clone(),
-                    title: self.title.clone(),
-                    subtitle: markdown::traffic_summary(self, profile),
-                    y_label: format!(
-                        "Packets per second: median of {iterations} iterations, whiskers at min and max"
-                    ),
-                    x_label: "Config set".to_string(),
-                    groups: self.configs.iter().map(|c| self.label(c).to_string()).collect(),
-                    members: (self.versions.iter())
-                        .map(|v| self.version_label(v).to_string())
-                        .collect(),
-                    bars,
-                }
-            })
-            .collect()
-    }
-
-    /// "5" or "3 to 5": how many iterations the charted series of a profile have.
-    fn iteration_counts(&self, profile: &str) -> String {
-        let counts = self
-            .summarised()
-            .filter(|(s, _)| s.series.profile == profile)
-            .map(|(_, summary)| summary.n);
-        let (min, max) = counts.fold((usize::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
-        if min >= max {
-            max.to_string()
-        } else {
-            format!("{min} to {max}")
-        }
-    }
 }
 
 /// The iteration medians of a series as its `.pps` file holds them (8 significant digits), in
@@ -486,73 +439,6 @@ fn label<'a>(labels: &'a BTreeMap<String, String>, name: &'a str) -> &'a str {
         Some(label) => label,
         None if name.is_empty() => "(none)",
         None => name,
-    }
-}
-
-/// Every (a, b) pair, `a` the outer loop.
-fn pairs(a: &[String], b: &[String]) -> Vec<(String, String)> {
-    (a.iter())
-        .flat_map(|x| b.iter().map(move |y| (x.clone(), y.clone())))
-        .collect()
-}
-
-/// Distinct values in first-seen order.
-fn distinct<'a>(values: impl Iterator<Item = &'a String>) -> Vec<String> {
-    let mut seen: Vec<String> = Vec::new();
-    for v in values {
-        if !seen.contains(v) {
-            seen.push(v.clone());
-        }
-    }
-    seen
-}
-
-/// The names to report: `wanted` in its order, each of which must exist, or all of them.
-fn select(
-    what: &str,
-    available: Vec<String>,
-    wanted: Option<&[String]>,
-) -> Result<Vec<String>, InputError> {
-    let Some(wanted) = wanted else {
-        return Ok(available);
-    };
-    let named: Vec<&str> = (available.iter())
-        .filter(|n| !n.is_empty())
-        .map(String::as_str)
-        .collect();
-    let have = if named.is_empty() {
-        format!(
-            "the logs have no {what} level (their file names carry no {what} name); \
-             leave out --{}",
-            plural(what)
-        )
-    } else {
-        format!("the logs have: {}", named.join(", "))
-    };
-    let mut selected: Vec<String> = Vec::new();
-    for name in wanted {
-        if !available.contains(name) {
-            return Err(InputError::new(format!(
-                "{what} '{name}' is in no series (check --{} or report.toml); {have}",
-                plural(what),
-            )));
-        }
-        if selected.contains(name) {
-            return Err(InputError::new(format!("{what} '{name}' is listed twice")));
-        }
-        selected.push(name.clone());
-    }
-    if selected.is_empty() {
-        return Err(InputError::new(format!("the list of {what}s is empty")));
-    }
-    Ok(selected)
-}
-
-fn plural(what: &str) -> &str {
-    if what == "version" {
-        "versions"
-    } else {
-        "configs"
     }
 }
 
@@ -588,101 +474,4 @@ pub fn campaign_options(read: &crate::ingest::benchlab::CampaignResults) -> Repo
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ingest::Iteration;
-
-    fn series(version: &str, medians: &[f64]) -> Series {
-        Series {
-            name: format!("{version}.forwarding"),
-            version: version.to_string(),
-            config: "forwarding".to_string(),
-            iterations: (1..)
-                .zip(medians)
-                .map(|(index, &median_pps)| Iteration {
-                    index,
-                    median_pps,
-                    samples: 40,
-                    offered_pps: None,
-                    source: String::new(),
-                })
-                .collect(),
-            ..Series::default()
-        }
-    }
-
-    #[test]
-    fn more_than_seven_versions_split_into_blocks_led_by_the_reference() {
-        let results = Results {
-            series: (0..9)
-                .map(|v| series(&format!("v{v}"), &[1e6 + f64::from(v), 1.1e6, 0.9e6]))
-                .collect(),
-            ..Results::default()
-        };
-        let report = Report::build(results, &ReportOptions::default()).unwrap();
-        let members: Vec<Vec<usize>> = report.blocks.iter().map(|b| b.members.clone()).collect();
-        assert_eq!(members, vec![vec![0, 1, 2, 3, 4, 5, 6], vec![0, 7, 8]]);
-        assert!(report.blocks[1]
-            .ministat
-            .starts_with("x v0.forwarding.pps\n+ v7.forwarding.pps\n"));
-        assert_eq!(report.blocks[1].comparisons.len(), 2);
-    }
-
-    #[test]
-    fn series_with_fewer_than_three_iterations_have_no_statistics() {
-        let results = Results {
-            series: vec![series("a", &[1.0, 2.0, 3.0]), series("b", &[1.0, 2.0])],
-            ..Results::default()
-        };
-        let report = Report::build(results, &ReportOptions::default()).unwrap();
-        assert!(report.series[1].summary.is_none());
-        assert!(report.blocks.is_empty());
-        assert_eq!(report.charts()[0].bars.len(), 1);
-        assert!(report.warnings[0].starts_with("b.forwarding: 2 iteration(s) measured"));
-        // The harness writes its .pps (one line per iteration) but no gnuplot.data row.
-        assert_eq!(harness::pps_files(&report)[1].bytes, b"1\n2\n");
-        assert_eq!(
-            harness::gnuplot_data(&report),
-            "#index median minimum maximum\na.forwarding 2 1 3\n"
-        );
-    }
-
-    #[test]
-    fn flagged_trials_are_listed_apart_from_what_was_not_measured() {
-        let results = Results {
-            series: vec![series("a", &[1.0, 2.0, 3.0])],
-            warnings: vec![
-                crate::ingest::Warning::FlaggedTrial {
-                    trial: "a.forwarding.inet4.2".into(),
-                    flags: "unsteady: …".into(),
-                },
-                crate::ingest::Warning::FailedTrial {
-                    trial: "a.forwarding.inet4.3".into(),
-                    reason: "generator died".into(),
-                },
-                crate::ingest::Warning::RemeasuredTrial {
-                    trial: "a.forwarding.inet4.1".into(),
-                    reason: "unsteady: …".into(),
-                },
-            ],
-            ..Results::default()
-        };
-        let report = Report::build(results, &ReportOptions::default()).unwrap();
-        assert_eq!(
-            report.flagged,
-            [
-                "a.forwarding.inet4.2: unsteady: …",
-                "a.forwarding.inet4.1: measured twice, one attempt left out (unsteady: …)"
-            ]
-        );
-        assert_eq!(report.warnings.len(), 1);
-        let md = markdown::readme(&report, &report.charts());
-        let flagged = md
-            .find("## Flagged or measured twice (counted in the statistics above)")
-            .unwrap();
-        let not_measured = md.find("## Not measured").unwrap();
-        assert!(flagged < md.find("a.forwarding.inet4.2").unwrap());
-        assert!(md.find("a.forwarding.inet4.2").unwrap() < not_measured);
-        assert!(not_measured < md.find("a.forwarding.inet4.3").unwrap());
-    }
-}
+mod tests;

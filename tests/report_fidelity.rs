@@ -364,3 +364,31 @@ fn messages_name_what_is_missing() {
         "has runs but is no complete benchlab results directory: it needs both campaign.toml",
     );
 }
+
+#[test]
+fn rates_too_large_to_draw_are_left_out_of_the_graph() {
+    let archive = tempfile::tempdir().unwrap();
+    let raw = xeon_logs("r368287", "r368287", &archive.path().join("RAW"));
+    for i in 1..=5 {
+        let path = raw.join(format!("bench.r368287.inet4.{i}.receiver"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let huge: String = text
+            .split_inclusive('\n')
+            .map(|line| match line.split(' ').nth(3) {
+                Some(rate) if line.contains("main_thread") && rate != "0" => {
+                    line.replacen(&format!(" {rate} pps"), " 1.5e308 pps", 1)
+                }
+                _ => line.to_string(),
+            })
+            .collect();
+        std::fs::write(&path, huge).unwrap();
+    }
+    let started = std::time::Instant::now();
+    let (_, stderr, out) = report(archive.path(), &[]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert!(
+        stderr.contains("warning: r368287.inet4: a value is not finite or too large to draw"),
+        "{stderr}"
+    );
+    assert!(out.path().join("graph.inet4.png").is_file());
+}
