@@ -11,6 +11,8 @@ use std::fmt;
 
 /// Reader for benchlab's own results directories.
 pub mod benchlab;
+/// Bounded reading of input files (regular files only, size limit).
+pub mod file;
 /// Reader for netbenches bench-lab.sh result directories (pkt-gen logs and `.info` files).
 pub mod netbenches;
 
@@ -67,6 +69,9 @@ pub struct Series {
     /// Measured iterations, in the reader's order (netbenches: 1, 10, 2, … like `ls`).
     /// Iterations that could not be measured are left out and named in [`Results::warnings`].
     pub iterations: Vec<Iteration>,
+    /// Lines of the `.pps` file that are empty, 0-based among its lines: the 2016 harness
+    /// wrote one for each iteration without a usable sample, later ones nothing.
+    pub pps_blanks: Vec<usize>,
     /// What the logs tell about the DUT and the traffic of this series.
     pub setup: Setup,
 }

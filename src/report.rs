@@ -17,7 +17,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use anyhow::Context;
 
@@ -25,6 +24,7 @@ use crate::error::InputError;
 use crate::ingest::{Results, Series};
 use crate::stats::ministat::{MAX_DATASETS, MIN_POINTS};
 use crate::stats::{self, Comparison, Dataset, Flavor, MinistatError, MinistatOptions, Summary};
+use select::{distinct, pairs, select};
 
 /// PNG charts.
 pub mod chart;
@@ -38,8 +38,16 @@ pub mod host;
 pub mod json;
 /// README.md.
 pub mod markdown;
+/// Writing the files without overwriting anyone else's.
+pub mod output;
+/// Which ministat generation made an archive's own README.
+pub mod reproduce;
+/// Choosing and ordering the versions and config sets to report.
+mod select;
 /// `report.toml`.
 pub mod settings;
+
+pub use output::write_files;
 
 /// A default title names this many versions at most.
 const MAX_TITLE_NAMES: usize = 4;
@@ -54,6 +62,9 @@ pub struct ReportOptions {
     pub configs: Option<Vec<String>>,
     /// ministat generation for summaries and comparisons. Default is [`Flavor::Current`].
     pub flavor: Flavor,
+    /// Why that generation, when it was chosen for the reader (matching an archived README).
+    /// Default is none.
+    pub flavor_reason: Option<String>,
     /// Title of the README and the graphs. Default is made from the version and config names.
     pub title: Option<String>,
     /// Setup lines the logs cannot tell (hardware, NICs, tuning). Default is none.
@@ -90,6 +101,14 @@ pub enum Scope {
         /// The traffic profile.
         profile: String,
     },
+    /// The traffic profiles (sizes, settings) compared, when the run has one version and one
+    /// config set and so nothing else to compare.
+    Profiles {
+        /// The version.
+        version: String,
+        /// The config set.
+        config: String,
+    },
 }
 
 /// One `ministat -s` run: a reference series and the series compared with it.
@@ -114,6 +133,8 @@ pub struct Report {
     pub lines: Vec<String>,
     /// ministat generation used.
     pub flavor: Flavor,
+    /// Why that generation was chosen, when it was not asked for.
+    pub flavor_reason: Option<String>,
     /// Versions in display order; the first is the reference.
     pub versions: Vec<String>,
     /// Config sets in display order; the first is the reference.
@@ -192,6 +213,13 @@ impl Report {
                         medians.len()
                     ));
                 }
+                if summary.is_some_and(|s| !chart::drawable(&s)) {
+                    warnings.push(format!(
+                        "{}: a value is not finite or too large to draw (inf, nan or near \
+                         1.8e308 in the logs); left out of the graph",
+                        s.name
+                    ));
+                }
                 let levels: Vec<String> = [&s.version, &s.config, &s.profile]
                     .into_iter()
                     .filter(|l| !l.is_empty())
@@ -225,7 +253,11 @@ impl Report {
                 versions.truncate(MAX_TITLE_NAMES - 1);
                 versions.push(more);
             }
-            let configs: Vec<String> = configs.iter().map(|c| label(c)).collect();
+            // A run without a config level has one nameless config set: nothing to name.
+            let configs: Vec<String> = (configs.iter())
+                .filter(|c| !c.is_empty() || options.labels.contains_key(""))
+                .map(|c| label(c))
+                .collect();
             [versions.join(" vs "), configs.join(", ")]
                 .into_iter()
                 .filter(|part| !part.is_empty())
@@ -236,6 +268,7 @@ impl Report {
             title,
             lines: options.lines.clone(),
             flavor: options.flavor,
+            flavor_reason: options.flavor_reason.clone(),
             versions,
             configs,
             profiles,
@@ -276,32 +309,42 @@ impl Report {
     }
 
     fn comparison_blocks(&self) -> Result<Vec<ComparisonBlock>, MinistatError> {
-        let mut blocks = Vec::new();
-        for config in &self.configs {
-            for profile in &self.profiles {
-                let members: Vec<usize> = (self.versions.iter())
-                    .filter_map(|v| self.find(v, config, profile))
-                    .collect();
-                let scope = Scope::Versions {
-                    config: config.clone(),
-                    profile: profile.clone(),
-                };
-                blocks.extend(self.blocks_for(&scope, &members)?);
-            }
+        let mut scopes = Vec::new();
+        for (config, profile) in pairs(&self.configs, &self.profiles) {
+            scopes.push(Scope::Versions { config, profile });
         }
-        for version in &self.versions {
-            for profile in &self.profiles {
-                let members: Vec<usize> = (self.configs.iter())
-                    .filter_map(|c| self.find(version, c, profile))
-                    .collect();
-                let scope = Scope::Configs {
-                    version: version.clone(),
-                    profile: profile.clone(),
-                };
-                blocks.extend(self.blocks_for(&scope, &members)?);
-            }
+        for (version, profile) in pairs(&self.versions, &self.profiles) {
+            scopes.push(Scope::Configs { version, profile });
+        }
+        // The harness's READMEs compare what varies against the first one: with one version
+        // and one config set, that is the traffic profiles.
+        if let ([version], [config]) = (self.versions.as_slice(), self.configs.as_slice()) {
+            scopes.push(Scope::Profiles {
+                version: version.clone(),
+                config: config.clone(),
+            });
+        }
+        let mut blocks = Vec::new();
+        for scope in scopes {
+            let members = self.members(&scope);
+            blocks.extend(self.blocks_for(&scope, &members)?);
         }
         Ok(blocks)
+    }
+
+    /// The series with statistics that a scope compares, the reference first.
+    fn members(&self, scope: &Scope) -> Vec<usize> {
+        match scope {
+            Scope::Versions { config, profile } => (self.versions.iter())
+                .filter_map(|v| self.find(v, config, profile))
+                .collect(),
+            Scope::Configs { version, profile } => (self.configs.iter())
+                .filter_map(|c| self.find(version, c, profile))
+                .collect(),
+            Scope::Profiles { version, config } => (self.profiles.iter())
+                .filter_map(|p| self.find(version, config, p))
+                .collect(),
+        }
     }
 
     /// One block per 6 compared series (ministat draws 7 datasets at most), each with the
@@ -383,70 +426,14 @@ impl Report {
         });
         Ok(files)
     }
-
-    /// One chart per traffic profile: config sets on the x axis, one bar per version.
-    pub fn charts(&self) -> Vec<chart::Chart> {
-        let single = self.profiles.len() == 1;
-        self.profiles
-            .iter()
-            .map(|profile| {
-                let mut bars = Vec::new();
-                for (group, config) in self.configs.iter().enumerate() {
-                    for (member, version) in self.versions.iter().enumerate() {
-                        if let Some(i) = self.find(version, config, profile) {
-                            let s = self.series[i].summary.expect("found series have statistics");
-                            bars.push(chart::Bar {
-                                group,
-                                member,
-                                median: s.median,
-                                min: s.min,
-                                max: s.max,
-                            });
-                        }
-                    }
-                }
-                let iterations = self.iteration_counts(profile);
-                chart::Chart {
-                    file_name: if single || profile.is_empty() {
-                        "graph.png".to_string()
-                    } else {
-                        format!("graph.{profile}.png")
-                    },
-                    profile: profile.clone(),
-                    title: self.title.clone(),
-                    subtitle: markdown::traffic_summary(self, profile),
-                    y_label: format!(
-                        "Packets per second: median of {iterations} iterations, whiskers at min and max"
-                    ),
-                    x_label: "Config set".to_string(),
-                    groups: self.configs.iter().map(|c| self.label(c).to_string()).collect(),
-                    members: (self.versions.iter())
-                        .map(|v| self.version_label(v).to_string())
-                        .collect(),
-                    bars,
-                }
-            })
-            .collect()
-    }
-
-    /// "5" or "3 to 5": how many iterations the charted series of a profile have.
-    fn iteration_counts(&self, profile: &str) -> String {
-        let counts = self
-            .summarised()
-            .filter(|(s, _)| s.series.profile == profile)
-            .map(|(_, summary)| summary.n);
-        let (min, max) = counts.fold((usize::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
-        if min >= max {
-            max.to_string()
-        } else {
-            format!("{min} to {max}")
-        }
-    }
 }
 
-/// The iteration medians of a series, in its order (the `.pps` file's lines).
+/// The iteration medians of a series as its `.pps` file holds them (8 significant digits), in
+/// its order: every table is then what `ministat` prints for the `.pps` files beside it.
 pub fn medians(series: &Series) -> Vec<f64> {
-    series.iterations.iter().map(|i| i.median_pps).collect()
+    (series.iterations.iter())
+        .map(|i| harness::as_written(i.median_pps))
+        .collect()
 }
 
 fn label<'a>(labels: &'a BTreeMap<String, String>, name: &'a str) -> &'a str {
@@ -455,87 +442,6 @@ fn label<'a>(labels: &'a BTreeMap<String, String>, name: &'a str) -> &'a str {
         None if name.is_empty() => "(none)",
         None => name,
     }
-}
-
-/// Distinct values in first-seen order.
-fn distinct<'a>(values: impl Iterator<Item = &'a String>) -> Vec<String> {
-    let mut seen: Vec<String> = Vec::new();
-    for v in values {
-        if !seen.contains(v) {
-            seen.push(v.clone());
-        }
-    }
-    seen
-}
-
-/// The names to report: `wanted` in its order, each of which must exist, or all of them.
-fn select(
-    what: &str,
-    available: Vec<String>,
-    wanted: Option<&[String]>,
-) -> Result<Vec<String>, InputError> {
-    let Some(wanted) = wanted else {
-        return Ok(available);
-    };
-    let mut selected: Vec<String> = Vec::new();
-    for name in wanted {
-        if !available.contains(name) {
-            return Err(InputError::new(format!(
-                "{what} '{name}' is in no series (check --{} or report.toml); the logs have: {}",
-                plural(what),
-                available.join(", ")
-            )));
-        }
-        if selected.contains(name) {
-            return Err(InputError::new(format!("{what} '{name}' is listed twice")));
-        }
-        selected.push(name.clone());
-    }
-    if selected.is_empty() {
-        return Err(InputError::new(format!("the list of {what}s is empty")));
-    }
-    Ok(selected)
-}
-
-fn plural(what: &str) -> &str {
-    if what == "version" {
-        "versions"
-    } else {
-        "configs"
-    }
-}
-
-/// Writes the files into `dir` (created if missing), each through a temporary file renamed
-/// into place, so that a reader never sees a half-written file.
-///
-/// A README.md that benchlab did not write (a hand-written one in an archive) is never
-/// overwritten: that is an [`InputError`], checked before anything is written.
-pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
-    let readme = dir.join(markdown::README);
-    if files.iter().any(|f| f.name == markdown::README) {
-        if let Ok(existing) = std::fs::read_to_string(&readme) {
-            if !existing.contains(markdown::MARKER) {
-                return Err(InputError::new(format!(
-                    "'{}' was not written by benchlab and would be overwritten; \
-                     write the report elsewhere with -o OUT",
-                    readme.display()
-                ))
-                .into());
-            }
-        }
-    }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
-    for file in files {
-        let path = dir.join(&file.name);
-        // Names may have a directory (`flame/….svg`).
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create '{}'", parent.display()))?;
-        }
-        crate::atomic::write(&path, &file.bytes)
-            .with_context(|| format!("cannot write '{}'", path.display()))?;
-    }
-    Ok(())
 }
 
 /// The report options a benchlab campaign implies: its title, versions and config sets in its
@@ -558,6 +464,7 @@ pub fn campaign_options(read: &crate::ingest::benchlab::CampaignResults) -> Repo
         versions: Some(c.versions.iter().map(|v| v.name.clone()).collect()),
         configs: Some(c.config_set_names().map(str::to_string).collect()),
         flavor: Flavor::Current,
+        flavor_reason: None,
         title: Some(c.title.clone()),
         lines,
         labels: c
@@ -569,101 +476,4 @@ pub fn campaign_options(read: &crate::ingest::benchlab::CampaignResults) -> Repo
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ingest::Iteration;
-
-    fn series(version: &str, medians: &[f64]) -> Series {
-        Series {
-            name: format!("{version}.forwarding"),
-            version: version.to_string(),
-            config: "forwarding".to_string(),
-            iterations: (1..)
-                .zip(medians)
-                .map(|(index, &median_pps)| Iteration {
-                    index,
-                    median_pps,
-                    samples: 40,
-                    offered_pps: None,
-                    source: String::new(),
-                })
-                .collect(),
-            ..Series::default()
-        }
-    }
-
-    #[test]
-    fn more_than_seven_versions_split_into_blocks_led_by_the_reference() {
-        let results = Results {
-            series: (0..9)
-                .map(|v| series(&format!("v{v}"), &[1e6 + f64::from(v), 1.1e6, 0.9e6]))
-                .collect(),
-            ..Results::default()
-        };
-        let report = Report::build(results, &ReportOptions::default()).unwrap();
-        let members: Vec<Vec<usize>> = report.blocks.iter().map(|b| b.members.clone()).collect();
-        assert_eq!(members, vec![vec![0, 1, 2, 3, 4, 5, 6], vec![0, 7, 8]]);
-        assert!(report.blocks[1]
-            .ministat
-            .starts_with("x v0.forwarding.pps\n+ v7.forwarding.pps\n"));
-        assert_eq!(report.blocks[1].comparisons.len(), 2);
-    }
-
-    #[test]
-    fn series_with_fewer_than_three_iterations_have_no_statistics() {
-        let results = Results {
-            series: vec![series("a", &[1.0, 2.0, 3.0]), series("b", &[1.0, 2.0])],
-            ..Results::default()
-        };
-        let report = Report::build(results, &ReportOptions::default()).unwrap();
-        assert!(report.series[1].summary.is_none());
-        assert!(report.blocks.is_empty());
-        assert_eq!(report.charts()[0].bars.len(), 1);
-        assert!(report.warnings[0].starts_with("b.forwarding: 2 iteration(s) measured"));
-        // The harness writes its .pps (one line per iteration) but no gnuplot.data row.
-        assert_eq!(harness::pps_files(&report)[1].bytes, b"1\n2\n");
-        assert_eq!(
-            harness::gnuplot_data(&report),
-            "#index median minimum maximum\na.forwarding 2 1 3\n"
-        );
-    }
-
-    #[test]
-    fn flagged_trials_are_listed_apart_from_what_was_not_measured() {
-        let results = Results {
-            series: vec![series("a", &[1.0, 2.0, 3.0])],
-            warnings: vec![
-                crate::ingest::Warning::FlaggedTrial {
-                    trial: "a.forwarding.inet4.2".into(),
-                    flags: "unsteady: …".into(),
-                },
-                crate::ingest::Warning::FailedTrial {
-                    trial: "a.forwarding.inet4.3".into(),
-                    reason: "generator died".into(),
-                },
-                crate::ingest::Warning::RemeasuredTrial {
-                    trial: "a.forwarding.inet4.1".into(),
-                    reason: "unsteady: …".into(),
-                },
-            ],
-            ..Results::default()
-        };
-        let report = Report::build(results, &ReportOptions::default()).unwrap();
-        assert_eq!(
-            report.flagged,
-            [
-                "a.forwarding.inet4.2: unsteady: …",
-                "a.forwarding.inet4.1: measured twice, one attempt left out (unsteady: …)"
-            ]
-        );
-        assert_eq!(report.warnings.len(), 1);
-        let md = markdown::readme(&report, &report.charts());
-        let flagged = md
-            .find("## Flagged or measured twice (counted in the statistics above)")
-            .unwrap();
-        let not_measured = md.find("## Not measured").unwrap();
-        assert!(flagged < md.find("a.forwarding.inet4.2").unwrap());
-        assert!(md.find("a.forwarding.inet4.2").unwrap() < not_measured);
-        assert!(not_measured < md.find("a.forwarding.inet4.3").unwrap());
-    }
-}
+mod tests;

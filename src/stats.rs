@@ -10,12 +10,16 @@
 //!   variance that rounding makes negative is 0 here.
 //! - `Legacy`: Debian's ministat 20150715 (FreeBSD's before 2017), byte for byte what
 //!   `/usr/bin/ministat` prints, `-nan` included.
+//! - `Accurate`: `Current` with the exactly rounded sample standard deviation (two passes in
+//!   double-double), which some archived tables show.
 //!
 //! Entry points: `Summary` (N, min, max, median, mean, standard deviation of one dataset),
 //! `compare` → `Comparison` (Student's t test of two means), `Plot` (the ASCII plot),
 //! `render` / `analyse` (ministat's whole output, or its numbers), `fmt_g` (C's `%g`, the one
 //! number formatter of the crate). Nothing here prints; functions return values and errors.
 
+/// The accurately computed variance of the `Accurate` flavour.
+mod accurate;
 /// C `printf` number formatting (`%g`, `%.8g`, `%13.8g`).
 pub mod cfmt;
 /// Student's t test of two means.

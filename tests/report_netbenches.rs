@@ -3,7 +3,7 @@
 //! show the right bars, and broken input gives one line and exit status 2.
 
 mod common;
-use common::expand;
+use common::{copy_dir, expand};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -125,19 +125,6 @@ fn assert_tables_in_readme(seed: &Path, readme: &Path) {
             "seed table missing from README:\n{table}\n--- README tables:\n{}",
             got.join("\n\n")
         );
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
     }
 }
 
@@ -402,7 +389,10 @@ fn bad_input_is_one_line_and_status_2() {
     // clap's own usage errors keep clap's format (status 2 as well).
     let (status, stderr) = benchlab_binary(&["report", dir, "--ministat", "old"]);
     assert_eq!(status, 2);
-    assert!(stderr.contains("use current or legacy"), "{stderr}");
+    assert!(
+        stderr.contains("use current, legacy or accurate"),
+        "{stderr}"
+    );
 }
 
 #[test]

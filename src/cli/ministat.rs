@@ -4,7 +4,8 @@
 //! glibc `getopt` semantics (clusters `-Ans`, attached values `-c95`, options after file names
 //! unless `POSIXLY_CORRECT` is set, `--` ending options), the same usage text and messages, exit
 //! status 2 on bad usage or data. Additions: `--legacy` (Debian's ministat 20150715 instead of
-//! current FreeBSD), `--json` (the numbers, machine-readable) and `--help`.
+//! current FreeBSD), `--accurate` (the exactly rounded standard deviation), `--json` (the
+//! numbers, machine-readable) and `--help`.
 //!
 //! One deliberate difference from Debian's binary: a file that cannot be opened exits with
 //! status 2 (bad input, like every other data error), where Debian's exits with 1. Where
@@ -26,14 +27,19 @@ use crate::stats::{
     fmt_g, Analysis, Confidence, ConfidenceError, Flavor, MinistatOptions, ReadOptions,
 };
 
+/// The widest plot drawn: ministat's plot is columns × stacked points, so an absurd width
+/// (2147483647) would allocate gigabytes. A constant in the message below.
+const MAX_WIDTH: usize = 10_000;
+
 /// Program name in messages.
 const PROGRAM: &str = "benchlab ministat";
 
 /// Arguments of `benchlab ministat`, kept raw: ministat's own parser reads them.
 #[derive(Debug, clap::Args)]
-#[command(disable_help_flag = true)]
+#[command(disable_help_flag = true, after_help = format!("Flags:\n{}", flag_lines(true)))]
 pub struct MinistatArgs {
-    /// [-Ans] [-C column] [-c confidence] [-d delimiters] [-w width] [--legacy] [--json] [file ...]
+    /// [-Ans] [-C column] [-c confidence] [-d delimiters] [-w width] [--legacy|--accurate]
+    /// [--json] [file ...]
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
@@ -126,7 +132,9 @@ fn default_width() -> usize {
     }
     match std::env::var_os("COLUMNS").filter(|c| !c.is_empty()) {
         // atoi(3): the leading number, 0 when there is none.
-        Some(columns) => usize::try_from(strtol(columns.as_bytes()).0 as i32).unwrap_or(0),
+        Some(columns) => usize::try_from(strtol(columns.as_bytes()).0 as i32)
+            .unwrap_or(0)
+            .min(MAX_WIDTH),
         None => match terminal_size::terminal_size_of(&stdout) {
             Some((terminal_size::Width(w), _)) if w > 0 => usize::from(w).saturating_sub(2),
             _ => MinistatOptions::default().width,
@@ -155,6 +163,7 @@ fn parse(args: &[OsString], width: usize, posixly_correct: bool) -> Parsed {
                 break;
             }
             b"--legacy" => options.flavor = Flavor::Legacy,
+            b"--accurate" => options.flavor = Flavor::Accurate,
             b"--json" => json = true,
             b"--help" => return Parsed::Help,
             [b'-', _, ..] => {
@@ -258,25 +267,38 @@ fn delimiters(value: &[u8]) -> Result<Vec<u8>, &'static str> {
     Ok(value.to_vec())
 }
 
-/// `-w`: `strtol` of the whole text, truncated to a C `int`, not negative.
+/// `-w`: `strtol` of the whole text, truncated to a C `int`, not negative, at most
+/// [`MAX_WIDTH`].
 fn plot_width(value: &[u8]) -> Result<usize, &'static str> {
     let (number, used) = strtol(value);
     if used != value.len() {
         return Err("Invalid width, not a number.");
     }
-    usize::try_from(number as i32).map_err(|_| "Unable to move beyond left margin.")
+    let width = usize::try_from(number as i32).map_err(|_| "Unable to move beyond left margin.")?;
+    if width > MAX_WIDTH {
+        return Err("Width too large: give at most 10000 columns.");
+    }
+    Ok(width)
 }
 
 /// ministat's usage text (after its one-line reason); with `extended`, benchlab's additions.
 fn usage_text(extended: bool) -> String {
+    format!(
+        "Usage: {PROGRAM} [-C column] [-c confidence] [-d delimiter(s)] [-Ans] [-w width] \
+         [file [file ...]]\n{}",
+        flag_lines(extended)
+    )
+}
+
+/// The flags, one line each, as ministat's usage text lists them; with `extended`, benchlab's
+/// additions.
+fn flag_lines(extended: bool) -> String {
     let levels: Vec<String> = Confidence::ALL
         .iter()
         .map(|c| format!("{}%", fmt_g(c.percent(), 6)))
         .collect();
     let mut text = format!(
-        "Usage: {PROGRAM} [-C column] [-c confidence] [-d delimiter(s)] [-Ans] [-w width] \
-         [file [file ...]]\n\
-         \tconfidence = {{{}}}\n\
+        "\tconfidence = {{{}}}\n\
          \t-A : print statistics only. suppress the graph.\n\
          \t-C : column number to extract (starts and defaults to 1)\n\
          \t-d : delimiter(s) string, default to \" \\t\"\n\
@@ -289,6 +311,8 @@ fn usage_text(extended: bool) -> String {
         text.push_str(
             "\t--legacy : behave as Debian's ministat 20150715 (upper median of an even count, \
              relative interval = absolute one / reference mean)\n\
+             \t--accurate : Stddev exactly rounded (two-pass variance) instead of the one-pass \
+             sums of FreeBSD's ministat; otherwise as the default\n\
              \t--json : print the numbers as JSON instead of the tables\n",
         );
     }
@@ -398,6 +422,11 @@ mod tests {
         assert_eq!(reason(&["-c", "97"]).1, "No support for confidence level");
         assert_eq!(reason(&["-d", ""]).1, "Can't use empty delimiter string");
         assert_eq!(reason(&["-w", "7x"]).1, "Invalid width, not a number.");
+        assert_eq!(
+            reason(&["-w", "2147483647"]).1,
+            "Width too large: give at most 10000 columns."
+        );
+        assert_eq!(invocation(&["-w", "10000"]).options.width, MAX_WIDTH);
         assert_eq!(
             reason(&["-w", "-1"]).1,
             "Unable to move beyond left margin."

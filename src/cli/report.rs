@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::dut::KNOWN_PRESETS;
 use crate::ingest;
 use crate::report::settings::{MinistatGeneration, Settings};
-use crate::report::{write_files, Report, ReportOptions};
+use crate::report::{reproduce, write_files, Report, ReportOptions};
 
 /// Arguments of `benchlab report`.
 #[derive(Debug, clap::Args)]
@@ -31,8 +31,9 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', value_name = "A,B,…")]
     pub configs: Option<Vec<String>>,
 
-    /// ministat generation the archive's tables were made with: current, or legacy (the old
-    /// relative confidence interval) [default: report.toml's, else current]
+    /// ministat generation the archive's tables were made with: current, legacy (the old
+    /// relative confidence interval) or accurate (exactly rounded Stddev) [default:
+    /// report.toml's, else the one that reproduces the archive's own README.md, else current]
     #[arg(long, value_name = "GENERATION")]
     pub ministat: Option<MinistatGeneration>,
 }
@@ -64,6 +65,9 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     let out_dir = args.output.as_deref().unwrap_or(&args.dir).to_path_buf();
     let (report, files) = write_report(&args.dir, &out_dir, overrides)?;
     print_warnings(&report, &out_dir, err)?;
+    if let Some(why) = &report.flavor_reason {
+        writeln!(err, "note: ministat {}: {why}", report.flavor.name())?;
+    }
     writeln!(
         out,
         "{} series, {} comparisons: wrote {} files into {}",
@@ -94,27 +98,26 @@ pub fn write_report(
     overrides: Overrides,
 ) -> anyhow::Result<(Report, usize)> {
     let settings = Settings::load(dir)?;
-    let (results, defaults) = if ingest::benchlab::is_results_dir(dir) {
+    let netbenches = !ingest::benchlab::is_results_dir(dir);
+    let (results, defaults) = if netbenches {
+        (ingest::netbenches::read_dir(dir)?, ReportOptions::default())
+    } else {
         let read = ingest::benchlab::read_dir(dir, KNOWN_PRESETS)?;
         let defaults = crate::report::campaign_options(&read);
         (read.results, defaults)
-    } else {
-        (ingest::netbenches::read_dir(dir)?, ReportOptions::default())
     };
+    let asked = overrides.ministat.or(settings.ministat);
     // The command line wins over report.toml, which wins over what the results say.
     let mut labels = defaults.labels;
     labels.extend(settings.labels);
-    let options = ReportOptions {
+    let mut options = ReportOptions {
         versions: overrides
             .versions
             .or(settings.versions)
             .or(defaults.versions),
         configs: overrides.configs.or(settings.configs).or(defaults.configs),
-        flavor: overrides
-            .ministat
-            .or(settings.ministat)
-            .map(Into::into)
-            .unwrap_or(defaults.flavor),
+        flavor: asked.map(Into::into).unwrap_or(defaults.flavor),
+        flavor_reason: None,
         title: settings.title.or(defaults.title),
         lines: if settings.lines.is_empty() {
             defaults.lines
@@ -123,6 +126,13 @@ pub fn write_report(
         },
         labels,
     };
+    // An archive's own README tells which ministat made its tables, unless one was asked for.
+    if asked.is_none() && netbenches {
+        if let Some(choice) = reproduce::choose(dir, &results, &options)? {
+            options.flavor = choice.flavor;
+            options.flavor_reason = Some(choice.reason);
+        }
+    }
     let report = Report::build(results, &options)?;
     let files = report.files()?;
     write_files(out_dir, &files)?;

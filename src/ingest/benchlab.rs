@@ -61,6 +61,7 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
                     config: config.to_string(),
                     profile: profile.name.clone(),
                     iterations: Vec::new(),
+                    pps_blanks: Vec::new(),
                     setup: Setup {
                         // The virtual lab's DUT runs this host's kernel, which the setup list
                         // names once; a lab over SSH records each version's running kernel.

@@ -22,20 +22,16 @@ pub mod pktgen;
 /// pmcstat call graphs (`*.pmc.graph`): the DUT's profiles.
 pub mod pmc;
 
-/// Reads a netbenches results directory: `dir` itself when it holds `bench.*.info` files,
-/// else `dir/RAW`.
+/// Reads a netbenches results directory: the logs in `dir` itself, in its `RAW/` (or `raw/`)
+/// folder, or in subfolders, one per variant of the run (`RAW.1rx`, `RAW.8rx`, or one folder
+/// per run, each with its logs or its own `RAW/`).
 ///
-/// An unreadable file or a directory without any `.info` file is an [`InputError`] naming it;
-/// broken iterations are left out and reported as [`Warning`]s.
+/// A variant becomes part of the config-set level (`forwarding.1rx`, or `1rx` when the run had
+/// no config set): the variants of a run differ by a DUT setting, which is what the config-set
+/// comparisons show, so one report compares them with Student's t where separate reports could
+/// not. An unreadable file or a directory without any `.info` file is an [`InputError`] naming
+/// it; broken iterations are left out and reported as [`Warning`]s.
 pub fn read_dir(dir: &Path) -> Result<Results, InputError> {
-    let (logs_dir, names) = find_logs(dir)?;
-    let relative = |name: &str| match logs_dir.strip_prefix(dir) {
-        Ok(sub) if !sub.as_os_str().is_empty() => format!("{}/{name}", sub.display()),
-        _ => name.to_string(),
-    };
-    let files = classify(&names);
-    let read = |name: &str| read_text(&logs_dir.join(name));
-
     let mut results = Results {
         method: "the median of the receiver's per-second rates, first 15 and last 10 log lines \
                  dropped (bench-lab-ministat.sh)"
@@ -43,76 +39,69 @@ pub fn read_dir(dir: &Path) -> Result<Results, InputError> {
         generator: Some("pkt-gen sender".to_string()),
         ..Results::default()
     };
+    for run in find_logs(dir)? {
+        read_run(dir, &run, &mut results)?;
+    }
+    Ok(results)
+}
+
+/// Largest iteration number read from a log's name: a run of more iterations would take weeks,
+/// and each missing one is a line of the report.
+pub const MAX_ITERATION: u32 = 10_000;
+
+/// One folder of logs: a whole run, or one variant of it.
+#[derive(Debug)]
+struct Run {
+    /// The folder.
+    path: PathBuf,
+    /// Its variant name (`1rx` for `RAW.1rx`), `None` for the only folder of a run.
+    variant: Option<String>,
+    /// Its file names, sorted bytewise.
+    names: Vec<String>,
+}
+
+impl Run {
+    /// A log's name relative to the results directory `dir`.
+    fn relative(&self, dir: &Path, name: &str) -> String {
+        match self.path.strip_prefix(dir) {
+            Ok(sub) if !sub.as_os_str().is_empty() => format!("{}/{name}", sub.display()),
+            _ => name.to_string(),
+        }
+    }
+
+    fn read(&self, name: &str) -> Result<String, InputError> {
+        crate::ingest::file::read_text(&self.path.join(name))
+    }
+}
+
+/// Reads the series of one folder of logs into `results`.
+fn read_run(dir: &Path, run: &Run, results: &mut Results) -> Result<(), InputError> {
+    let first_series = results.series.len();
+    let files = classify(&run.names);
+    if let Some(name) = files.out_of_range.first() {
+        return Err(InputError::new(format!(
+            "'{}': iteration number over {MAX_ITERATION}, more than any run has; \
+             rename or remove the file",
+            run.path.join(name).display()
+        )));
+    }
     let mut expected_iterations = 0;
     let mut seen = Vec::new();
     for prefix in &files.infos {
-        let info = info::parse_info(&read(&info_name(prefix))?);
-        let levels = info::resolve_levels(prefix, &info);
-        let mut series = Series {
-            name: if prefix.is_empty() {
-                "bench".to_string()
-            } else {
-                prefix.clone()
-            },
-            version: levels.image,
-            config: levels.cfg,
-            profile: levels.pktgen,
-            iterations: Vec::new(),
-            setup: Setup {
-                uname: info.uname,
-                traffic: None,
-            },
-        };
         let receivers = files
             .receivers
             .get(prefix)
             .map(Vec::as_slice)
             .unwrap_or(&[]);
-        for (index, receiver) in receivers {
-            expected_iterations = expected_iterations.max(*index);
-            let source = relative(receiver);
-            let samples = match pktgen::harness_samples(&read(receiver)?) {
-                Ok(samples) => samples,
-                Err(line) => {
-                    results
-                        .warnings
-                        .push(Warning::BadSample { file: source, line });
-                    continue;
-                }
-            };
-            let Some(median_pps) = median(&samples) else {
-                results.warnings.push(Warning::TooFewSamples {
-                    file: source,
-                    samples: samples.len(),
-                });
-                continue;
-            };
-            let mut offered_pps = None;
-            if let Some(sender) = files.senders.get(&(prefix.clone(), *index)) {
-                let text = read(sender)?;
-                let log = pktgen::parse_sender(&text);
-                offered_pps = log.speed_pps.or_else(|| median(&pktgen::rates(&text)));
-                if series.setup.traffic.is_none() {
-                    series.setup.traffic = log.traffic;
-                }
-            }
-            series.iterations.push(Iteration {
-                index: *index,
-                median_pps,
-                samples: samples.len(),
-                offered_pps,
-                source,
-            });
-        }
+        let series = read_series(dir, run, &files, prefix, &mut results.warnings)?;
         if receivers.is_empty() {
             results.warnings.push(Warning::NoIterations {
                 series: series.name.clone(),
             });
         } else {
-            seen.push((
-                results.series.len(),
-                receivers.iter().map(|r| r.0).collect::<Vec<_>>(),
-            ));
+            let indexes: Vec<u32> = receivers.iter().map(|r| r.0).collect();
+            expected_iterations = indexes.iter().copied().fold(expected_iterations, u32::max);
+            seen.push((results.series.len(), indexes));
             results.series.push(series);
         }
     }
@@ -131,12 +120,105 @@ pub fn read_dir(dir: &Path) -> Result<Results, InputError> {
             results
                 .warnings
                 .extend(receivers.iter().map(|(_, name)| Warning::NoInfo {
-                    file: relative(name),
+                    file: run.relative(dir, name),
                 }));
         }
     }
-    results.captures = pmc::captures(&logs_dir, &names, &results.series, relative)?;
-    Ok(results)
+    let captures = pmc::captures(
+        &run.path,
+        &run.names,
+        &results.series[first_series..],
+        |name| run.relative(dir, name),
+    )?;
+    results.captures.extend(captures);
+    Ok(())
+}
+
+/// The series of one `.info` prefix: its iterations in `ls` order.
+fn read_series(
+    dir: &Path,
+    run: &Run,
+    files: &Files,
+    prefix: &str,
+    warnings: &mut Vec<Warning>,
+) -> Result<Series, InputError> {
+    let info_text = run.read(&info_name(prefix))?;
+    // The 2016 harness (free-text .info) wrote an empty .pps line for a failed iteration.
+    let blank_lines = info::is_free_text(&info_text);
+    let info = info::parse_info(&info_text);
+    let mut series = new_series(prefix, info, run.variant.as_deref());
+    let receivers = files.receivers.get(prefix).map(Vec::as_slice);
+    for (index, receiver) in receivers.unwrap_or(&[]) {
+        let source = run.relative(dir, receiver);
+        let warning = match pktgen::harness_samples(&run.read(receiver)?) {
+            Err(line) => Warning::BadSample { file: source, line },
+            Ok(samples) => match median(&samples) {
+                None => Warning::TooFewSamples {
+                    file: source,
+                    samples: samples.len(),
+                },
+                Some(median_pps) => {
+                    let mut offered_pps = None;
+                    if let Some(sender) = files.senders.get(&(prefix.to_string(), *index)) {
+                        let text = run.read(sender)?;
+                        let log = pktgen::parse_sender(&text);
+                        offered_pps = log.speed_pps.or_else(|| median(&pktgen::rates(&text)));
+                        if series.setup.traffic.is_none() {
+                            series.setup.traffic = log.traffic;
+                        }
+                    }
+                    series.iterations.push(Iteration {
+                        index: *index,
+                        median_pps,
+                        samples: samples.len(),
+                        offered_pps,
+                        source,
+                    });
+                    continue;
+                }
+            },
+        };
+        warnings.push(warning);
+        if blank_lines {
+            series
+                .pps_blanks
+                .push(series.iterations.len() + series.pps_blanks.len());
+        }
+    }
+    Ok(series)
+}
+
+/// A series without iterations, its levels from its prefix and `.info`, and its variant in
+/// the config-set level.
+fn new_series(prefix: &str, info: info::Info, variant: Option<&str>) -> Series {
+    let levels = info::resolve_levels(prefix, &info);
+    let config = [levels.cfg.as_str(), variant.unwrap_or("")]
+        .into_iter()
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(".");
+    let parts = [&levels.image, &config, &levels.pktgen];
+    let name = if parts.iter().all(|p| p.is_empty()) {
+        "bench".to_string()
+    } else {
+        (parts.iter())
+            .filter(|p| !p.is_empty())
+            .map(|p| p.as_str())
+            .collect::<Vec<_>>()
+            .join(".")
+    };
+    Series {
+        name,
+        version: levels.image,
+        config,
+        profile: levels.pktgen,
+        iterations: Vec::new(),
+        pps_blanks: Vec::new(),
+        setup: Setup {
+            uname: info.uname,
+            traffic: None,
+        },
+    }
 }
 
 /// Median of per-second rates (even counts averaged, as FreeBSD's ministat and the archive);
@@ -162,6 +244,8 @@ struct Files {
     receivers: BTreeMap<String, Vec<(u32, String)>>,
     /// Sender log per (prefix, iteration).
     senders: BTreeMap<(String, u32), String>,
+    /// Logs whose iteration number is over [`MAX_ITERATION`].
+    out_of_range: Vec<String>,
 }
 
 /// Sorts the directory's file names by role; `names` must be sorted bytewise.
@@ -189,6 +273,10 @@ fn classify(names: &[String]) -> Files {
         let Ok(index) = iteration.parse::<u32>() else {
             continue;
         };
+        if index > MAX_ITERATION {
+            files.out_of_range.push(name.clone());
+            continue;
+        }
         if receiver {
             files
                 .receivers
@@ -204,28 +292,58 @@ fn classify(names: &[String]) -> Files {
     files
 }
 
-/// The directory holding the logs (`dir` or `dir/RAW`) and its file names, sorted bytewise.
-fn find_logs(dir: &Path) -> Result<(PathBuf, Vec<String>), InputError> {
-    for candidate in [dir.to_path_buf(), dir.join("RAW")] {
-        let names = match list(&candidate) {
-            Ok(names) => names,
-            Err(e) if candidate == dir => {
-                return Err(InputError::new(format!(
-                    "cannot read directory '{}': {e}",
-                    dir.display()
-                )))
-            }
-            Err(_) => continue,
-        };
-        if !classify(&names).infos.is_empty() {
-            return Ok((candidate, names));
-        }
+/// The folders of logs of `dir`: itself, its `RAW/` or `raw/`, else every subfolder holding
+/// logs (itself or in its `RAW/`), named after it (`RAW.1rx` → variant `1rx`).
+fn find_logs(dir: &Path) -> Result<Vec<Run>, InputError> {
+    let names = list(dir)
+        .map_err(|e| InputError::new(format!("cannot read directory '{}': {e}", dir.display())))?;
+    if let Some((path, names)) = logs_in(dir) {
+        return Ok(vec![Run {
+            path,
+            variant: None,
+            names,
+        }]);
     }
-    Err(InputError::new(format!(
-        "'{}': no netbenches results (bench.*.info) in it or in its RAW/ folder; \
-         give the directory that holds the bench.* logs",
-        dir.display()
-    )))
+    let runs: Vec<Run> = (names.iter())
+        .filter(|name| !["RAW", "raw"].contains(&name.as_str()))
+        .filter_map(|name| {
+            let (path, names) = logs_in(&dir.join(name))?;
+            let variant = name.strip_prefix("RAW.").unwrap_or(name);
+            Some(Run {
+                path,
+                variant: Some(variant.to_string()),
+                names,
+            })
+        })
+        .collect();
+    if !runs.is_empty() {
+        return Ok(runs);
+    }
+    let benchlab = ["runs", "lab.json", "campaign.toml"]
+        .iter()
+        .find(|name| names.contains(&name.to_string()));
+    Err(InputError::new(match benchlab {
+        Some(found) => format!(
+            "'{}' has {found} but is no complete benchlab results directory: it needs both \
+             campaign.toml (the campaign as run) and runs/; restore the missing one",
+            dir.display()
+        ),
+        None => format!(
+            "'{}': no netbenches results (bench.*.info) in it, in its RAW/ folder or in a \
+             subfolder; give the directory that holds the bench.* logs",
+            dir.display()
+        ),
+    }))
+}
+
+/// The folder among `dir`, `dir/RAW` and `dir/raw` that holds `.info` files, with its names.
+fn logs_in(dir: &Path) -> Option<(PathBuf, Vec<String>)> {
+    [dir.to_path_buf(), dir.join("RAW"), dir.join("raw")]
+        .into_iter()
+        .find_map(|candidate| {
+            let names = list(&candidate).ok()?;
+            (!classify(&names).infos.is_empty()).then_some((candidate, names))
+        })
 }
 
 fn list(dir: &Path) -> std::io::Result<Vec<String>> {
@@ -237,20 +355,6 @@ fn list(dir: &Path) -> std::io::Result<Vec<String>> {
     }
     names.sort_unstable();
     Ok(names)
-}
-
-fn read_text(path: &Path) -> Result<String, InputError> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        InputError::new(format!(
-            "cannot read '{}': {e}; check the file or remove it",
-            path.display()
-        ))
-    })?;
-    // Logs are ASCII; a stray byte from a crashed run must not make the whole file unreadable.
-    Ok(match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    })
 }
 
 #[cfg(test)]

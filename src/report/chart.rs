@@ -11,6 +11,8 @@ use anyhow::{anyhow, Context};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::report::{markdown, Report};
+
 /// Width of the PNG, in pixels (the seeds' gnuplot terminal size).
 pub const WIDTH: u32 = 1920;
 /// Height of the PNG, in pixels.
@@ -171,11 +173,16 @@ fn draw(chart: &Chart, rgb: &mut [u8]) -> DrawResult {
         (plot, Some(side))
     };
 
+    // Charts are built from drawable bars only; a hand-made one is checked all the same, as
+    // an infinite axis would never finish drawing.
     let top = chart
         .bars
         .iter()
         .map(|b| b.max.max(b.median))
         .fold(0.0, f64::max);
+    if !(top * 2.0).is_finite() || chart.bars.iter().any(|b| b.min.is_nan()) {
+        return Err(format!("a bar of '{}' is not finite", chart.file_name).into());
+    }
     // Head room above the tallest whisker for its value label and, inside, the legend.
     let plot_height = f64::from(plot_area.dim_in_pixel().1) - 130.0;
     let legend_share = if legend.inside() {
@@ -375,6 +382,76 @@ impl<'n> Legend<'n> {
             ))?;
         }
         Ok(())
+    }
+}
+
+/// True when a series' bar can be drawn: median, minimum and maximum finite, with head room
+/// above them (an infinite axis would never finish drawing).
+pub fn drawable(summary: &crate::stats::Summary) -> bool {
+    [summary.median, summary.min, summary.max]
+        .iter()
+        .all(|v| v.is_finite() && (v * 2.0).is_finite())
+}
+
+impl Report {
+    /// One chart per traffic profile: config sets on the x axis, one bar per version.
+    pub fn charts(&self) -> Vec<Chart> {
+        let single = self.profiles.len() == 1;
+        self.profiles
+            .iter()
+            .map(|profile| {
+                let mut bars = Vec::new();
+                for (group, config) in self.configs.iter().enumerate() {
+                    for (member, version) in self.versions.iter().enumerate() {
+                        let found = self.find(version, config, profile);
+                        let summary = found.and_then(|i| self.series[i].summary);
+                        if let Some(s) = summary.filter(drawable) {
+                            bars.push(Bar {
+                                group,
+                                member,
+                                median: s.median,
+                                min: s.min,
+                                max: s.max,
+                            });
+                        }
+                    }
+                }
+                let iterations = self.iteration_counts(profile);
+                Chart {
+                    file_name: if single || profile.is_empty() {
+                        "graph.png".to_string()
+                    } else {
+                        format!("graph.{profile}.png")
+                    },
+                    profile: profile.clone(),
+                    title: self.title.clone(),
+                    subtitle: markdown::traffic_summary(self, profile),
+                    y_label: format!(
+                        "Packets per second: median of {iterations} iterations, whiskers at min and max"
+                    ),
+                    x_label: "Config set".to_string(),
+                    groups: self.configs.iter().map(|c| self.label(c).to_string()).collect(),
+                    members: (self.versions.iter())
+                        .map(|v| self.version_label(v).to_string())
+                        .collect(),
+                    bars,
+                }
+            })
+            .collect()
+    }
+
+    /// "5" or "3 to 5": how many iterations the charted series of a profile have.
+    fn iteration_counts(&self, profile: &str) -> String {
+        let counts = self
+            .summarised()
+            .filter(|(s, _)| s.series.profile == profile)
+            .map(|(_, summary)| summary.n);
+        let (min, max) = counts.fold((usize::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
+        if min >= max {
+            max.to_string()
+        } else {
+            format!("{min} to {max}")
+        }
     }
 }
 

@@ -5,20 +5,30 @@
 use crate::report::{OutputFile, Report};
 use crate::stats::fmt_g;
 
+/// A median as its `.pps` line gives it back: `%.8g`, read again as ministat reads it.
+pub fn as_written(median: f64) -> f64 {
+    crate::stats::strtod::strtod(fmt_g(median, 8).as_bytes()).0
+}
+
 /// File name of the per-series summary table.
 pub const GNUPLOT_DATA: &str = "gnuplot.data";
 
-/// One `.pps` file per series that has at least one measured iteration (the harness appends a
-/// line per iteration ministat accepted, so a series with none has no file).
+/// One `.pps` file per series: a line per iteration ministat accepted, an empty line where the
+/// 2016 harness wrote one, so a series without any value has a 0-byte file (the harness's
+/// `>>` creates it all the same).
 pub fn pps_files(report: &Report) -> Vec<OutputFile> {
     report
         .series
         .iter()
-        .filter(|s| !s.series.iterations.is_empty())
         .map(|s| {
             let mut text = String::new();
-            for iteration in &s.series.iterations {
-                text.push_str(&fmt_g(iteration.median_pps, 8));
+            let mut values = s.series.iterations.iter();
+            for line in 0..s.series.iterations.len() + s.series.pps_blanks.len() {
+                if !s.series.pps_blanks.contains(&line) {
+                    if let Some(iteration) = values.next() {
+                        text.push_str(&fmt_g(iteration.median_pps, 8));
+                    }
+                }
                 text.push('\n');
             }
             OutputFile {

@@ -81,7 +81,7 @@ struct BlockJson<'a> {
     varies: &'static str,
     version: Option<&'a str>,
     config: Option<&'a str>,
-    profile: &'a str,
+    profile: Option<&'a str>,
     reference: &'a str,
     compared: Vec<ComparedJson<'a>>,
 }
@@ -114,18 +114,52 @@ pub fn results_json(report: &Report) -> serde_json::Result<Vec<u8>> {
             summary: s.summary.as_ref(),
         })
         .collect();
+    let comparisons = comparisons(report);
+    let document = Document {
+        title: &report.title,
+        ministat: report.flavor,
+        confidence_pct: 95.0,
+        versions: &report.versions,
+        configs: &report.configs,
+        profiles: &report.profiles,
+        labels: &report.labels,
+        series,
+        comparisons,
+        flamegraphs: flamegraphs(report),
+        warnings: &report.warnings,
+        flagged: &report.flagged,
+    };
+    let mut bytes = serde_json::to_vec_pretty(&document)?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// Each comparison block: what varies, what is fixed, and each member against the reference.
+fn comparisons(report: &Report) -> Vec<BlockJson<'_>> {
     let name = |i: usize| report.series[i].series.name.as_str();
-    let comparisons = report
+    report
         .blocks
         .iter()
         .map(|block| {
             let (varies, version, config, profile) = match &block.scope {
-                Scope::Versions { config, profile } => {
-                    ("version", None, Some(config.as_str()), profile)
-                }
-                Scope::Configs { version, profile } => {
-                    ("config", Some(version.as_str()), None, profile)
-                }
+                Scope::Versions { config, profile } => (
+                    "version",
+                    None,
+                    Some(config.as_str()),
+                    Some(profile.as_str()),
+                ),
+                Scope::Configs { version, profile } => (
+                    "config",
+                    Some(version.as_str()),
+                    None,
+                    Some(profile.as_str()),
+                ),
+                Scope::Profiles { version, config } => (
+                    "profile",
+                    Some(version.as_str()),
+                    Some(config.as_str()),
+                    None,
+                ),
             };
             BlockJson {
                 varies,
@@ -148,24 +182,7 @@ pub fn results_json(report: &Report) -> serde_json::Result<Vec<u8>> {
                     .collect(),
             }
         })
-        .collect();
-    let document = Document {
-        title: &report.title,
-        ministat: report.flavor,
-        confidence_pct: 95.0,
-        versions: &report.versions,
-        configs: &report.configs,
-        profiles: &report.profiles,
-        labels: &report.labels,
-        series,
-        comparisons,
-        flamegraphs: flamegraphs(report),
-        warnings: &report.warnings,
-        flagged: &report.flagged,
-    };
-    let mut bytes = serde_json::to_vec_pretty(&document)?;
-    bytes.push(b'\n');
-    Ok(bytes)
+        .collect()
 }
 
 /// Every capture with its check, and the SVGs drawn of it.

@@ -27,13 +27,22 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
             chart.file_name
         ));
     }
-    let (versions, configs): (Vec<&ComparisonBlock>, Vec<&ComparisonBlock>) = report
-        .blocks
-        .iter()
-        .partition(|b| matches!(b.scope, Scope::Versions { .. }));
+    let of = |wanted: fn(&Scope) -> bool| -> Vec<&ComparisonBlock> {
+        report.blocks.iter().filter(|b| wanted(&b.scope)).collect()
+    };
     for (heading, blocks) in [
-        ("Versions compared", versions),
-        ("Config sets compared", configs),
+        (
+            "Versions compared",
+            of(|s| matches!(s, Scope::Versions { .. })),
+        ),
+        (
+            "Config sets compared",
+            of(|s| matches!(s, Scope::Configs { .. })),
+        ),
+        (
+            "Traffic profiles compared",
+            of(|s| matches!(s, Scope::Profiles { .. })),
+        ),
     ] {
         if blocks.is_empty() {
             continue;
@@ -142,13 +151,21 @@ fn setup_lines(report: &Report) -> Vec<String> {
             report.method
         ));
     }
-    lines.push(match report.flavor {
+    let mut statistics = match report.flavor {
         Flavor::Current => "Statistics: ministat at 95% confidence".to_string(),
         Flavor::Legacy => {
             "Statistics: ministat at 95% confidence, legacy relative interval (old ministat)"
                 .to_string()
         }
-    });
+        Flavor::Accurate => {
+            "Statistics: ministat at 95% confidence, exactly rounded Stddev (accurate variance)"
+                .to_string()
+        }
+    };
+    if let Some(why) = &report.flavor_reason {
+        statistics.push_str(&format!(" ({why})"));
+    }
+    lines.push(statistics);
     lines
 }
 
@@ -241,6 +258,7 @@ fn verdict(report: &Report, block: &ComparisonBlock) -> String {
     let (fixed, varies) = match &block.scope {
         Scope::Versions { config, profile } => ([config, profile], Level::Version),
         Scope::Configs { version, profile } => ([version, profile], Level::Config),
+        Scope::Profiles { version, config } => ([version, config], Level::Profile),
     };
     let fixed: Vec<&str> = fixed
         .iter()
@@ -252,6 +270,7 @@ fn verdict(report: &Report, block: &ComparisonBlock) -> String {
         match varies {
             Level::Version => report.version_label(&s.version),
             Level::Config => report.label(&s.config),
+            Level::Profile => report.label(&s.profile),
         }
     };
     let results: Vec<String> = block.members[1..]
@@ -286,6 +305,7 @@ fn verdict(report: &Report, block: &ComparisonBlock) -> String {
 enum Level {
     Version,
     Config,
+    Profile,
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //!          "3 Intel i210AT Gigabit Ethernet ports"]
 //! versions = ["318516stable", "318516current"]   # which, in which order; the first is the reference
 //! configs = ["forwarding", "ipfw-statefull", "pf-statefull"]
-//! ministat = "current"                           # or "legacy" for archives made with the old ministat
+//! ministat = "current"                           # "legacy" (old ministat), "accurate" (exact Stddev)
 //!
 //! [labels]                                       # display names of versions, config sets, profiles
 //! 318516stable = "FreeBSD 11-stable r318516"
@@ -54,6 +54,8 @@ pub enum MinistatGeneration {
     Current,
     /// The old ministat (Debian's 20150715, FreeBSD before 2017).
     Legacy,
+    /// Current with the exactly rounded standard deviation (some archived tables).
+    Accurate,
 }
 
 impl std::str::FromStr for MinistatGeneration {
@@ -63,8 +65,9 @@ impl std::str::FromStr for MinistatGeneration {
         match text {
             "current" => Ok(Self::Current),
             "legacy" => Ok(Self::Legacy),
+            "accurate" => Ok(Self::Accurate),
             _ => Err(format!(
-                "'{text}' is not a ministat generation: use current or legacy"
+                "'{text}' is not a ministat generation: use current, legacy or accurate"
             )),
         }
     }
@@ -75,6 +78,7 @@ impl From<MinistatGeneration> for Flavor {
         match generation {
             MinistatGeneration::Current => Flavor::Current,
             MinistatGeneration::Legacy => Flavor::Legacy,
+            MinistatGeneration::Accurate => Flavor::Accurate,
         }
     }
 }

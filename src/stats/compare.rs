@@ -53,7 +53,7 @@ pub fn compare(
     let difference_ci = t * s;
     let relative_ci = match flavor {
         Flavor::Legacy => difference_ci,
-        Flavor::Current => {
+        Flavor::Current | Flavor::Accurate => {
             let mut re = (n1f - 1.0) * v1 + (n0f - 1.0) * v0 * (a1 * a1) / (a0 * a0);
             re *= (n1 + n0) as f64 / ((n1 * n0) as f64 * (n1f + n0f - 2.0));
             t * c_sqrt(re)

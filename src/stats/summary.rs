@@ -22,6 +22,24 @@ pub enum Flavor {
     /// the relative interval is the absolute one divided by the reference mean, and a negative
     /// variance gives a `-nan` standard deviation.
     Legacy,
+    /// Current FreeBSD ministat with an accurately computed variance: the standard deviation
+    /// is the exactly rounded sample standard deviation (two passes, double-double), as some
+    /// archived tables show it (62.114411 where the one-pass sums give 62.11431).
+    Accurate,
+}
+
+impl Flavor {
+    /// Every flavour, the default first.
+    pub const ALL: [Flavor; 3] = [Flavor::Current, Flavor::Legacy, Flavor::Accurate];
+
+    /// Its name on the command line and in `report.toml`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavor::Current => "current",
+            Flavor::Legacy => "legacy",
+            Flavor::Accurate => "accurate",
+        }
+    }
 }
 
 /// A dataset's values sorted as ministat sorts them, with the sums it accumulates in file order.
@@ -62,12 +80,20 @@ impl Sample {
         let nf = n as f64;
         let median = match (n, flavor) {
             (0, _) => f64::NAN,
-            (_, Flavor::Current) if n % 2 == 0 => (p[n / 2 - 1] + p[n / 2]) / 2.0,
+            (_, Flavor::Current | Flavor::Accurate) if n % 2 == 0 => {
+                (p[n / 2 - 1] + p[n / 2]) / 2.0
+            }
             _ => p[n / 2],
         };
         let mut variance = sse_sub(self.sum_squares, self.sum * self.sum / nf) / (nf - 1.0);
-        if flavor == Flavor::Current && variance < 0.0 {
+        if flavor != Flavor::Legacy && variance < 0.0 {
             variance = 0.0;
+        }
+        let mut stddev = c_sqrt(variance);
+        if flavor == Flavor::Accurate {
+            if let Some((v, s)) = super::accurate::variance_and_stddev(p) {
+                (variance, stddev) = (v, s);
+            }
         }
         Summary {
             n,
@@ -75,7 +101,7 @@ impl Sample {
             max: p.last().copied().unwrap_or(f64::NAN),
             median,
             mean: self.sum / nf,
-            stddev: c_sqrt(variance),
+            stddev,
             variance,
         }
     }
@@ -97,7 +123,8 @@ pub struct Summary {
     pub mean: f64,
     /// Sample standard deviation, √variance.
     pub stddev: f64,
-    /// Sample variance as ministat computes it in one pass: (Σy² − (Σy)²/n) / (n − 1).
+    /// Sample variance as ministat computes it in one pass: (Σy² − (Σy)²/n) / (n − 1)
+    /// ([`Flavor::Accurate`]: two passes, exactly rounded).
     #[serde(skip)]
     pub variance: f64,
 }

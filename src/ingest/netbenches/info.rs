@@ -21,16 +21,20 @@ pub struct Info {
 
 /// Parses either `.info` format.
 pub fn parse_info(text: &str) -> Info {
-    let shell_format = text.lines().any(|line| {
+    if is_free_text(text) {
+        parse_free_text(text)
+    } else {
+        parse_shell(text)
+    }
+}
+
+/// True for the free-text format of the harness before 2016-05.
+pub fn is_free_text(text: &str) -> bool {
+    !text.lines().any(|line| {
         ["IMAGE=", "CFG=", "PKTGEN=", "UNAME="]
             .iter()
             .any(|key| line.starts_with(key))
-    });
-    if shell_format {
-        parse_shell(text)
-    } else {
-        parse_free_text(text)
-    }
+    })
 }
 
 fn parse_shell(text: &str) -> Info {

@@ -53,7 +53,7 @@ pub fn captures(
             continue;
         };
         let trial = relative(&first.1);
-        let text = super::read_text(&logs_dir.join(&first.1))?;
+        let text = crate::ingest::file::read_text(&logs_dir.join(&first.1))?;
         let (folded, problem) = match fold_pmcstat(text.as_bytes(), &trial) {
             Ok(folded) => (folded.to_text(), None),
             Err(e) => (String::new(), Some(e.to_string())),

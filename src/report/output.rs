@@ -1,0 +1,187 @@
+//! Writing a report's files into a directory without ever overwriting a file benchlab did not
+//! write: an archive's own README.md, `gnuplot.data`, `.pps` files and PNGs stay as they are.
+//!
+//! benchlab knows its own files by [`MANIFEST`], the names and content fingerprints of what it
+//! wrote into the directory (written last, after the files): a file edited since is no longer
+//! benchlab's. Reports written before the manifest existed are known by the marker line of
+//! their README. A file whose contents would not change is no overwrite.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::error::InputError;
+use crate::report::{markdown, OutputFile};
+
+/// The files benchlab wrote into a directory, one `<fingerprint> <name>` a line.
+pub const MANIFEST: &str = "benchlab-report.txt";
+
+/// First line of the manifest, for whoever opens it.
+const MANIFEST_HEADER: &str =
+    "# Files `benchlab report` wrote here; it overwrites these and no other file.";
+
+/// Writes the files into `dir` (created if missing), each through a temporary file renamed
+/// into place, so that a reader never sees a half-written file.
+///
+/// A file that benchlab did not write and that would change (a hand-written README or an
+/// archive's own `gnuplot.data` or graphs) is never overwritten: that is an [`InputError`],
+/// checked before anything is written.
+pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
+    let mut ours = written_before(dir)?;
+    check_overwrites(dir, files, &ours)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
+    for file in files {
+        let path = dir.join(&file.name);
+        // Names may have a directory (`flame/….svg`).
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create '{}'", parent.display()))?;
+        }
+        crate::atomic::write(&path, &file.bytes)
+            .with_context(|| format!("cannot write '{}'", path.display()))?;
+    }
+    // Names of earlier reports stay listed: their files are still benchlab's to replace.
+    ours.extend(
+        files
+            .iter()
+            .map(|f| (f.name.clone(), Some(fingerprint(&f.bytes)))),
+    );
+    let mut manifest = format!("{MANIFEST_HEADER}\n");
+    for (name, print) in &ours {
+        // A file of an older report that was never fingerprinted gets its present one.
+        let print = print
+            .unwrap_or_else(|| fingerprint(&std::fs::read(dir.join(name)).unwrap_or_default()));
+        manifest.push_str(&format!("{print:016x} {name}\n"));
+    }
+    let path = dir.join(MANIFEST);
+    crate::atomic::write(&path, manifest.as_bytes())
+        .with_context(|| format!("cannot write '{}'", path.display()))
+}
+
+/// What benchlab wrote here before: name → the fingerprint of what it wrote, `None` for any
+/// contents (a report by an older benchlab, known by its README's marker: every file present
+/// is then taken as benchlab's).
+type Written = BTreeMap<String, Option<u64>>;
+
+/// The files benchlab wrote into `dir` before, from its manifest or its README.
+fn written_before(dir: &Path) -> Result<Written, InputError> {
+    let manifest = dir.join(MANIFEST);
+    if manifest.exists() {
+        let text = crate::ingest::file::read_text(&manifest)?;
+        return Ok(text
+            .lines()
+            .filter_map(|line| {
+                let (print, name) = line.split_once(' ')?;
+                let print = u64::from_str_radix(print, 16).ok()?;
+                Some((name.to_string(), Some(print)))
+            })
+            .collect());
+    }
+    let readme = std::fs::read_to_string(dir.join(markdown::README)).unwrap_or_default();
+    if !readme.contains(markdown::MARKER) {
+        return Ok(Written::new());
+    }
+    let names = std::fs::read_dir(dir)
+        .map_err(|e| InputError::new(format!("cannot read directory '{}': {e}", dir.display())))?;
+    Ok(names
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .map(|name| (name, None))
+        .collect())
+}
+
+/// Refuses when a file to write exists, is not benchlab's (or was edited since) and would
+/// change.
+fn check_overwrites(dir: &Path, files: &[OutputFile], ours: &Written) -> Result<(), InputError> {
+    let foreign: Vec<String> = (files.iter())
+        .filter_map(|f| {
+            let path = dir.join(&f.name);
+            let existing = std::fs::symlink_metadata(&path).ok()?;
+            let bytes = existing
+                .is_file()
+                .then(|| std::fs::read(&path).ok())
+                .flatten();
+            let benchlabs = match (ours.get(&f.name), &bytes) {
+                (Some(None), Some(_)) => true,
+                (Some(Some(print)), Some(bytes)) => fingerprint(bytes) == *print,
+                _ => false,
+            };
+            let unchanged = bytes.is_some_and(|b| b == f.bytes);
+            (!benchlabs && !unchanged).then(|| path.display().to_string())
+        })
+        .collect();
+    let Some(first) = foreign.first() else {
+        return Ok(());
+    };
+    let more = match foreign.len() {
+        1 => String::new(),
+        n => format!(" (and {} more files)", n - 1),
+    };
+    Err(InputError::new(format!(
+        "'{first}'{more} was not written by benchlab and would be overwritten; \
+         write the report elsewhere with -o OUT"
+    )))
+}
+
+/// FNV-1a, 64 bits: enough to tell an edited file from the one written, with no dependency.
+fn fingerprint(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, text: &str) -> OutputFile {
+        OutputFile {
+            name: name.to_string(),
+            bytes: text.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn foreign_files_are_kept_and_ours_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("gnuplot.data"), "archive's\n").unwrap();
+        std::fs::write(d.join("a.pps"), "1\n").unwrap();
+        let e = write_files(d, &[file("a.pps", "1\n"), file("gnuplot.data", "ours\n")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("gnuplot.data' was not written by benchlab and would be overwritten; write the report elsewhere with -o OUT"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(d.join("gnuplot.data")).unwrap(),
+            "archive's\n"
+        );
+        // Identical contents are no overwrite; once written, a file is benchlab's.
+        std::fs::remove_file(d.join("gnuplot.data")).unwrap();
+        write_files(d, &[file("a.pps", "1\n"), file("gnuplot.data", "ours\n")]).unwrap();
+        write_files(d, &[file("a.pps", "2\n")]).unwrap();
+        let manifest = std::fs::read_to_string(d.join(MANIFEST)).unwrap();
+        assert!(manifest.ends_with(&format!("{:016x} gnuplot.data\n", fingerprint(b"ours\n"))));
+        assert_eq!(manifest.lines().count(), 3, "{manifest}");
+        assert_eq!(std::fs::read_to_string(d.join("a.pps")).unwrap(), "2\n");
+        // A file edited since benchlab wrote it is someone else's.
+        std::fs::write(d.join("a.pps"), "my edit\n").unwrap();
+        assert!(write_files(d, &[file("a.pps", "3\n")]).is_err());
+        assert_eq!(
+            std::fs::read_to_string(d.join("a.pps")).unwrap(),
+            "my edit\n"
+        );
+    }
+
+    #[test]
+    fn a_report_of_an_older_benchlab_is_ours() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let readme = format!("t\n{} wrote this -->\n", markdown::MARKER);
+        std::fs::write(d.join(markdown::README), &readme).unwrap();
+        std::fs::write(d.join("graph.png"), "old").unwrap();
+        write_files(d, &[file("graph.png", "new"), file("README.md", "x")]).unwrap();
+        std::fs::write(d.join("README.md"), "by hand").unwrap();
+        std::fs::remove_file(d.join(MANIFEST)).unwrap();
+        assert!(write_files(d, &[file("README.md", "y")]).is_err());
+    }
+}

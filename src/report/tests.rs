@@ -1,0 +1,98 @@
+//! Unit tests of the report model.
+
+use super::*;
+use crate::ingest::Iteration;
+
+fn series(version: &str, medians: &[f64]) -> Series {
+    Series {
+        name: format!("{version}.forwarding"),
+        version: version.to_string(),
+        config: "forwarding".to_string(),
+        iterations: (1..)
+            .zip(medians)
+            .map(|(index, &median_pps)| Iteration {
+                index,
+                median_pps,
+                samples: 40,
+                offered_pps: None,
+                source: String::new(),
+            })
+            .collect(),
+        ..Series::default()
+    }
+}
+
+#[test]
+fn more_than_seven_versions_split_into_blocks_led_by_the_reference() {
+    let results = Results {
+        series: (0..9)
+            .map(|v| series(&format!("v{v}"), &[1e6 + f64::from(v), 1.1e6, 0.9e6]))
+            .collect(),
+        ..Results::default()
+    };
+    let report = Report::build(results, &ReportOptions::default()).unwrap();
+    let members: Vec<Vec<usize>> = report.blocks.iter().map(|b| b.members.clone()).collect();
+    assert_eq!(members, vec![vec![0, 1, 2, 3, 4, 5, 6], vec![0, 7, 8]]);
+    assert!(report.blocks[1]
+        .ministat
+        .starts_with("x v0.forwarding.pps\n+ v7.forwarding.pps\n"));
+    assert_eq!(report.blocks[1].comparisons.len(), 2);
+}
+
+#[test]
+fn series_with_fewer_than_three_iterations_have_no_statistics() {
+    let results = Results {
+        series: vec![series("a", &[1.0, 2.0, 3.0]), series("b", &[1.0, 2.0])],
+        ..Results::default()
+    };
+    let report = Report::build(results, &ReportOptions::default()).unwrap();
+    assert!(report.series[1].summary.is_none());
+    assert!(report.blocks.is_empty());
+    assert_eq!(report.charts()[0].bars.len(), 1);
+    assert!(report.warnings[0].starts_with("b.forwarding: 2 iteration(s) measured"));
+    // The harness writes its .pps (one line per iteration) but no gnuplot.data row.
+    assert_eq!(harness::pps_files(&report)[1].bytes, b"1\n2\n");
+    assert_eq!(
+        harness::gnuplot_data(&report),
+        "#index median minimum maximum\na.forwarding 2 1 3\n"
+    );
+}
+
+#[test]
+fn flagged_trials_are_listed_apart_from_what_was_not_measured() {
+    let results = Results {
+        series: vec![series("a", &[1.0, 2.0, 3.0])],
+        warnings: vec![
+            crate::ingest::Warning::FlaggedTrial {
+                trial: "a.forwarding.inet4.2".into(),
+                flags: "unsteady: …".into(),
+            },
+            crate::ingest::Warning::FailedTrial {
+                trial: "a.forwarding.inet4.3".into(),
+                reason: "generator died".into(),
+            },
+            crate::ingest::Warning::RemeasuredTrial {
+                trial: "a.forwarding.inet4.1".into(),
+                reason: "unsteady: …".into(),
+            },
+        ],
+        ..Results::default()
+    };
+    let report = Report::build(results, &ReportOptions::default()).unwrap();
+    assert_eq!(
+        report.flagged,
+        [
+            "a.forwarding.inet4.2: unsteady: …",
+            "a.forwarding.inet4.1: measured twice, one attempt left out (unsteady: …)"
+        ]
+    );
+    assert_eq!(report.warnings.len(), 1);
+    let md = markdown::readme(&report, &report.charts());
+    let flagged = md
+        .find("## Flagged or measured twice (counted in the statistics above)")
+        .unwrap();
+    let not_measured = md.find("## Not measured").unwrap();
+    assert!(flagged < md.find("a.forwarding.inet4.2").unwrap());
+    assert!(md.find("a.forwarding.inet4.2").unwrap() < not_measured);
+    assert!(not_measured < md.find("a.forwarding.inet4.3").unwrap());
+}
