@@ -55,7 +55,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
     ("cli/ministat.rs", "parse", "to split"),
     ("cli/rx.rs", "run", "to split"),
     ("ingest/benchlab.rs", "read_dir", "to split"),
-    ("ingest/netbenches.rs", "read_dir", "to split"),
     ("lab/addressing.rs", "plan", "to split"),
     ("lab/facts.rs", "collect", "to split"),
     ("lab/virt.rs", "build", "to split"),
