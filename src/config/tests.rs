@@ -60,7 +60,7 @@ fn errors_name_the_key() {
 fn an_unset_frame_size_is_the_familys_smallest_and_is_written_out() {
     let c = parse(
         "[[profiles]]\nname = \"a\"\naf = \"inet4\"\n\
-         [[profiles]]\nname = \"b\"\naf = \"inet6\"",
+             [[profiles]]\nname = \"b\"\naf = \"inet6\"",
     )
     .unwrap();
     let sizes: Vec<Option<u32>> = c.profiles.iter().map(|p| p.frame_size).collect();

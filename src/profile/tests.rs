@@ -5,9 +5,9 @@ use super::*;
 #[test]
 fn sample_times_come_from_the_event_headers() {
     let text = b"napi/blt-12 123 [001] 1700000001.500000: cpu-clock:ppp: \n\
-        \tffffffff81 ip_forward+0x1 ([kernel.kallsyms])\n\n\
-        lto cgu.00 99 [001] 1700000000.250000: cpu-clock:ppp: \n\
-        \tffffffff81 memset+0x1 ([kernel.kallsyms])\n";
+            \tffffffff81 ip_forward+0x1 ([kernel.kallsyms])\n\n\
+            lto cgu.00 99 [001] 1700000000.250000: cpu-clock:ppp: \n\
+            \tffffffff81 memset+0x1 ([kernel.kallsyms])\n";
     assert_eq!(sample_times(text), Some((1700000000.25, 1700000001.5)));
     assert_eq!(sample_times(b""), None);
 }

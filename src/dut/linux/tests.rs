@@ -6,19 +6,19 @@ use crate::transport::{MockTransport, Output};
 #[test]
 fn nft_counters_add_up_the_passing_rules() {
     let json = r#"{"nftables": [{"metainfo": {}}, {"table": {"family": "inet", "name": "benchlab"}},
-      {"rule": {"chain": "forward", "expr": [{"counter": {"packets": 7, "bytes": 1}}, {"accept": null}], "comment": "benchlab-pass-established"}},
-      {"rule": {"chain": "forward", "expr": [{"counter": {"packets": 5, "bytes": 1}}, {"accept": null}], "comment": "benchlab-pass-new"}},
-      {"rule": {"chain": "forward", "expr": [{"counter": {"packets": 100, "bytes": 1}}, {"drop": null}]}}]}"#;
+          {"rule": {"chain": "forward", "expr": [{"counter": {"packets": 7, "bytes": 1}}, {"accept": null}], "comment": "benchlab-pass-established"}},
+          {"rule": {"chain": "forward", "expr": [{"counter": {"packets": 5, "bytes": 1}}, {"accept": null}], "comment": "benchlab-pass-new"}},
+          {"rule": {"chain": "forward", "expr": [{"counter": {"packets": 100, "bytes": 1}}, {"drop": null}]}}]}"#;
     assert_eq!(parse_nft_pass_counters(json).unwrap(), (2, 12));
 }
 
 #[test]
 fn iptables_counters_read_save_output() {
     let saved = "*filter\n:FORWARD ACCEPT [0:0]\n:benchlab-forward - [0:0]\n\
-        [40:3360] -A FORWARD -j benchlab-forward\n\
-        [3:252] -A benchlab-forward -m conntrack --ctstate RELATED,ESTABLISHED -m comment --comment benchlab-pass-established -j ACCEPT\n\
-        [37:3108] -A benchlab-forward -m conntrack --ctstate NEW -m comment --comment benchlab-pass-new -j ACCEPT\n\
-        [0:0] -A benchlab-forward -j DROP\nCOMMIT\n";
+            [40:3360] -A FORWARD -j benchlab-forward\n\
+            [3:252] -A benchlab-forward -m conntrack --ctstate RELATED,ESTABLISHED -m comment --comment benchlab-pass-established -j ACCEPT\n\
+            [37:3108] -A benchlab-forward -m conntrack --ctstate NEW -m comment --comment benchlab-pass-new -j ACCEPT\n\
+            [0:0] -A benchlab-forward -j DROP\nCOMMIT\n";
     assert_eq!(parse_iptables_pass_counters(saved), (2, 40));
 }
 

@@ -12,12 +12,12 @@ fn folded(lines: &[(&str, u64)]) -> Folded {
 fn idle_is_the_idle_loop_but_not_softirqs_on_top_of_it() {
     assert!(is_idle(
         "swapper;secondary_startup_64;cpu_startup_entry;do_idle;default_idle_call;\
-         default_idle;pv_native_safe_halt"
+             default_idle;pv_native_safe_halt"
     ));
     assert!(!is_idle(
         "swapper;cpu_startup_entry;do_idle;default_idle_call;pv_native_safe_halt;\
-         asm_sysvec_apic_timer_interrupt;sysvec_apic_timer_interrupt;irq_exit_rcu;\
-         __do_softirq;net_rx_action;__napi_poll;ip_forward"
+             asm_sysvec_apic_timer_interrupt;sysvec_apic_timer_interrupt;irq_exit_rcu;\
+             __do_softirq;net_rx_action;__napi_poll;ip_forward"
     ));
     assert!(!is_idle("napi/x;__netif_receive_skb;ip_rcv;ip_forward"));
     assert!(is_idle(
