@@ -355,6 +355,22 @@ fn messages_name_what_is_missing() {
         "bench.inet4.20000000.receiver': iteration number over 10000",
     );
 
+    // A FIFO in place of a log or of report.toml is refused, not waited on.
+    std::fs::remove_file(raw.join("bench.inet4.20000000.receiver")).unwrap();
+    for name in ["RAW/bench.inet4.6.receiver", "report.toml"] {
+        let fifo = archive.path().join(name);
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        let started = std::time::Instant::now();
+        expect_2(
+            archive.path(),
+            &[],
+            "': not a regular file (a FIFO, device or directory)",
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        std::fs::remove_file(fifo).unwrap();
+    }
+
     // A benchlab results directory without its campaign.toml.
     let results = tempfile::tempdir().unwrap();
     std::fs::create_dir(results.path().join("runs")).unwrap();
