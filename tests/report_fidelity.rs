@@ -408,3 +408,21 @@ fn rates_too_large_to_draw_are_left_out_of_the_graph() {
     );
     assert!(out.path().join("graph.inet4.png").is_file());
 }
+
+#[test]
+fn the_seeds_own_readmes_pick_their_ministat() {
+    // Seed 002's difference rows take 318516stable as the reference, the logs' order
+    // 318516current: only its vitals rows match, enough to tell current from the others.
+    for (seed, flavour, rows) in [
+        ("002", "current", "18 of the 30"),
+        ("003", "legacy", "15 of the 15"),
+    ] {
+        let archive = tempfile::tempdir().unwrap();
+        copy_dir(&data(&format!("netbenches/{seed}")), archive.path());
+        let readme = data(&format!("netbenches-archive/{seed}-README.md"));
+        std::fs::copy(readme, archive.path().join("README.md")).unwrap();
+        let (_, stderr, _) = report(archive.path(), &[]);
+        let note = format!("note: ministat {flavour}: chosen as it reproduces {rows} table rows");
+        assert!(stderr.contains(&note), "{seed}: {stderr}");
+    }
+}
