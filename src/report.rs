@@ -84,6 +84,44 @@ pub struct ReportedSeries {
     pub summary: Option<Summary>,
 }
 
+impl ReportedSeries {
+    /// Summarises a series; what keeps it out of the statistics or the graph is a warning.
+    fn new(s: Series, options: &ReportOptions, warnings: &mut Vec<String>) -> ReportedSeries {
+        let medians = medians(&s);
+        let summary = (medians.len() >= MIN_POINTS).then(|| Summary::of(&medians, options.flavor));
+        if summary.is_none() {
+            warnings.push(format!(
+                "{}: {} iteration(s) measured, ministat needs {MIN_POINTS}; \
+                 no statistics, left out of graphs and comparisons",
+                s.name,
+                medians.len()
+            ));
+        }
+        if summary.is_some_and(|s| !chart::drawable(&s)) {
+            warnings.push(format!(
+                "{}: a value is not finite or too large to draw (inf, nan or near \
+                 1.8e308 in the logs); left out of the graph",
+                s.name
+            ));
+        }
+        let levels: Vec<String> = [&s.version, &s.config, &s.profile]
+            .into_iter()
+            .filter(|l| !l.is_empty())
+            .map(|l| label(&options.labels, l).to_string())
+            .collect();
+        let stem = if levels.is_empty() {
+            s.name.clone()
+        } else {
+            levels.join(".")
+        };
+        ReportedSeries {
+            legend: format!("{stem}.pps"),
+            series: s,
+            summary,
+        }
+    }
+}
+
 /// What one comparison holds fixed, and so what varies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
@@ -197,45 +235,10 @@ impl Report {
         });
         let flagged: Vec<String> = flagged.iter().map(ToString::to_string).collect();
         let mut warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
-        let label = |name: &str| label(&options.labels, name).to_string();
         let series: Vec<ReportedSeries> = series
             .into_iter()
             .filter(|s| versions.contains(&s.version) && configs.contains(&s.config))
-            .map(|s| {
-                let medians = medians(&s);
-                let summary =
-                    (medians.len() >= MIN_POINTS).then(|| Summary::of(&medians, options.flavor));
-                if summary.is_none() {
-                    warnings.push(format!(
-                        "{}: {} iteration(s) measured, ministat needs {MIN_POINTS}; \
-                         no statistics, left out of graphs and comparisons",
-                        s.name,
-                        medians.len()
-                    ));
-                }
-                if summary.is_some_and(|s| !chart::drawable(&s)) {
-                    warnings.push(format!(
-                        "{}: a value is not finite or too large to draw (inf, nan or near \
-                         1.8e308 in the logs); left out of the graph",
-                        s.name
-                    ));
-                }
-                let levels: Vec<String> = [&s.version, &s.config, &s.profile]
-                    .into_iter()
-                    .filter(|l| !l.is_empty())
-                    .map(|l| label(l))
-                    .collect();
-                let stem = if levels.is_empty() {
-                    s.name.clone()
-                } else {
-                    levels.join(".")
-                };
-                ReportedSeries {
-                    legend: format!("{stem}.pps"),
-                    series: s,
-                    summary,
-                }
-            })
+            .map(|s| ReportedSeries::new(s, options, &mut warnings))
             .collect();
         let profiles = distinct(series.iter().map(|s| &s.series.profile));
         let flames = (captures.iter())
@@ -243,27 +246,8 @@ impl Report {
             .map(flame::Flame::from_capture)
             .collect::<Result<Vec<_>, _>>()?;
         warnings.extend(flames.iter().filter_map(flame::Flame::rejection));
-        let title = options.title.clone().unwrap_or_else(|| {
-            let mut versions: Vec<String> = (versions.iter())
-                .filter(|v| !v.is_empty())
-                .map(|v| label(v))
-                .collect();
-            if versions.len() > MAX_TITLE_NAMES {
-                let more = format!("… ({} versions)", versions.len());
-                versions.truncate(MAX_TITLE_NAMES - 1);
-                versions.push(more);
-            }
-            // A run without a config level has one nameless config set: nothing to name.
-            let configs: Vec<String> = (configs.iter())
-                .filter(|c| !c.is_empty() || options.labels.contains_key(""))
-                .map(|c| label(c))
-                .collect();
-            [versions.join(" vs "), configs.join(", ")]
-                .into_iter()
-                .filter(|part| !part.is_empty())
-                .collect::<Vec<_>>()
-                .join(": ")
-        });
+        let title = (options.title.clone())
+            .unwrap_or_else(|| default_title(&options.labels, &versions, &configs));
         let mut report = Report {
             title,
             lines: options.lines.clone(),
@@ -426,6 +410,32 @@ impl Report {
         });
         Ok(files)
     }
+}
+
+/// `A vs B vs C: forwarding, pf` from the names, labels applied; runs without a version or
+/// config level have nothing to name there.
+fn default_title(
+    labels: &BTreeMap<String, String>,
+    versions: &[String],
+    configs: &[String],
+) -> String {
+    let names = |list: &[String]| -> Vec<String> {
+        (list.iter())
+            .filter(|name| !name.is_empty() || labels.contains_key(""))
+            .map(|name| label(labels, name).to_string())
+            .collect()
+    };
+    let mut versions = names(versions);
+    if versions.len() > MAX_TITLE_NAMES {
+        let more = format!("… ({} versions)", versions.len());
+        versions.truncate(MAX_TITLE_NAMES - 1);
+        versions.push(more);
+    }
+    [versions.join(" vs "), names(configs).join(", ")]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 /// The iteration medians of a series as its `.pps` file holds them (8 significant digits), in

@@ -355,6 +355,22 @@ fn messages_name_what_is_missing() {
         "bench.inet4.20000000.receiver': iteration number over 10000",
     );
 
+    // A FIFO in place of a log or of report.toml is refused, not waited on.
+    std::fs::remove_file(raw.join("bench.inet4.20000000.receiver")).unwrap();
+    for name in ["RAW/bench.inet4.6.receiver", "report.toml"] {
+        let fifo = archive.path().join(name);
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        let started = std::time::Instant::now();
+        expect_2(
+            archive.path(),
+            &[],
+            "': not a regular file (a FIFO, device or directory)",
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        std::fs::remove_file(fifo).unwrap();
+    }
+
     // A benchlab results directory without its campaign.toml.
     let results = tempfile::tempdir().unwrap();
     std::fs::create_dir(results.path().join("runs")).unwrap();
@@ -391,4 +407,22 @@ fn rates_too_large_to_draw_are_left_out_of_the_graph() {
         "{stderr}"
     );
     assert!(out.path().join("graph.inet4.png").is_file());
+}
+
+#[test]
+fn the_seeds_own_readmes_pick_their_ministat() {
+    // Seed 002's difference rows take 318516stable as the reference, the logs' order
+    // 318516current: only its vitals rows match, enough to tell current from the others.
+    for (seed, flavour, rows) in [
+        ("002", "current", "18 of the 30"),
+        ("003", "legacy", "15 of the 15"),
+    ] {
+        let archive = tempfile::tempdir().unwrap();
+        copy_dir(&data(&format!("netbenches/{seed}")), archive.path());
+        let readme = data(&format!("netbenches-archive/{seed}-README.md"));
+        std::fs::copy(readme, archive.path().join("README.md")).unwrap();
+        let (_, stderr, _) = report(archive.path(), &[]);
+        let note = format!("note: ministat {flavour}: chosen as it reproduces {rows} table rows");
+        assert!(stderr.contains(&note), "{seed}: {stderr}");
+    }
 }

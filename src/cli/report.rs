@@ -12,7 +12,8 @@ use crate::report::{reproduce, write_files, Report, ReportOptions};
 /// Arguments of `benchlab report`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Results directory: netbenches bench.* logs in it or in its RAW/ folder, and an optional
+    /// Results directory: netbenches bench.* logs in it, in its RAW/ or raw/ folder, or in one
+    /// subfolder per variant (RAW.1rx, RAW.8rx: the variant joins the config set), and an optional
     /// report.toml with keys title, lines (setup bullets), versions, configs, ministat, and a
     /// [labels] table of display names
     pub dir: PathBuf,

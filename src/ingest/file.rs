@@ -26,8 +26,8 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>, InputError> {
     let metadata = std::fs::metadata(path).map_err(|e| fail(format!("{e}; check the file")))?;
     if !metadata.is_file() {
         return Err(fail(
-            "not a regular file (a FIFO, device or directory); remove it or replace it with \
-             the log itself"
+            "not a regular file (a FIFO, device or directory); remove it or put a regular file \
+             in its place"
                 .to_string(),
         ));
     }

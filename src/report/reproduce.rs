@@ -24,7 +24,8 @@ pub struct Choice {
 }
 
 /// The generation that reproduces `dir/README.md` best, when `dir` holds a README benchlab did
-/// not write with at least one ministat table; ties go to the default generation.
+/// not write with at least one ministat row that some generation reproduces; ties go to the
+/// default generation.
 pub fn choose(
     dir: &Path,
     results: &Results,
@@ -57,14 +58,17 @@ pub fn choose(
             best = Some((matched, flavor));
         }
     }
-    Ok(best.map(|(matched, flavor)| Choice {
-        flavor,
-        reason: format!(
-            "chosen as it reproduces {matched} of the {} table rows of the archive's {}",
-            wanted.len(),
-            markdown::README
-        ),
-    }))
+    // A README none of whose rows come out (tables of other data) tells nothing.
+    Ok(best
+        .filter(|(matched, _)| *matched > 0)
+        .map(|(matched, flavor)| Choice {
+            flavor,
+            reason: format!(
+                "chosen as it reproduces {matched} of the {} table rows of the archive's {}",
+                wanted.len(),
+                markdown::README
+            ),
+        }))
 }
 
 /// The rows of every fenced block of a Markdown text that a ministat generation decides.

@@ -16,6 +16,7 @@
 //! Every key is optional; an unknown key is an error, so that a typo does not go unnoticed.
 
 use std::collections::BTreeMap;
+use std::io::ErrorKind;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -87,16 +88,11 @@ impl Settings {
     /// Reads `dir/report.toml`; no file means default settings.
     pub fn load(dir: &Path) -> Result<Settings, InputError> {
         let path = dir.join(FILE_NAME);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
-            Err(e) => {
-                return Err(InputError::new(format!(
-                    "cannot read '{}': {e}",
-                    path.display()
-                )))
-            }
-        };
+        if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == ErrorKind::NotFound) {
+            return Ok(Settings::default());
+        }
+        // A FIFO or a huge file in its place is refused, not read forever.
+        let text = crate::ingest::file::read_text(&path)?;
         Settings::parse(&text).map_err(|e| InputError::new(format!("{}: {e}", path.display())))
     }
 
