@@ -58,7 +58,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
     ("lab/addressing.rs", "plan", "to split"),
     ("lab/facts.rs", "collect", "to split"),
     ("lab/virt.rs", "build", "to split"),
-    ("report.rs", "build", "to split"),
     ("report/chart.rs", "draw", "to split"),
     ("traffic/generator.rs", "start", "to split"),
 ];
