@@ -9,12 +9,14 @@
 
 /// Atomic file writes (temporary file + rename).
 pub mod atomic;
-/// Campaigns: plan, results directory, run and resume.
+/// Campaigns: the run loop, the trial procedure every lab shares, the lab kinds.
 pub mod campaign;
 /// The cancellation token raised by Ctrl-C and read by every long step.
 pub mod cancel;
 /// Command line: argument parsing, dispatch, and the only place that prints.
 pub mod cli;
+/// The wall clock recorded times are read from.
+pub mod clock;
 /// The campaign file: TOML model, defaults and validation.
 pub mod config;
 /// DUT configuration sets: Linux presets (forwarding, nftables, iptables) and user directories.

@@ -16,12 +16,13 @@
 //! folded stacks (the `perf.folded` file, the checks, the SVGs, the report) depends on which
 //! profiler made them.
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
 use crate::cancel::Cancel;
+use crate::clock::unix_now;
 use folded::Folded;
 
 /// Folded stacks, the model of a capture, and `perf script` folded into them.
@@ -314,12 +315,6 @@ fn sample_times(perf_script: &[u8]) -> Option<(f64, f64)> {
         None => Some((t, t)),
         Some((a, b)) => Some((f64::min(a, t), f64::max(b, t))),
     })
-}
-
-fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// Where a capture goes in a trial: from the end of warm-up (plus an optional delay) for as long

@@ -6,11 +6,12 @@
 //! Everything about time — when the trial clock starts, which seconds pair with which, when an
 //! overrunning or failed sender stops the others, what an interruption keeps — is decided here.
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use crate::cancel::{Cancel, Cancelled};
+use crate::cancel::Cancel;
+use crate::clock::unix_now;
 use crate::config::{Hooks, Profile, Trial};
 use crate::profile::{CaptureResult, CaptureSchedule, Profiler};
 use crate::store::{SampleRow, TrialKey};
@@ -74,13 +75,6 @@ type OnSecond<'a> = &'a mut dyn FnMut(&SampleRow);
 
 /// How often the procedure looks at the senders and the receiver while traffic flows.
 const POLL: Duration = Duration::from_millis(100);
-
-/// Seconds since the Unix epoch.
-pub fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
 
 /// Runs one trial of `spec` on `rig`; `on_second` sees each paired second as it arrives.
 /// Every process it started is stopped when it returns, whatever happened.
@@ -277,11 +271,6 @@ fn snapshot(
         }
     }
     Ok(text)
-}
-
-/// Whether `e` is (or was caused by) a cancellation.
-pub fn is_cancelled(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.is::<Cancelled>())
 }
 
 /// Mock senders and receivers, for unit tests.

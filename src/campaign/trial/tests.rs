@@ -114,7 +114,7 @@ fn an_interruption_stops_the_senders_and_is_reported_as_such() {
     cancel.cancel();
     let (data, _) = run_trial(rig(&dut, senders, steady(2, 500.0)), &cancel);
     let err = data.unwrap_err();
-    assert!(is_cancelled(&err), "{err:#}");
+    assert!(err.is::<crate::cancel::Cancelled>(), "{err:#}");
 }
 
 #[test]
