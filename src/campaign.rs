@@ -1,5 +1,7 @@
 //! Campaigns: running the trials of a campaign through a lab, in the order its design asks.
 
+/// The alternating design: config sets switched under continuous traffic, block by block.
+pub mod alternating;
 /// The balanced order of config sets in the alternating design.
 pub mod order;
 /// Running the trials through a lab, checking and storing them.

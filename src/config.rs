@@ -271,6 +271,13 @@ pub struct Campaign {
     /// Trial order. Default is interleaved.
     #[serde(default)]
     pub order: Order,
+    /// Measurement design: `trials` (default) or `alternating`.
+    #[serde(default, skip_serializing_if = "Design::is_trials")]
+    pub design: Design,
+    /// The alternating design's phases and stopping rule (filled in at load when the design
+    /// is alternating, so that `campaign.toml` records them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alternating: Option<Alternating>,
     /// Profile the DUT: one extra trial per (version, config set, profile), not measured,
     /// records the DUT's CPU between warm-up and cool-down (`runs/….profile/perf.folded`) for
     /// the report's flamegraphs. Default is false.
@@ -319,6 +326,19 @@ fn default_profiles() -> Vec<Profile> {
     ]
 }
 
+impl Campaign {
+    /// What `benchlab run` runs with no campaign file (examples/default.toml): the default
+    /// config sets and profiles, alternated, since the virtual lab switches config sets in
+    /// milliseconds.
+    pub fn builtin() -> Self {
+        Self {
+            design: Design::Alternating,
+            alternating: Some(Alternating::default()),
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for Campaign {
     fn default() -> Self {
         Self {
@@ -326,6 +346,8 @@ impl Default for Campaign {
             notes: Vec::new(),
             iterations: defaults::ITERATIONS,
             order: Order::default(),
+            design: Design::default(),
+            alternating: None,
             profile: false,
             lab: LabConfig::default(),
             trial: Trial::default(),
@@ -379,6 +401,9 @@ impl Campaign {
         if campaign.versions.is_empty() {
             campaign.versions.push(default_version());
         }
+        if campaign.design == Design::Alternating && campaign.alternating.is_none() {
+            campaign.alternating = Some(Alternating::default());
+        }
         // Written out in DIR/campaign.toml, so a later change of default is a visible change.
         for p in &mut campaign.profiles {
             p.frame_size = Some(p.frame_size());
@@ -426,8 +451,12 @@ pub fn config_set_name(entry: &str) -> &str {
         .unwrap_or(entry)
 }
 
+/// The measurement design and the alternating design's settings.
+mod design;
 /// Checking a campaign once, at load: every number, name and command.
 mod validate;
+
+pub use design::{Alternating, Design, ALTERNATING_INTERVAL};
 
 #[cfg(test)]
 mod tests;

@@ -59,6 +59,11 @@ pub trait ConfigSet: fmt::Debug + Send + Sync {
 
     /// Removes exactly what [`apply`](Self::apply) added.
     fn revert(&self, dut: &dyn Transport) -> Result<()>;
+    /// Whether nothing of it is left on the DUT (after [`revert`](Self::revert)); a set that
+    /// cannot tell says true.
+    fn gone(&self, _dut: &dyn Transport) -> Result<bool> {
+        Ok(true)
+    }
 }
 
 /// The names of the Linux presets, in the order reports list them.
@@ -156,14 +161,30 @@ impl ConfigSets {
         self.sets[i].1.verify(dut)
     }
 
-    /// Removes the set in force, if any.
+    /// Removes the set in force, if any, and checks that it is gone, or the next set would be
+    /// measured with it.
     pub fn revert(&mut self, dut: &dyn Transport) -> Result<()> {
         if let Some(i) = self.current.take() {
             let set = &self.sets[i].1;
             set.revert(dut)
                 .with_context(|| format!("removing config set `{}`", set.name()))?;
+            if !set.gone(dut)? {
+                anyhow::bail!(
+                    "config set `{}` is still in force after its removal: check its revert",
+                    set.name()
+                );
+            }
         }
         Ok(())
+    }
+
+    /// Packets the pass rules of the set in force have seen since it was applied; `None` with
+    /// no set in force or a set without such rules.
+    pub fn counters(&self, dut: &dyn Transport) -> Result<Option<u64>> {
+        match self.current {
+            Some(i) => self.sets[i].1.counters(dut),
+            None => Ok(None),
+        }
     }
 
     /// The name of the set in force.

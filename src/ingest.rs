@@ -9,6 +9,8 @@
 
 use std::fmt;
 
+/// Reader for the alternating design's runs in benchlab's results directories.
+pub mod alternating;
 /// Reader for benchlab's own results directories.
 pub mod benchlab;
 /// Bounded reading of input files (regular files only, size limit).
@@ -29,6 +31,8 @@ pub struct Results {
     pub generator: Option<String>,
     /// Profiles of the DUT (benchlab campaigns with `profile = true`), for flamegraphs.
     pub captures: Vec<Capture>,
+    /// The runs of the alternating design, with their paired estimates and time series.
+    pub alternating: Vec<alternating::AlternatingRun>,
 }
 
 /// A profiling trial's capture of the DUT, as stored: folded stacks, unchecked.

@@ -21,11 +21,14 @@ use std::collections::BTreeMap;
 use anyhow::Context;
 
 use crate::error::InputError;
+use crate::ingest::alternating::AlternatingRun;
 use crate::ingest::{Results, Series};
 use crate::stats::ministat::{MAX_DATASETS, MIN_POINTS};
 use crate::stats::{self, Comparison, Dataset, Flavor, MinistatError, MinistatOptions, Summary};
 use select::{distinct, pairs, select};
 
+/// The alternating design's section of the README and its time charts.
+pub mod alternating;
 /// PNG charts.
 pub mod chart;
 /// Flamegraph SVGs of the DUT and the checks of their captures.
@@ -196,6 +199,8 @@ pub struct Report {
     pub generator: Option<String>,
     /// Profiles of the DUT of the selected versions and config sets, checked.
     pub flames: Vec<flame::Flame>,
+    /// The runs of the alternating design, when the campaign used it.
+    pub alternating: Vec<AlternatingRun>,
 }
 
 /// A file of the report: its name in the output directory and its contents.
@@ -218,6 +223,7 @@ impl Report {
             method,
             generator,
             captures,
+            alternating,
         } = results;
         let versions = select(
             "version",
@@ -264,6 +270,7 @@ impl Report {
             method,
             generator,
             flames,
+            alternating,
         };
         report.blocks = report.comparison_blocks()?;
         Ok(report)
@@ -400,6 +407,15 @@ impl Report {
             });
         }
         files.extend(flame::svg_files(self).context("drawing the flamegraphs")?);
+        for run in &self.alternating {
+            let title = format!("{} · {}", self.title, run.profile);
+            if let Some(bytes) = alternating::render(run, &title)? {
+                files.push(OutputFile {
+                    name: alternating::file_name(run),
+                    bytes,
+                });
+            }
+        }
         files.push(OutputFile {
             name: markdown::README.to_string(),
             bytes: markdown::readme(self, &charts).into_bytes(),

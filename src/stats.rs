@@ -49,7 +49,8 @@ pub use ministat::{
 };
 pub use paired::{paired, Block, BlockError, PairedEstimate, PairedLine};
 pub use phase::{
-    phase_values, CounterSample, Estimator, PhaseError, PhaseOptions, PhaseSpan, PhaseValue,
+    phase_values, window_rates, CounterSample, Estimator, PhaseError, PhaseOptions, PhaseSpan,
+    PhaseValue,
 };
 pub use plot::Plot;
 pub use sequential::{Decision, StopError, StopOptions, StopRule};

@@ -16,11 +16,14 @@ use anyhow::Context;
 use crate::config::Campaign;
 use crate::error::InputError;
 
+/// What an alternating run leaves: phases, short-window series, segments.
+pub mod alternating;
 /// The trials of a campaign, their order and their directory names.
 pub mod plan;
 /// What a trial leaves: its seconds (`samples.csv`) and its `meta.json`.
 pub mod record;
 
+pub use alternating::{PhaseRow, SegmentMeta, StoredBlock};
 pub use plan::{plan, TrialKey, PROFILING};
 pub use record::{measured, parse_samples_csv, samples_csv, SampleRow, Status, TrialMeta};
 
@@ -85,7 +88,7 @@ impl Store {
         let Origin::Created { dir_existed } = self.origin else {
             return Ok(false);
         };
-        if !self.finished()?.is_empty() {
+        if !self.finished()?.is_empty() || self.has_blocks() {
             return Ok(false);
         }
         let d = self.dir.display();

@@ -190,6 +190,7 @@ fn compare_estimators() {
                     settle_s,
                     estimator,
                     min_windows: 2,
+                    min_window_s: 0.0,
                 };
                 let mut rng = ChaCha8Rng::seed_from_u64(99);
                 let blocks_per_run = (180.0 / (phase_s * order.phases_per_block() as f64)) as usize;

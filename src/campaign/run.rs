@@ -9,9 +9,10 @@ use std::time::Instant;
 
 use anyhow::Context;
 
+use super::alternating::{Estimates, Switcher};
 use super::trial::{self, Rig, TrialData, TrialSpec};
 use crate::cancel::{Cancel, Cancelled};
-use crate::config::{config_set_name, Campaign, Rate, Version};
+use crate::config::{config_set_name, Campaign, Design, Rate, Version};
 use crate::stats::{Flavor, Sample};
 use crate::store::{measured, plan, SampleRow, Status, Store, TrialKey, TrialMeta, FOLDED_FILE};
 
@@ -26,6 +27,15 @@ pub trait Bench {
     fn set_config(&mut self, entry: &str) -> anyhow::Result<()>;
     /// The DUT, senders, receiver and profiler of one trial of `spec`.
     fn rig(&mut self, spec: &TrialSpec<'_>) -> anyhow::Result<Rig<'_>>;
+    /// The rig of an alternating run of `spec` (its receiver sampling every
+    /// [`ALTERNATING_INTERVAL`](crate::config::ALTERNATING_INTERVAL)) and what switches the
+    /// DUT's config sets while its traffic flows. A lab that cannot says so.
+    fn alternating(
+        &mut self,
+        _spec: &TrialSpec<'_>,
+    ) -> anyhow::Result<(Rig<'_>, Box<dyn Switcher + '_>)> {
+        anyhow::bail!("this lab cannot run the alternating design: use design = \"trials\"")
+    }
     /// Facts about the lab for `lab.json` (hosts, CPUs, kernel, tools, rulesets).
     fn facts(&mut self) -> anyhow::Result<serde_json::Value>;
 }
@@ -66,6 +76,30 @@ pub enum Event<'a> {
         /// What was stored.
         meta: &'a TrialMeta,
     },
+    /// A block of an alternating run is stored.
+    Block {
+        /// Version of the run.
+        version: &'a str,
+        /// Profile of the run.
+        profile: &'a str,
+        /// Block number, from 1.
+        block: u32,
+        /// Why the block has no values (a phase with too few windows), when it has none.
+        problem: Option<String>,
+        /// Each set against the baseline so far.
+        estimates: &'a Estimates,
+    },
+    /// An alternating run ended.
+    RunDone {
+        /// Version of the run.
+        version: &'a str,
+        /// Profile of the run.
+        profile: &'a str,
+        /// Why: `precise` or `time up`.
+        ended: &'a str,
+        /// Each set against the baseline.
+        estimates: &'a Estimates,
+    },
 }
 
 /// Attempts per trial: a failed or unsteady attempt is measured once more.
@@ -83,8 +117,8 @@ const UNSTEADY_RANGE: f64 = 0.10;
 /// it and the DUT some 25 %, for whole trials, which the per-second check cannot see.
 const SLOWED_SHARE: f64 = 0.85;
 
-/// Runs every trial of `campaign` not yet in `store`, until `cancel` is raised; returns the
-/// number of trials run.
+/// Runs every trial of `campaign` not yet in `store` (every block, under the alternating
+/// design), until `cancel` is raised; returns the number of trials (blocks) run.
 pub fn run(
     campaign: &Campaign,
     store: &Store,
@@ -92,6 +126,9 @@ pub fn run(
     cancel: &Cancel,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> anyhow::Result<usize> {
+    if campaign.design == Design::Alternating {
+        return super::alternating::run(campaign, store, bench, cancel, on_event);
+    }
     store.write_lab_facts(|| bench.facts().context("collecting lab facts"))?;
     let done = store.finished_trials()?;
     // Each profile's fastest full-rate sender so far, the reference for `slowed`.
@@ -190,7 +227,7 @@ fn run_trial(
             .begin_trial(key)
             .with_context(|| format!("preparing {}", store.trial_dir(key).display()))?;
         let outcome = bench.rig(spec).and_then(|rig| {
-            trial::run(rig, spec, cancel, &mut |s| {
+            trial::run(rig, spec, cancel, &mut |s: &SampleRow| {
                 on_event(&Event::Second { sample: s })
             })
         });

@@ -70,19 +70,43 @@ pub struct Rig<'a> {
     pub capture_delay: Duration,
 }
 
-/// What sees each paired second as it arrives.
-type OnSecond<'a> = &'a mut dyn FnMut(&SampleRow);
+/// What follows a trial while its traffic flows: every paired second, and (for a design that
+/// acts during the traffic, such as the alternating one) a look at each poll.
+pub trait Watch {
+    /// A paired second arrived.
+    fn second(&mut self, row: &SampleRow);
+    /// Traffic has flowed `elapsed` since the senders started: what to do next. The receiver
+    /// is there for a design that reads its short windows.
+    fn poll(&mut self, _receiver: &mut dyn Receiver, _elapsed: Duration) -> anyhow::Result<Flow> {
+        Ok(Flow::Continue(POLL))
+    }
+}
+
+/// What a [`Watch`] wants after a poll.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Go on; poll again within this time.
+    Continue(Duration),
+    /// Stop the senders now: the design has what it needs.
+    Stop,
+}
+
+impl<F: FnMut(&SampleRow)> Watch for F {
+    fn second(&mut self, row: &SampleRow) {
+        self(row)
+    }
+}
 
 /// How often the procedure looks at the senders and the receiver while traffic flows.
 const POLL: Duration = Duration::from_millis(100);
 
-/// Runs one trial of `spec` on `rig`; `on_second` sees each paired second as it arrives.
-/// Every process it started is stopped when it returns, whatever happened.
+/// Runs one trial of `spec` on `rig`; `watch` sees each paired second as it arrives and may end
+/// the traffic early. Every process it started is stopped when it returns, whatever happened.
 pub fn run(
     mut rig: Rig<'_>,
     spec: &TrialSpec<'_>,
     cancel: &Cancel,
-    on_second: &mut dyn FnMut(&SampleRow),
+    watch: &mut dyn Watch,
 ) -> anyhow::Result<TrialData> {
     let mut files = vec![(
         "dut-before.txt".to_string(),
@@ -109,7 +133,7 @@ pub fn run(
         spec,
         (t0, cancel),
         &mut capture,
-        (&mut rows, on_second),
+        (&mut rows, &mut *watch),
         &mut files,
     )?;
     let end_unix_s = unix_now();
@@ -121,7 +145,7 @@ pub fn run(
     let per_sender: Vec<Vec<Tick>> = sent.iter().map(|r| r.ticks.clone()).collect();
     let shown = rows.len();
     rows = pair(&sum_ticks(&per_sender), &received.ticks);
-    rows.iter().skip(shown).for_each(&mut *on_second);
+    rows.iter().skip(shown).for_each(|row| watch.second(row));
     files.push((
         "dut-after.txt".to_string(),
         snapshot(rig.dut, &rig.counters, &spec.hooks.after)?,
@@ -147,7 +171,7 @@ fn traffic(
     spec: &TrialSpec<'_>,
     (t0, cancel): (Instant, &Cancel),
     capture: &mut Option<CaptureSchedule<'_>>,
-    (rows, on_second): (&mut Vec<SampleRow>, OnSecond<'_>),
+    (rows, watch): (&mut Vec<SampleRow>, &mut dyn Watch),
     files: &mut Vec<(String, String)>,
 ) -> anyhow::Result<()> {
     let grace = rig.senders.iter().map(|s| s.grace()).min();
@@ -164,7 +188,11 @@ fn traffic(
         let failed = states
             .iter()
             .any(|s| matches!(s, SenderState::Failed { .. }));
-        if failed || cancel.is_cancelled() || t0.elapsed() > limit {
+        let flow = match failed || cancel.is_cancelled() {
+            true => Flow::Stop,
+            false => watch.poll(&mut *rig.receiver, t0.elapsed())?,
+        };
+        if failed || cancel.is_cancelled() || flow == Flow::Stop || t0.elapsed() > limit {
             let why = match failed || cancel.is_cancelled() {
                 true => StopReason::Abort,
                 false => StopReason::TimeUp,
@@ -180,7 +208,7 @@ fn traffic(
             capture.poll()?;
         }
         for row in new_rows(rig, rows)? {
-            on_second(&row);
+            watch.second(&row);
         }
         let warm = rows.last().is_some_and(|r| r.t_s >= spec.trial.warmup);
         if let Some(hooks) = during.filter(|_| warm) {
@@ -194,7 +222,11 @@ fn traffic(
             return Ok(());
         }
         let wait = capture.as_ref().and_then(CaptureSchedule::until_next);
-        std::thread::sleep(wait.map_or(POLL, |w| w.min(POLL)));
+        let wanted = match flow {
+            Flow::Continue(within) => within.min(POLL),
+            Flow::Stop => POLL,
+        };
+        std::thread::sleep(wait.map_or(wanted, |w| w.min(wanted)));
     }
 }
 

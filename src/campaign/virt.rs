@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+use super::alternating::Switcher;
 use super::run::Bench;
 use super::trial::{Rig, TrialSpec};
 use crate::cancel::Cancel;
-use crate::config::{Campaign, Profile, Version};
+use crate::config::{Campaign, Profile, Version, ALTERNATING_INTERVAL};
 use crate::dut::{self, ConfigSets};
 use crate::lab::Lab;
 use crate::profile::PerfProfiler;
@@ -141,49 +142,25 @@ impl Bench for VirtualBench {
     }
 
     fn rig(&mut self, spec: &TrialSpec<'_>) -> anyhow::Result<Rig<'_>> {
-        let facts = self.lab().facts();
-        let sender = &facts.senders[0];
-        let frames = frame_spec(spec.profile, Mac(sender.mac.0), Mac(sender.dut_mac.0))?;
-        let sender_if = IfRef {
-            netns: Some(sender.namespace.clone()),
-            name: sender.interface.clone(),
-        };
-        let mut gen_cfg = GenConfig::new(sender_if.clone(), frames);
-        gen_cfg.rate = spec.profile.rate;
-        gen_cfg.limit = Limit::Duration(
-            Duration::try_from_secs_f64(spec.trial.duration).context("the trial's duration")?,
-        );
-        gen_cfg.cpu = Some(sender.cpu);
-        let dut_ns = facts.dut.namespace.clone();
-        let mut rx_cfg = RxConfig::new(IfRef {
-            netns: Some(facts.receiver.namespace.clone()),
-            name: facts.receiver.interface.clone(),
-        });
-        // Where the surplus goes: the sender veth's tx_dropped (the DUT's input queue was
-        // full), and the DUT's own interfaces.
-        rx_cfg.watch = std::iter::once(sender_if)
-            .chain(
-                facts
-                    .dut
-                    .ingress
-                    .iter()
-                    .chain([&facts.dut.egress])
-                    .map(|name| IfRef {
-                        netns: Some(dut_ns.clone()),
-                        name: name.clone(),
-                    }),
-            )
-            .collect();
-        // The host's root namespace sees the DUT's CPU, kernel stacks included.
-        let profiler = PerfProfiler::new(&LocalTransport, vec![facts.dut.cpu]);
-        Ok(Rig {
-            dut: self.dut(),
-            counters: ["ip", "-s", "-s", "link"].map(String::from).to_vec(),
-            senders: vec![Box::new(LocalSender::new(gen_cfg))],
-            receiver: Box::new(LocalReceiver::new(rx_cfg)),
-            profiler: Some(Box::new(profiler)),
-            capture_delay: self.capture_delay,
-        })
+        rig(self.lab(), spec, self.capture_delay, Duration::from_secs(1))
+    }
+
+    fn alternating(
+        &mut self,
+        spec: &TrialSpec<'_>,
+    ) -> anyhow::Result<(Rig<'_>, Box<dyn Switcher + '_>)> {
+        let lab = self.lab.as_ref().expect("the lab is up until down()");
+        let rig = rig(lab, spec, self.capture_delay, ALTERNATING_INTERVAL)?;
+        let dut = lab
+            .node(crate::lab::Role::Dut)
+            .expect("every lab has a DUT");
+        Ok((
+            rig,
+            Box::new(SetSwitcher {
+                sets: &mut self.sets,
+                dut,
+            }),
+        ))
     }
 
     fn facts(&mut self) -> anyhow::Result<serde_json::Value> {
@@ -204,6 +181,77 @@ impl Bench for VirtualBench {
             "generator": "benchlab gen (built-in)",
             "config_sets": rulesets,
         }))
+    }
+}
+
+/// The rig of one trial of `spec` on `lab`, its receiver sampling every `interval`.
+fn rig<'a>(
+    lab: &'a Lab,
+    spec: &TrialSpec<'_>,
+    capture_delay: Duration,
+    interval: Duration,
+) -> anyhow::Result<Rig<'a>> {
+    let facts = lab.facts();
+    let sender = &facts.senders[0];
+    let frames = frame_spec(spec.profile, Mac(sender.mac.0), Mac(sender.dut_mac.0))?;
+    let sender_if = IfRef {
+        netns: Some(sender.namespace.clone()),
+        name: sender.interface.clone(),
+    };
+    let mut gen_cfg = GenConfig::new(sender_if.clone(), frames);
+    gen_cfg.rate = spec.profile.rate;
+    gen_cfg.limit = Limit::Duration(
+        Duration::try_from_secs_f64(spec.trial.duration).context("the trial's duration")?,
+    );
+    gen_cfg.cpu = Some(sender.cpu);
+    let dut_ns = facts.dut.namespace.clone();
+    let mut rx_cfg = RxConfig::new(IfRef {
+        netns: Some(facts.receiver.namespace.clone()),
+        name: facts.receiver.interface.clone(),
+    });
+    rx_cfg.interval = interval;
+    // Where the surplus goes: the sender veth's tx_dropped (the DUT's input queue was
+    // full), and the DUT's own interfaces.
+    rx_cfg.watch = std::iter::once(sender_if)
+        .chain(
+            facts
+                .dut
+                .ingress
+                .iter()
+                .chain([&facts.dut.egress])
+                .map(|name| IfRef {
+                    netns: Some(dut_ns.clone()),
+                    name: name.clone(),
+                }),
+        )
+        .collect();
+    // The host's root namespace sees the DUT's CPU, kernel stacks included.
+    let profiler = PerfProfiler::new(&LocalTransport, vec![facts.dut.cpu]);
+    Ok(Rig {
+        dut: lab
+            .node(crate::lab::Role::Dut)
+            .context("the lab has no DUT")?,
+        counters: ["ip", "-s", "-s", "link"].map(String::from).to_vec(),
+        senders: vec![Box::new(LocalSender::new(gen_cfg))],
+        receiver: Box::new(LocalReceiver::new(rx_cfg)),
+        profiler: Some(Box::new(profiler)),
+        capture_delay,
+    })
+}
+
+/// Switches the virtual DUT's config sets during an alternating run.
+struct SetSwitcher<'a> {
+    sets: &'a mut ConfigSets,
+    dut: &'a dyn Transport,
+}
+
+impl Switcher for SetSwitcher<'_> {
+    fn switch(&mut self, entry: &str) -> anyhow::Result<()> {
+        self.sets.switch(entry, self.dut)
+    }
+
+    fn counters(&mut self) -> anyhow::Result<Option<u64>> {
+        self.sets.counters(self.dut)
     }
 }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::campaign::alternating::Estimates;
 use crate::campaign::run::Bench;
 use crate::campaign::run::{self as campaign_run, Event};
 use crate::campaign::ssh::SshBench;
@@ -71,6 +72,9 @@ fn quicken(c: &mut Campaign) {
     c.trial.duration = 5.0;
     c.trial.warmup = 1.0;
     c.trial.cooldown = 1.0;
+    if let Some(alt) = &mut c.alternating {
+        alt.max_duration = 40.0;
+    }
     if c.profiles.len() > 1 {
         c.profiles.truncate(1);
     }
@@ -86,18 +90,26 @@ fn campaign(args: &Args) -> anyhow::Result<Campaign> {
             c
         }
         (None, Some(dir)) => Store::stored_campaign(dir, KNOWN_PRESETS)?,
-        (None, None) => Campaign::default(),
+        (None, None) => Campaign::builtin(),
     };
     let resuming_stored = args.campaign.is_none() && args.resume.is_some();
     if !resuming_stored {
         if args.quick {
             quicken(&mut c);
         }
+        // Under the alternating design blocks are the iterations and the run's length is its
+        // duration: -n is the fewest blocks, --duration the longest run.
         if let Some(n) = args.iterations {
             c.iterations = n;
+            if let Some(alt) = &mut c.alternating {
+                alt.min_blocks = n as usize;
+            }
         }
         if let Some(d) = args.duration {
             c.trial.duration = d;
+            if let Some(alt) = &mut c.alternating {
+                alt.max_duration = d;
+            }
         }
         c.profile |= args.profile;
         let origin = args
@@ -226,10 +238,13 @@ fn measure(
     } else {
         Progress::Lines
     };
-    let per_trial = campaign.trial.duration;
+    let (per_trial, unit) = match &campaign.alternating {
+        Some(alt) => (alt.max_duration, "alternating runs (version × profile)"),
+        None => (campaign.trial.duration, "trials"),
+    };
     let mut done = 0usize;
     let outcome = campaign_run::run(campaign, store, bench, cancel, &mut |event| {
-        on_event(event, &progress, per_trial, &mut done, err);
+        on_event(event, &progress, (per_trial, unit), &mut done, err);
     });
     if let Progress::Bar(bar) = &progress {
         bar.finish_and_clear();
@@ -243,10 +258,26 @@ fn measure(
     outcome.map(drop)
 }
 
+/// ` nft-stateful −32.4 % ± 0.9 %, …` for the comparisons that have an interval yet.
+fn estimates_text(estimates: &Estimates) -> String {
+    estimates
+        .iter()
+        .map(|(name, e)| match e {
+            Some(e) => format!(
+                " {name} {:+.1} % ± {:.1} %",
+                e.change_pct,
+                e.half_width_pct()
+            ),
+            None => format!(" {name} (too few blocks)"),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 fn on_event(
     event: &Event<'_>,
     progress: &Progress,
-    per_trial: f64,
+    (per_trial, unit): (f64, &str),
     done: &mut usize,
     err: &mut dyn Write,
 ) {
@@ -256,10 +287,10 @@ fn on_event(
             // Progress in seconds of traffic, so the ETA counts what takes time.
             bar.set_length((*todo as f64 * per_trial) as u64);
             bar.enable_steady_tick(Duration::from_millis(200));
-            bar.println(format!("{todo} of {total} trials to run"));
+            bar.println(format!("{todo} of {total} {unit} to run"));
         }
         (Event::Start { total, todo }, Progress::Lines) => {
-            let _ = writeln!(err, "{todo} of {total} trials to run");
+            let _ = writeln!(err, "{todo} of {total} {unit} to run");
         }
         (Event::TrialStart { key, attempt }, Progress::Bar(bar)) => {
             let again = if *attempt > 1 { " (retry)" } else { "" };
@@ -282,6 +313,49 @@ fn on_event(
         }
         (Event::Retry { key, reason }, Progress::Lines) => {
             let _ = writeln!(err, "{key}: {reason}; retrying");
+        }
+        (
+            Event::Block {
+                version,
+                profile,
+                block,
+                problem,
+                estimates,
+            },
+            p,
+        ) => {
+            let mut line = format!("{version}.{profile} block {block}:");
+            match problem {
+                Some(problem) => line.push_str(&format!(" no values ({problem})")),
+                None => line.push_str(&estimates_text(estimates)),
+            }
+            match p {
+                Progress::Bar(bar) => bar.set_message(line),
+                _ => {
+                    let _ = writeln!(err, "{line}");
+                }
+            }
+        }
+        (
+            Event::RunDone {
+                version,
+                profile,
+                ended,
+                estimates,
+            },
+            p,
+        ) => {
+            *done += 1;
+            let line = format!(
+                "{version}.{profile} ({ended}):{}",
+                estimates_text(estimates)
+            );
+            match p {
+                Progress::Bar(bar) => bar.println(line),
+                _ => {
+                    let _ = writeln!(err, "{line}");
+                }
+            }
         }
         (Event::TrialDone { key, meta }, p) => {
             *done += 1;

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::{bad, defaults, min_frame, Campaign};
+use super::{bad, defaults, min_frame, Campaign, Design};
 use crate::error::InputError;
 
 /// The most iterations a campaign may ask for: more would only fill the disk.
@@ -43,7 +43,51 @@ impl Campaign {
         )?;
         self.validate_sets(origin, known_sets)?;
         self.validate_profiles(origin)?;
+        self.validate_design(origin)?;
         self.validate_commands(origin)
+    }
+
+    /// The alternating design needs two config sets, a lab whose sets it switches from
+    /// benchlab itself, and settings in range.
+    fn validate_design(&self, origin: &str) -> Result<(), InputError> {
+        let Some(alt) = &self.alternating else {
+            return Ok(());
+        };
+        if self.design != Design::Alternating {
+            return Err(bad(
+                origin,
+                "alternating",
+                "is for design = \"alternating\": remove it or set the design",
+            ));
+        }
+        if let Some((key, problem)) = alt.problem() {
+            return Err(bad(origin, key, problem));
+        }
+        if self.config_sets.len() < 2 {
+            return Err(bad(
+                origin,
+                "config_sets",
+                "the alternating design compares config sets: list at least two, or use \
+                 design = \"trials\"",
+            ));
+        }
+        if self.lab.hosts.is_some() {
+            return Err(bad(
+                origin,
+                "design",
+                "the alternating design runs on the virtual lab only for now: use design = \
+                 \"trials\" with [lab.hosts]",
+            ));
+        }
+        if self.profile {
+            return Err(bad(
+                origin,
+                "profile",
+                "profiling trials belong to design = \"trials\": run the flamegraphs as a \
+                 separate trials campaign",
+            ));
+        }
+        Ok(())
     }
 
     fn validate_trial(&self, origin: &str) -> Result<(), InputError> {

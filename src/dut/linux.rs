@@ -167,6 +167,10 @@ impl ConfigSet for Nft {
         }
         Ok(())
     }
+
+    fn gone(&self, dut: &dyn Transport) -> Result<bool> {
+        Ok(!nft_table_exists(dut, "inet", NFT_TABLE)?)
+    }
 }
 
 fn nft_table_exists(dut: &dyn Transport, family: &str, name: &str) -> Result<bool> {
@@ -400,6 +404,18 @@ impl ConfigSet for Iptables {
             self.remove(dut, family)?;
         }
         Ok(())
+    }
+
+    fn gone(&self, dut: &dyn Transport) -> Result<bool> {
+        let chain = format!(":{IPTABLES_CHAIN} ");
+        for family in FAMILIES {
+            // A family whose filter table is gone cannot be saved, and holds no chain either.
+            let saved = self.save(dut, family).unwrap_or_default();
+            if saved.lines().any(|l| l.starts_with(&chain)) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 }
 

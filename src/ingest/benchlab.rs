@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::netbenches::pktgen::parse_range;
 use super::{Capture, Iteration, Results, Series, Setup, Traffic, Warning};
-use crate::config::{Campaign, Family, Trial};
+use crate::config::{Campaign, Design, Family, Trial};
 use crate::error::InputError;
 use crate::stats::{Flavor, Sample};
 use crate::store::{measured, plan, Status, Store, TrialKey, TrialMeta, FOLDED_FILE, PROFILING};
@@ -42,6 +42,15 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
             .map_err(|e| InputError::new(format!("{}: corrupted: {e}", lab_path.display())))?,
         Err(_) => serde_json::Value::Null,
     };
+    if campaign.design == Design::Alternating {
+        let mut results = Results::default();
+        super::alternating::read(&store, &campaign, &mut results)?;
+        return Ok(CampaignResults {
+            campaign,
+            lab,
+            results,
+        });
+    }
     let t = &campaign.trial;
     let mut results = Results {
         method: format!(
@@ -215,7 +224,7 @@ fn read_capture(
 
 /// The traffic of a profile in the report's terms (frame size without the FCS, as pkt-gen's
 /// `-l`).
-fn traffic(profile: &crate::config::Profile) -> Traffic {
+pub(super) fn traffic(profile: &crate::config::Profile) -> Traffic {
     Traffic {
         command: format!(
             "benchlab gen -l {} -s {} -d {} -r {}",

@@ -21,10 +21,10 @@ pub const HEIGHT: u32 = 1080;
 /// The font every chart is drawn with, compiled in so that a chart looks the same on every
 /// machine and needs no font installed (assets/fonts/LICENSE).
 const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
-const FONT_FAMILY: &str = "sans-serif";
+pub(super) const FONT_FAMILY: &str = "sans-serif";
 
 /// Bar colours, in legend order: the seeds' gnuplot line styles first.
-const PALETTE: [RGBColor; 8] = [
+pub(super) const PALETTE: [RGBColor; 8] = [
     RGBColor(0xA0, 0x00, 0x00),
     RGBColor(0x00, 0xA0, 0x00),
     RGBColor(0x50, 0x60, 0xD0),
@@ -107,7 +107,7 @@ fn trim_decimals(value: f64, significant: usize) -> String {
     }
 }
 
-fn register_font() -> anyhow::Result<()> {
+pub(super) fn register_font() -> anyhow::Result<()> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     let ok = *REGISTERED.get_or_init(|| {
         plotters::style::register_font(FONT_FAMILY, FontStyle::Normal, FONT).is_ok()
@@ -124,7 +124,7 @@ pub fn render_png(chart: &Chart) -> anyhow::Result<Vec<u8>> {
     encode_png(&rgb).with_context(|| format!("encoding {}", chart.file_name))
 }
 
-fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
+pub(super) fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
     let mut bytes = Vec::new();
     let mut encoder = png::Encoder::new(&mut bytes, WIDTH, HEIGHT);
     encoder.set_color(png::ColorType::Rgb);

@@ -56,6 +56,7 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
             ));
         }
     }
+    md.push_str(&super::alternating::section(report));
     md.push_str(&flamegraphs(report));
     for (heading, lines) in [
         (

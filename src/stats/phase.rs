@@ -122,6 +122,10 @@ pub struct PhaseOptions {
     pub estimator: Estimator,
     /// Fewest windows a phase needs for a value; fewer leave it without one. Default is 4.
     pub min_windows: usize,
+    /// Shortest window, seconds: a sample taken late is followed by one taken at once, and a
+    /// counter read a millisecond after the previous one has not moved (the kernel counts in
+    /// batches), so consecutive intervals are joined until they last this long. Default is 0.
+    pub min_window_s: f64,
 }
 
 impl Default for PhaseOptions {
@@ -130,6 +134,7 @@ impl Default for PhaseOptions {
             settle_s: 0.2,
             estimator: Estimator::Quantile(0.75),
             min_windows: 4,
+            min_window_s: 0.0,
         }
     }
 }
@@ -167,21 +172,33 @@ pub struct PhaseValue {
     pub value: Option<f64>,
 }
 
-/// The short-window rates (pps) that lie wholly inside `from_s..=to_s`, and how many were
-/// refused because the counter or the clock went backwards. `samples` must be in time order.
-pub fn window_rates(samples: &[CounterSample], from_s: f64, to_s: f64) -> (Vec<f64>, usize) {
+/// The short windows that lie wholly inside `from_s..=to_s` as (end time, rate in pps), each
+/// window joining consecutive intervals until it lasts `min_window_s`, and how many were
+/// refused because the counter went backwards. `samples` must be in time order.
+pub fn window_rates(
+    samples: &[CounterSample],
+    (from_s, to_s): (f64, f64),
+    min_window_s: f64,
+) -> (Vec<(f64, f64)>, usize) {
     let first = samples.partition_point(|s| s.t_s < from_s);
     let mut rates = Vec::new();
     let mut rejected = 0;
-    for pair in samples[first..].windows(2) {
-        let (a, b) = (pair[0], pair[1]);
+    let mut start = match samples.get(first) {
+        Some(s) => *s,
+        None => return (rates, rejected),
+    };
+    for &b in &samples[first + 1..] {
         if b.t_s > to_s {
             break;
         }
-        match b.rx_pkts.checked_sub(a.rx_pkts) {
-            Some(packets) if b.t_s > a.t_s => rates.push(packets as f64 / (b.t_s - a.t_s)),
-            _ => rejected += 1,
+        if b.t_s - start.t_s < min_window_s || b.t_s <= start.t_s {
+            continue;
         }
+        match b.rx_pkts.checked_sub(start.rx_pkts) {
+            Some(packets) => rates.push((b.t_s, packets as f64 / (b.t_s - start.t_s))),
+            None => rejected += 1,
+        }
+        start = b;
     }
     (rates, rejected)
 }
@@ -213,8 +230,12 @@ pub fn phase_values(
     Ok(phases
         .iter()
         .map(|&span| {
-            let (rates, rejected) =
-                window_rates(samples, span.switched_s + options.settle_s, span.end_s);
+            let (windows, rejected) = window_rates(
+                samples,
+                (span.switched_s + options.settle_s, span.end_s),
+                options.min_window_s,
+            );
+            let rates: Vec<f64> = windows.iter().map(|w| w.1).collect();
             let value = if rates.len() >= options.min_windows.max(1) {
                 options.estimator.of(&rates)
             } else {
@@ -300,6 +321,7 @@ mod tests {
             settle_s: 0.2,
             estimator: Estimator::Mean,
             min_windows: 4,
+            min_window_s: 0.0,
         };
         let values = phase_values(&samples, &phases, &options).unwrap();
         // 0.2..1.0 holds 8 windows, 1.2..2.0 holds 8: the dip is inside the settle time.

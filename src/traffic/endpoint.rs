@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::packet::Family;
 use super::Rate;
+use crate::stats::CounterSample;
 
 /// What a sender sends: a traffic profile's frames, at its rate, for a number of seconds.
 #[derive(Debug, Clone, PartialEq)]
@@ -129,6 +130,12 @@ pub trait Receiver {
     fn ticks(&mut self) -> anyhow::Result<Vec<Tick>>;
     /// How long it keeps counting after the senders ended, for packets in flight.
     fn drain(&self) -> Duration;
+    /// Its cumulative count at every sample so far, seconds since the senders started (the
+    /// first sample is the count at that moment): the short windows of the alternating design.
+    /// A receiver that counts whole seconds only says so.
+    fn counter_samples(&mut self) -> anyhow::Result<Vec<CounterSample>> {
+        anyhow::bail!("this receiver counts whole seconds only; the alternating design needs one that samples every 0.05 s")
+    }
     /// Stops it and returns its record.
     fn finish(self: Box<Self>) -> anyhow::Result<ReceiverRecord>;
 }

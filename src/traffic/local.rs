@@ -12,6 +12,7 @@ use super::endpoint::{
 };
 use super::receiver::{self, RxConfig, Sample};
 use super::{GenConfig, Generator, TxSample, TxSummary};
+use crate::stats::CounterSample;
 
 /// The in-process generator may overrun its duration this much before it is stopped: it ends
 /// by itself, so only a stuck one ever is.
@@ -125,16 +126,23 @@ pub struct LocalReceiver {
     samples: Vec<Sample>,
     /// Samples taken before the senders started.
     skip: usize,
+    /// Samples per tick: a receiver sampling every 0.05 s still reports whole seconds.
+    per_tick: usize,
+    /// Seconds from the start of sampling to the senders' start.
+    traffic_s: f64,
 }
 
 impl LocalReceiver {
-    /// A receiver that will count as `config` says.
+    /// A receiver that will count as `config` says; its interval must divide a second.
     pub fn new(config: RxConfig) -> Self {
+        let per_tick = (1.0 / config.interval.as_secs_f64()).round().max(1.0) as usize;
         Self {
             config: Some(config),
             receiver: None,
             samples: Vec::new(),
             skip: 0,
+            per_tick,
+            traffic_s: 0.0,
         }
     }
 
@@ -150,11 +158,28 @@ impl LocalReceiver {
     }
 }
 
-/// Per-second ticks of receiver samples, from sample `skip` on.
-fn rx_ticks(samples: &[Sample], skip: usize) -> Vec<Tick> {
-    let mut ticks = ticks_from_totals(samples.iter().map(|s| (s.rx_pkts, s.rx_pps)));
-    ticks.drain(..skip.min(ticks.len()));
-    ticks
+/// Per-second ticks of receiver samples taken every `1 / per_tick` s, from sample `skip` on.
+fn rx_ticks(samples: &[Sample], skip: usize, per_tick: usize) -> Vec<Tick> {
+    if per_tick == 1 {
+        let mut ticks = ticks_from_totals(samples.iter().map(|s| (s.rx_pkts, s.rx_pps)));
+        ticks.drain(..skip.min(ticks.len()));
+        return ticks;
+    }
+    let base = skip
+        .checked_sub(1)
+        .and_then(|i| samples.get(i))
+        .map_or((0.0, 0), |s| (s.t_s, s.rx_pkts));
+    let mut last_t = base.0;
+    let ends = samples
+        .iter()
+        .skip(skip)
+        .skip(per_tick - 1)
+        .step_by(per_tick);
+    ticks_from_totals(ends.map(|s| {
+        let pps = (s.rx_pkts - base.1) as f64 / (s.t_s - last_t).max(f64::MIN_POSITIVE);
+        last_t = s.t_s;
+        (s.rx_pkts - base.1, pps)
+    }))
 }
 
 impl Receiver for LocalReceiver {
@@ -167,12 +192,27 @@ impl Receiver for LocalReceiver {
     fn traffic_starts(&mut self) -> anyhow::Result<()> {
         self.collect()?;
         self.skip = self.samples.len();
+        if let Some(r) = &self.receiver {
+            self.traffic_s = r.started().elapsed().as_secs_f64();
+        }
         Ok(())
     }
 
     fn ticks(&mut self) -> anyhow::Result<Vec<Tick>> {
         self.collect()?;
-        Ok(rx_ticks(&self.samples, self.skip))
+        Ok(rx_ticks(&self.samples, self.skip, self.per_tick))
+    }
+
+    fn counter_samples(&mut self) -> anyhow::Result<Vec<CounterSample>> {
+        self.collect()?;
+        let first = self.skip.saturating_sub(1);
+        Ok(self.samples[first.min(self.samples.len())..]
+            .iter()
+            .map(|s| CounterSample {
+                t_s: s.t_s - self.traffic_s,
+                rx_pkts: s.rx_pkts,
+            })
+            .collect())
     }
 
     fn drain(&self) -> Duration {
@@ -186,7 +226,7 @@ impl Receiver for LocalReceiver {
             .context("the receiver is not started")?;
         let series = receiver.stop()?;
         Ok(ReceiverRecord {
-            ticks: rx_ticks(&series.samples, self.skip),
+            ticks: rx_ticks(&series.samples, self.skip, self.per_tick),
             files: vec![(
                 "receiver.json".to_string(),
                 serde_json::to_string_pretty(&series)? + "\n",

@@ -110,6 +110,8 @@ impl Counters {
 
 /// A running sampler.
 pub struct Receiver {
+    /// When the baseline was read: samples' `t_s` count from here.
+    started: Instant,
     stop: Arc<AtomicBool>,
     samples: mpsc::Receiver<Sample>,
     seen: usize,
@@ -187,6 +189,7 @@ impl Receiver {
                 }
             })?;
         Ok(Receiver {
+            started: start,
             stop,
             samples,
             seen: 0,
@@ -203,6 +206,11 @@ impl Receiver {
             }
             Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
         }
+    }
+
+    /// When sampling started: the origin of the samples' `t_s`.
+    pub fn started(&self) -> Instant {
+        self.started
     }
 
     /// How many samples [`Self::next_sample`] returned (the series' first ones).

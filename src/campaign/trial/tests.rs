@@ -43,7 +43,7 @@ fn run_trial(rig: Rig<'_>, cancel: &Cancel) -> (anyhow::Result<TrialData>, usize
         capture: false,
     };
     let mut shown = 0;
-    let data = run(rig, &spec, cancel, &mut |_| shown += 1);
+    let data = run(rig, &spec, cancel, &mut |_: &SampleRow| shown += 1);
     (data, shown)
 }
 

@@ -1,0 +1,391 @@
+//! The alternating design (`design = "alternating"`): for each version and profile, traffic runs
+//! without a stop while benchlab switches the DUT between the campaign's config sets in a
+//! balanced order ([`BalancedOrder`]), until every comparison with the baseline is precise enough
+//! or time is up ([`StopRule`]).
+//!
+//! One run of continuous traffic is one trial of the ordinary trial procedure
+//! ([`trial::run`]) whose [`Watch`] is the [`Controller`] here: at each phase's planned start it
+//! ends the phase in progress (checking that the set in force counted packets), closes the block
+//! when its phases are done (phase values from the receiver's 0.05 s windows, one value per set,
+//! stored at once), asks the stopping rule, and switches the DUT to the next set (revert the old
+//! set, check it is gone, apply and verify the new one), recording when the switch was verified.
+//! A switch that fails ends the run with the error; the blocks finished before are kept, and
+//! `--resume` continues with the next block in a new segment of traffic.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use super::order::BalancedOrder;
+use super::run::{Bench, Event};
+use super::trial::{self, Flow, TrialSpec, Watch};
+use crate::cancel::Cancel;
+use crate::clock::unix_now;
+use crate::config::{Alternating, Campaign, Profile, Trial, Version};
+use crate::stats::{phase_values, Block, Decision, PairedEstimate, PhaseOptions, PhaseSpan};
+use crate::stats::{CounterSample, StopRule};
+use crate::store::{samples_csv, PhaseRow, SampleRow, SegmentMeta, Store, TrialKey};
+use crate::traffic::endpoint::Receiver;
+
+/// Switches the DUT between config sets while traffic flows.
+pub trait Switcher {
+    /// Removes the set in force (checking it is gone), applies `entry` and verifies it.
+    fn switch(&mut self, entry: &str) -> anyhow::Result<()>;
+    /// Packets the pass rules of the set in force counted since it was applied; `None` for a
+    /// set without such rules.
+    fn counters(&mut self) -> anyhow::Result<Option<u64>>;
+}
+
+/// The comparisons of a run so far: each set after the baseline with its corrected estimate.
+pub type Estimates = Vec<(String, Option<PairedEstimate>)>;
+
+/// What every run of a campaign shares.
+struct Design<'c> {
+    campaign: &'c Campaign,
+    settings: Alternating,
+    /// Config set names (as in results), baseline first.
+    names: Vec<&'c str>,
+    order: BalancedOrder,
+    rule: StopRule,
+    options: PhaseOptions,
+}
+
+/// Runs every alternating run of `campaign` that has not ended yet, until `cancel` is raised;
+/// returns the number of blocks measured.
+pub fn run(
+    campaign: &Campaign,
+    store: &Store,
+    bench: &mut dyn Bench,
+    cancel: &Cancel,
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> anyhow::Result<usize> {
+    store.write_lab_facts(|| bench.facts().context("collecting lab facts"))?;
+    let settings = campaign.alternating.clone().unwrap_or_default();
+    let names: Vec<&str> = campaign.config_set_names().collect();
+    let order = BalancedOrder::new(names.len())?;
+    let block = settings.block_duration(names.len());
+    let design = Design {
+        rule: StopRule::new(settings.stop_options(), block)?,
+        options: settings.phase_options(),
+        campaign,
+        settings,
+        names,
+        order,
+    };
+    let mut todo = Vec::new();
+    for version in &campaign.versions {
+        for profile in &campaign.profiles {
+            let blocks = design.stored(store, &version.name, &profile.name)?;
+            if design.decide(&blocks) == Decision::Continue {
+                todo.push((version, profile));
+            }
+        }
+    }
+    let total = campaign.versions.len() * campaign.profiles.len();
+    on_event(&Event::Start {
+        total,
+        todo: todo.len(),
+    });
+    let mut measured = 0;
+    let mut version_in_force = None;
+    for (version, profile) in todo {
+        cancel.check()?;
+        if version_in_force != Some(&version.name) {
+            bench
+                .set_version(version, cancel)
+                .with_context(|| format!("applying version `{}`", version.name))?;
+            version_in_force = Some(&version.name);
+        }
+        measured += design.segment(store, bench, (version, profile), cancel, on_event)?;
+    }
+    Ok(measured)
+}
+
+/// A finished block as the run knows it: its values (when it has them) and its duration.
+struct Done {
+    values: Option<Block>,
+    seconds: f64,
+}
+
+impl Design<'_> {
+    /// The finished blocks of a run, from its results directory.
+    fn stored(&self, store: &Store, version: &str, profile: &str) -> anyhow::Result<Vec<Done>> {
+        let blocks = store.read_blocks(version, profile, &self.names, &self.options)?;
+        Ok(blocks
+            .into_iter()
+            .map(|b| Done {
+                seconds: block_seconds(&b.phases.iter().map(|p| p.span).collect::<Vec<_>>()),
+                values: b.values.ok(),
+            })
+            .collect())
+    }
+
+    /// What the stopping rule says of these blocks.
+    fn decide(&self, done: &[Done]) -> Decision {
+        let blocks: Vec<Block> = done.iter().filter_map(|d| d.values.clone()).collect();
+        let elapsed: f64 = done.iter().map(|d| d.seconds).sum();
+        self.rule
+            .decide(&blocks, Duration::from_secs_f64(elapsed.max(0.0)))
+    }
+
+    /// The comparisons of `blocks`, each set against the baseline.
+    fn estimates(&self, blocks: &[Block]) -> Estimates {
+        let all = self.rule.estimates(blocks);
+        self.names[1..]
+            .iter()
+            .zip(all)
+            .map(|(name, e)| (name.to_string(), e))
+            .collect()
+    }
+
+    /// One segment of continuous traffic for `version` and `profile`, adding blocks until the
+    /// stopping rule ends the run; returns the blocks measured.
+    fn segment(
+        &self,
+        store: &Store,
+        bench: &mut dyn Bench,
+        (version, profile): (&Version, &Profile),
+        cancel: &Cancel,
+        on_event: &mut dyn FnMut(&Event<'_>),
+    ) -> anyhow::Result<usize> {
+        let (v, p) = (version.name.as_str(), profile.name.as_str());
+        let rows = store.read_phases(v, p)?;
+        let done = self.stored(store, v, p)?;
+        let segment = rows.last().map_or(1, |r| r.segment + 1);
+        let dir = store.begin_segment(v, p, segment)?;
+        let elapsed: f64 = done.iter().map(|d| d.seconds).sum();
+        let warmup = self.campaign.trial.warmup.max(self.settings.settle);
+        let block_s = self.settings.phase * self.order.phases_per_block() as f64;
+        let trial = Trial {
+            // Time up comes from the stopping rule; the senders' own limit is a backstop.
+            duration: warmup + (self.settings.max_duration - elapsed).max(0.0) + 2.0 * block_s,
+            warmup,
+            cooldown: 0.0,
+        };
+        let key = TrialKey {
+            version: version.name.clone(),
+            config: self.names.join("+"),
+            profile: profile.name.clone(),
+            iteration: segment,
+        };
+        let spec = TrialSpec {
+            key: &key,
+            profile,
+            trial: &trial,
+            hooks: &self.campaign.hooks,
+            capture: false,
+        };
+        let ids = (v, p, segment);
+        let mut meta = SegmentMeta {
+            start_unix_s: unix_now(),
+            end_unix_s: None,
+            ended: None,
+            generator: None,
+        };
+        store.write_segment_file(ids, "meta.json", &json(&meta)?)?;
+        let (rig, switcher) = bench.alternating(&spec)?;
+        let mut controller = Controller {
+            design: self,
+            store,
+            ids,
+            switcher,
+            blocks: done.into_iter().filter_map(|d| d.values).collect(),
+            elapsed_before: elapsed,
+            rows,
+            plan: Vec::new(),
+            spans: Vec::new(),
+            next_at: warmup,
+            first_switch: None,
+            measured: 0,
+            ended: None,
+            on_event,
+        };
+        let outcome = trial::run(rig, &spec, cancel, &mut controller);
+        let (measured, ended) = (controller.measured, controller.ended);
+        let estimates = self.estimates(&controller.blocks);
+        drop(controller);
+        meta.end_unix_s = Some(unix_now());
+        meta.ended = Some(match (&outcome, ended) {
+            (Err(e), _) => format!("{e:#}"),
+            (Ok(_), Some(Decision::Precise)) => "precise".into(),
+            (Ok(_), _) => "time up".into(),
+        });
+        if let Ok(data) = &outcome {
+            meta.generator.clone_from(&data.generator);
+            store.write_segment_file(ids, "samples.csv", samples_csv(&data.samples).as_bytes())?;
+            for (name, text) in &data.files {
+                crate::atomic::write(&dir.join(name), text.as_bytes())?;
+            }
+        }
+        store.write_segment_file(ids, "meta.json", &json(&meta)?)?;
+        outcome?;
+        on_event(&Event::RunDone {
+            version: v,
+            profile: p,
+            ended: meta.ended.as_deref().unwrap_or_default(),
+            estimates: &estimates,
+        });
+        Ok(measured)
+    }
+}
+
+fn json(meta: &SegmentMeta) -> anyhow::Result<Vec<u8>> {
+    Ok((serde_json::to_string_pretty(meta)? + "\n").into_bytes())
+}
+
+/// Seconds a block took: from its first switch to the end of its last phase.
+fn block_seconds(spans: &[PhaseSpan]) -> f64 {
+    match (spans.first(), spans.last()) {
+        (Some(first), Some(last)) => (last.end_s - first.switched_s).max(0.0),
+        _ => 0.0,
+    }
+}
+
+/// Drives one segment: switches at the planned times, closes blocks, asks the stopping rule.
+struct Controller<'d, 'b, 'e> {
+    design: &'d Design<'d>,
+    store: &'d Store,
+    /// Version, profile and segment.
+    ids: (&'d str, &'d str, u32),
+    switcher: Box<dyn Switcher + 'b>,
+    /// Every block with values so far, earlier segments' first.
+    blocks: Vec<Block>,
+    /// Seconds of the blocks of earlier segments.
+    elapsed_before: f64,
+    /// Every stored phase, earlier segments' first.
+    rows: Vec<PhaseRow>,
+    /// The sets of the block in progress, in order.
+    plan: Vec<usize>,
+    /// Its phases so far (the last one still running).
+    spans: Vec<PhaseSpan>,
+    /// When the next phase starts, seconds since the traffic started.
+    next_at: f64,
+    first_switch: Option<f64>,
+    measured: usize,
+    ended: Option<Decision>,
+    on_event: &'e mut dyn FnMut(&Event<'_>),
+}
+
+impl Watch for Controller<'_, '_, '_> {
+    fn second(&mut self, row: &SampleRow) {
+        (self.on_event)(&Event::Second { sample: row });
+    }
+
+    fn poll(&mut self, receiver: &mut dyn Receiver, elapsed: Duration) -> anyhow::Result<Flow> {
+        let now = elapsed.as_secs_f64();
+        if now < self.next_at {
+            return Ok(Flow::Continue(Duration::from_secs_f64(self.next_at - now)));
+        }
+        if let Some(last) = self.spans.last_mut() {
+            last.end_s = now;
+            self.check_counted()?;
+        }
+        if !self.plan.is_empty() && self.spans.len() == self.plan.len() {
+            self.close_block(&receiver.counter_samples()?)?;
+            let decision = self.decision(now);
+            if decision != Decision::Continue {
+                self.ended = Some(decision);
+                return Ok(Flow::Stop);
+            }
+        }
+        if self.spans.is_empty() {
+            self.plan = self.design.order.block(self.blocks_so_far());
+        }
+        let set = self.plan[self.spans.len()];
+        let started = Instant::now();
+        self.switcher
+            .switch(&self.design.campaign.config_sets[set])
+            .with_context(|| {
+                format!(
+                    "switching the DUT to config set `{}` (block {}); the blocks before it are \
+                     kept",
+                    self.design.names[set],
+                    self.blocks_so_far() + 1
+                )
+            })?;
+        let switched_s = now + started.elapsed().as_secs_f64();
+        self.first_switch.get_or_insert(switched_s);
+        self.spans.push(PhaseSpan {
+            set,
+            switched_s,
+            end_s: f64::NAN,
+        });
+        let (phase, settle) = (self.design.settings.phase, self.design.settings.settle);
+        // Keep to the planned grid unless a slow switch ate the phase's windows.
+        self.next_at = if self.next_at + phase >= switched_s + settle + phase / 2.0 {
+            self.next_at + phase
+        } else {
+            switched_s + phase
+        };
+        let now = elapsed.as_secs_f64() + started.elapsed().as_secs_f64();
+        Ok(Flow::Continue(Duration::from_secs_f64(
+            (self.next_at - now).max(0.0),
+        )))
+    }
+}
+
+impl Controller<'_, '_, '_> {
+    /// Blocks finished, stored ones included (the balanced order goes on across segments).
+    fn blocks_so_far(&self) -> usize {
+        self.rows.last().map_or(0, |r| r.block as usize)
+    }
+
+    /// The set that just ran must have seen the traffic: a set whose pass rules counted
+    /// nothing is not in the packets' path, and its values would be another set's.
+    fn check_counted(&mut self) -> anyhow::Result<()> {
+        let set = self.spans.last().map_or(0, |s| s.set);
+        if self.switcher.counters()? == Some(0) {
+            anyhow::bail!(
+                "config set `{}`: its pass rules counted no packet during its phase (block {}): \
+                 they are not in the traffic's path; check the set",
+                self.design.names[set],
+                self.blocks_so_far() + 1
+            );
+        }
+        Ok(())
+    }
+
+    /// Reduces the block just finished to one value per set and stores it with its series.
+    fn close_block(&mut self, series: &[CounterSample]) -> anyhow::Result<()> {
+        let (v, p, segment) = self.ids;
+        let block = self.blocks_so_far() as u32 + 1;
+        let phases = phase_values(series, &self.spans, &self.design.options)?;
+        for (k, span) in self.spans.iter().enumerate() {
+            self.rows.push(PhaseRow {
+                segment,
+                block,
+                phase: k as u32 + 1,
+                config: self.design.names[span.set].to_string(),
+                switched_s: span.switched_s,
+                end_s: span.end_s,
+            });
+        }
+        self.store
+            .write_blocks(self.ids, series, &self.rows)
+            .with_context(|| format!("storing block {block} of {v}.{p}"))?;
+        self.spans.clear();
+        self.measured += 1;
+        let values = Block::from_phases(&phases, self.design.names.len());
+        if let Ok(values) = &values {
+            self.blocks.push(values.clone());
+        }
+        let estimates = self.design.estimates(&self.blocks);
+        (self.on_event)(&Event::Block {
+            version: v,
+            profile: p,
+            block,
+            problem: values.err().map(|e| e.to_string()),
+            estimates: &estimates,
+        });
+        Ok(())
+    }
+
+    /// The stopping rule's word on the blocks so far, `now` seconds into the segment.
+    fn decision(&self, now: f64) -> Decision {
+        let segment = now - self.first_switch.unwrap_or(now);
+        let elapsed = self.elapsed_before + segment;
+        self.design
+            .rule
+            .decide(&self.blocks, Duration::from_secs_f64(elapsed.max(0.0)))
+    }
+}

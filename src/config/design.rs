@@ -1,0 +1,172 @@
+//! The measurement design of a campaign (`design = "trials"` or `"alternating"`) and the
+//! alternating design's settings (`[alternating]`).
+//!
+//! ```toml
+//! design = "alternating"    # traffic runs on, the DUT switches config sets in a balanced order
+//!
+//! [alternating]
+//! phase = 0.5               # seconds each config set runs before the next switch
+//! settle = 0.2              # seconds dropped after each switch
+//! estimator = "p75"         # a phase's value from its 0.05 s windows: mean, median or pNN
+//! precision = 1.0           # stop once every comparison's half-width is this (percent)…
+//! max_duration = 150        # …or after this many seconds of traffic per profile
+//! min_blocks = 8            # blocks before the first look at the precision
+//! ```
+//!
+//! The defaults were chosen from A/A runs on the virtual lab of a 2-vCPU shared VM (the figures
+//! are in `benches/alternating.sh`'s header): short phases give many blocks in a given time, and
+//! disturbance, which only ever lowers throughput, moves an upper quantile of a phase's short
+//! windows less than its mean.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::{Estimator, PhaseOptions, StopOptions};
+
+/// How a campaign measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Design {
+    /// The seeds' design: one trial per iteration, traffic started and stopped each time; any
+    /// version or config set, reboots included.
+    #[default]
+    Trials,
+    /// Traffic of one profile runs without a stop while the DUT switches between the config
+    /// sets in a balanced order; one balanced round (a block) gives one value per set.
+    Alternating,
+}
+
+impl Design {
+    /// True for the seeds' design (left out of `campaign.toml`, as before the key existed).
+    pub fn is_trials(&self) -> bool {
+        *self == Design::Trials
+    }
+}
+
+/// The receiver's sampling interval under the alternating design: a 0.5 s phase less its
+/// settle time still holds 6 windows.
+pub const ALTERNATING_INTERVAL: Duration = Duration::from_millis(50);
+
+/// `[alternating]`: phases, what is dropped, how a phase becomes a value, when to stop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Alternating {
+    /// Seconds each config set runs before the next switch. Default is 0.5.
+    pub phase: f64,
+    /// Seconds dropped after each switch (the switch itself and what it disturbs). Default is
+    /// 0.2.
+    pub settle: f64,
+    /// A phase's value from its short windows: `mean`, `median` or `pNN`. Default is `p75`.
+    pub estimator: String,
+    /// Target half-width of every comparison, percent. Default is 1.0.
+    pub precision: f64,
+    /// Longest a profile's traffic runs, seconds. Default is 150.
+    pub max_duration: f64,
+    /// Blocks before the first look at the precision. Default is 8.
+    pub min_blocks: usize,
+}
+
+impl Default for Alternating {
+    fn default() -> Self {
+        Alternating {
+            phase: 0.5,
+            settle: 0.2,
+            estimator: "p75".into(),
+            precision: 1.0,
+            max_duration: 150.0,
+            min_blocks: 8,
+        }
+    }
+}
+
+impl Alternating {
+    /// How phases become values (the estimator was checked at load; an unknown one falls back
+    /// to the default rather than panic).
+    pub fn phase_options(&self) -> PhaseOptions {
+        let defaults = PhaseOptions::default();
+        PhaseOptions {
+            settle_s: self.settle,
+            estimator: self
+                .estimator
+                .parse::<Estimator>()
+                .unwrap_or(defaults.estimator),
+            // Half the windows a phase can hold, so that a late switch still leaves a value.
+            min_windows: (self.windows_per_phase() / 2).max(2),
+            min_window_s: ALTERNATING_INTERVAL.as_secs_f64() * 0.8,
+        }
+    }
+
+    /// Short windows a phase holds once its settle time is dropped.
+    pub fn windows_per_phase(&self) -> usize {
+        ((self.phase - self.settle) / ALTERNATING_INTERVAL.as_secs_f64()).floor() as usize
+    }
+
+    /// When to stop adding blocks.
+    pub fn stop_options(&self) -> StopOptions {
+        StopOptions {
+            precision_pct: self.precision,
+            max_duration: Duration::try_from_secs_f64(self.max_duration)
+                .unwrap_or(Duration::from_secs(150)),
+            min_blocks: self.min_blocks,
+        }
+    }
+
+    /// How long a block of `sets` config sets takes: each set runs twice (the balanced order
+    /// of `campaign::order` folds a Williams row).
+    pub fn block_duration(&self, sets: usize) -> Duration {
+        self.phase_duration() * (2 * sets) as u32
+    }
+
+    /// The phase length.
+    pub fn phase_duration(&self) -> Duration {
+        Duration::try_from_secs_f64(self.phase).unwrap_or(Duration::from_millis(500))
+    }
+
+    /// What is wrong with these settings, as `(key, problem)`.
+    pub fn problem(&self) -> Option<(&'static str, String)> {
+        if let Err(e) = self.estimator.parse::<Estimator>() {
+            return Some(("alternating.estimator", e.to_string()));
+        }
+        if !(self.phase.is_finite() && (0.2..=60.0).contains(&self.phase)) {
+            return Some((
+                "alternating.phase",
+                format!("must be 0.2 to 60 seconds, not {}", self.phase),
+            ));
+        }
+        if !(self.settle.is_finite() && self.settle >= 0.0) || self.windows_per_phase() < 4 {
+            return Some((
+                "alternating.settle",
+                format!(
+                    "{} s leaves fewer than 4 windows of {} s in a {} s phase; settle less or \
+                     make phases longer",
+                    self.settle,
+                    ALTERNATING_INTERVAL.as_secs_f64(),
+                    self.phase
+                ),
+            ));
+        }
+        if !(self.precision.is_finite() && self.precision > 0.0 && self.precision <= 100.0) {
+            return Some((
+                "alternating.precision",
+                format!(
+                    "must be a half-width in percent above 0, such as 1.0, not {}",
+                    self.precision
+                ),
+            ));
+        }
+        if !(self.max_duration.is_finite() && (1.0..=86_400.0).contains(&self.max_duration)) {
+            return Some((
+                "alternating.max_duration",
+                format!("must be 1 to 86400 seconds, not {}", self.max_duration),
+            ));
+        }
+        if !(2..=10_000).contains(&self.min_blocks) {
+            return Some((
+                "alternating.min_blocks",
+                format!("must be 2 to 10000, not {}", self.min_blocks),
+            ));
+        }
+        None
+    }
+}

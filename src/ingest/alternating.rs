@@ -1,0 +1,145 @@
+//! Reader for the runs of the alternating design in a benchlab results directory: each set's
+//! block values become the iterations of its series (so ministat tables read as the seeds'),
+//! and each run keeps its paired estimates and its short-window series for the time chart.
+
+use super::{Iteration, Results, Series, Setup};
+use crate::config::{Campaign, ALTERNATING_INTERVAL};
+use crate::error::InputError;
+use crate::stats::{window_rates, Block, PairedEstimate, StopRule};
+use crate::store::Store;
+
+/// One alternating run (a version and a profile) read back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlternatingRun {
+    /// Version.
+    pub version: String,
+    /// Traffic profile.
+    pub profile: String,
+    /// Config set names, baseline first.
+    pub sets: Vec<String>,
+    /// Blocks with values.
+    pub blocks: usize,
+    /// Each set after the baseline with its estimate (95 % over the rule's looks).
+    pub estimates: Vec<(String, Option<PairedEstimate>)>,
+    /// How each segment of traffic ended (`precise`, `time up`, an error, or `interrupted`).
+    pub ended: Vec<String>,
+    /// Blocks left out, one sentence each.
+    pub discarded: Vec<String>,
+    /// Short windows across the run: seconds since its traffic started (segments end to
+    /// end), packets per second, and the set in force (`None` inside a settle time).
+    pub windows: Vec<(f64, f64, Option<usize>)>,
+    /// Seconds at which each switch was verified.
+    pub switches: Vec<f64>,
+}
+
+/// Reads every alternating run of `campaign` into `results`: series per set, and the runs.
+pub fn read(store: &Store, campaign: &Campaign, results: &mut Results) -> Result<(), InputError> {
+    let alt = campaign.alternating.clone().unwrap_or_default();
+    let options = alt.phase_options();
+    let names: Vec<&str> = campaign.config_set_names().collect();
+    let rule = StopRule::new(alt.stop_options(), alt.block_duration(names.len()))
+        .map_err(|e| InputError::new(format!("campaign.toml: {e}")))?;
+    let per_window = ALTERNATING_INTERVAL.as_secs_f64() * 0.8;
+    results.method = format!(
+        "one block of the alternating design (traffic runs on while the DUT switches config \
+         sets every {} s in a balanced order, each set twice per block; {} s after each switch \
+         dropped; a phase's value is the {} of its {} s windows, a set's the mean of its phases)",
+        alt.phase,
+        alt.settle,
+        alt.estimator,
+        ALTERNATING_INTERVAL.as_secs_f64()
+    );
+    for version in &campaign.versions {
+        for profile in &campaign.profiles {
+            let (v, p) = (version.name.as_str(), profile.name.as_str());
+            let stored = store.read_blocks(v, p, &names, &options)?;
+            let mut run = AlternatingRun {
+                version: v.into(),
+                profile: p.into(),
+                sets: names.iter().map(|s| s.to_string()).collect(),
+                blocks: 0,
+                estimates: Vec::new(),
+                ended: Vec::new(),
+                discarded: Vec::new(),
+                windows: Vec::new(),
+                switches: Vec::new(),
+            };
+            let mut blocks: Vec<Block> = Vec::new();
+            let mut series: Vec<Series> = names
+                .iter()
+                .map(|c| Series {
+                    name: format!("{v}.{c}.{p}"),
+                    version: v.into(),
+                    config: c.to_string(),
+                    profile: p.into(),
+                    setup: Setup {
+                        uname: None,
+                        traffic: Some(super::benchlab::traffic(profile)),
+                    },
+                    ..Series::default()
+                })
+                .collect();
+            let mut offset = 0.0;
+            let mut segments: Vec<u32> = stored.iter().map(|b| b.segment).collect();
+            segments.dedup();
+            for segment in segments {
+                let samples = store.read_series(v, p, segment)?;
+                let phases: Vec<_> = (stored.iter().filter(|b| b.segment == segment))
+                    .flat_map(|b| b.phases.iter().map(|ph| ph.span))
+                    .collect();
+                for span in &phases {
+                    run.switches.push(offset + span.switched_s);
+                }
+                let last = samples.last().map_or(0.0, |s| s.t_s);
+                let (windows, _) = window_rates(&samples, (0.0, last), per_window);
+                for (t, rate) in windows {
+                    let set = phases
+                        .iter()
+                        .find(|s| t > s.switched_s + alt.settle && t <= s.end_s)
+                        .map(|s| s.set);
+                    run.windows.push((offset + t, rate, set));
+                }
+                let meta = store.read_segment_meta(v, p, segment);
+                if results.generator.is_none() {
+                    results.generator = meta.as_ref().and_then(|m| m.generator.clone());
+                }
+                run.ended.push(
+                    meta.and_then(|m| m.ended)
+                        .unwrap_or_else(|| "interrupted".into()),
+                );
+                offset += last;
+            }
+            for block in &stored {
+                match &block.values {
+                    Ok(values) => {
+                        for (set, s) in series.iter_mut().enumerate() {
+                            s.iterations.push(Iteration {
+                                index: block.block,
+                                median_pps: values.values()[set],
+                                samples: (block.phases.iter())
+                                    .filter(|ph| ph.span.set == set)
+                                    .map(|ph| ph.windows)
+                                    .sum(),
+                                offered_pps: None,
+                                source: format!("alternating/{v}.{p}/phases.csv"),
+                            });
+                        }
+                        blocks.push(values.clone());
+                    }
+                    Err(why) => run
+                        .discarded
+                        .push(format!("{v}.{p}: block {} left out: {why}", block.block)),
+                }
+            }
+            run.blocks = blocks.len();
+            run.estimates = names[1..]
+                .iter()
+                .map(|n| n.to_string())
+                .zip(rule.estimates(&blocks))
+                .collect();
+            results.series.extend(series);
+            results.alternating.push(run);
+        }
+    }
+    Ok(())
+}

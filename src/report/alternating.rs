@@ -1,0 +1,147 @@
+//! The time chart of an alternating run (`alternating.<version>.<profile>.png`): every short
+//! window's rate against time, coloured by the config set in force (grey inside a settle
+//! time), with a tick at each switch, so that a reader sees the machine's noise and what the
+//! design kept of it.
+
+use anyhow::anyhow;
+use plotters::prelude::*;
+
+use super::chart::{encode_png, format_pps, register_font, FONT_FAMILY, HEIGHT, PALETTE, WIDTH};
+use crate::ingest::alternating::AlternatingRun;
+
+/// The chart's file name.
+pub fn file_name(run: &AlternatingRun) -> String {
+    format!("alternating.{}.{}.png", run.version, run.profile)
+}
+
+/// The run's time chart as PNG; `None` when it has no window to draw.
+pub fn render(run: &AlternatingRun, title: &str) -> anyhow::Result<Option<Vec<u8>>> {
+    let drawable: Vec<&(f64, f64, Option<usize>)> = (run.windows.iter())
+        .filter(|(t, r, _)| t.is_finite() && r.is_finite() && *r >= 0.0)
+        .collect();
+    let Some(end) = drawable.iter().map(|w| w.0).reduce(f64::max) else {
+        return Ok(None);
+    };
+    let top = drawable.iter().map(|w| w.1).fold(0.0, f64::max).max(1.0) * 1.1;
+    register_font()?;
+    let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
+    draw(run, title, (&drawable, end, top), &mut rgb)
+        .map_err(|e| anyhow!("drawing {}: {e}", file_name(run)))?;
+    Ok(Some(encode_png(&rgb)?))
+}
+
+type Points<'a> = (&'a [&'a (f64, f64, Option<usize>)], f64, f64);
+
+fn draw(
+    run: &AlternatingRun,
+    title: &str,
+    (windows, end, top): Points<'_>,
+    rgb: &mut [u8],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let root = BitMapBackend::with_buffer(rgb, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, (FONT_FAMILY, 36.0))
+        .margin(24)
+        .x_label_area_size(70)
+        .y_label_area_size(150)
+        .build_cartesian_2d(0.0..end, 0.0..top)?;
+    chart
+        .configure_mesh()
+        .x_desc("seconds of traffic")
+        .y_desc("received, per 0.05 s window")
+        .y_label_formatter(&|v| format_pps(*v))
+        .label_style((FONT_FAMILY, 24.0))
+        .axis_desc_style((FONT_FAMILY, 26.0))
+        .draw()?;
+    let grey = RGBColor(0xB0, 0xB0, 0xB0);
+    chart.draw_series(
+        windows
+            .iter()
+            .filter(|w| w.2.is_none())
+            .map(|w| Circle::new((w.0, w.1), 2, grey.filled())),
+    )?;
+    for (set, name) in run.sets.iter().enumerate() {
+        let colour = PALETTE[set % PALETTE.len()];
+        chart
+            .draw_series(
+                windows
+                    .iter()
+                    .filter(|w| w.2 == Some(set))
+                    .map(|w| Circle::new((w.0, w.1), 3, colour.filled())),
+            )?
+            .label(name.as_str())
+            .legend(move |(x, y)| Circle::new((x + 10, y), 6, colour.filled()));
+    }
+    // A short tick at the top for every switch: many switches, so no full-height lines.
+    chart.draw_series(
+        run.switches
+            .iter()
+            .filter(|t| t.is_finite())
+            .map(|&t| PathElement::new(vec![(t, top * 0.97), (t, top)], BLACK.stroke_width(1))),
+    )?;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT_FAMILY, 26.0))
+        .position(SeriesLabelPosition::LowerRight)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// The README's section on the alternating runs: the design in words, each comparison's paired
+/// estimate, how each run ended, and its time chart.
+pub fn section(report: &super::Report) -> String {
+    if report.alternating.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from("\n## Paired comparisons (alternating design)\n\n");
+    md.push_str(&format!(
+        "An iteration is {}. Each line below is the mean of the per-block log ratios against the baseline with Student's t interval, at \
+         95 % over the stopping rule's planned looks (99 % at each look).\n",
+        report.method
+    ));
+    for run in &report.alternating {
+        let baseline = report.label(&run.sets[0]);
+        md.push_str(&format!(
+            "\n### {} · {}\n\n",
+            report.version_label(&run.version),
+            report.label(&run.profile)
+        ));
+        for (set, estimate) in &run.estimates {
+            let line = match estimate {
+                Some(e) if e.is_significant() => {
+                    format!("{:.1}", e.line(report.label(set), baseline))
+                }
+                Some(e) => format!(
+                    "{:.1}: no difference proven",
+                    e.line(report.label(set), baseline)
+                ),
+                None => format!(
+                    "{} vs {baseline}: too few blocks for an interval",
+                    report.label(set)
+                ),
+            };
+            md.push_str(&format!("- {line}\n"));
+        }
+        md.push_str(&format!(
+            "- {} blocks; the run ended: {}\n",
+            run.blocks,
+            run.ended.join(", then ")
+        ));
+        for why in &run.discarded {
+            md.push_str(&format!("- {why}\n"));
+        }
+        if !run.windows.is_empty() {
+            md.push_str(&format!(
+                "\n![{} over time, {} s windows coloured by config set]({})\n",
+                report.label(&run.profile),
+                crate::config::ALTERNATING_INTERVAL.as_secs_f64(),
+                file_name(run)
+            ));
+        }
+    }
+    md
+}

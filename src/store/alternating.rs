@@ -1,0 +1,276 @@
+//! What an alternating run leaves (`design = "alternating"`), one directory per version and
+//! profile:
+//!
+//! ```text
+//! DIR/alternating/<version>.<profile>/
+//!     phases.csv             segment, block, phase, config, switched_s, end_s: every phase of
+//!                            every finished block (rewritten atomically after each block)
+//!     segment-<N>/series.csv t_s, rx_pkts: the receiver's cumulative count every 0.05 s, seconds
+//!                            since that segment's traffic started (the raw short windows)
+//!     segment-<N>/meta.json  start and end, why it ended, what sent the traffic
+//!     segment-<N>/samples.csv, dut-before.txt, …: the segment's seconds and files
+//! ```
+//!
+//! A segment is one stretch of continuous traffic: a run interrupted and resumed has two. A
+//! block counts once its phases are in `phases.csv`, which is written after the series that
+//! holds its windows, so a kill -9 loses at most the block in progress. Block values are
+//! always recomputed from `series.csv`, so a report can be regenerated with another estimator.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::Store;
+use crate::error::InputError;
+use crate::stats::{phase_values, Block, CounterSample, PhaseOptions, PhaseSpan, PhaseValue};
+
+/// The directory of all alternating runs in a results directory.
+pub const ALTERNATING: &str = "alternating";
+const PHASES: &str = "phases.csv";
+const SERIES: &str = "series.csv";
+const PHASES_HEADER: &str = "segment,block,phase,config,switched_s,end_s";
+const SERIES_HEADER: &str = "t_s,rx_pkts";
+
+/// One phase of a finished block, as `phases.csv` holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseRow {
+    /// Segment of continuous traffic, from 1.
+    pub segment: u32,
+    /// Block, from 1, counted across segments.
+    pub block: u32,
+    /// Position in the block, from 1.
+    pub phase: u32,
+    /// Config set name.
+    pub config: String,
+    /// Seconds since the segment's traffic started at which the switch was verified.
+    pub switched_s: f64,
+    /// Seconds since the segment's traffic started at which the next switch began.
+    pub end_s: f64,
+}
+
+/// A segment's `meta.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SegmentMeta {
+    /// Start of traffic, seconds since the Unix epoch.
+    pub start_unix_s: f64,
+    /// End of traffic, seconds since the Unix epoch (`None` while it runs).
+    pub end_unix_s: Option<f64>,
+    /// Why it ended: `precise`, `time up`, or what failed.
+    pub ended: Option<String>,
+    /// What sent the traffic.
+    pub generator: Option<String>,
+}
+
+/// A finished block read back: its phases with their values, and one value per set.
+#[derive(Debug, Clone)]
+pub struct StoredBlock {
+    /// Block number, from 1.
+    pub block: u32,
+    /// Segment it ran in.
+    pub segment: u32,
+    /// Its phases, in order, with the windows they kept.
+    pub phases: Vec<PhaseValue>,
+    /// One value per set (campaign order), or why the block has none.
+    pub values: Result<Block, String>,
+}
+
+impl Store {
+    /// The directory of the alternating run of `version` and `profile`.
+    pub fn alternating_dir(&self, version: &str, profile: &str) -> PathBuf {
+        self.dir
+            .join(ALTERNATING)
+            .join(format!("{version}.{profile}"))
+    }
+
+    /// The directory of segment `n` of a run, created if needed.
+    pub fn begin_segment(&self, version: &str, profile: &str, n: u32) -> std::io::Result<PathBuf> {
+        let dir = self
+            .alternating_dir(version, profile)
+            .join(format!("segment-{n}"));
+        if dir.exists() {
+            fs::remove_dir_all(&dir)?;
+        }
+        fs::create_dir_all(&dir)?;
+        Ok(dir)
+    }
+
+    /// Writes one file of segment `n`, atomically.
+    pub fn write_segment_file(
+        &self,
+        (version, profile, n): (&str, &str, u32),
+        name: &str,
+        bytes: &[u8],
+    ) -> std::io::Result<()> {
+        let dir = self
+            .alternating_dir(version, profile)
+            .join(format!("segment-{n}"));
+        crate::atomic::write(&dir.join(name), bytes)
+    }
+
+    /// Records finished blocks: the segment's series first, then every phase so far.
+    pub fn write_blocks(
+        &self,
+        (version, profile, n): (&str, &str, u32),
+        series: &[CounterSample],
+        phases: &[PhaseRow],
+    ) -> std::io::Result<()> {
+        let mut text = format!("{SERIES_HEADER}\n");
+        for s in series {
+            text.push_str(&format!("{:.6},{}\n", s.t_s, s.rx_pkts));
+        }
+        self.write_segment_file((version, profile, n), SERIES, text.as_bytes())?;
+        let mut text = format!("{PHASES_HEADER}\n");
+        for p in phases {
+            text.push_str(&format!(
+                "{},{},{},{},{:.6},{:.6}\n",
+                p.segment, p.block, p.phase, p.config, p.switched_s, p.end_s
+            ));
+        }
+        crate::atomic::write(
+            &self.alternating_dir(version, profile).join(PHASES),
+            text.as_bytes(),
+        )
+    }
+
+    /// Every phase of the finished blocks of a run (none before its first block).
+    pub fn read_phases(&self, version: &str, profile: &str) -> Result<Vec<PhaseRow>, InputError> {
+        let path = self.alternating_dir(version, profile).join(PHASES);
+        let Ok(text) = fs::read_to_string(&path) else {
+            return Ok(Vec::new());
+        };
+        let corrupted = |line: usize| {
+            InputError::new(format!(
+                "{}: line {line}: corrupted phase record; remove the file to measure the run \
+                 again",
+                path.display()
+            ))
+        };
+        let mut rows = Vec::new();
+        for (i, line) in text.lines().enumerate().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            let row = (|| {
+                let [segment, block, phase, config, switched_s, end_s] = f.as_slice() else {
+                    return None;
+                };
+                let row = PhaseRow {
+                    segment: segment.parse().ok()?,
+                    block: block.parse().ok()?,
+                    phase: phase.parse().ok()?,
+                    config: config.to_string(),
+                    switched_s: switched_s.parse().ok()?,
+                    end_s: end_s.parse().ok()?,
+                };
+                (row.switched_s.is_finite() && row.end_s.is_finite()).then_some(row)
+            })();
+            rows.push(row.ok_or_else(|| corrupted(i + 1))?);
+        }
+        Ok(rows)
+    }
+
+    /// Segment `n`'s short-window series.
+    pub fn read_series(
+        &self,
+        version: &str,
+        profile: &str,
+        n: u32,
+    ) -> Result<Vec<CounterSample>, InputError> {
+        let path = self
+            .alternating_dir(version, profile)
+            .join(format!("segment-{n}"))
+            .join(SERIES);
+        let text = fs::read_to_string(&path)
+            .map_err(|e| InputError::new(format!("{}: {e}", path.display())))?;
+        let mut series = Vec::new();
+        for (i, line) in text.lines().enumerate().skip(1) {
+            let sample = line.split_once(',').and_then(|(t, n)| {
+                let t_s: f64 = t.parse().ok().filter(|t: &f64| t.is_finite())?;
+                Some(CounterSample {
+                    t_s,
+                    rx_pkts: n.parse().ok()?,
+                })
+            });
+            series.push(sample.ok_or_else(|| {
+                InputError::new(format!(
+                    "{}: line {}: corrupted sample",
+                    path.display(),
+                    i + 1
+                ))
+            })?);
+        }
+        Ok(series)
+    }
+
+    /// The finished blocks of a run, their values recomputed from the series with `options`;
+    /// `sets` are the campaign's config set names, baseline first.
+    pub fn read_blocks(
+        &self,
+        version: &str,
+        profile: &str,
+        sets: &[&str],
+        options: &PhaseOptions,
+    ) -> Result<Vec<StoredBlock>, InputError> {
+        let rows = self.read_phases(version, profile)?;
+        let mut by_segment: BTreeMap<u32, Vec<&PhaseRow>> = BTreeMap::new();
+        for row in &rows {
+            by_segment.entry(row.segment).or_default().push(row);
+        }
+        let mut blocks = Vec::new();
+        for (segment, rows) in by_segment {
+            let series = self.read_series(version, profile, segment)?;
+            let spans = rows
+                .iter()
+                .map(|r| {
+                    let set = sets.iter().position(|s| *s == r.config).ok_or_else(|| {
+                        InputError::new(format!(
+                            "{}: config set `{}` is not in the campaign",
+                            self.alternating_dir(version, profile).display(),
+                            r.config
+                        ))
+                    })?;
+                    Ok(PhaseSpan {
+                        set,
+                        switched_s: r.switched_s,
+                        end_s: r.end_s,
+                    })
+                })
+                .collect::<Result<Vec<_>, InputError>>()?;
+            let values = phase_values(&series, &spans, options)
+                .map_err(|e| InputError::new(format!("{version}.{profile}: {e}")))?;
+            let mut start = 0;
+            while start < rows.len() {
+                let block = rows[start].block;
+                let end = start
+                    + rows[start..]
+                        .iter()
+                        .take_while(|r| r.block == block)
+                        .count();
+                let phases = values[start..end].to_vec();
+                blocks.push(StoredBlock {
+                    block,
+                    segment,
+                    values: Block::from_phases(&phases, sets.len()).map_err(|e| e.to_string()),
+                    phases,
+                });
+                start = end;
+            }
+        }
+        Ok(blocks)
+    }
+
+    /// Segment `n`'s `meta.json`, when it is there and reads.
+    pub fn read_segment_meta(&self, version: &str, profile: &str, n: u32) -> Option<SegmentMeta> {
+        let path = self
+            .alternating_dir(version, profile)
+            .join(format!("segment-{n}"))
+            .join("meta.json");
+        serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
+    }
+
+    /// Whether any alternating block finished.
+    pub(super) fn has_blocks(&self) -> bool {
+        fs::read_dir(self.dir.join(ALTERNATING))
+            .is_ok_and(|runs| runs.flatten().any(|run| run.path().join(PHASES).is_file()))
+    }
+}
