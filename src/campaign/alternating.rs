@@ -389,3 +389,6 @@ impl Controller<'_, '_, '_> {
             .decide(&self.blocks, Duration::from_secs_f64(elapsed.max(0.0)))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -99,7 +99,8 @@ impl Alternating {
 
     /// Short windows a phase holds once its settle time is dropped.
     pub fn windows_per_phase(&self) -> usize {
-        ((self.phase - self.settle) / ALTERNATING_INTERVAL.as_secs_f64()).floor() as usize
+        // The epsilon keeps 0.2 s / 0.05 s at 4 despite binary fractions.
+        ((self.phase - self.settle) / ALTERNATING_INTERVAL.as_secs_f64() + 1e-9).floor() as usize
     }
 
     /// When to stop adding blocks.

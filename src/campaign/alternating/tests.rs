@@ -1,0 +1,258 @@
+//! Unit tests of the alternating run loop with a mock lab whose forwarding rate depends on the
+//! config set in force: real time, no root.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::campaign::trial::mock::{steady, MockReceiver, MockSend, MockSender};
+use crate::campaign::trial::Rig;
+use crate::config::{Alternating, Design};
+use crate::store::Store;
+use crate::traffic::endpoint::{ReceiverRecord, Tick};
+use crate::transport::MockTransport;
+
+/// The forwarding rate of the mock DUT over time: (since, pps) steps.
+#[derive(Default)]
+struct Dut {
+    start: Option<Instant>,
+    steps: Vec<(f64, f64)>,
+    applies: usize,
+}
+
+impl Dut {
+    fn now(&self) -> f64 {
+        self.start.map_or(0.0, |s| s.elapsed().as_secs_f64())
+    }
+
+    /// Packets forwarded by `t`.
+    fn count(&self, t: f64) -> u64 {
+        let mut total = 0.0;
+        for (k, &(since, pps)) in self.steps.iter().enumerate() {
+            let until = self.steps.get(k + 1).map_or(t, |s| s.0.min(t));
+            total += pps * (until - since).max(0.0);
+        }
+        total as u64
+    }
+}
+
+/// Switches the mock DUT: `rates` per config set; applying the set named `fail_at.0` for the
+/// `fail_at.1`-th time fails.
+struct MockSwitcher {
+    dut: Rc<RefCell<Dut>>,
+    rates: Vec<(String, f64)>,
+    fail_at: Option<(String, usize)>,
+    applied: std::collections::BTreeMap<String, usize>,
+}
+
+impl Switcher for MockSwitcher {
+    fn switch(&mut self, entry: &str) -> anyhow::Result<()> {
+        let n = self.applied.entry(entry.to_string()).or_default();
+        *n += 1;
+        if self.fail_at.as_ref() == Some(&(entry.to_string(), *n)) {
+            anyhow::bail!("apply: exit status 1");
+        }
+        let pps = self.rates.iter().find(|r| r.0 == entry).unwrap().1;
+        let mut dut = self.dut.borrow_mut();
+        let t = dut.now();
+        dut.steps.push((t, pps));
+        dut.applies += 1;
+        Ok(())
+    }
+
+    fn counters(&mut self) -> anyhow::Result<Option<u64>> {
+        Ok(Some(1))
+    }
+}
+
+/// Counts the mock DUT's output every 0.05 s.
+struct MockCounter {
+    dut: Rc<RefCell<Dut>>,
+    inner: MockReceiver,
+}
+
+impl Receiver for MockCounter {
+    fn start(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn traffic_starts(&mut self) -> anyhow::Result<()> {
+        let mut dut = self.dut.borrow_mut();
+        dut.start = Some(Instant::now());
+        dut.steps = vec![(0.0, 1e6)];
+        Ok(())
+    }
+    fn ticks(&mut self) -> anyhow::Result<Vec<Tick>> {
+        self.inner.ticks()
+    }
+    fn drain(&self) -> Duration {
+        Duration::ZERO
+    }
+    fn counter_samples(&mut self) -> anyhow::Result<Vec<CounterSample>> {
+        let dut = self.dut.borrow();
+        let n = (dut.now() / 0.05) as usize;
+        Ok((0..=n)
+            .map(|k| CounterSample {
+                t_s: k as f64 * 0.05,
+                rx_pkts: dut.count(k as f64 * 0.05),
+            })
+            .collect())
+    }
+    fn finish(self: Box<Self>) -> anyhow::Result<ReceiverRecord> {
+        Box::new(self.inner).finish()
+    }
+}
+
+/// A lab whose DUT forwards 1 Mpps with `forwarding` and 700 kpps with `nft-stateful`.
+struct MockLab {
+    dut: Rc<RefCell<Dut>>,
+    transport: MockTransport,
+    fail_at: Option<(String, usize)>,
+}
+
+impl Bench for MockLab {
+    fn set_version(&mut self, _: &Version, _: &Cancel) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn set_config(&mut self, _: &str) -> anyhow::Result<()> {
+        unreachable!("the alternating design switches through its Switcher")
+    }
+    fn rig(&mut self, _: &TrialSpec<'_>) -> anyhow::Result<Rig<'_>> {
+        unreachable!("the alternating design asks for its rig with a Switcher")
+    }
+    fn alternating(
+        &mut self,
+        _: &TrialSpec<'_>,
+    ) -> anyhow::Result<(Rig<'_>, Box<dyn Switcher + '_>)> {
+        let rig = Rig {
+            dut: &self.transport,
+            counters: vec!["counters".into()],
+            senders: vec![MockSender::new(steady(1, 1e6), MockSend::Hangs)],
+            receiver: Box::new(MockCounter {
+                dut: Rc::clone(&self.dut),
+                inner: MockReceiver { ticks: Vec::new() },
+            }),
+            profiler: None,
+            capture_delay: Duration::ZERO,
+        };
+        let switcher = MockSwitcher {
+            dut: Rc::clone(&self.dut),
+            rates: vec![("forwarding".into(), 1e6), ("nft-stateful".into(), 7e5)],
+            fail_at: self.fail_at.clone(),
+            applied: Default::default(),
+        };
+        Ok((rig, Box::new(switcher)))
+    }
+    fn facts(&mut self) -> anyhow::Result<serde_json::Value> {
+        Ok(serde_json::json!({}))
+    }
+}
+
+fn lab(fail_at: Option<(&str, usize)>) -> MockLab {
+    MockLab {
+        dut: Rc::default(),
+        transport: MockTransport::new("dut"),
+        fail_at: fail_at.map(|(s, n)| (s.to_string(), n)),
+    }
+}
+
+/// Two sets, 0.3 s phases, at most `max_s` seconds of traffic.
+fn campaign(max_s: f64) -> Campaign {
+    let mut c = Campaign {
+        design: Design::Alternating,
+        alternating: Some(Alternating {
+            phase: 0.3,
+            settle: 0.1,
+            max_duration: max_s,
+            min_blocks: 2,
+            ..Alternating::default()
+        }),
+        config_sets: vec!["forwarding".into(), "nft-stateful".into()],
+        ..Campaign::default()
+    };
+    c.trial.warmup = 0.2;
+    c.profiles.truncate(1);
+    c
+}
+
+#[test]
+fn blocks_measure_the_set_that_runs_and_are_stored_as_they_finish() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = campaign(4.0);
+    let store = Store::create(tmp.path(), &c).unwrap();
+    let mut lab = lab(None);
+    let mut ended = Vec::new();
+    let n = run(&c, &store, &mut lab, &Cancel::new(), &mut |e| {
+        if let Event::RunDone {
+            ended: why,
+            estimates,
+            ..
+        } = e
+        {
+            ended.push((why.to_string(), estimates[0].1));
+        }
+    })
+    .unwrap();
+    assert!(n >= 2, "{n} blocks");
+    let (why, estimate) = &ended[0];
+    assert_eq!(
+        why, "precise",
+        "a noise-free DUT is precise at the first look"
+    );
+    // The DUT forwards 30 % less with nft-stateful: the mock has no noise, only the real
+    // clock's jitter.
+    let e = estimate.unwrap();
+    assert!((e.change_pct + 30.0).abs() < 1.0, "{e:?}");
+    let rows = store.read_phases("default", "inet4").unwrap();
+    assert_eq!(rows.len(), 4 * n);
+    // ABBA, then BAAB: the balanced order, phase by phase.
+    let sets: Vec<&str> = rows.iter().take(8).map(|r| r.config.as_str()).collect();
+    assert_eq!(
+        sets[..8.min(sets.len())],
+        [
+            "forwarding",
+            "nft-stateful",
+            "nft-stateful",
+            "forwarding",
+            "nft-stateful",
+            "forwarding",
+            "forwarding",
+            "nft-stateful"
+        ][..8.min(sets.len())]
+    );
+    assert!(rows.iter().all(|r| r.end_s > r.switched_s));
+    // Resuming a run that ended measures nothing more.
+    let again = Store::resume(tmp.path(), &c, &crate::config::defaults::CONFIG_SETS).unwrap();
+    assert_eq!(
+        run(&c, &again, &mut lab, &Cancel::new(), &mut |_| {}).unwrap(),
+        0
+    );
+}
+
+#[test]
+fn a_failed_switch_ends_the_run_with_its_error_and_keeps_the_blocks_before() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = campaign(10.0);
+    let store = Store::create(tmp.path(), &c).unwrap();
+    // Block 1 is ABBA: nft-stateful applied twice; block 2 starts with it again.
+    let mut bad = lab(Some(("nft-stateful", 3)));
+    let err = run(&c, &store, &mut bad, &Cancel::new(), &mut |_| {}).unwrap_err();
+    let text = format!("{err:#}");
+    assert!(
+        text.contains("switching the DUT to config set `nft-stateful` (block 2)")
+            && text.contains("apply: exit status 1"),
+        "{text}"
+    );
+    let rows = store.read_phases("default", "inet4").unwrap();
+    assert_eq!(rows.len(), 4, "block 1 is kept");
+    // The run resumes in a new segment, with block 2.
+    let mut good = lab(None);
+    let again = Store::resume(tmp.path(), &c, &crate::config::defaults::CONFIG_SETS).unwrap();
+    let mut c2 = c.clone();
+    c2.alternating.as_mut().unwrap().max_duration = 10.0;
+    let n = run(&c2, &again, &mut good, &Cancel::new(), &mut |_| {}).unwrap();
+    assert!(n >= 1);
+    let rows = store.read_phases("default", "inet4").unwrap();
+    assert_eq!((rows[4].segment, rows[4].block), (2, 2));
+    assert_eq!(rows[4].config, "nft-stateful", "block 2 is BAAB");
+}
