@@ -152,7 +152,7 @@ impl Design<'_> {
         let rows = store.read_phases(v, p)?;
         let done = self.stored(store, v, p)?;
         let segment = rows.last().map_or(1, |r| r.segment + 1);
-        let dir = store.begin_segment(v, p, segment)?;
+        store.begin_segment(v, p, segment)?;
         let elapsed: f64 = done.iter().map(|d| d.seconds).sum();
         let warmup = self.campaign.trial.warmup.max(self.settings.settle);
         let block_s = self.settings.phase * self.order.phases_per_block() as f64;
@@ -176,7 +176,7 @@ impl Design<'_> {
             capture: false,
         };
         let ids = (v, p, segment);
-        let mut meta = SegmentMeta {
+        let meta = SegmentMeta {
             start_unix_s: unix_now(),
             end_unix_s: None,
             ended: None,
@@ -204,29 +204,46 @@ impl Design<'_> {
         let (measured, ended) = (controller.measured, controller.ended);
         let estimates = self.estimates(&controller.blocks);
         drop(controller);
-        meta.end_unix_s = Some(unix_now());
-        meta.ended = Some(match (&outcome, ended) {
-            (Err(e), _) => format!("{e:#}"),
-            (Ok(_), Some(Decision::Precise)) => "precise".into(),
-            (Ok(_), _) => "time up".into(),
-        });
-        if let Ok(data) = &outcome {
-            meta.generator.clone_from(&data.generator);
-            store.write_segment_file(ids, "samples.csv", samples_csv(&data.samples).as_bytes())?;
-            for (name, text) in &data.files {
-                crate::atomic::write(&dir.join(name), text.as_bytes())?;
-            }
-        }
-        store.write_segment_file(ids, "meta.json", &json(&meta)?)?;
+        finish_segment(store, ids, meta, &outcome, ended)?;
         outcome?;
         on_event(&Event::RunDone {
             version: v,
             profile: p,
-            ended: meta.ended.as_deref().unwrap_or_default(),
+            ended: if ended == Some(Decision::Precise) {
+                "precise"
+            } else {
+                "time up"
+            },
             estimates: &estimates,
         });
         Ok(measured)
     }
+}
+
+/// Keeps what a segment leaves: its seconds and files when the traffic ended as it should, and
+/// its `meta.json` with how it ended in every case.
+fn finish_segment(
+    store: &Store,
+    ids: (&str, &str, u32),
+    mut meta: SegmentMeta,
+    outcome: &anyhow::Result<trial::TrialData>,
+    ended: Option<Decision>,
+) -> anyhow::Result<()> {
+    meta.end_unix_s = Some(unix_now());
+    meta.ended = Some(match (outcome, ended) {
+        (Err(e), _) => format!("{e:#}"),
+        (Ok(_), Some(Decision::Precise)) => "precise".into(),
+        (Ok(_), _) => "time up".into(),
+    });
+    if let Ok(data) = outcome {
+        meta.generator.clone_from(&data.generator);
+        store.write_segment_file(ids, "samples.csv", samples_csv(&data.samples).as_bytes())?;
+        for (name, text) in &data.files {
+            store.write_segment_file(ids, name, text.as_bytes())?;
+        }
+    }
+    store.write_segment_file(ids, "meta.json", &json(&meta)?)?;
+    Ok(())
 }
 
 fn json(meta: &SegmentMeta) -> anyhow::Result<Vec<u8>> {

@@ -258,6 +258,38 @@ fn measure(
     outcome.map(drop)
 }
 
+/// The line of an alternating run's block or end; counts the runs done.
+fn alternating_line(event: &Event<'_>, done: &mut usize) -> Option<String> {
+    Some(match event {
+        Event::Block {
+            version,
+            profile,
+            block,
+            problem,
+            estimates,
+        } => match problem {
+            Some(problem) => format!("{version}.{profile} block {block}: no values ({problem})"),
+            None => format!(
+                "{version}.{profile} block {block}:{}",
+                estimates_text(estimates)
+            ),
+        },
+        Event::RunDone {
+            version,
+            profile,
+            ended,
+            estimates,
+        } => {
+            *done += 1;
+            format!(
+                "{version}.{profile} ({ended}):{}",
+                estimates_text(estimates)
+            )
+        }
+        _ => return None,
+    })
+}
+
 /// ` nft-stateful −32.4 % ± 0.9 %, …` for the comparisons that have an interval yet.
 fn estimates_text(estimates: &Estimates) -> String {
     estimates
@@ -314,44 +346,13 @@ fn on_event(
         (Event::Retry { key, reason }, Progress::Lines) => {
             let _ = writeln!(err, "{key}: {reason}; retrying");
         }
-        (
-            Event::Block {
-                version,
-                profile,
-                block,
-                problem,
-                estimates,
-            },
-            p,
-        ) => {
-            let mut line = format!("{version}.{profile} block {block}:");
-            match problem {
-                Some(problem) => line.push_str(&format!(" no values ({problem})")),
-                None => line.push_str(&estimates_text(estimates)),
-            }
-            match p {
-                Progress::Bar(bar) => bar.set_message(line),
-                _ => {
-                    let _ = writeln!(err, "{line}");
-                }
-            }
-        }
-        (
-            Event::RunDone {
-                version,
-                profile,
-                ended,
-                estimates,
-            },
-            p,
-        ) => {
-            *done += 1;
-            let line = format!(
-                "{version}.{profile} ({ended}):{}",
-                estimates_text(estimates)
-            );
-            match p {
-                Progress::Bar(bar) => bar.println(line),
+        (Event::Block { .. } | Event::RunDone { .. }, p) => {
+            let Some(line) = alternating_line(event, done) else {
+                return;
+            };
+            match (event, p) {
+                (Event::Block { .. }, Progress::Bar(bar)) => bar.set_message(line),
+                (_, Progress::Bar(bar)) => bar.println(line),
                 _ => {
                     let _ = writeln!(err, "{line}");
                 }

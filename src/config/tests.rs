@@ -86,3 +86,40 @@ fn rate_is_max_or_positive() {
     assert!(p("0").is_err());
     assert!(p("\"fast\"").is_err());
 }
+
+/// `benchlab run` with no argument runs what examples/default.toml says, the alternating
+/// design included.
+#[test]
+fn the_builtin_campaign_is_examples_default_toml() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/default.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let file = Campaign::from_toml(&text, path, crate::dut::KNOWN_PRESETS).unwrap();
+    // The file spells out the flows the built-in profiles leave implicit.
+    let explicit = |mut c: Campaign| {
+        for p in &mut c.profiles {
+            (p.src, p.dst) = (Some(p.src().into()), Some(p.dst().into()));
+        }
+        c
+    };
+    assert_eq!(explicit(file.clone()), explicit(Campaign::builtin()));
+    assert_eq!(file.design, Design::Alternating);
+}
+
+#[test]
+fn the_alternating_settings_are_checked_at_load() {
+    let bad = |extra: &str| {
+        let text = format!("design = \"alternating\"\n{extra}");
+        Campaign::from_toml(&text, "c.toml", crate::dut::KNOWN_PRESETS)
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(bad("[alternating]\nestimator = \"p0\"\n").contains("alternating.estimator"));
+    assert!(bad("[alternating]\nphase = 0.25\n").contains("alternating.settle"));
+    assert!(bad("[alternating]\nprecision = -1\n").contains("alternating.precision"));
+    assert!(bad("config_sets = [\"forwarding\"]\n").contains("at least two"));
+    let trials = Campaign::from_toml("[alternating]\n", "c.toml", crate::dut::KNOWN_PRESETS);
+    assert!(trials
+        .unwrap_err()
+        .to_string()
+        .contains("design = \"alternating\""));
+}

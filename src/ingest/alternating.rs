@@ -5,7 +5,7 @@
 use super::{Iteration, Results, Series, Setup};
 use crate::config::{Campaign, ALTERNATING_INTERVAL};
 use crate::error::InputError;
-use crate::stats::{window_rates, Block, PairedEstimate, StopRule};
+use crate::stats::{window_rates, Block, PairedEstimate, PhaseOptions, StopRule};
 use crate::store::Store;
 
 /// One alternating run (a version and a profile) read back.
@@ -39,7 +39,6 @@ pub fn read(store: &Store, campaign: &Campaign, results: &mut Results) -> Result
     let names: Vec<&str> = campaign.config_set_names().collect();
     let rule = StopRule::new(alt.stop_options(), alt.block_duration(names.len()))
         .map_err(|e| InputError::new(format!("campaign.toml: {e}")))?;
-    let per_window = ALTERNATING_INTERVAL.as_secs_f64() * 0.8;
     results.method = format!(
         "one block of the alternating design (traffic runs on while the DUT switches config \
          sets every {} s in a balanced order, each set twice per block; {} s after each switch \
@@ -79,36 +78,7 @@ pub fn read(store: &Store, campaign: &Campaign, results: &mut Results) -> Result
                     ..Series::default()
                 })
                 .collect();
-            let mut offset = 0.0;
-            let mut segments: Vec<u32> = stored.iter().map(|b| b.segment).collect();
-            segments.dedup();
-            for segment in segments {
-                let samples = store.read_series(v, p, segment)?;
-                let phases: Vec<_> = (stored.iter().filter(|b| b.segment == segment))
-                    .flat_map(|b| b.phases.iter().map(|ph| ph.span))
-                    .collect();
-                for span in &phases {
-                    run.switches.push(offset + span.switched_s);
-                }
-                let last = samples.last().map_or(0.0, |s| s.t_s);
-                let (windows, _) = window_rates(&samples, (0.0, last), per_window);
-                for (t, rate) in windows {
-                    let set = phases
-                        .iter()
-                        .find(|s| t > s.switched_s + alt.settle && t <= s.end_s)
-                        .map(|s| s.set);
-                    run.windows.push((offset + t, rate, set));
-                }
-                let meta = store.read_segment_meta(v, p, segment);
-                if results.generator.is_none() {
-                    results.generator = meta.as_ref().and_then(|m| m.generator.clone());
-                }
-                run.ended.push(
-                    meta.and_then(|m| m.ended)
-                        .unwrap_or_else(|| "interrupted".into()),
-                );
-                offset += last;
-            }
+            read_windows(store, (v, p), &stored, &options, &mut run, results)?;
             for block in &stored {
                 match &block.values {
                     Ok(values) => {
@@ -140,6 +110,49 @@ pub fn read(store: &Store, campaign: &Campaign, results: &mut Results) -> Result
             results.series.extend(series);
             results.alternating.push(run);
         }
+    }
+    Ok(())
+}
+
+/// The short windows and switch times of a run's segments, laid end to end, and how each
+/// segment ended.
+fn read_windows(
+    store: &Store,
+    (v, p): (&str, &str),
+    stored: &[crate::store::StoredBlock],
+    options: &PhaseOptions,
+    run: &mut AlternatingRun,
+    results: &mut Results,
+) -> Result<(), InputError> {
+    let mut offset = 0.0;
+    let mut segments: Vec<u32> = stored.iter().map(|b| b.segment).collect();
+    segments.dedup();
+    for segment in segments {
+        let samples = store.read_series(v, p, segment)?;
+        let phases: Vec<_> = (stored.iter().filter(|b| b.segment == segment))
+            .flat_map(|b| b.phases.iter().map(|ph| ph.span))
+            .collect();
+        for span in &phases {
+            run.switches.push(offset + span.switched_s);
+        }
+        let last = samples.last().map_or(0.0, |s| s.t_s);
+        let (windows, _) = window_rates(&samples, (0.0, last), options.min_window_s);
+        for (t, rate) in windows {
+            let set = phases
+                .iter()
+                .find(|s| t > s.switched_s + options.settle_s && t <= s.end_s)
+                .map(|s| s.set);
+            run.windows.push((offset + t, rate, set));
+        }
+        let meta = store.read_segment_meta(v, p, segment);
+        if results.generator.is_none() {
+            results.generator = meta.as_ref().and_then(|m| m.generator.clone());
+        }
+        run.ended.push(
+            meta.and_then(|m| m.ended)
+                .unwrap_or_else(|| "interrupted".into()),
+        );
+        offset += last;
     }
     Ok(())
 }
