@@ -157,8 +157,13 @@ impl Design<'_> {
         let warmup = self.campaign.trial.warmup.max(self.settings.settle);
         let block_s = self.settings.phase * self.order.phases_per_block() as f64;
         let trial = Trial {
-            // Time up comes from the stopping rule; the senders' own limit is a backstop.
-            duration: warmup + (self.settings.max_duration - elapsed).max(0.0) + 2.0 * block_s,
+            // Time up comes from the stopping rule; the senders' own limit is a backstop past
+            // the wait for traffic, the run's time left and a block of slow switches.
+            duration: warmup
+                + NO_TRAFFIC_S
+                + (self.settings.max_duration - elapsed).max(0.0)
+                + 4.0 * block_s
+                + 10.0,
             warmup,
             cooldown: 0.0,
         };
@@ -258,6 +263,9 @@ fn block_seconds(spans: &[PhaseSpan]) -> f64 {
     }
 }
 
+/// Seconds past the warm-up the first switch waits for traffic to reach the receiver.
+const NO_TRAFFIC_S: f64 = 10.0;
+
 /// Drives one segment: switches at the planned times, closes blocks, asks the stopping rule.
 struct Controller<'d, 'b, 'e> {
     design: &'d Design<'d>,
@@ -292,6 +300,9 @@ impl Watch for Controller<'_, '_, '_> {
         let now = elapsed.as_secs_f64();
         if now < self.next_at {
             return Ok(Flow::Continue(Duration::from_secs_f64(self.next_at - now)));
+        }
+        if self.first_switch.is_none() && !self.traffic_flows(receiver, now)? {
+            return Ok(Flow::Continue(Duration::from_millis(50)));
         }
         if let Some(last) = self.spans.last_mut() {
             last.end_s = now;
@@ -345,6 +356,21 @@ impl Controller<'_, '_, '_> {
     /// Blocks finished, stored ones included (the balanced order goes on across segments).
     fn blocks_so_far(&self) -> usize {
         self.rows.last().map_or(0, |r| r.block as usize)
+    }
+
+    /// Whether the receiver counts traffic yet: a remote sender may take longer than the
+    /// warm-up to start, and a phase without traffic would fail its set's check.
+    fn traffic_flows(&self, receiver: &mut dyn Receiver, now: f64) -> anyhow::Result<bool> {
+        let samples = receiver.counter_samples()?;
+        let recent = samples.iter().rev().take(3).collect::<Vec<_>>();
+        let flowing = recent.len() == 3 && recent.windows(2).all(|w| w[0].rx_pkts > w[1].rx_pkts);
+        if !flowing && now > self.next_at + NO_TRAFFIC_S {
+            anyhow::bail!(
+                "no traffic reached the receiver {NO_TRAFFIC_S} s after the warm-up: check the \
+                 senders and the DUT's routes"
+            );
+        }
+        Ok(flowing)
     }
 
     /// The set that just ran must have seen the traffic: a set whose pass rules counted

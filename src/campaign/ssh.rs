@@ -24,10 +24,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::alternating::Switcher;
 use super::run::Bench;
 use super::trial::{Rig, TrialSpec};
 use crate::cancel::Cancel;
-use crate::config::{Campaign, Version};
+use crate::config::{Campaign, Version, ALTERNATING_INTERVAL};
 use crate::dut::{self, ConfigSet, ConfigSets};
 use crate::error::InputError;
 use crate::lab::ssh::{Generator, NodeConfig, SshLab};
@@ -164,6 +165,38 @@ impl SshBench {
         Ok(os)
     }
 
+    /// The senders of one trial of `spec`, each with its share of the profile.
+    fn senders(&self, spec: &TrialSpec<'_>) -> anyhow::Result<Vec<Box<dyn Sender>>> {
+        let shares = senders::shares(spec.profile, self.lab.senders.len())?;
+        let n = shares.len();
+        Ok((self.lab.senders.iter().zip(&shares).enumerate())
+            .map(|(k, (node, share))| {
+                let remote =
+                    remote_node(node, &self.lab, node.dut_mac.as_deref().unwrap_or_default());
+                sender(node.tool(), &remote, &share.load(spec.trial.duration), k, n)
+            })
+            .collect())
+    }
+
+    /// The rig of one trial of `spec` counted by `receiver`.
+    fn rig_with(
+        &mut self,
+        spec: &TrialSpec<'_>,
+        receiver: Box<dyn Receiver>,
+    ) -> anyhow::Result<Rig<'_>> {
+        let senders = self.senders(spec)?;
+        let counters = self.os()?.counters_argv();
+        Ok(Rig {
+            dut: &self.dut,
+            counters,
+            senders,
+            receiver,
+            // The DUT is a host of its own: all its CPUs are the DUT's.
+            profiler: Some(Box::new(PerfProfiler::new(&self.dut, Vec::new()))),
+            capture_delay: std::time::Duration::ZERO,
+        })
+    }
+
     /// Reverts the config set in force.
     pub fn down(mut self) -> anyhow::Result<()> {
         self.revert_current()
@@ -190,26 +223,41 @@ impl Bench for SshBench {
     }
 
     fn rig(&mut self, spec: &TrialSpec<'_>) -> anyhow::Result<Rig<'_>> {
-        let shares = senders::shares(spec.profile, self.lab.senders.len())?;
-        let n = shares.len();
-        let senders = (self.lab.senders.iter().zip(&shares).enumerate())
-            .map(|(k, (node, share))| {
-                let remote =
-                    remote_node(node, &self.lab, node.dut_mac.as_deref().unwrap_or_default());
-                sender(node.tool(), &remote, &share.load(spec.trial.duration), k, n)
-            })
-            .collect();
         let rx = remote_node(&self.lab.receiver, &self.lab, "");
+        let receiver = receiver(self.lab.receiver_tool(), &rx);
+        self.rig_with(spec, receiver)
+    }
+
+    fn alternating(
+        &mut self,
+        spec: &TrialSpec<'_>,
+    ) -> anyhow::Result<(Rig<'_>, Box<dyn Switcher + '_>)> {
+        if self.lab.receiver_tool() != Generator::Benchlab {
+            anyhow::bail!(
+                "the alternating design needs benchlab's receiver on {} (it samples every \
+                 0.05 s): use benchlab or trafgen senders, or design = \"trials\"",
+                self.lab.receiver.host
+            );
+        }
+        let rx = remote_node(&self.lab.receiver, &self.lab, "");
+        let receiver = Box::new(RemoteRx::sampling(&rx, ALTERNATING_INTERVAL));
+        // Asked before the rig borrows the DUT's connection.
+        self.os()?;
+        let senders = self.senders(spec)?;
         let counters = self.os()?.counters_argv();
-        Ok(Rig {
+        let switcher = SshSwitcher {
+            sets: &mut self.sets,
+            dut: &self.dut,
+        };
+        let rig = Rig {
             dut: &self.dut,
             counters,
             senders,
-            receiver: receiver(self.lab.receiver_tool(), &rx),
-            // The DUT is a host of its own: all its CPUs are the DUT's.
-            profiler: Some(Box::new(PerfProfiler::new(&self.dut, Vec::new()))),
+            receiver,
+            profiler: None,
             capture_delay: std::time::Duration::ZERO,
-        })
+        };
+        Ok((rig, Box::new(switcher)))
     }
 
     fn facts(&mut self) -> anyhow::Result<serde_json::Value> {
@@ -251,5 +299,21 @@ impl Bench for SshBench {
             "config_sets": rulesets,
             "versions": {},
         }))
+    }
+}
+
+/// Switches the SSH DUT's config sets during an alternating run: rulesets reloaded in place.
+struct SshSwitcher<'a> {
+    sets: &'a mut ConfigSets,
+    dut: &'a SshTransport,
+}
+
+impl Switcher for SshSwitcher<'_> {
+    fn switch(&mut self, entry: &str) -> anyhow::Result<()> {
+        self.sets.switch(entry, self.dut)
+    }
+
+    fn counters(&mut self) -> anyhow::Result<Option<u64>> {
+        self.sets.counters(self.dut)
     }
 }

@@ -71,14 +71,6 @@ impl Campaign {
                  design = \"trials\"",
             ));
         }
-        if self.lab.hosts.is_some() {
-            return Err(bad(
-                origin,
-                "design",
-                "the alternating design runs on the virtual lab only for now: use design = \
-                 \"trials\" with [lab.hosts]",
-            ));
-        }
         if self.profile {
             return Err(bad(
                 origin,

@@ -157,6 +157,33 @@ pub fn ticks_from_totals(counts: impl IntoIterator<Item = (u64, f64)>) -> Vec<Ti
         .collect()
 }
 
+/// Ticks of whole seconds from a counter sampled `per_tick` times a second: `samples` are
+/// (seconds, cumulative packets, rate of the interval), and those before index `skip` were
+/// taken before the senders started.
+pub fn ticks_every(samples: &[(f64, u64, f64)], skip: usize, per_tick: usize) -> Vec<Tick> {
+    if per_tick <= 1 {
+        let mut ticks = ticks_from_totals(samples.iter().map(|s| (s.1, s.2)));
+        ticks.drain(..skip.min(ticks.len()));
+        return ticks;
+    }
+    let base = skip
+        .checked_sub(1)
+        .and_then(|i| samples.get(i))
+        .map_or((0.0, 0), |s| (s.0, s.1));
+    let mut last_t = base.0;
+    let ends = samples
+        .iter()
+        .skip(skip)
+        .skip(per_tick - 1)
+        .step_by(per_tick);
+    ticks_from_totals(ends.map(|&(t, total, _)| {
+        let pkts = total.saturating_sub(base.1);
+        let pps = pkts as f64 / (t - last_t).max(f64::MIN_POSITIVE);
+        last_t = t;
+        (pkts, pps)
+    }))
+}
+
 /// The senders' seconds added up, as far as every sender has that second.
 pub fn sum_ticks(per_sender: &[Vec<Tick>]) -> Vec<Tick> {
     let n = per_sender.iter().map(Vec::len).min().unwrap_or(0);

@@ -7,8 +7,8 @@ use std::time::Duration;
 use anyhow::Context;
 
 use super::endpoint::{
-    ticks_from_totals, Receiver, ReceiverRecord, Sender, SenderRecord, SenderState, StopReason,
-    Tick,
+    ticks_every, ticks_from_totals, Receiver, ReceiverRecord, Sender, SenderRecord, SenderState,
+    StopReason, Tick,
 };
 use super::receiver::{self, RxConfig, Sample};
 use super::{GenConfig, Generator, TxSample, TxSummary};
@@ -160,26 +160,11 @@ impl LocalReceiver {
 
 /// Per-second ticks of receiver samples taken every `1 / per_tick` s, from sample `skip` on.
 fn rx_ticks(samples: &[Sample], skip: usize, per_tick: usize) -> Vec<Tick> {
-    if per_tick == 1 {
-        let mut ticks = ticks_from_totals(samples.iter().map(|s| (s.rx_pkts, s.rx_pps)));
-        ticks.drain(..skip.min(ticks.len()));
-        return ticks;
-    }
-    let base = skip
-        .checked_sub(1)
-        .and_then(|i| samples.get(i))
-        .map_or((0.0, 0), |s| (s.t_s, s.rx_pkts));
-    let mut last_t = base.0;
-    let ends = samples
+    let counts: Vec<(f64, u64, f64)> = samples
         .iter()
-        .skip(skip)
-        .skip(per_tick - 1)
-        .step_by(per_tick);
-    ticks_from_totals(ends.map(|s| {
-        let pps = (s.rx_pkts - base.1) as f64 / (s.t_s - last_t).max(f64::MIN_POSITIVE);
-        last_t = s.t_s;
-        (s.rx_pkts - base.1, pps)
-    }))
+        .map(|s| (s.t_s, s.rx_pkts, s.rx_pps))
+        .collect();
+    ticks_every(&counts, skip, per_tick)
 }
 
 impl Receiver for LocalReceiver {

@@ -9,10 +9,11 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 use super::endpoint::{
-    ticks_from_totals, Load, Receiver, ReceiverRecord, Sender, SenderRecord, SenderState,
-    StopReason, Tick,
+    ticks_every, ticks_from_totals, Load, Receiver, ReceiverRecord, Sender, SenderRecord,
+    SenderState, StopReason, Tick,
 };
 use super::wire::read_lines;
+use crate::stats::CounterSample;
 use crate::transport::{display_argv, failed, Output, Process, Transport};
 
 /// How long a counter may take to print its first sample.
@@ -340,25 +341,43 @@ impl Sender for RemoteGen {
 #[derive(Debug)]
 pub struct RemoteRx {
     run: RemoteRun,
-    /// Its seconds before the senders started.
+    /// Its samples before the senders started.
     skip: usize,
+    /// Samples per tick: a receiver sampling every 0.05 s still reports whole seconds.
+    per_tick: usize,
 }
 
 impl RemoteRx {
-    /// The receiver counting on `node`'s interface.
+    /// The receiver counting on `node`'s interface once a second.
     pub fn new(node: &RemoteNode) -> Self {
+        Self::sampling(node, Duration::from_secs(1))
+    }
+
+    /// The receiver counting on `node`'s interface every `interval`, which divides a second.
+    pub fn sampling(node: &RemoteNode, interval: Duration) -> Self {
         let mut argv = vec![node.benchlab.clone()];
         argv.extend(["rx", "--json", "-i"].map(String::from));
         argv.push(node.iface.clone());
+        let per_tick = (1.0 / interval.as_secs_f64()).round().max(1.0) as usize;
+        if per_tick > 1 {
+            argv.extend(["--interval".into(), format!("{}", interval.as_secs_f64())]);
+        }
         Self {
             run: RemoteRun::new(node.host.clone(), argv),
             skip: 0,
+            per_tick,
         }
     }
 
-    fn all_ticks(&mut self) -> anyhow::Result<Vec<Tick>> {
+    /// Every sample so far: seconds since it started, cumulative packets, interval rate.
+    fn samples(&mut self) -> anyhow::Result<Vec<(f64, u64, f64)>> {
         let out = self.run.stdout()?;
-        json_ticks(&mut self.run, &out, false)
+        let lines = read_lines(&out, self.run.host.host(), &self.run.argv)?;
+        Ok(lines
+            .iter()
+            .filter(|l| l.is_sample())
+            .map(|l| (l.t_s, l.rx_pkts, l.rx_pps))
+            .collect())
     }
 }
 
@@ -370,14 +389,27 @@ impl Receiver for RemoteRx {
     }
 
     fn traffic_starts(&mut self) -> anyhow::Result<()> {
-        self.skip = self.all_ticks()?.len();
+        self.skip = self.samples()?.len();
         Ok(())
     }
 
     fn ticks(&mut self) -> anyhow::Result<Vec<Tick>> {
-        let mut ticks = self.all_ticks()?;
-        ticks.drain(..self.skip.min(ticks.len()));
-        Ok(ticks)
+        Ok(ticks_every(&self.samples()?, self.skip, self.per_tick))
+    }
+
+    /// The remote clock's origin is its last sample before the senders started: within one
+    /// interval (and the SSH round trip) of their start, which the settle time covers.
+    fn counter_samples(&mut self) -> anyhow::Result<Vec<CounterSample>> {
+        let samples = self.samples()?;
+        let first = self.skip.saturating_sub(1).min(samples.len());
+        let origin = samples.get(first).map_or(0.0, |s| s.0);
+        Ok(samples[first..]
+            .iter()
+            .map(|&(t, total, _)| CounterSample {
+                t_s: t - origin,
+                rx_pkts: total,
+            })
+            .collect())
     }
 
     fn drain(&self) -> Duration {

@@ -78,6 +78,9 @@ pub struct ReadLine {
     /// Send rate of the interval.
     #[serde(default)]
     pub tx_pps: f64,
+    /// Seconds since the tool started counting (samples).
+    #[serde(default)]
+    pub t_s: f64,
     /// Packets received so far (rx).
     #[serde(default)]
     pub rx_pkts: u64,
