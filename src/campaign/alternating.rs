@@ -138,6 +138,23 @@ impl Design<'_> {
             .collect()
     }
 
+    /// The one trial of a segment, after `elapsed` seconds of earlier blocks.
+    fn trial(&self, elapsed: f64) -> Trial {
+        let warmup = self.campaign.trial.warmup.max(self.settings.settle);
+        let block_s = self.settings.phase * self.order.phases_per_block() as f64;
+        Trial {
+            // Time up comes from the stopping rule; the senders' own limit is a backstop past
+            // the wait for traffic, the run's time left and a block of slow switches.
+            duration: warmup
+                + NO_TRAFFIC_S
+                + (self.settings.max_duration - elapsed).max(0.0)
+                + 4.0 * block_s
+                + 10.0,
+            warmup,
+            cooldown: 0.0,
+        }
+    }
+
     /// One segment of continuous traffic for `version` and `profile`, adding blocks until the
     /// stopping rule ends the run; returns the blocks measured.
     fn segment(
@@ -154,19 +171,7 @@ impl Design<'_> {
         let segment = rows.last().map_or(1, |r| r.segment + 1);
         store.begin_segment(v, p, segment)?;
         let elapsed: f64 = done.iter().map(|d| d.seconds).sum();
-        let warmup = self.campaign.trial.warmup.max(self.settings.settle);
-        let block_s = self.settings.phase * self.order.phases_per_block() as f64;
-        let trial = Trial {
-            // Time up comes from the stopping rule; the senders' own limit is a backstop past
-            // the wait for traffic, the run's time left and a block of slow switches.
-            duration: warmup
-                + NO_TRAFFIC_S
-                + (self.settings.max_duration - elapsed).max(0.0)
-                + 4.0 * block_s
-                + 10.0,
-            warmup,
-            cooldown: 0.0,
-        };
+        let trial = self.trial(elapsed);
         let key = TrialKey {
             version: version.name.clone(),
             config: self.names.join("+"),
@@ -199,7 +204,7 @@ impl Design<'_> {
             rows,
             plan: Vec::new(),
             spans: Vec::new(),
-            next_at: warmup,
+            next_at: trial.warmup,
             first_switch: None,
             measured: 0,
             ended: None,
