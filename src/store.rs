@@ -20,9 +20,12 @@ use crate::error::InputError;
 pub mod plan;
 /// What a trial leaves: its seconds (`samples.csv`) and its `meta.json`.
 pub mod record;
+/// What a throughput search leaves: `search.json`.
+pub mod search;
 
 pub use plan::{plan, TrialKey, PROFILING};
 pub use record::{measured, parse_samples_csv, samples_csv, SampleRow, Status, TrialMeta};
+pub use search::{SearchRecord, SearchTrial, SEARCH_FILE};
 
 /// A results directory, opened for a campaign.
 #[derive(Debug)]
