@@ -29,6 +29,9 @@ pub struct Results {
     pub generator: Option<String>,
     /// Profiles of the DUT (benchlab campaigns with `profile = true`), for flamegraphs.
     pub captures: Vec<Capture>,
+    /// Throughput searches (benchlab campaigns with throughput profiles), for the NDR/PDR
+    /// table and the loss charts.
+    pub searches: Vec<benchlab::throughput::SearchRun>,
 }
 
 /// A profiling trial's capture of the DUT, as stored: folded stacks, unchecked.

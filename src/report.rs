@@ -46,6 +46,8 @@ pub mod reproduce;
 mod select;
 /// `report.toml`.
 pub mod settings;
+/// The NDR/PDR table and the loss charts of throughput searches.
+pub mod throughput;
 
 pub use output::write_files;
 
@@ -196,6 +198,8 @@ pub struct Report {
     pub generator: Option<String>,
     /// Profiles of the DUT of the selected versions and config sets, checked.
     pub flames: Vec<flame::Flame>,
+    /// Throughput searches of the selected versions and config sets.
+    pub searches: Vec<crate::ingest::benchlab::throughput::SearchRun>,
 }
 
 /// A file of the report: its name in the output directory and its contents.
@@ -218,6 +222,7 @@ impl Report {
             method,
             generator,
             captures,
+            searches,
         } = results;
         let versions = select(
             "version",
@@ -246,6 +251,9 @@ impl Report {
             .map(flame::Flame::from_capture)
             .collect::<Result<Vec<_>, _>>()?;
         warnings.extend(flames.iter().filter_map(flame::Flame::rejection));
+        let searches = (searches.into_iter())
+            .filter(|s| versions.contains(&s.version) && configs.contains(&s.config))
+            .collect();
         let title = (options.title.clone())
             .unwrap_or_else(|| default_title(&options.labels, &versions, &configs));
         let mut report = Report {
@@ -264,6 +272,7 @@ impl Report {
             method,
             generator,
             flames,
+            searches,
         };
         report.blocks = report.comparison_blocks()?;
         Ok(report)
@@ -400,6 +409,7 @@ impl Report {
             });
         }
         files.extend(flame::svg_files(self).context("drawing the flamegraphs")?);
+        files.extend(throughput::files(self).context("drawing the loss charts")?);
         files.push(OutputFile {
             name: markdown::README.to_string(),
             bytes: markdown::readme(self, &charts).into_bytes(),

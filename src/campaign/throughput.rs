@@ -37,13 +37,16 @@ use crate::store::{SearchRecord, SearchTrial, Status, Store, TrialKey, TrialMeta
 /// A sender below this share of the intended packets did not send the load: the trial is
 /// invalid, not lossy.
 pub const SENT_SHARE: f64 = 0.99;
-/// Seconds of the calibration trial at the generator's full rate, which gives the search's max
-/// load when neither the profile's rate nor `search.max_load` does.
-pub const CALIBRATION_S: f64 = 1.0;
-/// Share of the generator's full rate taken as the max load: a generator measured once at
-/// full rate sends a little less in some later trials, which would make every max-load trial
-/// invalid.
-pub const GENERATOR_SHARE: f64 = 0.97;
+/// Share of the intended packets below which a sender that held the rate started too late in
+/// its time for the trial to count.
+pub const LATE_SHARE: f64 = 0.9;
+/// Share of the highest fixed rate the generator held in calibration taken as the max load: on
+/// a shared machine what it holds moves by several percent from one trial to the next, and a
+/// max load it cannot send makes every trial there invalid.
+pub const GENERATOR_SHARE: f64 = 0.95;
+/// Calibration trials before giving up on finding a rate the generator holds.
+pub const CALIBRATIONS: usize = 8;
+
 
 /// A trial that could not run at all (the lab failed, or Ctrl-C).
 #[derive(Debug, thiserror::Error)]
@@ -86,7 +89,12 @@ impl<'a> SearchRunner<'a> {
 
     /// Runs the trial procedure once at `rate` for `duration` seconds and keeps its record;
     /// `Err` only when the lab could not run it or the campaign was interrupted.
-    fn measure(&mut self, rate: Rate, duration: f64) -> Result<SearchTrial, TrialError> {
+    /// Also returns the senders' own rate while they sent, when they said.
+    fn measure(
+        &mut self,
+        rate: Rate,
+        duration: f64,
+    ) -> Result<(SearchTrial, Option<f64>), TrialError> {
         let profile = Profile {
             rate,
             ..self.profile.clone()
@@ -115,9 +123,11 @@ impl<'a> SearchRunner<'a> {
             Rate::Pps(pps) => Some(pps as f64 * duration),
             Rate::Max => None,
         };
+        let mut sending = None;
         let record = match outcome {
             Ok(data) => {
                 self.generator.clone_from(&data.generator);
+                sending = sending_rate(&data.files);
                 judge(&data, duration, intended)
             }
             Err(e) => SearchTrial {
@@ -133,14 +143,36 @@ impl<'a> SearchRunner<'a> {
             },
         };
         self.trials.push(record.clone());
-        Ok(record)
+        Ok((record, sending))
     }
 }
 
 /// The record of a trial that ran: its counts, drops and whether the senders sent the
-/// `intended` packets (`None`: full rate, anything goes).
+/// `intended` packets (`None`: full rate, anything goes). The senders' own rate while they sent
+/// ([`sending_rate`]) is what must reach the load: a sender starts sending a few milliseconds
+/// into its time, which costs a 1 s trial about 1 % of its packets at any load; without that
+/// rate, the count must.
 fn judge(data: &TrialData, duration: f64, intended: Option<f64>) -> SearchTrial {
-    let short = intended.filter(|&n| (data.sent_pkts as f64) < SENT_SHARE * n);
+    let short = intended.and_then(|n| {
+        let load = n / duration;
+        let sent = data.sent_pkts as f64;
+        match sending_rate(&data.files) {
+            Some(rate) if rate < SENT_SHARE * load || sent < LATE_SHARE * n => Some(format!(
+                "the senders sent {} of the {n:.0} packets asked, at {rate:.0} packets/s \
+                 ({:.1} % of the load)",
+                data.sent_pkts,
+                100.0 * rate / load
+            )),
+            Some(_) => None,
+            None => (sent < SENT_SHARE * n).then(|| {
+                format!(
+                    "the senders sent {} of the {n:.0} packets asked ({:.1} %)",
+                    data.sent_pkts,
+                    100.0 * sent / n
+                )
+            }),
+        }
+    });
     SearchTrial {
         load: intended.map_or(data.sent_pkts as f64 / duration, |n| n / duration),
         duration,
@@ -148,16 +180,38 @@ fn judge(data: &TrialData, duration: f64, intended: Option<f64>) -> SearchTrial 
         received: data.received_pkts,
         drops: drops(&data.files),
         valid: short.is_none(),
-        problem: short.map(|n| {
-            format!(
-                "the senders sent {} of the {n:.0} packets asked ({:.1} %)",
-                data.sent_pkts,
-                100.0 * data.sent_pkts as f64 / n
-            )
-        }),
+        problem: short,
         start_unix_s: data.start_unix_s,
         end_unix_s: data.end_unix_s,
     }
+}
+
+/// The senders' summed rate while they sent (packets over the seconds from their first to
+/// their last packet), from their own summaries: `generator.json` (in-process) or
+/// `generator*.jsonl` (`benchlab gen` on a remote host); `None` when a sender left none.
+pub fn sending_rate(files: &[(String, String)]) -> Option<f64> {
+    let summaries: Vec<serde_json::Value> = (files.iter())
+        .filter(|(name, _)| name.starts_with("generator"))
+        .filter_map(|(name, text)| match name.ends_with(".jsonl") {
+            true => text.lines().rev().find_map(|line| {
+                let v: serde_json::Value = serde_json::from_str(line).ok()?;
+                (v["type"] == "summary").then_some(v)
+            }),
+            false if name.ends_with(".json") => serde_json::from_str(text).ok(),
+            false => None,
+        })
+        .collect();
+    let generators = files.iter().filter(|(n, _)| n.starts_with("generator"));
+    if summaries.is_empty() || summaries.len() != generators.count() {
+        return None;
+    }
+    summaries
+        .iter()
+        .map(|v| {
+            let (pkts, secs) = (v["tx_pkts"].as_f64()?, v["elapsed_s"].as_f64()?);
+            (secs > 0.0).then(|| pkts / secs)
+        })
+        .sum()
 }
 
 impl TrialRunner for SearchRunner<'_> {
@@ -170,7 +224,7 @@ impl TrialRunner for SearchRunner<'_> {
             )));
         }
         // The generator sends whole packets a second.
-        let record = self.measure(Rate::Pps(load.round() as u64), duration)?;
+        let (record, _) = self.measure(Rate::Pps(load.round() as u64), duration)?;
         Ok(TrialOutcome {
             offered_load: record.sent as f64 / duration,
             duration,
@@ -238,7 +292,7 @@ pub fn run_search(
     let mut runner = SearchRunner::new(bench, (key, profile, &campaign.hooks), cancel, on_event);
     let mut record = SearchRecord {
         generator_max: None,
-        calibration: None,
+        calibration: Vec::new(),
         result: None,
         failure: None,
         trials: Vec::new(),
@@ -247,7 +301,7 @@ pub fn run_search(
     let outcome = match (config.max_load, profile.rate) {
         (Some(max), _) => Ok(max),
         (None, Rate::Pps(pps)) => Ok(pps as f64),
-        (None, Rate::Max) => calibrate(&mut runner, &mut record),
+        (None, Rate::Max) => calibrate(&mut runner, &mut record, &config),
     }
     .and_then(|max| {
         search::search(&config, max, &mut runner).map_err(|e| TrialError(anyhow::Error::new(e)))
@@ -275,19 +329,43 @@ pub fn run_search(
     Ok(meta)
 }
 
-/// The generator's full rate, from one trial at `max` (the search's max load is a share of it).
-fn calibrate(runner: &mut SearchRunner<'_>, record: &mut SearchRecord) -> Result<f64, TrialError> {
-    let trial = runner.measure(Rate::Max, CALIBRATION_S)?;
-    runner.trials.pop();
-    let rate = trial.sent as f64 / CALIBRATION_S;
-    record.calibration = Some(trial.clone());
-    if let Some(problem) = trial.problem {
-        return Err(TrialError(anyhow::anyhow!(
-            "measuring the generator's full rate: {problem}"
-        )));
+/// The highest fixed rate the generator holds, from calibration trials: one at full rate
+/// (`max`: the largest bursts), then fixed rates, each a tenth below what the senders sent in
+/// the previous one ([`sending_rate`], else the count), until one is held. A fixed rate sends
+/// less than full rate (smaller bursts, a due time per burst), and on the virtual lab less again
+/// as the DUT's forwarding shares the machine's two CPUs with the sender. Each lasts as long as
+/// the search's shortest trial.
+fn calibrate(
+    runner: &mut SearchRunner<'_>,
+    record: &mut SearchRecord,
+    config: &crate::search::SearchConfig,
+) -> Result<f64, TrialError> {
+    let seconds = (config.goals.iter().map(|g| g.initial_trial_duration))
+        .chain([config.warmup_duration].into_iter().filter(|&w| w > 0.0))
+        .fold(f64::INFINITY, f64::min);
+    let mut rate = Rate::Max;
+    for _ in 0..CALIBRATIONS {
+        let (trial, sending) = runner.measure(rate, seconds)?;
+        runner.trials.pop();
+        record.calibration.push(trial.clone());
+        if trial.sent == 0 {
+            let problem = trial.problem.unwrap_or_else(|| "nothing was sent".into());
+            return Err(TrialError(anyhow::anyhow!(
+                "measuring what the generator can send: {problem}"
+            )));
+        }
+        if let (Rate::Pps(pps), true) = (rate, trial.valid) {
+            record.generator_max = Some(pps as f64);
+            return Ok(GENERATOR_SHARE * pps as f64);
+        }
+        let sent = sending.unwrap_or(trial.sent as f64 / seconds);
+        let next = if rate == Rate::Max { sent } else { 0.9 * sent };
+        rate = Rate::Pps(next.round().max(1.0) as u64);
     }
-    record.generator_max = Some(rate);
-    Ok(GENERATOR_SHARE * rate)
+    Err(TrialError(anyhow::anyhow!(
+        "the generator held no fixed rate in {CALIBRATIONS} calibration trials; set \
+         search.max_load to a rate it can send"
+    )))
 }
 
 /// The iteration's `meta.json` for a search: its figure (`rx_pps`) is the first goal's

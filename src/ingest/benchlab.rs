@@ -10,10 +10,13 @@ use std::path::Path;
 
 use super::netbenches::pktgen::parse_range;
 use super::{Capture, Iteration, Results, Series, Setup, Traffic, Warning};
-use crate::config::{Campaign, Family, Trial};
+use crate::config::{Campaign, Family, Measure, Trial};
 use crate::error::InputError;
 use crate::stats::{Flavor, Sample};
 use crate::store::{measured, plan, Status, Store, TrialKey, TrialMeta, FOLDED_FILE, PROFILING};
+
+/// Throughput profiles: one series per goal from each iteration's `search.json`.
+pub mod throughput;
 
 /// True when `dir` looks like a benchlab results directory (it has `campaign.toml` and `runs/`).
 pub fn is_results_dir(dir: &Path) -> bool {
@@ -51,10 +54,22 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
         ),
         ..Results::default()
     };
+    if (campaign.profiles.iter()).any(|p| p.measure == Measure::Throughput) {
+        results.method = format!("{}; {}", results.method, throughput::METHOD);
+    }
     let keys = plan(&campaign);
     for version in &campaign.versions {
         for config in campaign.config_set_names() {
             for profile in &campaign.profiles {
+                if profile.measure == Measure::Throughput {
+                    let keys: Vec<&TrialKey> = (keys.iter())
+                        .filter(|k| !k.is_profiling() && k.profile == profile.name)
+                        .filter(|k| k.version == version.name && k.config == config)
+                        .collect();
+                    let cell = (version.name.as_str(), config, profile);
+                    throughput::read(&store, &campaign, cell, &keys, &mut finished, &mut results)?;
+                    continue;
+                }
                 let mut series = Series {
                     name: format!("{}.{config}.{}", version.name, profile.name),
                     version: version.name.clone(),

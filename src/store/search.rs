@@ -44,13 +44,13 @@ pub struct SearchTrial {
 /// `search.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchRecord {
-    /// The search's max load, packets/s, when measured: what the generator sent at full rate in
-    /// the calibration trial (`None` when the profile's rate or `search.max_load` gave it).
+    /// What the generator sent at a fixed rate in the last calibration trial, packets/s, when
+    /// measured (`None` when the profile's rate or `search.max_load` gave the max load).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generator_max: Option<f64>,
-    /// The calibration trial at the generator's full rate, when there was one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub calibration: Option<SearchTrial>,
+    /// The calibration trials (full rate, then that rate asked at a fixed rate), when run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calibration: Vec<SearchTrial>,
     /// The search's result; `None` when it failed.
     pub result: Option<SearchResult>,
     /// Why the search failed, when it did.
