@@ -56,7 +56,11 @@ fn a_search_on_the_virtual_lab_ends_with_its_trials_table_and_chart() {
         "-o",
         results.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "benchlab run failed: {}", stderr(&out));
+    assert!(
+        out.status.success(),
+        "benchlab run failed: {}",
+        stderr(&out)
+    );
     assert!(lab_namespaces("tt1").is_empty());
     let trial = results.join("runs/default.forwarding.inet4.1");
     let meta: serde_json::Value =
@@ -74,20 +78,34 @@ fn a_search_on_the_virtual_lab_ends_with_its_trials_table_and_chart() {
     if meta["status"] == "failed" {
         // A machine busy enough that the generator held no rate: said, not hidden.
         let failure = meta["failure"].as_str().unwrap();
-        assert!(failure.contains("senders") || failure.contains("generator"), "{failure}");
+        assert!(
+            failure.contains("senders") || failure.contains("generator"),
+            "{failure}"
+        );
         eprintln!("warning: the search failed on this machine: {failure}");
         return;
     }
     let result = &search["result"];
     assert_eq!(result["max_load"], 150000.0);
-    for (goal, name) in result["goals"].as_array().unwrap().iter().zip(["NDR", "PDR"]) {
+    for (goal, name) in result["goals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(["NDR", "PDR"])
+    {
         assert_eq!(goal["goal"]["name"], name);
         let lower = goal["relevant_lower_bound"].as_f64().unwrap();
         assert!((10000.0..=150000.0).contains(&lower), "{goal}");
     }
     assert!(readme.contains("## Throughput (NDR/PDR)"), "{readme}");
-    assert!(readme.contains("| default | forwarding | inet4 | NDR | 0 % | 1 |"), "{readme}");
-    assert!(readme.contains("search.default.forwarding.inet4.png"), "{readme}");
+    assert!(
+        readme.contains("| default | forwarding | inet4 | NDR | 0 % | 1 |"),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("search.default.forwarding.inet4.png"),
+        "{readme}"
+    );
     let png = fs::read(results.join("search.default.forwarding.inet4.png")).unwrap();
     assert!(png.starts_with(b"\x89PNG"));
 }

@@ -55,7 +55,6 @@ pub const HELD_SHARE: f64 = 0.95;
 /// Calibration trials before giving up on finding a rate the generator holds.
 pub const CALIBRATIONS: usize = 8;
 
-
 /// A trial that could not run at all (the lab failed, or Ctrl-C).
 #[derive(Debug, thiserror::Error)]
 #[error("{0:#}")]
@@ -377,14 +376,24 @@ fn calibrate(
         let sent = sending.unwrap_or(trial.sent as f64 / seconds);
         if matches!(rate, Rate::Pps(pps) if sent >= HELD_SHARE * pps as f64) {
             record.generator_max = Some(sent);
+            if GENERATOR_SHARE * sent <= config.min_load {
+                break;
+            }
             return Ok(GENERATOR_SHARE * sent);
         }
         let next = if rate == Rate::Max { sent } else { 0.9 * sent };
         rate = Rate::Pps(next.round().max(1.0) as u64);
     }
     Err(TrialError(anyhow::anyhow!(
-        "the generator held no fixed rate in {CALIBRATIONS} calibration trials; set \
-         search.max_load to a rate it can send"
+        "the generator held no fixed rate above search.min_load ({} packets/s) in {} \
+         calibration trials ({}); set search.max_load to a rate it can send, or run on a \
+         quieter machine",
+        config.min_load,
+        record.calibration.len(),
+        (record.calibration.iter())
+            .map(|t| format!("{:.0} of {:.0} packets", t.sent, t.load * t.duration))
+            .collect::<Vec<_>>()
+            .join(", ")
     )))
 }
 

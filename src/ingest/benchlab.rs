@@ -107,19 +107,8 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
                     if results.generator.is_none() {
                         results.generator.clone_from(&meta.generator);
                     }
-                    match meta.status {
-                        Status::Failed => {
-                            results.warnings.push(Warning::FailedTrial {
-                                trial: key.to_string(),
-                                reason: meta.failure.unwrap_or_default(),
-                            });
-                            continue;
-                        }
-                        Status::Flagged => results.warnings.push(Warning::FlaggedTrial {
-                            trial: key.to_string(),
-                            flags: meta.flags.join("; "),
-                        }),
-                        Status::Ok => {}
+                    if note_status(key, &meta, &mut results.warnings) {
+                        continue;
                     }
                     if let Some(reason) = &meta.discarded {
                         results.warnings.push(Warning::RemeasuredTrial {
@@ -169,6 +158,23 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
         lab,
         results,
     })
+}
+
+/// Says in `warnings` what a finished trial's status says (failed: left out; flagged: kept);
+/// true when it failed.
+fn note_status(key: &TrialKey, meta: &TrialMeta, warnings: &mut Vec<Warning>) -> bool {
+    match meta.status {
+        Status::Failed => warnings.push(Warning::FailedTrial {
+            trial: key.to_string(),
+            reason: meta.failure.clone().unwrap_or_default(),
+        }),
+        Status::Flagged => warnings.push(Warning::FlaggedTrial {
+            trial: key.to_string(),
+            flags: meta.flags.join("; "),
+        }),
+        Status::Ok => {}
+    }
+    meta.status == Status::Failed
 }
 
 /// Seconds a capture may start before the end of warm-up (perf's first sample against the

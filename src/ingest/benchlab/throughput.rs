@@ -6,10 +6,10 @@
 
 use std::collections::BTreeMap;
 
-use super::{traffic, Iteration, Results, Series, Setup, Warning};
+use super::{note_status, traffic, Iteration, Results, Series, Setup, Warning};
 use crate::config::{Campaign, Profile};
 use crate::error::InputError;
-use crate::store::{SearchRecord, Status, Store, TrialKey, TrialMeta, SEARCH_FILE};
+use crate::store::{SearchRecord, Store, TrialKey, TrialMeta, SEARCH_FILE};
 
 /// How a throughput iteration's figure is computed, for the report's method line.
 pub const METHOD: &str = "for throughput profiles, one search per iteration, each goal's \
@@ -47,7 +47,12 @@ pub fn read(
     finished: &mut BTreeMap<TrialKey, TrialMeta>,
     results: &mut Results,
 ) -> Result<(), InputError> {
-    let goals: Vec<String> = campaign.search().goals.into_iter().map(|g| g.name).collect();
+    let goals: Vec<String> = campaign
+        .search()
+        .goals
+        .into_iter()
+        .map(|g| g.name)
+        .collect();
     let mut series: Vec<Series> = goals
         .iter()
         .map(|goal| {
@@ -78,33 +83,10 @@ pub fn read(
         if results.generator.is_none() {
             results.generator.clone_from(&meta.generator);
         }
-        match meta.status {
-            Status::Failed => results.warnings.push(Warning::FailedTrial {
-                trial: key.to_string(),
-                reason: meta.failure.unwrap_or_default(),
-            }),
-            Status::Flagged => results.warnings.push(Warning::FlaggedTrial {
-                trial: key.to_string(),
-                flags: meta.flags.join("; "),
-            }),
-            Status::Ok => {}
-        }
+        note_status(key, &meta, &mut results.warnings);
         let record = store.read_search(key)?;
         let source = format!("runs/{key}/{SEARCH_FILE}");
-        if let Some(result) = &record.result {
-            let valid = result.trials.iter().filter(|t| t.valid && !t.warmup).count();
-            for (s, goal) in series.iter_mut().zip(&result.goals) {
-                if let Some(throughput) = goal.conditional_throughput {
-                    s.iterations.push(Iteration {
-                        index: key.iteration,
-                        median_pps: throughput,
-                        samples: valid,
-                        offered_pps: Some(result.max_load),
-                        source: source.clone(),
-                    });
-                }
-            }
-        }
+        add_iterations(&mut series, key.iteration, &record, &source);
         results.searches.push(SearchRun {
             version: version.to_string(),
             config: config.to_string(),
@@ -116,4 +98,28 @@ pub fn read(
     }
     results.series.extend(series);
     Ok(())
+}
+
+/// Adds iteration `index` of a search to its goals' `series`: each goal's conditional
+/// throughput, when it has one.
+fn add_iterations(series: &mut [Series], index: u32, record: &SearchRecord, source: &str) {
+    let Some(result) = &record.result else {
+        return;
+    };
+    let valid = result
+        .trials
+        .iter()
+        .filter(|t| t.valid && !t.warmup)
+        .count();
+    for (s, goal) in series.iter_mut().zip(&result.goals) {
+        if let Some(throughput) = goal.conditional_throughput {
+            s.iterations.push(Iteration {
+                index,
+                median_pps: throughput,
+                samples: valid,
+                offered_pps: Some(result.max_load),
+                source: source.to_string(),
+            });
+        }
+    }
 }
