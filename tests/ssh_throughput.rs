@@ -73,14 +73,23 @@ preceding_targets = 0
     let trials = search["trials"].as_array().unwrap();
     assert!(!trials.is_empty(), "{search}");
     // Every trial went through benchlab gen and rx on the remote nodes, counted by both.
-    assert!(trials.iter().all(|t| t["sent"].as_u64() > Some(0)), "{search}");
+    assert!(
+        trials.iter().all(|t| t["sent"].as_u64() > Some(0)),
+        "{search}"
+    );
     let meta = fs::read_to_string(trial.join("meta.json")).unwrap();
     assert!(meta.contains("benchlab gen"), "{meta}");
     let readme = fs::read_to_string(results.join("README.md")).unwrap();
     if search["result"].is_null() {
         // A machine busy enough that the remote generator held no rate: said, not hidden.
-        assert!(search["failure"].as_str().unwrap().contains("senders"), "{search}");
-        eprintln!("warning: the search failed on this machine: {}", search["failure"]);
+        assert!(
+            search["failure"].as_str().unwrap().contains("senders"),
+            "{search}"
+        );
+        eprintln!(
+            "warning: the search failed on this machine: {}",
+            search["failure"]
+        );
     } else {
         let ndr = &search["result"]["goals"][0];
         assert!(ndr["relevant_lower_bound"].as_f64() > Some(0.0), "{ndr}");

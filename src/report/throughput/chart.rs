@@ -164,9 +164,14 @@ fn draw(chart: &LossChart, rgb: &mut [u8]) -> DrawResult {
         .y_label_area_size(170)
         .build_cartesian_2d(0f64..x_max, (FLOOR..1f64).log_scale())?;
     let x_format = |v: &f64| format!("{:.3} {unit}", v / scale);
-    let y_format = |v: &f64| match *v <= FLOOR * 1.01 {
-        true => "0".to_string(),
-        false => format!("{}%", v * 100.0),
+    // The axis' labels are powers of ten: printed as such, in percent.
+    let y_format = |v: &f64| {
+        let p = v.log10().round() as i32 + 2;
+        match (*v <= FLOOR * 1.01, p >= 0) {
+            (true, _) => "0".to_string(),
+            (false, true) => format!("{}%", 10f64.powi(p)),
+            (false, false) => format!("{:.*}%", p.unsigned_abs() as usize, 10f64.powi(p)),
+        }
     };
     ctx.configure_mesh()
         .x_labels(10)
@@ -200,7 +205,8 @@ fn draw(chart: &LossChart, rgb: &mut [u8]) -> DrawResult {
             .fold(f64::INFINITY, f64::min);
         if lowest.is_finite() {
             let text = format!("{name} ≥ {}", format_pps(lowest));
-            let at = (lowest, 0.3 / 4f64.powi(k as i32));
+            // Beside its line, not on it.
+            let at = (lowest + 0.01 * x_max, 0.3 / 4f64.powi(k as i32));
             ctx.draw_series([Text::new(text, at, font(24.0).color(&c))])?;
         }
     }
@@ -226,4 +232,64 @@ fn draw(chart: &LossChart, rgb: &mut [u8]) -> DrawResult {
         .border_style(RGBColor(0x80, 0x80, 0x80))
         .draw()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::sim::{LossCurve, SimulatedDut};
+    use crate::search::{search, SearchConfig};
+
+    /// The chart of a simulated search: every trial a point, each goal's bounds a line, and a
+    /// PNG of the report's size (`BENCHLAB_CHART=path` keeps it for a look).
+    #[test]
+    fn a_search_draws_its_trials_and_bounds() {
+        let curve = LossCurve::Linear {
+            knee: 5e5,
+            slope: 0.5,
+        };
+        let mut dut = SimulatedDut::new(curve, 0.0, 3);
+        let result = search(&SearchConfig::mlrsearch(), 1e6, &mut dut).unwrap();
+        let chart = LossChart {
+            file_name: "search.png".into(),
+            title: "Loss ratio against offered load: simulated".into(),
+            searches: vec!["iteration 1".into()],
+            goals: vec![("NDR".into(), 0.0), ("PDR".into(), 0.005)],
+            points: (result.trials.iter())
+                .map(|t| LossPoint {
+                    load: t.load,
+                    loss_ratio: t.loss_ratio,
+                    search: 0,
+                    kind: if t.warmup {
+                        PointKind::Warmup
+                    } else {
+                        PointKind::Measured
+                    },
+                })
+                .collect(),
+            bounds: (result.goals.iter())
+                .map(|g| BoundMark {
+                    goal: g.goal.name.clone(),
+                    search: 0,
+                    lower: g.relevant_lower_bound,
+                    upper: g.relevant_upper_bound,
+                })
+                .collect(),
+            max_load: result.max_load,
+        };
+        let png = render_png(&chart).unwrap();
+        assert!(png.starts_with(b"\x89PNG"));
+        let info = png::Decoder::new(std::io::Cursor::new(&png))
+            .read_info()
+            .unwrap();
+        assert_eq!((info.info().width, info.info().height), (WIDTH, HEIGHT));
+        if let Some(path) = std::env::var_os("BENCHLAB_CHART") {
+            std::fs::write(path, &png).unwrap();
+        }
+        let broken = LossChart {
+            max_load: f64::NAN,
+            ..chart
+        };
+        assert!(render_png(&broken).is_err());
+    }
 }
