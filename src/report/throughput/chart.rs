@@ -210,6 +210,21 @@ fn draw(chart: &LossChart, rgb: &mut [u8]) -> DrawResult {
             ctx.draw_series([Text::new(text, at, font(24.0).color(&c))])?;
         }
     }
+    draw_trials(&mut ctx, chart)
+}
+
+/// The plot of a loss chart: loads on x, loss ratios on a log scale on y.
+type Plot<'a, 'b> = ChartContext<
+    'a,
+    BitMapBackend<'b>,
+    Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::combinators::LogCoord<f64>,
+    >,
+>;
+
+/// Every trial as a point, one colour per search, and the legend.
+fn draw_trials<'a>(ctx: &mut Plot<'a, 'a>, chart: &LossChart) -> DrawResult {
     for (s, name) in chart.searches.iter().enumerate() {
         let c = colour(s);
         let points = chart.points.iter().filter(|p| p.search == s);
