@@ -8,6 +8,9 @@ pub mod order;
 pub mod run;
 /// A real lab over SSH as a campaign bench: install, reboot and online hooks per version.
 pub mod ssh;
+/// Throughput profiles: one MLRsearch or RFC 2544 search per iteration, over the trial
+/// procedure at fixed rates.
+pub mod throughput;
 /// The trial procedure, the same for every lab: senders, receiver, profiler and DUT driven
 /// through their traits.
 pub mod trial;

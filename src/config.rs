@@ -184,9 +184,32 @@ pub struct Profile {
     /// Destination flows, pkt-gen syntax. Default depends on `af`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dst: Option<String>,
-    /// Offered load: `"max"` or packets per second. Default is `"max"`.
+    /// Offered load: `"max"` or packets per second. Default is `"max"`. A throughput profile
+    /// searches below it: a packet rate here is the search's max load unless `search.max_load`
+    /// is set.
     #[serde(default = "default_rate")]
     pub rate: Rate,
+    /// What an iteration measures. Default is `saturation`.
+    #[serde(default, skip_serializing_if = "Measure::is_saturation")]
+    pub measure: Measure,
+}
+
+/// What an iteration of a profile measures (DESIGN.md "measure").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Measure {
+    /// The forwarded rate at the profile's load (`max`: saturating), as the seeds.
+    #[default]
+    Saturation,
+    /// A throughput search (NDR/PDR, the campaign's `[search]`); one search per iteration.
+    Throughput,
+}
+
+impl Measure {
+    /// True for the default, which the written campaign leaves out.
+    pub fn is_saturation(&self) -> bool {
+        *self == Measure::Saturation
+    }
 }
 
 fn default_rate() -> Rate {
@@ -203,6 +226,7 @@ impl Profile {
             src: None,
             dst: None,
             rate: Rate::Max,
+            measure: Measure::Saturation,
         }
     }
 
@@ -302,6 +326,10 @@ pub struct Campaign {
     /// Commands run on the DUT around each trial.
     #[serde(default)]
     pub hooks: Hooks,
+    /// The throughput search of the profiles with `measure = "throughput"` (goals, loads,
+    /// durations; [`crate::search::config`]). Default: the `mlrsearch` preset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<crate::search::SearchConfig>,
 }
 
 fn default_title() -> String {
@@ -355,6 +383,7 @@ impl Default for Campaign {
             config_sets: default_config_sets(),
             profiles: default_profiles(),
             hooks: Hooks::default(),
+            search: None,
         }
     }
 }
@@ -434,6 +463,11 @@ impl Campaign {
     /// The campaign as TOML, defaults filled in (what `DIR/campaign.toml` holds).
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("a validated campaign always serializes")
+    }
+
+    /// The search of the throughput profiles: `[search]`, or the `mlrsearch` preset.
+    pub fn search(&self) -> crate::search::SearchConfig {
+        self.search.clone().unwrap_or_default()
     }
 
     /// Config set names as they appear in results paths: a directory's last component.

@@ -33,6 +33,9 @@ pub struct Results {
     pub captures: Vec<Capture>,
     /// The runs of the alternating design, with their paired estimates and time series.
     pub alternating: Vec<alternating::AlternatingRun>,
+    /// Throughput searches (benchlab campaigns with throughput profiles), for the NDR/PDR
+    /// table and the loss charts.
+    pub searches: Vec<benchlab::throughput::SearchRun>,
 }
 
 /// A profiling trial's capture of the DUT, as stored: folded stacks, unchecked.

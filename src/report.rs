@@ -49,6 +49,8 @@ pub mod reproduce;
 mod select;
 /// `report.toml`.
 pub mod settings;
+/// The NDR/PDR table and the loss charts of throughput searches.
+pub mod throughput;
 
 pub use output::write_files;
 
@@ -201,6 +203,8 @@ pub struct Report {
     pub flames: Vec<flame::Flame>,
     /// The runs of the alternating design, when the campaign used it.
     pub alternating: Vec<AlternatingRun>,
+    /// Throughput searches of the selected versions and config sets.
+    pub searches: Vec<crate::ingest::benchlab::throughput::SearchRun>,
 }
 
 /// A file of the report: its name in the output directory and its contents.
@@ -224,6 +228,7 @@ impl Report {
             generator,
             captures,
             alternating,
+            searches,
         } = results;
         let versions = select(
             "version",
@@ -252,6 +257,9 @@ impl Report {
             .map(flame::Flame::from_capture)
             .collect::<Result<Vec<_>, _>>()?;
         warnings.extend(flames.iter().filter_map(flame::Flame::rejection));
+        let searches = (searches.into_iter())
+            .filter(|s| versions.contains(&s.version) && configs.contains(&s.config))
+            .collect();
         let title = (options.title.clone())
             .unwrap_or_else(|| default_title(&options.labels, &versions, &configs));
         let mut report = Report {
@@ -271,6 +279,7 @@ impl Report {
             generator,
             flames,
             alternating,
+            searches,
         };
         report.blocks = report.comparison_blocks()?;
         Ok(report)
@@ -416,6 +425,7 @@ impl Report {
                 });
             }
         }
+        files.extend(throughput::files(self).context("drawing the loss charts")?);
         files.push(OutputFile {
             name: markdown::README.to_string(),
             bytes: markdown::readme(self, &charts).into_bytes(),

@@ -22,10 +22,13 @@ pub mod alternating;
 pub mod plan;
 /// What a trial leaves: its seconds (`samples.csv`) and its `meta.json`.
 pub mod record;
+/// What a throughput search leaves: `search.json`.
+pub mod search;
 
 pub use alternating::{PhaseRow, SegmentMeta, StoredBlock};
 pub use plan::{plan, TrialKey, PROFILING};
 pub use record::{measured, parse_samples_csv, samples_csv, SampleRow, Status, TrialMeta};
+pub use search::{SearchRecord, SearchTrial, SEARCH_FILE};
 
 /// A results directory, opened for a campaign.
 #[derive(Debug)]

@@ -12,7 +12,7 @@ use anyhow::Context;
 use super::alternating::{Estimates, Switcher};
 use super::trial::{self, Rig, TrialData, TrialSpec};
 use crate::cancel::{Cancel, Cancelled};
-use crate::config::{config_set_name, Campaign, Design, Rate, Version};
+use crate::config::{config_set_name, Campaign, Design, Measure, Rate, Version};
 use crate::stats::{Flavor, Sample};
 use crate::store::{measured, plan, SampleRow, Status, Store, TrialKey, TrialMeta, FOLDED_FILE};
 
@@ -68,6 +68,13 @@ pub enum Event<'a> {
         key: &'a TrialKey,
         /// Why.
         reason: &'a str,
+    },
+    /// A throughput search is about to run a trial: its bounds and width per goal.
+    Search {
+        /// Which iteration.
+        key: &'a TrialKey,
+        /// Where the search stands.
+        state: &'a crate::search::SearchState,
     },
     /// A trial is stored.
     TrialDone {
@@ -133,7 +140,7 @@ pub fn run(
     let done = store.finished_trials()?;
     // Each profile's fastest full-rate sender so far, the reference for `slowed`.
     let mut fastest: BTreeMap<String, f64> = BTreeMap::new();
-    for (key, meta) in done.iter().filter(|(k, _)| !k.is_profiling()) {
+    for (key, meta) in done.iter().filter(|(k, _)| saturating(campaign, k)) {
         if meta.status != Status::Failed {
             note_fastest(&mut fastest, key, meta);
         }
@@ -164,6 +171,19 @@ pub fn run(
                 .set_config(entry)
                 .with_context(|| format!("applying config set `{}`", key.config))?;
             config = Some(entry);
+        }
+        if profile.measure == Measure::Throughput && !key.is_profiling() {
+            let (key_profile, timing) = ((key, profile), (t0, cancel));
+            let meta = super::throughput::run_search(
+                campaign,
+                store,
+                bench,
+                key_profile,
+                timing,
+                on_event,
+            )?;
+            on_event(&Event::TrialDone { key, meta: &meta });
+            continue;
         }
         let spec = TrialSpec {
             key,
@@ -197,6 +217,14 @@ fn coordinates<'c>(
         (Some(v), Some(entry), Some(profile)) => Ok((v, entry, profile)),
         _ => anyhow::bail!("trial {key} is not one of the campaign's"),
     }
+}
+
+/// Whether `key` measures a saturating rate (not a profiling trial, not a search), the kind of
+/// trial the `slowed` check compares.
+fn saturating(campaign: &Campaign, key: &TrialKey) -> bool {
+    !key.is_profiling()
+        && (campaign.profiles.iter())
+            .any(|p| p.name == key.profile && p.measure == Measure::Saturation)
 }
 
 /// Keeps `meta`'s sender rate if it is the fastest of its profile yet.

@@ -51,6 +51,11 @@ pub struct TrialData {
     /// What profiling the DUT recorded (profiling trials): its window goes in `meta.json`, its
     /// stacks in the store's folded file.
     pub capture: Option<CaptureResult>,
+    /// Packets the senders sent in all, by their own counters (every second, the last partial
+    /// one too, which the paired samples may leave out).
+    pub sent_pkts: u64,
+    /// Packets the receiver counted in all, read once the senders stopped and it drained.
+    pub received_pkts: u64,
 }
 
 /// The parts of a lab one trial runs with.
@@ -153,6 +158,8 @@ pub fn run(
     files.extend(sent.iter().flat_map(|r| r.files.iter().cloned()));
     files.extend(received.files);
     let generators: Vec<&str> = sent.iter().map(|r| r.description.as_str()).collect();
+    let sent_pkts = sent.iter().flat_map(|r| &r.ticks).map(|t| t.pkts).sum();
+    let received_pkts = received.ticks.iter().map(|t| t.pkts).sum();
     Ok(TrialData {
         samples: rows,
         generator: Some(generators.join(" + ")),
@@ -160,6 +167,8 @@ pub fn run(
         start_unix_s,
         end_unix_s,
         capture,
+        sent_pkts,
+        received_pkts,
     })
 }
 

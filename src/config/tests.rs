@@ -123,3 +123,39 @@ fn the_alternating_settings_are_checked_at_load() {
         .to_string()
         .contains("design = \"alternating\""));
 }
+
+#[test]
+fn throughput_profiles_take_the_search_table_and_its_errors_name_the_key() {
+    let profile = "[[profiles]]\nname = \"inet4\"\naf = \"inet4\"\nmeasure = \"throughput\"\n";
+    let c = parse(profile).unwrap();
+    assert_eq!(c.profiles[0].measure, Measure::Throughput);
+    assert_eq!(c.search(), crate::search::SearchConfig::mlrsearch());
+    let c = parse(&format!("{profile}[search]\npreset = \"rfc2544\"\n")).unwrap();
+    assert_eq!(c.search().goals[0].final_trial_duration, 60.0);
+    // Written out and read back, the search and the measure stay.
+    assert_eq!(parse(&c.to_toml()).unwrap(), c);
+    assert_eq!(parse("").unwrap().profiles[0].measure, Measure::Saturation);
+    let cases = [
+        (
+            format!("{profile}[search]\n[[search.goals]]\nexceed_ratio = 1.5\n"),
+            "key `search.goals[0].exceed_ratio` = 1.5",
+        ),
+        (
+            "[search]\npreset = \"rfc2544\"\n".to_string(),
+            "key `search`: no profile has measure = \"throughput\"",
+        ),
+        (
+            format!("{}rate = 5000\n", profile),
+            "key `profiles[0].rate`: 5000",
+        ),
+        (
+            profile.replace("throughput", "ndr"),
+            "unknown variant `ndr`",
+        ),
+    ];
+    for (text, wanted) in cases {
+        let e = parse(&text).unwrap_err();
+        assert!(e.contains(wanted), "{text}: {e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+}

@@ -44,6 +44,7 @@ impl Campaign {
         self.validate_sets(origin, known_sets)?;
         self.validate_profiles(origin)?;
         self.validate_design(origin)?;
+        self.validate_search(origin)?;
         self.validate_commands(origin)
     }
 
@@ -71,6 +72,16 @@ impl Campaign {
                  design = \"trials\"",
             ));
         }
+        if let Some(p) = (self.profiles.iter()).find(|p| p.measure == super::Measure::Throughput) {
+            return Err(bad(
+                origin,
+                "profiles",
+                format!(
+                    "profile `{}` searches a throughput, trial by trial: use design = \"trials\"",
+                    p.name
+                ),
+            ));
+        }
         if self.profile {
             return Err(bad(
                 origin,
@@ -78,6 +89,39 @@ impl Campaign {
                 "profiling trials belong to design = \"trials\": run the flamegraphs as a \
                  separate trials campaign",
             ));
+        }
+        Ok(())
+    }
+
+    /// `[search]` in range, used by a throughput profile, below each such profile's fixed rate.
+    fn validate_search(&self, origin: &str) -> Result<(), InputError> {
+        let search = self.search();
+        search
+            .validate()
+            .map_err(|e| InputError::new(format!("{origin}: {e}")))?;
+        let throughput = |p: &&super::Profile| p.measure == super::Measure::Throughput;
+        if self.search.is_some() && !self.profiles.iter().any(|p| throughput(&p)) {
+            return Err(bad(
+                origin,
+                "search",
+                "no profile has measure = \"throughput\"; add it to a profile or remove [search]",
+            ));
+        }
+        for (i, p) in self
+            .profiles
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| throughput(p))
+        {
+            if let (crate::traffic::Rate::Pps(pps), None) = (p.rate, search.max_load) {
+                search.check_max_load(pps as f64).map_err(|e| {
+                    bad(
+                        origin,
+                        &format!("profiles[{i}].rate"),
+                        format!("{pps}: the search's max load, {}", e.expected),
+                    )
+                })?;
+            }
         }
         Ok(())
     }

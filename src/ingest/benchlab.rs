@@ -10,10 +10,13 @@ use std::path::Path;
 
 use super::netbenches::pktgen::parse_range;
 use super::{Capture, Iteration, Results, Series, Setup, Traffic, Warning};
-use crate::config::{Campaign, Design, Family, Trial};
+use crate::config::{Campaign, Design, Family, Measure, Trial};
 use crate::error::InputError;
 use crate::stats::{Flavor, Sample};
 use crate::store::{measured, plan, Status, Store, TrialKey, TrialMeta, FOLDED_FILE, PROFILING};
+
+/// Throughput profiles: one series per goal from each iteration's `search.json`.
+pub mod throughput;
 
 /// True when `dir` looks like a benchlab results directory (it has `campaign.toml` and `runs/`).
 pub fn is_results_dir(dir: &Path) -> bool {
@@ -60,10 +63,22 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
         ),
         ..Results::default()
     };
+    if (campaign.profiles.iter()).any(|p| p.measure == Measure::Throughput) {
+        results.method = format!("{}; {}", results.method, throughput::METHOD);
+    }
     let keys = plan(&campaign);
     for version in &campaign.versions {
         for config in campaign.config_set_names() {
             for profile in &campaign.profiles {
+                if profile.measure == Measure::Throughput {
+                    let keys: Vec<&TrialKey> = (keys.iter())
+                        .filter(|k| !k.is_profiling() && k.profile == profile.name)
+                        .filter(|k| k.version == version.name && k.config == config)
+                        .collect();
+                    let cell = (version.name.as_str(), config, profile);
+                    throughput::read(&store, &campaign, cell, &keys, &mut finished, &mut results)?;
+                    continue;
+                }
                 let mut series = Series {
                     name: format!("{}.{config}.{}", version.name, profile.name),
                     version: version.name.clone(),
@@ -101,19 +116,8 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
                     if results.generator.is_none() {
                         results.generator.clone_from(&meta.generator);
                     }
-                    match meta.status {
-                        Status::Failed => {
-                            results.warnings.push(Warning::FailedTrial {
-                                trial: key.to_string(),
-                                reason: meta.failure.unwrap_or_default(),
-                            });
-                            continue;
-                        }
-                        Status::Flagged => results.warnings.push(Warning::FlaggedTrial {
-                            trial: key.to_string(),
-                            flags: meta.flags.join("; "),
-                        }),
-                        Status::Ok => {}
+                    if note_status(key, &meta, &mut results.warnings) {
+                        continue;
                     }
                     if let Some(reason) = &meta.discarded {
                         results.warnings.push(Warning::RemeasuredTrial {
@@ -163,6 +167,23 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
         lab,
         results,
     })
+}
+
+/// Says in `warnings` what a finished trial's status says (failed: left out; flagged: kept);
+/// true when it failed.
+fn note_status(key: &TrialKey, meta: &TrialMeta, warnings: &mut Vec<Warning>) -> bool {
+    match meta.status {
+        Status::Failed => warnings.push(Warning::FailedTrial {
+            trial: key.to_string(),
+            reason: meta.failure.clone().unwrap_or_default(),
+        }),
+        Status::Flagged => warnings.push(Warning::FlaggedTrial {
+            trial: key.to_string(),
+            flags: meta.flags.join("; "),
+        }),
+        Status::Ok => {}
+    }
+    meta.status == Status::Failed
 }
 
 /// Seconds a capture may start before the end of warm-up (perf's first sample against the

@@ -80,7 +80,7 @@ pub fn format_pps(pps: f64) -> String {
 }
 
 /// The unit a rate axis up to `max` is labelled in.
-fn pps_unit(max: f64) -> (f64, &'static str) {
+pub(super) fn pps_unit(max: f64) -> (f64, &'static str) {
     if max >= 1e6 {
         (1e6, "Mpps")
     } else if max >= 1e3 {
@@ -137,8 +137,8 @@ pub(super) fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
     Ok(bytes)
 }
 
-type DrawResult = Result<(), Box<dyn std::error::Error>>;
-type Area<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>;
+pub(super) type DrawResult = Result<(), Box<dyn std::error::Error>>;
+pub(super) type Area<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>;
 
 const TITLE_SIZE: f64 = 40.0;
 const SUBTITLE_SIZE: f64 = 28.0;
@@ -149,7 +149,7 @@ const LEGEND_ROW: i32 = 40;
 /// more go in columns beside the plot.
 const LEGEND_INSIDE_MAX: usize = 8;
 
-fn font(size: f64) -> FontDesc<'static> {
+pub(super) fn font(size: f64) -> FontDesc<'static> {
     (FONT_FAMILY, size).into_font()
 }
 
@@ -281,13 +281,13 @@ fn draw(chart: &Chart, rgb: &mut [u8]) -> DrawResult {
     Ok(())
 }
 
-fn colour(member: usize) -> RGBColor {
+pub(super) fn colour(member: usize) -> RGBColor {
     PALETTE[member % PALETTE.len()]
 }
 
 /// Draws a centred title line and returns the area below it; the text is made smaller, then
 /// cut, so that it fits the width.
-fn titled<'a>(
+pub(super) fn titled<'a>(
     area: &Area<'a>,
     text: &str,
     size: f64,

@@ -27,6 +27,7 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
             chart.file_name
         ));
     }
+    md.push_str(&super::throughput::markdown(report));
     let of = |wanted: fn(&Scope) -> bool| -> Vec<&ComparisonBlock> {
         report.blocks.iter().filter(|b| wanted(&b.scope)).collect()
     };

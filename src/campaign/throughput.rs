@@ -1,0 +1,472 @@
+//! Throughput profiles (`measure = "throughput"`): one search ([`crate::search`]) per iteration,
+//! each of its trials the one trial procedure ([`trial::run`]) at a fixed rate.
+//!
+//! A search trial is the profile with its rate replaced by the search's load, for the search's
+//! trial duration, with no warm-up or cool-down dropped: loss is counted over the whole trial,
+//! as the draft asks. The draft's warm-up is the search's own (a discarded trial at max load);
+//! between trials nothing happens but the trial procedure's own setup (no reboot, no config
+//! change).
+//!
+//! Loss: the packets the senders sent, by their own counters summed over the whole trial, minus
+//! the packets the receiver counted once the senders stopped and the receiver drained
+//! ([`TrialData::sent_pkts`], [`TrialData::received_pkts`], both read after the traffic).
+//! The receiver's drop counters of the watched interfaces (the sender's veth, the DUT's) tell
+//! where they were lost and are kept per trial. A sender that sent less than 99 % of the
+//! intended load, or failed, makes the trial invalid (the search retries it), not a loss.
+//!
+//! Stateful config sets: the generator has no ramp; it sends at the trial's rate from its first
+//! packet. The search's warm-up trial at max load (and the calibration trial before it) creates
+//! the state of every flow, and conntrack keeps an entry for 30 s (120 s once both ways were
+//! seen), longer than the gap between two trials; so a measured trial finds its flows'
+//! state in place instead of creating it at line rate. A search with `warmup_duration = 0`
+//! (the rfc2544 preset) after more than 30 s without traffic loses that: its first trial may
+//! count state creation as loss.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use anyhow::Context;
+
+use super::run::{Bench, Event};
+use super::trial::{self, TrialData, TrialSpec};
+use crate::cancel::{Cancel, Cancelled};
+use crate::config::{Campaign, Hooks, Profile, Rate, Trial};
+use crate::search::{self, SearchResult, SearchState, TrialOutcome, TrialRunner};
+use crate::store::{SampleRow, SearchRecord, SearchTrial, Status, Store, TrialKey, TrialMeta};
+
+/// A sender below this share of the intended packets did not send the load: the trial is
+/// invalid, not lossy.
+pub const SENT_SHARE: f64 = 0.99;
+/// The most the senders are asked above a trial's load, to make up for what their pacing loses:
+/// the XDP engine paces frames in the kernel and forgets those it was too late for (it catches
+/// up 32 at most), which on the virtual lab's two CPUs costs it a steady 3 to 25 % of a fixed
+/// rate. A trial is judged on what the senders actually sent.
+pub const MAX_CORRECTION: f64 = 1.3;
+/// Share of the intended packets below which a sender that held the rate started too late in
+/// its time for the trial to count.
+pub const LATE_SHARE: f64 = 0.9;
+/// Share of the highest fixed rate the generator held in calibration taken as the max load: on
+/// a shared machine what it holds moves by several percent from one trial to the next, and a
+/// max load it cannot send makes every trial there invalid.
+pub const GENERATOR_SHARE: f64 = 0.95;
+/// A calibration trial whose senders sent at least this share of the rate asked holds it (the
+/// runner asks a little more than a trial's load to make up the rest: [`MAX_CORRECTION`]).
+pub const HELD_SHARE: f64 = 0.95;
+/// Calibration trials before giving up on finding a rate the generator holds.
+pub const CALIBRATIONS: usize = 8;
+
+/// A trial that could not run at all (the lab failed, or Ctrl-C).
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
+pub struct TrialError(anyhow::Error);
+
+/// Runs a search's trials on a bench: the [`TrialRunner`] of a throughput profile.
+pub struct SearchRunner<'a> {
+    bench: &'a mut dyn Bench,
+    key: &'a TrialKey,
+    profile: &'a Profile,
+    hooks: &'a Hooks,
+    cancel: &'a Cancel,
+    on_event: &'a mut dyn FnMut(&Event<'_>),
+    /// Every trial run so far, as the lab measured it.
+    pub trials: Vec<SearchTrial>,
+    /// What sent the traffic, in words (from the last trial that ran).
+    pub generator: Option<String>,
+    /// How much more than the load the senders are asked for: what they fell short by so far.
+    correction: f64,
+}
+
+impl<'a> SearchRunner<'a> {
+    /// A runner of `profile`'s trials for iteration `key`, on `bench`.
+    pub fn new(
+        bench: &'a mut dyn Bench,
+        (key, profile, hooks): (&'a TrialKey, &'a Profile, &'a Hooks),
+        cancel: &'a Cancel,
+        on_event: &'a mut dyn FnMut(&Event<'_>),
+    ) -> Self {
+        Self {
+            bench,
+            key,
+            profile,
+            hooks,
+            cancel,
+            on_event,
+            trials: Vec::new(),
+            generator: None,
+            correction: 1.0,
+        }
+    }
+
+    /// Runs the trial procedure once, the senders asked for `rate`, for `duration` seconds, and
+    /// keeps its record, judged against `load` packets/s (`None`: any load will do); also
+    /// returns the senders' own rate while they sent, when they said. `Err` only when the lab
+    /// could not run it or the campaign was interrupted.
+    fn measure(
+        &mut self,
+        rate: Rate,
+        duration: f64,
+        load: Option<f64>,
+    ) -> Result<(SearchTrial, Option<f64>), TrialError> {
+        let profile = Profile {
+            rate,
+            ..self.profile.clone()
+        };
+        let timing = Trial {
+            duration,
+            warmup: 0.0,
+            cooldown: 0.0,
+        };
+        let spec = TrialSpec {
+            key: self.key,
+            profile: &profile,
+            trial: &timing,
+            hooks: self.hooks,
+            capture: false,
+        };
+        let on_event = &mut *self.on_event;
+        let outcome = self.bench.rig(&spec).map_err(TrialError)?;
+        let outcome = trial::run(outcome, &spec, self.cancel, &mut |s: &SampleRow| {
+            on_event(&Event::Second { sample: s })
+        });
+        if self.cancel.is_cancelled() {
+            return Err(TrialError(Cancelled.into()));
+        }
+        let intended = load.map(|pps| pps * duration);
+        let mut sending = None;
+        let record = match outcome {
+            Ok(data) => {
+                self.generator.clone_from(&data.generator);
+                sending = sending_rate(&data.files);
+                judge(&data, duration, intended)
+            }
+            Err(e) => SearchTrial {
+                load: intended.map_or(0.0, |n| n / duration),
+                duration,
+                sent: 0,
+                received: 0,
+                drops: BTreeMap::new(),
+                valid: false,
+                problem: Some(format!("the trial failed: {e:#}")),
+                start_unix_s: 0.0,
+                end_unix_s: 0.0,
+            },
+        };
+        self.trials.push(record.clone());
+        Ok((record, sending))
+    }
+}
+
+/// The record of a trial that ran: its counts, drops and whether the senders sent the
+/// `intended` packets (`None`: full rate, anything goes). The senders' own rate while they sent
+/// ([`sending_rate`]) is what must reach the load: a sender starts sending a few milliseconds
+/// into its time, which costs a 1 s trial about 1 % of its packets at any load; without that
+/// rate, the count must.
+fn judge(data: &TrialData, duration: f64, intended: Option<f64>) -> SearchTrial {
+    let short = intended.and_then(|n| {
+        let load = n / duration;
+        let sent = data.sent_pkts as f64;
+        match sending_rate(&data.files) {
+            Some(rate) if rate < SENT_SHARE * load || sent < LATE_SHARE * n => Some(format!(
+                "the senders sent {} of the {n:.0} packets asked, at {rate:.0} packets/s \
+                 ({:.1} % of the load)",
+                data.sent_pkts,
+                100.0 * rate / load
+            )),
+            Some(_) => None,
+            None => (sent < SENT_SHARE * n).then(|| {
+                format!(
+                    "the senders sent {} of the {n:.0} packets asked ({:.1} %)",
+                    data.sent_pkts,
+                    100.0 * sent / n
+                )
+            }),
+        }
+    });
+    SearchTrial {
+        load: intended.map_or(data.sent_pkts as f64 / duration, |n| n / duration),
+        duration,
+        sent: data.sent_pkts,
+        received: data.received_pkts,
+        drops: drops(&data.files),
+        valid: short.is_none(),
+        problem: short,
+        start_unix_s: data.start_unix_s,
+        end_unix_s: data.end_unix_s,
+    }
+}
+
+/// The senders' summed rate while they sent (packets over the seconds from their first to
+/// their last packet), from their own summaries: `generator.json` (in-process) or
+/// `generator*.jsonl` (`benchlab gen` on a remote host); `None` when a sender left none.
+pub fn sending_rate(files: &[(String, String)]) -> Option<f64> {
+    let summaries: Vec<serde_json::Value> = (files.iter())
+        .filter(|(name, _)| name.starts_with("generator"))
+        .filter_map(|(name, text)| match name.ends_with(".jsonl") {
+            true => text.lines().rev().find_map(|line| {
+                let v: serde_json::Value = serde_json::from_str(line).ok()?;
+                (v["type"] == "summary").then_some(v)
+            }),
+            false if name.ends_with(".json") => serde_json::from_str(text).ok(),
+            false => None,
+        })
+        .collect();
+    let generators = files.iter().filter(|(n, _)| n.starts_with("generator"));
+    if summaries.is_empty() || summaries.len() != generators.count() {
+        return None;
+    }
+    summaries
+        .iter()
+        .map(|v| {
+            let (pkts, secs) = (v["tx_pkts"].as_f64()?, v["elapsed_s"].as_f64()?);
+            (secs > 0.0).then(|| pkts / secs)
+        })
+        .sum()
+}
+
+impl TrialRunner for SearchRunner<'_> {
+    type Error = TrialError;
+
+    fn run(&mut self, load: f64, duration: f64) -> Result<TrialOutcome, TrialError> {
+        if !(load.is_finite() && load >= 1.0) {
+            return Err(TrialError(anyhow::anyhow!(
+                "load {load} packets/s is not a rate a sender can send"
+            )));
+        }
+        // The generator sends whole packets a second.
+        let asked = (load * self.correction).round() as u64;
+        let (record, sending) = self.measure(Rate::Pps(asked), duration, Some(load))?;
+        if let Some(rate) = sending.filter(|&r| r > 0.0) {
+            let wanted = self.correction * load / rate;
+            self.correction = wanted.clamp(1.0, MAX_CORRECTION);
+        }
+        Ok(TrialOutcome {
+            offered_load: record.sent as f64 / duration,
+            duration,
+            sent: record.sent,
+            received: record.received,
+            valid: record.valid,
+        })
+    }
+
+    fn progress(&mut self, state: &SearchState) {
+        (self.on_event)(&Event::Search {
+            key: self.key,
+            state,
+        });
+    }
+}
+
+/// Drops per interface over a trial, from the receiver's file: `receiver.json` (in-process:
+/// counts since the receiver started, so the last sample's) or `receiver.jsonl` (`benchlab rx`
+/// on a remote host: its summary line).
+pub fn drops(files: &[(String, String)]) -> BTreeMap<String, u64> {
+    let last = files.iter().find_map(|(name, text)| match name.as_str() {
+        "receiver.json" => {
+            let series: serde_json::Value = serde_json::from_str(text).ok()?;
+            let last = series["samples"].as_array()?.last()?.clone();
+            Some((series["iface"].clone(), series["watch"].clone(), last))
+        }
+        "receiver.jsonl" => text.lines().rev().find_map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).ok()?;
+            (v["type"] == "summary").then(|| (v["iface"].clone(), v["watch"].clone(), v))
+        }),
+        _ => None,
+    });
+    let Some((iface, watch, counts)) = last else {
+        return BTreeMap::new();
+    };
+    let names = watch.as_array().cloned().unwrap_or_default();
+    let values = counts["drops"].as_array().cloned().unwrap_or_default();
+    let mut drops: BTreeMap<String, u64> = names
+        .iter()
+        .zip(&values)
+        .filter_map(|(n, v)| Some((n.as_str()?.to_string(), v.as_u64()?)))
+        .collect();
+    if let (Some(name), Some(n)) = (iface.as_str(), counts["rx_drops"].as_u64()) {
+        drops.insert(name.to_string(), n);
+    }
+    drops
+}
+
+/// Runs the search of throughput iteration `key` (its profile `profile`), stores `search.json`
+/// and the iteration's `meta.json`, and returns the meta; `t0` is when its turn came.
+pub fn run_search(
+    campaign: &Campaign,
+    store: &Store,
+    bench: &mut dyn Bench,
+    (key, profile): (&TrialKey, &Profile),
+    (t0, cancel): (Instant, &Cancel),
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> anyhow::Result<TrialMeta> {
+    store
+        .begin_trial(key)
+        .with_context(|| format!("preparing {}", store.trial_dir(key).display()))?;
+    on_event(&Event::TrialStart { key, attempt: 1 });
+    let config = campaign.search();
+    let mut runner = SearchRunner::new(bench, (key, profile, &campaign.hooks), cancel, on_event);
+    let mut record = SearchRecord {
+        generator_max: None,
+        calibration: Vec::new(),
+        result: None,
+        failure: None,
+        trials: Vec::new(),
+        wall_s: 0.0,
+    };
+    let outcome = match (config.max_load, profile.rate) {
+        (Some(max), _) => Ok(max),
+        (None, Rate::Pps(pps)) => Ok(pps as f64),
+        (None, Rate::Max) => calibrate(&mut runner, &mut record, &config),
+    }
+    .and_then(|max| {
+        search::search(&config, max, &mut runner).map_err(|e| TrialError(anyhow::Error::new(e)))
+    });
+    record.trials = std::mem::take(&mut runner.trials);
+    let generator = runner.generator.take();
+    if cancel.is_cancelled() {
+        return Err(Cancelled.into());
+    }
+    match outcome {
+        Ok(result) => record.result = Some(result),
+        Err(e) => record.failure = Some(format!("{e}")),
+    }
+    record.wall_s = t0.elapsed().as_secs_f64();
+    let meta = TrialMeta {
+        generator,
+        ..summarize(key, &record)
+    };
+    store
+        .write_search(key, &record)
+        .with_context(|| format!("writing the search of {key}"))?;
+    store
+        .finish_trial(key, &[], &meta)
+        .with_context(|| format!("writing trial {key}"))?;
+    Ok(meta)
+}
+
+/// The highest fixed rate the generator holds, from calibration trials: one at full rate
+/// (`max`: the largest bursts), then fixed rates, each a tenth below what the senders sent in
+/// the previous one ([`sending_rate`], else the count), until one is held ([`HELD_SHARE`]);
+/// the max load is a share of what the senders sent in that one. A fixed rate sends
+/// less than full rate (smaller bursts, a due time per burst), and on the virtual lab less again
+/// as the DUT's forwarding shares the machine's two CPUs with the sender. Each lasts as long as
+/// the search's shortest trial.
+fn calibrate(
+    runner: &mut SearchRunner<'_>,
+    record: &mut SearchRecord,
+    config: &crate::search::SearchConfig,
+) -> Result<f64, TrialError> {
+    let seconds = (config.goals.iter().map(|g| g.initial_trial_duration))
+        .chain([config.warmup_duration].into_iter().filter(|&w| w > 0.0))
+        .fold(f64::INFINITY, f64::min);
+    let mut rate = Rate::Max;
+    for _ in 0..CALIBRATIONS {
+        let load = match rate {
+            Rate::Pps(pps) => Some(pps as f64),
+            Rate::Max => None,
+        };
+        let (trial, sending) = runner.measure(rate, seconds, load)?;
+        runner.trials.pop();
+        record.calibration.push(trial.clone());
+        if trial.sent == 0 {
+            let problem = trial.problem.unwrap_or_else(|| "nothing was sent".into());
+            return Err(TrialError(anyhow::anyhow!(
+                "measuring what the generator can send: {problem}"
+            )));
+        }
+        let sent = sending.unwrap_or(trial.sent as f64 / seconds);
+        if matches!(rate, Rate::Pps(pps) if sent >= HELD_SHARE * pps as f64) {
+            record.generator_max = Some(sent);
+            if GENERATOR_SHARE * sent <= config.min_load {
+                break;
+            }
+            return Ok(GENERATOR_SHARE * sent);
+        }
+        let next = if rate == Rate::Max { sent } else { 0.9 * sent };
+        rate = Rate::Pps(next.round().max(1.0) as u64);
+    }
+    Err(TrialError(anyhow::anyhow!(
+        "the generator held no fixed rate above search.min_load ({} packets/s) in {} \
+         calibration trials ({}); set search.max_load to a rate it can send, or run on a \
+         quieter machine",
+        config.min_load,
+        record.calibration.len(),
+        (record.calibration.iter())
+            .map(|t| format!("{:.0} of {:.0} packets", t.sent, t.load * t.duration))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
+/// The iteration's `meta.json` for a search: its figure (`rx_pps`) is the first goal's
+/// conditional throughput; a timeout or a goal without a lower bound flags it.
+fn summarize(key: &TrialKey, record: &SearchRecord) -> TrialMeta {
+    let valid: Vec<&SearchTrial> = record.trials.iter().filter(|t| t.valid).collect();
+    let tx_pkts = valid.iter().map(|t| t.sent).sum();
+    let rx_pkts = valid.iter().map(|t| t.received).sum();
+    let start = record.trials.first().map_or(0.0, |t| t.start_unix_s);
+    let end = record.trials.last().map_or(0.0, |t| t.end_unix_s);
+    let (status, flags, figure, max) = match &record.result {
+        Some(result) => {
+            let flags = flags(result);
+            let status = if flags.is_empty() {
+                Status::Ok
+            } else {
+                Status::Flagged
+            };
+            let figure = result.goals.first().and_then(|g| g.conditional_throughput);
+            (status, flags, figure.unwrap_or(0.0), result.max_load)
+        }
+        None => (Status::Failed, Vec::new(), 0.0, 0.0),
+    };
+    let trial_s: f64 = record.trials.iter().map(|t| t.duration).sum();
+    TrialMeta {
+        trial: key.to_string(),
+        start_unix_s: start,
+        end_unix_s: end,
+        offered_pps: None,
+        tx_pps: max,
+        rx_pps: figure,
+        tx_pkts,
+        rx_pkts,
+        lost_pkts: valid
+            .iter()
+            .map(|t| t.sent.saturating_sub(t.received))
+            .sum(),
+        measured_samples: valid.len(),
+        generator: None,
+        status,
+        flags,
+        failure: record.failure.clone(),
+        attempts: 1,
+        discarded: None,
+        overhead_s: (record.wall_s - trial_s).max(0.0),
+        capture: None,
+    }
+}
+
+/// What a finished search did not reach: its time limit, or a goal's lower bound.
+fn flags(result: &SearchResult) -> Vec<String> {
+    let mut flags = Vec::new();
+    if result.end == search::SearchEnd::Timeout {
+        flags.push(format!(
+            "the search stopped at its time limit ({} s of trials) before every goal's width",
+            result.trial_seconds
+        ));
+    }
+    for goal in result
+        .goals
+        .iter()
+        .filter(|g| g.relevant_lower_bound.is_none())
+    {
+        flags.push(format!(
+            "{}: even min load ({:.0} packets/s) lost more than {} %",
+            goal.goal.name,
+            result.min_load,
+            100.0 * goal.goal.loss_ratio
+        ));
+    }
+    flags
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,205 @@
+//! Unit tests of the search runner on mock senders and a mock receiver (no root).
+
+use super::*;
+use crate::campaign::run::Bench;
+use crate::campaign::trial::mock::{MockReceiver, MockSend, MockSender};
+use crate::campaign::trial::Rig;
+use crate::config::{Family, Measure, Version};
+use crate::search::{Goal, SearchConfig};
+use crate::traffic::endpoint::Tick;
+use crate::transport::MockTransport;
+
+/// A mock DUT that forwards up to `capacity` packets/s behind a generator that sends up to
+/// `generator` packets/s; the receiver counts the last `in_flight` packets of each trial only
+/// in a drained tick after the senders' last second, as packets still queued when the senders
+/// stop do.
+struct MockDut {
+    capacity: f64,
+    generator: f64,
+    in_flight: u64,
+    send: MockSend,
+    dut: MockTransport,
+    rates: Vec<Rate>,
+}
+
+impl MockDut {
+    fn new(capacity: f64, generator: f64) -> Self {
+        Self {
+            capacity,
+            generator,
+            in_flight: 1000,
+            send: MockSend::Ends,
+            dut: MockTransport::new("dut"),
+            rates: Vec::new(),
+        }
+    }
+}
+
+fn tick(pkts: u64) -> Tick {
+    Tick {
+        pkts,
+        pps: pkts as f64,
+    }
+}
+
+impl Bench for MockDut {
+    fn set_version(&mut self, _: &Version, _: &Cancel) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn set_config(&mut self, _: &str) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn rig(&mut self, spec: &TrialSpec<'_>) -> anyhow::Result<Rig<'_>> {
+        self.rates.push(spec.profile.rate);
+        let pps = match spec.profile.rate {
+            Rate::Pps(p) => (p as f64).min(self.generator),
+            Rate::Max => self.generator,
+        };
+        let seconds = spec.trial.duration.ceil() as usize;
+        let forwarded = pps.min(self.capacity) as u64;
+        let tx = vec![tick(pps as u64); seconds];
+        let mut rx = vec![tick(forwarded); seconds];
+        if let Some(last) = rx.last_mut() {
+            last.pkts -= self.in_flight.min(last.pkts);
+        }
+        rx.push(tick(self.in_flight.min(forwarded)));
+        Ok(Rig {
+            dut: &self.dut,
+            counters: vec!["counters".into()],
+            senders: vec![MockSender::new(tx, self.send)],
+            receiver: Box::new(MockReceiver { ticks: rx }),
+            profiler: None,
+            capture_delay: std::time::Duration::ZERO,
+        })
+    }
+    fn facts(&mut self) -> anyhow::Result<serde_json::Value> {
+        Ok(serde_json::json!({ "mock": true }))
+    }
+}
+
+fn key() -> TrialKey {
+    TrialKey {
+        version: "default".into(),
+        config: "forwarding".into(),
+        profile: "inet4".into(),
+        iteration: 1,
+    }
+}
+
+fn throughput_profile() -> Profile {
+    Profile {
+        measure: Measure::Throughput,
+        ..Profile::builtin(Family::Inet4)
+    }
+}
+
+/// One trial of `bench` at `load` for 2 s through a runner.
+fn one_trial(bench: &mut MockDut, load: f64) -> (TrialOutcome, SearchTrial) {
+    let (key, profile, hooks) = (key(), throughput_profile(), Hooks::default());
+    let cancel = Cancel::new();
+    let mut on_event = |_: &Event<'_>| {};
+    let mut runner = SearchRunner::new(bench, (&key, &profile, &hooks), &cancel, &mut on_event);
+    let outcome = runner.run(load, 2.0).unwrap();
+    (outcome, runner.trials.pop().unwrap())
+}
+
+#[test]
+fn loss_is_counted_after_the_drain_over_the_whole_trial() {
+    let mut bench = MockDut::new(1e6, 2e6);
+    let (outcome, record) = one_trial(&mut bench, 5e5);
+    assert_eq!(bench.rates, [Rate::Pps(500_000)]);
+    // The drained tick, which pairing with the senders' seconds leaves out, is counted.
+    assert_eq!((outcome.sent, outcome.received), (1_000_000, 1_000_000));
+    assert_eq!(outcome.loss_ratio(), 0.0);
+    assert!(outcome.valid && record.valid && record.problem.is_none());
+    assert_eq!(outcome.offered_load, 5e5);
+
+    let (outcome, _) = one_trial(&mut bench, 1.5e6);
+    assert_eq!((outcome.sent, outcome.received), (3_000_000, 2_000_000));
+    assert!(outcome.valid);
+}
+
+#[test]
+fn a_sender_short_of_the_load_or_failing_makes_the_trial_invalid_not_lossy() {
+    let mut bench = MockDut::new(1e6, 4.9e5);
+    let (outcome, record) = one_trial(&mut bench, 5e5);
+    assert!(!outcome.valid);
+    assert!(record.problem.unwrap().contains("98.0 %"));
+
+    let mut bench = MockDut::new(1e6, 2e6);
+    bench.send = MockSend::Fails;
+    let (outcome, record) = one_trial(&mut bench, 5e5);
+    assert!(!outcome.valid);
+    assert!(record.problem.unwrap().contains("generator died"));
+}
+
+#[test]
+fn drops_come_from_either_receiver_file() {
+    let local = r#"{"iface": "rx/eth0", "watch": ["tx/eth0", "dut/in"],
+        "samples": [{"rx_drops": 0, "drops": [1, 2]}, {"rx_drops": 3, "drops": [10, 20]}]}"#;
+    let d = drops(&[("receiver.json".into(), local.into())]);
+    assert_eq!(d["tx/eth0"], 10);
+    assert_eq!(d["dut/in"], 20);
+    assert_eq!(d["rx/eth0"], 3);
+    let remote = "{\"type\":\"sample\"}\n{\"type\":\"summary\",\"iface\":\"r\",\"watch\":[\"d\"],\
+                  \"rx_drops\":0,\"drops\":[7]}\n";
+    let d = drops(&[("receiver.jsonl".into(), remote.into())]);
+    assert_eq!(d["d"], 7);
+    assert!(drops(&[("other".into(), "x".into())]).is_empty());
+}
+
+fn small_search() -> SearchConfig {
+    let goal = |name: &str, loss_ratio| Goal {
+        relative_width: 0.02,
+        duration_sum: 1.0,
+        preceding_targets: 1,
+        ..Goal::mlrsearch(name, loss_ratio)
+    };
+    SearchConfig {
+        goals: vec![goal("NDR", 0.0), goal("PDR", 0.005)],
+        ..SearchConfig::mlrsearch()
+    }
+}
+
+#[test]
+fn a_search_finds_the_capacity_and_stores_every_trial() {
+    let tmp = tempfile::tempdir().unwrap();
+    let campaign = Campaign {
+        profiles: vec![throughput_profile()],
+        config_sets: vec!["forwarding".into()],
+        search: Some(small_search()),
+        ..Campaign::default()
+    };
+    let store = Store::create(tmp.path(), &campaign).unwrap();
+    let mut bench = MockDut::new(6e5, 1e6);
+    let mut bounds = 0;
+    let mut on_event = |e: &Event<'_>| bounds += usize::from(matches!(e, Event::Search { .. }));
+    let (key, profile) = (key(), throughput_profile());
+    let cancel = Cancel::new();
+    let meta = run_search(
+        &campaign,
+        &store,
+        &mut bench,
+        (&key, &profile),
+        (Instant::now(), &cancel),
+        &mut on_event,
+    )
+    .unwrap();
+    // The generator's capacity was measured first (full rate, then that rate asked), and the
+    // search stayed below 95 % of it.
+    assert_eq!(bench.rates[..2], [Rate::Max, Rate::Pps(1_000_000)]);
+    let record = store.read_search(&key).unwrap();
+    assert_eq!(record.generator_max, Some(1e6));
+    let result = record.result.unwrap();
+    assert_eq!(result.max_load, 9.5e5);
+    assert_eq!(record.trials.len(), result.trials.len());
+    assert_eq!(bounds, result.trials.len());
+    // The true values: all of the capacity with no loss, and 0.5 % above it lost.
+    for (goal, truth) in result.goals.iter().zip([6e5, 6e5 / (1.0 - 0.005)]) {
+        let lower = goal.relevant_lower_bound.unwrap();
+        assert!((truth * (1.0 - 0.02)..=truth).contains(&lower), "{goal:?}");
+    }
+    assert_eq!(meta.status, Status::Ok);
+    assert_eq!(meta.rx_pps, result.goals[0].conditional_throughput.unwrap());
+    assert_eq!(store.read_meta(&key).unwrap(), meta);
+}

@@ -1,0 +1,166 @@
+//! The throughput part of a report: the NDR/PDR table (per version × config set × profile ×
+//! goal: conditional throughput, bounds, trials, trial seconds) and one chart per search series
+//! of loss ratio against offered load, its trials and the bounds found ([`chart`]).
+
+use crate::ingest::benchlab::throughput::SearchRun;
+use crate::report::chart::format_pps;
+use crate::report::{OutputFile, Report};
+use crate::stats::{Flavor, Sample};
+
+/// The loss charts of the searches.
+pub mod chart;
+
+/// One row of the NDR/PDR table: a goal of one (version, config set, profile), over its
+/// searches (iterations).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GoalRow {
+    /// Version name.
+    pub version: String,
+    /// Config set name.
+    pub config: String,
+    /// Traffic profile name.
+    pub profile: String,
+    /// Goal name (`NDR`).
+    pub goal: String,
+    /// Goal loss ratio.
+    pub loss_ratio: f64,
+    /// Conditional throughput of each search that has one, packets/s.
+    pub throughput: Vec<f64>,
+    /// Relevant lower bound of each search that has one, packets/s.
+    pub lower: Vec<f64>,
+    /// Relevant upper bound of each search that has one, packets/s.
+    pub upper: Vec<f64>,
+    /// Searches that finished (with a result).
+    pub searches: usize,
+    /// Trials of each search (warm-up and invalid ones included).
+    pub trials: Vec<usize>,
+    /// Trial seconds of each search.
+    pub trial_seconds: Vec<f64>,
+    /// Wall-clock seconds of each search.
+    pub wall_seconds: Vec<f64>,
+}
+
+/// The (version, config set, profile) cells of `searches`, in their order, each with its runs.
+pub fn cells(searches: &[SearchRun]) -> Vec<Vec<&SearchRun>> {
+    let mut cells: Vec<Vec<&SearchRun>> = Vec::new();
+    for run in searches {
+        let same = |c: &&mut Vec<&SearchRun>| {
+            let first = c[0];
+            (&first.version, &first.config, &first.profile)
+                == (&run.version, &run.config, &run.profile)
+        };
+        match cells.iter_mut().find(same) {
+            Some(cell) => cell.push(run),
+            None => cells.push(vec![run]),
+        }
+    }
+    cells
+}
+
+/// The table's rows: per cell, one per goal of its first finished search.
+pub fn rows(report: &Report) -> Vec<GoalRow> {
+    let mut rows = Vec::new();
+    for cell in cells(&report.searches) {
+        let results: Vec<_> = (cell.iter())
+            .filter_map(|r| r.record.result.as_ref().map(|res| (r, res)))
+            .collect();
+        let Some((first, result)) = results.first() else {
+            continue;
+        };
+        for (g, goal) in result.goals.iter().enumerate() {
+            let of = |f: &dyn Fn(&crate::search::GoalResult) -> Option<f64>| -> Vec<f64> {
+                (results.iter())
+                    .filter_map(|(_, res)| res.goals.get(g).and_then(f))
+                    .collect()
+            };
+            rows.push(GoalRow {
+                version: first.version.clone(),
+                config: first.config.clone(),
+                profile: first.profile.clone(),
+                goal: goal.goal.name.clone(),
+                loss_ratio: goal.goal.loss_ratio,
+                throughput: of(&|g| g.conditional_throughput),
+                lower: of(&|g| g.relevant_lower_bound),
+                upper: of(&|g| g.relevant_upper_bound),
+                searches: results.len(),
+                trials: results.iter().map(|(_, res)| res.trials.len()).collect(),
+                trial_seconds: results.iter().map(|(_, res)| res.trial_seconds).collect(),
+                wall_seconds: results.iter().map(|(r, _)| r.record.wall_s).collect(),
+            });
+        }
+    }
+    rows
+}
+
+fn median(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| Sample::new(values.to_vec()).summary(Flavor::Current).median)
+}
+
+fn mean(values: impl ExactSizeIterator<Item = f64>) -> f64 {
+    let n = values.len().max(1) as f64;
+    values.sum::<f64>() / n
+}
+
+fn pps_or_dash(value: Option<f64>) -> String {
+    value.map_or_else(|| "–".to_string(), format_pps)
+}
+
+/// The README's throughput section: the NDR/PDR table and the loss charts; empty without
+/// searches.
+pub fn markdown(report: &Report) -> String {
+    let rows = rows(report);
+    if report.searches.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "\n## Throughput (NDR/PDR)\n\nOne search per iteration (draft-ietf-bmwg-mlrsearch, or \
+         RFC 2544's binary search). Conditional throughput: the median over the searches \
+         (min – max); bounds: the median relevant lower and upper bound; trials, trial seconds \
+         and wall seconds: the mean per search.\n\n\
+         | version | config set | profile | goal | loss ≤ | searches | conditional throughput \
+         | min – max | lower bound | upper bound | trials | trial s | wall s |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for row in &rows {
+        let lo = row.throughput.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = row.throughput.iter().copied().fold(0.0, f64::max);
+        let range = if row.throughput.is_empty() {
+            "–".to_string()
+        } else {
+            format!("{} – {}", format_pps(lo), format_pps(hi))
+        };
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {} % | {} | {} | {range} | {} | {} | {:.1} | {:.0} | {:.0} |\n",
+            report.label(&row.version),
+            report.label(&row.config),
+            row.profile,
+            row.goal,
+            100.0 * row.loss_ratio,
+            row.searches,
+            pps_or_dash(median(&row.throughput)),
+            pps_or_dash(median(&row.lower)),
+            pps_or_dash(median(&row.upper)),
+            mean(row.trials.iter().map(|&n| n as f64)),
+            mean(row.trial_seconds.iter().copied()),
+            mean(row.wall_seconds.iter().copied()),
+        ));
+    }
+    md.push('\n');
+    for c in chart::charts(report) {
+        md.push_str(&format!("![{}]({})\n", c.title, c.file_name));
+    }
+    md
+}
+
+/// The loss charts as PNG files.
+pub fn files(report: &Report) -> anyhow::Result<Vec<OutputFile>> {
+    chart::charts(report)
+        .iter()
+        .map(|c| {
+            Ok(OutputFile {
+                name: c.file_name.clone(),
+                bytes: chart::render_png(c)?,
+            })
+        })
+        .collect()
+}
