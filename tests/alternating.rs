@@ -25,7 +25,7 @@ config_sets = ["forwarding", "nft-stateful"]
 id = "ta1"
 
 [alternating]
-max_duration = 6
+max_duration = 12
 min_blocks = 2
 
 [trial]
@@ -84,7 +84,7 @@ af = "inet4"
         .find(|l| l.starts_with("- nft-stateful vs forwarding: "))
         .unwrap_or_else(|| panic!("no paired estimate:\n{readme}"));
     // nft-stateful costs a third of the rate here: whatever the noise, the sign is right.
-    assert!(line.contains(": \u{2212}"), "{line}");
+    assert!(line.contains(": \u{2212}"), "{line}\n{readme}\n{after}");
     assert!(line.contains("(paired, 95 %, "), "{line}");
     assert!(results.join("alternating.default.inet4.png").is_file());
     assert!(lab_namespaces("ta1").is_empty());

@@ -344,8 +344,10 @@ impl Watch for Controller<'_, '_, '_> {
             end_s: f64::NAN,
         });
         let (phase, settle) = (self.design.settings.phase, self.design.settings.settle);
-        // Keep to the planned grid unless a slow switch ate the phase's windows.
-        self.next_at = if self.next_at + phase >= switched_s + settle + phase / 2.0 {
+        // Keep to the planned grid unless the switch took longer than a window: every phase
+        // then keeps its full length after the settle time.
+        let window = crate::config::ALTERNATING_INTERVAL.as_secs_f64();
+        self.next_at = if self.next_at + phase - (switched_s + settle) >= phase - settle - window {
             self.next_at + phase
         } else {
             switched_s + phase
