@@ -102,6 +102,10 @@ pub struct NodeConfig {
     /// `cpu(N)`). Default: benchlab gen's own choice, trafgen's first CPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<usize>,
+    /// DUT only, FreeBSD: the hwpmc event `pmcstat -S` samples for flamegraphs. Default: the
+    /// netbenches harness's `BU_CPU_CLK_UNHALTED` (AMD); Intel: `cpu_clk_unhalted.thread_p`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pmc_event: Option<String>,
 }
 
 impl NodeConfig {
@@ -240,6 +244,14 @@ impl SshLab {
                 return Err(format!(
                     "{table} host = {:?}: use an ssh_config host alias",
                     node.host
+                ));
+            }
+        }
+        if let Some(event) = &dut.pmc_event {
+            if event.is_empty() || event.len() > 128 || event.contains(char::is_whitespace) {
+                return Err(format!(
+                    "[hosts.dut] pmc_event = {event:?}: name one hwpmc event, as `pmcstat -L` \
+                     lists them (e.g. \"cpu_clk_unhalted.thread_p\")"
                 ));
             }
         }
