@@ -45,10 +45,10 @@ const LOAD_HWPMC: &str = "kldstat -q -m hwpmc || kldload hwpmc";
 const PROBE: &str = r#"d=$(mktemp -d /tmp/benchlab-pmc.XXXXXX) || exit 1
 pmcstat -S "$1" -O "$d/probe.out" true; s=$?
 rm -rf "$d"; exit $s"#;
-/// Returns once the file `$1` has data (pmcstat's log: sampling has begun); gives up after
-/// some 6000 rounds, so that a wait nobody stops cannot outlive the trial for long.
+/// Returns once the file `$1` has data (pmcstat's log: sampling has begun), or fails once its
+/// directory is gone (the recording ended), so that it never outlives the recording.
 const WAIT_FOR_DATA: &str =
-    r#"i=0; while [ ! -s "$1" ]; do [ $i -lt 6000 ] || exit 1; i=$((i+1)); sleep 0.01; done"#;
+    r#"while [ ! -s "$1" ]; do [ -d "${1%/*}" ] || exit 1; sleep 0.01; done"#;
 /// How long pmcstat may take to flush its log and exit after SIGINT.
 const PMCSTAT_GRACE: Duration = Duration::from_secs(10);
 /// How long `pmcstat -R … -G` may take to resolve the symbols of a capture.
@@ -120,15 +120,34 @@ impl Profiler for PmcstatProfiler<'_> {
             .with_context(|| format!("{host}: making pmcstat's directory"))?
             .trim()
             .to_string();
-        Ok(Box::new(PmcstatRecording {
+        let log = format!("{dir}/pmc.out");
+        let mut recording = PmcstatRecording {
             profiler: self,
-            log: format!("{dir}/pmc.out"),
+            log,
             dir,
             process: None,
             launched: None,
             ready: None,
             halted: None,
-        }))
+        };
+        // The watch is set up before the traffic, so that its own SSH connection does not
+        // count in pmcstat's setup: from the launch on, it only waits for the log's data.
+        let wait: Vec<String> = ["sh", "-c", WAIT_FOR_DATA, "sh", &recording.log]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let mut waiter =
+            (self.host.spawn(&wait)).with_context(|| format!("{host}: watching pmcstat's log"))?;
+        // Its process id comes once it runs on the host (over SSH: once connected).
+        let deadline = Instant::now() + PMCSTAT_GRACE;
+        while waiter.id().is_none() && Instant::now() < deadline {
+            if waiter.try_wait()?.is_some() {
+                break;
+            }
+            std::thread::sleep(WAIT_POLL);
+        }
+        recording.ready = Some(ReadyWatch::new(waiter));
+        Ok(Box::new(recording))
     }
 }
 
@@ -240,14 +259,6 @@ impl Recording for PmcstatRecording<'_> {
             .spawn(&argv)
             .with_context(|| format!("{}: starting pmcstat", host.host()))?;
         self.process = Some(process);
-        let wait: Vec<String> = ["sh", "-c", WAIT_FOR_DATA, "sh", &self.log]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let waiter = host
-            .spawn(&wait)
-            .with_context(|| format!("{}: watching pmcstat's log", host.host()))?;
-        self.ready = Some(ReadyWatch::new(waiter));
         Ok(())
     }
 
