@@ -115,6 +115,21 @@ impl NodeConfig {
     }
 }
 
+/// Fails unless the DUT's `pmc_event`, if any, is one event name.
+fn check_pmc_event(dut: &NodeConfig) -> Result<(), String> {
+    match &dut.pmc_event {
+        Some(event)
+            if event.is_empty() || event.len() > 128 || event.contains(char::is_whitespace) =>
+        {
+            Err(format!(
+                "[hosts.dut] pmc_event = {event:?}: name one hwpmc event, as `pmcstat -L` lists \
+                 them (e.g. \"cpu_clk_unhalted.thread_p\")"
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The SSH client options shared by every node.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -247,14 +262,7 @@ impl SshLab {
                 ));
             }
         }
-        if let Some(event) = &dut.pmc_event {
-            if event.is_empty() || event.len() > 128 || event.contains(char::is_whitespace) {
-                return Err(format!(
-                    "[hosts.dut] pmc_event = {event:?}: name one hwpmc event, as `pmcstat -L` \
-                     lists them (e.g. \"cpu_clk_unhalted.thread_p\")"
-                ));
-            }
-        }
+        check_pmc_event(dut)?;
         if cfg.ssh.connect_timeout == Some(0) {
             return Err("[ssh] connect_timeout = 0: use 1 second or more".into());
         }
@@ -330,6 +338,29 @@ interface = "igb2"
         .to_string();
         assert!(
             err.starts_with("LAB.toml:2: unknown variant `telnet`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_dut_pmc_event_is_one_event_name() {
+        let lab = |event: &str| {
+            LabConfig::parse(
+                &format!(
+                    "[hosts.dut]\ntransport = \"ssh\"\nhost = \"bsd\"\npmc_event = \"{event}\"\n\
+                     [hosts.sender]\ntransport = \"ssh\"\nhost = \"g\"\ninterface = \"e0\"\n\
+                     dut_mac = \"02:00:00:00:00:01\"\n\
+                     [hosts.receiver]\ntransport = \"ssh\"\nhost = \"g\"\ninterface = \"e1\"\n"
+                ),
+                "LAB.toml",
+            )
+        };
+        let real = SshLab::from_config(&lab("cpu_clk_unhalted.thread_p").unwrap());
+        let event = real.unwrap().unwrap().dut.pmc_event;
+        assert_eq!(event.as_deref(), Some("cpu_clk_unhalted.thread_p"));
+        let err = lab("two events").unwrap_err().to_string();
+        assert!(
+            err.starts_with("LAB.toml: [hosts.dut] pmc_event = \"two events\""),
             "{err}"
         );
     }
