@@ -199,6 +199,11 @@ pub enum Warning {
         /// What its checks found.
         flags: String,
     },
+    /// The DUT could not be profiled (a FreeBSD DUT without hwpmc): no flamegraphs.
+    NoProfiler {
+        /// Why, as the campaign found it.
+        reason: String,
+    },
     /// A benchlab trial was measured twice: the attempt kept is counted, the other left out.
     RemeasuredTrial {
         /// `<version>.<config>.<profile>.<iter>`.
@@ -236,6 +241,7 @@ impl fmt::Display for Warning {
                 write!(f, "{trial}: failed twice ({reason}); left out")
             }
             Self::FlaggedTrial { trial, flags } => write!(f, "{trial}: {flags}"),
+            Self::NoProfiler { reason } => write!(f, "no flamegraphs: {reason}"),
             Self::RemeasuredTrial { trial, reason } => {
                 write!(
                     f,

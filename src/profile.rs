@@ -7,14 +7,14 @@
 //! a capture window started at the end of warm-up. Once ready it is resumed and paused again at
 //! the window's edges, which costs a few milliseconds.
 //!
-//! One profiler exists today, [`PerfProfiler`]: `perf record -g` on a Linux host, driven
-//! through its control FIFOs, then `perf script` folded by [`folded::fold_perf`].
-//! It runs through a [`Transport`], so the same code profiles a Linux DUT over SSH. A FreeBSD
-//! DUT gets a `PmcstatProfiler` implementing the same traits: `pmcstat -S <event> -O FILE`
-//! started by [`Recording::resume`], stopped (SIGTERM) by [`Recording::halt`], then
-//! `pmcstat -R FILE -G -` folded by a `fold_pmcstat` beside `fold_perf`. Nothing after the
-//! folded stacks (the `perf.folded` file, the checks, the SVGs, the report) depends on which
-//! profiler made them.
+//! [`PerfProfiler`] is `perf record -g` on a Linux host, driven through its control FIFOs, then
+//! `perf script` folded by [`folded::fold_perf`]. It runs through a [`Transport`], so the same
+//! code profiles a Linux DUT over SSH. A FreeBSD DUT gets a [`pmcstat::PmcstatProfiler`]
+//! implementing the same traits: `pmcstat -S <event> -O FILE` started by
+//! [`Recording::resume`] (it cannot start paused), stopped (SIGINT) by [`Recording::halt`],
+//! then `pmcstat -R FILE -G GRAPH` folded by [`pmc::fold_pmcstat`]. Nothing after the folded
+//! stacks (the `perf.folded` file, the checks, the SVGs, the report) depends on which profiler
+//! made them.
 
 use std::time::{Duration, Instant};
 
@@ -29,6 +29,8 @@ use folded::Folded;
 pub mod folded;
 /// FreeBSD `pmcstat -G` call graphs folded into [`Folded`] stacks.
 pub mod pmc;
+/// `pmcstat` sampling a FreeBSD DUT's CPUs (hwpmc) over a transport.
+pub mod pmcstat;
 use crate::transport::{failed, Command, Process, Transport};
 
 /// When a capture ran and what it recorded, kept in the profiling trial's `meta.json`.
@@ -43,6 +45,10 @@ pub struct CaptureWindow {
     pub cpus: Vec<usize>,
     /// The profiler's command line, as run on the DUT's host.
     pub command: String,
+    /// Seconds from the profiler's launch until it sampled, when it was launched at the
+    /// window's start (pmcstat, which cannot start paused): what its setup took of the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup_s: Option<f64>,
 }
 
 /// What a capture gives back.
@@ -281,6 +287,7 @@ impl Recording for PerfRecording<'_> {
                 end_unix_s: last,
                 cpus: p.cpus.clone(),
                 command: crate::transport::display_argv(&argv),
+                setup_s: None,
             },
         })
     }

@@ -90,15 +90,7 @@ reboot = ["sh", "-c", "{broken}"]
 online = {online}
 online_timeout = 5
 "#,
-            lab = nodes.lab_toml(
-                &sshd::sender_toml(
-                    "[lab.hosts.sender]",
-                    "blssh-sender",
-                    &facts.senders[0],
-                    "benchlab",
-                ),
-                &facts.receiver.interface,
-            ),
+            lab = nodes.three_node_toml(&facts),
             dir = dir.display(),
         ),
     )

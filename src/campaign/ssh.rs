@@ -32,7 +32,6 @@ use crate::config::{Campaign, Version, ALTERNATING_INTERVAL};
 use crate::dut::{self, ConfigSet, ConfigSets};
 use crate::error::InputError;
 use crate::lab::ssh::{Generator, NodeConfig, SshLab};
-use crate::profile::PerfProfiler;
 use crate::store::Store;
 use crate::traffic::endpoint::{Load, Receiver, Sender};
 use crate::traffic::pktgen::endpoint::{PktgenReceiver, PktgenSender};
@@ -59,6 +58,9 @@ pub struct SshBench {
     store: Store,
     /// The DUT's OS, asked once.
     os: Option<Os>,
+    /// Why the DUT cannot be profiled (a FreeBSD DUT without hwpmc), when it cannot: the
+    /// campaign then runs without flamegraphs, and `lab.json` says why.
+    no_profiler: Option<String>,
 }
 
 impl std::fmt::Debug for SshBench {
@@ -127,19 +129,10 @@ impl SshBench {
         let dut = lab.ssh.transport(&lab.dut);
         // Asking the DUT first also fails early, with one line, when it is unreachable.
         let os = Os::of(&dut)?;
-        if campaign.profile {
-            match os {
-                Os::Linux => PerfProfiler::check(&dut)?,
-                Os::FreeBsd => {
-                    return Err(InputError::new(format!(
-                        "{}: profiling a FreeBSD DUT (pmcstat) is not built yet; \
-                         set profile = false or drop --profile",
-                        lab.dut.host
-                    ))
-                    .into())
-                }
-            }
-        }
+        let no_profiler = match campaign.profile {
+            true => os.check_profiler(&dut, lab.dut.pmc_event.as_deref())?,
+            false => None,
+        };
         let sets = ConfigSets::load(&campaign.config_sets, |entry| {
             let set: Box<dyn ConfigSet> = match (os, dut::freebsd::preset(entry)) {
                 (Os::FreeBsd, Some(set)) => Box::new(set),
@@ -153,6 +146,7 @@ impl SshBench {
             sets,
             store: Store::open(results)?,
             os: Some(os),
+            no_profiler,
         })
     }
 
@@ -185,14 +179,15 @@ impl SshBench {
         receiver: Box<dyn Receiver>,
     ) -> anyhow::Result<Rig<'_>> {
         let senders = self.senders(spec)?;
-        let counters = self.os()?.counters_argv();
+        let os = self.os()?;
+        let counters = os.counters_argv();
+        let event = self.lab.dut.pmc_event.as_deref();
         Ok(Rig {
             dut: &self.dut,
             counters,
             senders,
             receiver,
-            // The DUT is a host of its own: all its CPUs are the DUT's.
-            profiler: Some(Box::new(PerfProfiler::new(&self.dut, Vec::new()))),
+            profiler: (self.no_profiler.is_none()).then(|| os.profiler(&self.dut, event)),
             capture_delay: std::time::Duration::ZERO,
         })
     }
@@ -288,7 +283,7 @@ impl Bench for SshBench {
             .iter()
             .map(|s| format!("{} over SSH on {}", s.tool().sender_name(), s.host))
             .collect();
-        Ok(serde_json::json!({
+        let mut facts = serde_json::json!({
             "host": crate::lab::host::facts(&self.dut),
             "lab": {
                 "dut": node(&self.lab.dut),
@@ -298,7 +293,11 @@ impl Bench for SshBench {
             "generator": generators.join(" + "),
             "config_sets": rulesets,
             "versions": {},
-        }))
+        });
+        if let Some(why) = &self.no_profiler {
+            facts["profiler_unavailable"] = serde_json::json!(why);
+        }
+        Ok(facts)
     }
 }
 

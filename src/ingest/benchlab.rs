@@ -67,6 +67,15 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
         results.method = format!("{}; {}", results.method, throughput::METHOD);
     }
     let keys = plan(&campaign);
+    // A DUT that cannot be profiled (no hwpmc) is said once, not once per series.
+    let no_profiler = lab["profiler_unavailable"]
+        .as_str()
+        .filter(|_| campaign.profile);
+    if let Some(reason) = no_profiler {
+        results.warnings.push(Warning::NoProfiler {
+            reason: reason.to_string(),
+        });
+    }
     for version in &campaign.versions {
         for config in campaign.config_set_names() {
             for profile in &campaign.profiles {
@@ -146,7 +155,7 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
                         source: format!("runs/{key}/samples.csv"),
                     });
                 }
-                if campaign.profile {
+                if campaign.profile && no_profiler.is_none() {
                     let key = TrialKey {
                         version: version.name.clone(),
                         config: config.to_string(),
@@ -218,6 +227,15 @@ fn read_capture(
         capture.problem = Some("the profiling trial did not run".into());
         return Ok(capture);
     };
+    if let Some(setup) = meta.capture.as_ref().and_then(|w| w.setup_s) {
+        // pmcstat cannot start paused: it starts with the window, whose first moments it spends
+        // setting up.
+        capture.source = format!(
+            "{}; the profiler, started at the end of warm-up, took {setup:.2} s of the window \
+             to set up",
+            capture.source
+        );
+    }
     let path = store.trial_dir(key).join(FOLDED_FILE);
     capture.problem = match (&meta.status, &meta.capture, std::fs::read_to_string(&path)) {
         (Status::Failed, _, _) => Some(format!(

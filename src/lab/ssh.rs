@@ -102,12 +102,31 @@ pub struct NodeConfig {
     /// `cpu(N)`). Default: benchlab gen's own choice, trafgen's first CPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<usize>,
+    /// DUT only, FreeBSD: the hwpmc event `pmcstat -S` samples for flamegraphs. Default: the
+    /// netbenches harness's `BU_CPU_CLK_UNHALTED` (AMD); Intel: `cpu_clk_unhalted.thread_p`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pmc_event: Option<String>,
 }
 
 impl NodeConfig {
     /// What this sender generates with (benchlab's own generator unless it says otherwise).
     pub fn tool(&self) -> Generator {
         self.generator.unwrap_or_default()
+    }
+}
+
+/// Fails unless the DUT's `pmc_event`, if any, is one event name.
+fn check_pmc_event(dut: &NodeConfig) -> Result<(), String> {
+    match &dut.pmc_event {
+        Some(event)
+            if event.is_empty() || event.len() > 128 || event.contains(char::is_whitespace) =>
+        {
+            Err(format!(
+                "[hosts.dut] pmc_event = {event:?}: name one hwpmc event, as `pmcstat -L` lists \
+                 them (e.g. \"cpu_clk_unhalted.thread_p\")"
+            ))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -243,6 +262,7 @@ impl SshLab {
                 ));
             }
         }
+        check_pmc_event(dut)?;
         if cfg.ssh.connect_timeout == Some(0) {
             return Err("[ssh] connect_timeout = 0: use 1 second or more".into());
         }
@@ -318,6 +338,29 @@ interface = "igb2"
         .to_string();
         assert!(
             err.starts_with("LAB.toml:2: unknown variant `telnet`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_dut_pmc_event_is_one_event_name() {
+        let lab = |event: &str| {
+            LabConfig::parse(
+                &format!(
+                    "[hosts.dut]\ntransport = \"ssh\"\nhost = \"bsd\"\npmc_event = \"{event}\"\n\
+                     [hosts.sender]\ntransport = \"ssh\"\nhost = \"g\"\ninterface = \"e0\"\n\
+                     dut_mac = \"02:00:00:00:00:01\"\n\
+                     [hosts.receiver]\ntransport = \"ssh\"\nhost = \"g\"\ninterface = \"e1\"\n"
+                ),
+                "LAB.toml",
+            )
+        };
+        let real = SshLab::from_config(&lab("cpu_clk_unhalted.thread_p").unwrap());
+        let event = real.unwrap().unwrap().dut.pmc_event;
+        assert_eq!(event.as_deref(), Some("cpu_clk_unhalted.thread_p"));
+        let err = lab("two events").unwrap_err().to_string();
+        assert!(
+            err.starts_with("LAB.toml: [hosts.dut] pmc_event = \"two events\""),
             "{err}"
         );
     }

@@ -61,6 +61,7 @@ impl Recording for MockRecording<'_> {
                 end_unix_s: 0.0,
                 cpus: vec![1],
                 command: "mock".into(),
+                setup_s: None,
             },
         })
     }

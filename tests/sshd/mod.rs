@@ -125,6 +125,12 @@ pub struct Daemon {
 impl Daemon {
     /// Starts sshd in `netns` on `listen`:[`PORT`]; returns once it listens.
     pub fn start(keys: &Keys, netns: &str, listen: &str) -> Self {
+        Self::start_with(keys, netns, listen, "")
+    }
+
+    /// [`Daemon::start`] with `extra` lines of sshd_config (`SetEnv PATH=…` puts stand-in
+    /// commands first on the node's PATH).
+    pub fn start_with(keys: &Keys, netns: &str, listen: &str, extra: &str) -> Self {
         let tag = listen.replace(['.', ':'], "_");
         let config = keys.dir().join(format!("sshd_config.{tag}"));
         fs::write(
@@ -133,7 +139,7 @@ impl Daemon {
                 "Port {PORT}\nListenAddress {listen}\nHostKey {}\nPidFile none\n\
                  AuthorizedKeysFile {}\nStrictModes no\nUsePAM no\n\
                  PermitRootLogin prohibit-password\nPasswordAuthentication no\n\
-                 KbdInteractiveAuthentication no\nLogLevel INFO\n",
+                 KbdInteractiveAuthentication no\nLogLevel INFO\n{extra}",
                 keys.path("host_key"),
                 keys.path("authorized_keys")
             ),
@@ -306,6 +312,12 @@ pub struct SshNodes {
 impl SshNodes {
     /// Serves every `(alias, namespace)` node.
     pub fn start(nodes: &[(&str, &str)]) -> Self {
+        Self::start_with(nodes, &[])
+    }
+
+    /// [`SshNodes::start`], the nodes whose alias `extra` names getting its sshd_config lines
+    /// (see [`Daemon::start_with`]).
+    pub fn start_with(nodes: &[(&str, &str)], extra: &[(&str, &str)]) -> Self {
         let mgmt = netns_name();
         sh(&["ip", "netns", "add", &mgmt]);
         let guard = NetnsGuard(mgmt.clone());
@@ -344,7 +356,10 @@ impl SshNodes {
         let daemons = nodes
             .iter()
             .zip(&addrs)
-            .map(|((_, ns), addr)| Daemon::start(&keys, ns, addr))
+            .map(|((alias, ns), addr)| {
+                let lines = extra.iter().find(|(a, _)| a == alias).map_or("", |e| e.1);
+                Daemon::start_with(&keys, ns, addr, lines)
+            })
             .collect();
         Self {
             mgmt,
@@ -368,6 +383,20 @@ impl SshNodes {
         )
     }
 
+    /// [`lab_toml`](Self::lab_toml) of the virtual lab of `facts` on [`three_nodes`]: its
+    /// first sender at `blssh-sender`, with the benchlab under test.
+    pub fn three_node_toml(&self, facts: &benchlab::lab::LabFacts) -> String {
+        self.lab_toml(
+            &sender_toml(
+                "[lab.hosts.sender]",
+                "blssh-sender",
+                &facts.senders[0],
+                "benchlab",
+            ),
+            &facts.receiver.interface,
+        )
+    }
+
     /// `benchlab run CAMPAIGN -o RESULTS -q` in the management namespace.
     pub fn run_campaign(&self, campaign: &Path, results: &Path) -> std::process::Output {
         self.benchlab(&[
@@ -387,6 +416,27 @@ impl SshNodes {
             .output()
             .unwrap()
     }
+}
+
+/// The virtual lab `id` (DUT, one sender, receiver), each namespace serving SSH at aliases
+/// `blssh-dut`, `blssh-sender` and `blssh-receiver`; `extra` as in [`SshNodes::start_with`].
+/// Drop the nodes before the lab.
+pub fn three_nodes(id: &str, extra: &[(&str, &str)]) -> (benchlab::lab::Lab, SshNodes) {
+    let lab = benchlab::lab::Lab::up(&benchlab::lab::LabConfig {
+        id: id.into(),
+        ..benchlab::lab::LabConfig::default()
+    })
+    .unwrap();
+    let facts = lab.facts();
+    let nodes = SshNodes::start_with(
+        &[
+            ("blssh-dut", &facts.dut.namespace),
+            ("blssh-sender", &facts.senders[0].namespace),
+            ("blssh-receiver", &facts.receiver.namespace),
+        ],
+        extra,
+    );
+    (lab, nodes)
 }
 
 /// A sender's table (`table`: `[lab.hosts.sender]` or `[[lab.hosts.senders]]`) at SSH alias

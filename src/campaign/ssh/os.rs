@@ -2,6 +2,8 @@
 
 use anyhow::bail;
 
+use crate::profile::pmcstat::{PmcstatProfiler, DEFAULT_EVENT};
+use crate::profile::{PerfProfiler, Profiler};
 use crate::transport::Transport;
 
 /// The DUT's operating system, as its `uname -s` says.
@@ -24,6 +26,35 @@ impl Os {
                 "{}: unsupported operating system {other:?} (Linux or FreeBSD)",
                 node.host()
             ),
+        }
+    }
+
+    /// Checks that `dut` can be profiled (perf on Linux; hwpmc, loaded if need be, and
+    /// pmcstat's `pmc_event` on FreeBSD): `Ok(Some(why))` when a FreeBSD DUT cannot, which
+    /// leaves the campaign without flamegraphs; a Linux DUT without perf is an error.
+    pub fn check_profiler(
+        self,
+        dut: &dyn Transport,
+        pmc_event: Option<&str>,
+    ) -> anyhow::Result<Option<String>> {
+        match self {
+            Self::Linux => PerfProfiler::check(dut).map(|()| None),
+            Self::FreeBsd => PmcstatProfiler::check(dut, pmc_event.unwrap_or(DEFAULT_EVENT)),
+        }
+    }
+
+    /// The profiler of a DUT host of its own (all its CPUs are the DUT's).
+    pub fn profiler<'a>(
+        self,
+        dut: &'a dyn Transport,
+        pmc_event: Option<&str>,
+    ) -> Box<dyn Profiler + 'a> {
+        match self {
+            Self::Linux => Box::new(PerfProfiler::new(dut, Vec::new())),
+            Self::FreeBsd => Box::new(PmcstatProfiler::new(
+                dut,
+                pmc_event.unwrap_or(DEFAULT_EVENT),
+            )),
         }
     }
 
