@@ -90,6 +90,9 @@ fn campaign(args: &Args) -> anyhow::Result<Campaign> {
             c
         }
         (None, Some(dir)) => Store::stored_campaign(dir, KNOWN_PRESETS)?,
+        // Profiling trials belong to the trials design: `--profile` alone profiles the default
+        // config sets and profiles that way.
+        (None, None) if args.profile => Campaign::default(),
         (None, None) => Campaign::builtin(),
     };
     let resuming_stored = args.campaign.is_none() && args.resume.is_some();
