@@ -32,6 +32,8 @@ pub mod paired;
 pub mod phase;
 /// The ASCII plot.
 pub mod plot;
+/// Blocks at the machine's quiet level, and the slowed ones.
+pub mod quiet;
 /// When an alternating run has measured enough: the stopping rule.
 pub mod sequential;
 /// C `strtod`/`strtol` parsing.
@@ -47,7 +49,7 @@ pub use ministat::{
     analyse, read_datasets, render, Analysis, Dataset, MinistatError, MinistatOptions,
     NamedComparison, NamedSummary, ReadOptions,
 };
-pub use paired::{paired, Block, BlockError, PairedEstimate, PairedLine};
+pub use paired::{paired, Block, BlockError, Change, PairedEstimate, PairedLine};
 pub use phase::{
     phase_values, window_rates, CounterSample, Estimator, PhaseError, PhaseOptions, PhaseSpan,
     PhaseValue,

@@ -205,6 +205,7 @@ impl Design<'_> {
             plan: Vec::new(),
             spans: Vec::new(),
             next_at: trial.warmup,
+            in_force: None,
             first_switch: None,
             measured: 0,
             ended: None,
@@ -290,6 +291,9 @@ struct Controller<'d, 'b, 'e> {
     spans: Vec<PhaseSpan>,
     /// When the next phase starts, seconds since the traffic started.
     next_at: f64,
+    /// The set in force on the DUT: a phase of the same set as the one before goes on without
+    /// a switch (each switch costs a dozen commands on a saturated DUT).
+    in_force: Option<usize>,
     first_switch: Option<f64>,
     measured: usize,
     ended: Option<Decision>,
@@ -326,16 +330,20 @@ impl Watch for Controller<'_, '_, '_> {
         }
         let set = self.plan[self.spans.len()];
         let started = Instant::now();
-        self.switcher
-            .switch(&self.design.campaign.config_sets[set])
-            .with_context(|| {
-                format!(
-                    "switching the DUT to config set `{}` (block {}); the blocks before it are \
-                     kept",
-                    self.design.names[set],
-                    self.blocks_so_far() + 1
-                )
-            })?;
+        if self.in_force != Some(set) {
+            self.in_force = None;
+            self.switcher
+                .switch(&self.design.campaign.config_sets[set])
+                .with_context(|| {
+                    format!(
+                        "switching the DUT to config set `{}` (block {}); the blocks before it \
+                         are kept",
+                        self.design.names[set],
+                        self.blocks_so_far() + 1
+                    )
+                })?;
+            self.in_force = Some(set);
+        }
         let switched_s = now + started.elapsed().as_secs_f64();
         self.first_switch.get_or_insert(switched_s);
         self.spans.push(PhaseSpan {

@@ -283,20 +283,27 @@ impl Iptables {
         )))
     }
 
-    /// Removes our chain and its jump in one family, if they are there.
+    /// Removes our chain and its jump in one family, if they are there, in one restore: one
+    /// transaction (each `iptables -D/-F/-X` is one, and on a DUT under load each waits for
+    /// the kernel's grace period).
     fn remove(&self, dut: &dyn Transport, family: &str) -> Result<()> {
         let saved = self.save(dut, family)?;
-        let program = self.backend.program(family, "");
         let jump = format!("-A FORWARD -j {IPTABLES_CHAIN}");
+        let mut script = String::from("*filter\n");
         for _ in saved.lines().filter(|l| l.ends_with(&jump)) {
-            dut.run(&[&program, "-w", "-D", "FORWARD", "-j", IPTABLES_CHAIN])?;
+            script.push_str(&format!("-D FORWARD -j {IPTABLES_CHAIN}\n"));
         }
         if saved
             .lines()
             .any(|l| l.starts_with(&format!(":{IPTABLES_CHAIN} ")))
         {
-            dut.run(&[&program, "-w", "-F", IPTABLES_CHAIN])?;
-            dut.run(&[&program, "-w", "-X", IPTABLES_CHAIN])?;
+            script.push_str(&format!("-F {IPTABLES_CHAIN}\n-X {IPTABLES_CHAIN}\n"));
+        }
+        if script.lines().count() > 1 {
+            let restore = self.backend.program(family, "-restore");
+            dut.check(
+                &Command::new([restore.as_str(), "-w", "--noflush"]).stdin(script + "COMMIT\n"),
+            )?;
         }
         if self.backend == Backend::Nft {
             let table = if family.is_empty() { "ip" } else { "ip6" };
@@ -309,11 +316,14 @@ impl Iptables {
 /// iptables-nft creates table `<family> filter` with hooked base chains; once it holds no rule
 /// and accepts everything it only costs time per packet, so it goes.
 fn drop_empty_filter_table(dut: &dyn Transport, family: &str) -> Result<()> {
-    if !nft_table_exists(dut, family, "filter")? {
+    // One listing both tells whether the table exists and what it holds.
+    let out = dut.exec(&Command::new([
+        "nft", "-j", "list", "table", family, "filter",
+    ]))?;
+    if !out.success() {
         return Ok(());
     }
-    let text = dut.run(&["nft", "-j", "list", "table", family, "filter"])?;
-    let doc: Value = serde_json::from_str(&text)
+    let doc: Value = serde_json::from_slice(&out.stdout)
         .with_context(|| format!("{}: unexpected `nft -j` output", dut.host()))?;
     let items = doc["nftables"].as_array().cloned().unwrap_or_default();
     let empty = items.iter().all(|i| {

@@ -3,7 +3,7 @@
 //! and each run keeps its paired estimates and its short-window series for the time chart.
 
 use super::{Iteration, Results, Series, Setup};
-use crate::config::{Campaign, ALTERNATING_INTERVAL};
+use crate::config::{Campaign, Profile, ALTERNATING_INTERVAL};
 use crate::error::InputError;
 use crate::stats::{window_rates, Block, PairedEstimate, PhaseOptions, StopRule};
 use crate::store::Store;
@@ -19,8 +19,11 @@ pub struct AlternatingRun {
     pub sets: Vec<String>,
     /// Blocks with values.
     pub blocks: usize,
-    /// Each set after the baseline with its estimate (95 % over the rule's looks).
+    /// Each set after the baseline with its estimate (95 % over the rule's looks), over the
+    /// blocks at the machine's quiet level.
     pub estimates: Vec<(String, Option<PairedEstimate>)>,
+    /// The same comparisons over the blocks left out as slowed, in the same order.
+    pub slowed: Vec<Option<PairedEstimate>>,
     /// How each segment of traffic ended (`precise`, `time up`, an error, or `interrupted`).
     pub ended: Vec<String>,
     /// Blocks left out, one sentence each.
@@ -58,26 +61,14 @@ pub fn read(store: &Store, campaign: &Campaign, results: &mut Results) -> Result
                 sets: names.iter().map(|s| s.to_string()).collect(),
                 blocks: 0,
                 estimates: Vec::new(),
+                slowed: Vec::new(),
                 ended: Vec::new(),
                 discarded: Vec::new(),
                 windows: Vec::new(),
                 switches: Vec::new(),
             };
             let mut blocks: Vec<Block> = Vec::new();
-            let mut series: Vec<Series> = names
-                .iter()
-                .map(|c| Series {
-                    name: format!("{v}.{c}.{p}"),
-                    version: v.into(),
-                    config: c.to_string(),
-                    profile: p.into(),
-                    setup: Setup {
-                        uname: None,
-                        traffic: Some(super::benchlab::traffic(profile)),
-                    },
-                    ..Series::default()
-                })
-                .collect();
+            let mut series = empty_series((v, p), &names, profile);
             read_windows(store, (v, p), &stored, &options, &mut run, results)?;
             for block in &stored {
                 match &block.values {
@@ -107,11 +98,30 @@ pub fn read(store: &Store, campaign: &Campaign, results: &mut Results) -> Result
                 .map(|n| n.to_string())
                 .zip(rule.estimates(&blocks))
                 .collect();
+            run.slowed = rule.slowed_estimates(&blocks);
             results.series.extend(series);
             results.alternating.push(run);
         }
     }
     Ok(())
+}
+
+/// One series per config set of `v`.`p`, without iterations yet.
+fn empty_series((v, p): (&str, &str), names: &[&str], profile: &Profile) -> Vec<Series> {
+    names
+        .iter()
+        .map(|c| Series {
+            name: format!("{v}.{c}.{p}"),
+            version: v.into(),
+            config: c.to_string(),
+            profile: p.into(),
+            setup: Setup {
+                uname: None,
+                traffic: Some(super::benchlab::traffic(profile)),
+            },
+            ..Series::default()
+        })
+        .collect()
 }
 
 /// The short windows and switch times of a run's segments, laid end to end, and how each

@@ -8,6 +8,7 @@ use plotters::prelude::*;
 
 use super::chart::{encode_png, format_pps, register_font, FONT_FAMILY, HEIGHT, PALETTE, WIDTH};
 use crate::ingest::alternating::AlternatingRun;
+use crate::stats::quiet::{QUIET_QUANTILE, SLOWED_BELOW};
 
 /// The chart's file name.
 pub fn file_name(run: &AlternatingRun) -> String {
@@ -100,8 +101,12 @@ pub fn section(report: &super::Report) -> String {
     let mut md = String::from("\n## Paired comparisons (alternating design)\n\n");
     md.push_str(&format!(
         "An iteration is {}. Each line below is the mean of the per-block log ratios against the baseline with Student's t interval, at \
-         95 % over the stopping rule's planned looks (99 % at each look).\n",
-        report.method
+         95 % over the stopping rule's planned looks (99 % at each look), over the blocks where both sets ran at the machine's quiet level \
+         (within {:.0} % of their {:.0}th percentile over the run's blocks: disturbance only slows a machine down, and a slowed machine \
+         pays different costs); the blocks left out as slowed get their own line.\n",
+        report.method,
+        100.0 * (1.0 - SLOWED_BELOW),
+        100.0 * QUIET_QUANTILE,
     ));
     for run in &report.alternating {
         let baseline = report.label(&run.sets[0]);
@@ -110,7 +115,7 @@ pub fn section(report: &super::Report) -> String {
             report.version_label(&run.version),
             report.label(&run.profile)
         ));
-        for (set, estimate) in &run.estimates {
+        for (k, (set, estimate)) in run.estimates.iter().enumerate() {
             let line = match estimate {
                 Some(e) if e.is_significant() => {
                     format!("{:.1}", e.line(report.label(set), baseline))
@@ -125,6 +130,13 @@ pub fn section(report: &super::Report) -> String {
                 ),
             };
             md.push_str(&format!("- {line}\n"));
+            if let Some(e) = run.slowed.get(k).copied().flatten() {
+                md.push_str(&format!(
+                    "  - on the {} blocks left out as slowed: {:.1}\n",
+                    e.blocks,
+                    e.change()
+                ));
+            }
         }
         md.push_str(&format!(
             "- {} blocks; the run ended: {}\n",

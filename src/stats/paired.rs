@@ -124,6 +124,8 @@ impl Block {
 pub struct PairedEstimate {
     /// Blocks the estimate is made of.
     pub blocks: usize,
+    /// Blocks measured, those left out included (see [`super::quiet`]).
+    pub of: usize,
     /// Mean of the per-block log ratios.
     pub mean_log: f64,
     /// Half-width of the interval on the log scale: `t · s / √n`.
@@ -160,6 +162,7 @@ impl PairedEstimate {
         let pct = |log: f64| 100.0 * log.exp_m1();
         Some(PairedEstimate {
             blocks: n,
+            of: n,
             mean_log: mean,
             half_width_log: half,
             t,
@@ -182,7 +185,14 @@ impl PairedEstimate {
         self.low_pct > 0.0 || self.high_pct < 0.0
     }
 
-    /// The report line `set vs baseline: −32.4 % ± 0.9 % (paired, 95 %, 180 blocks)`; one
+    /// The change and its half-width, `−32.4 % ± 0.9 %`; one decimal unless the formatter
+    /// asks for a precision.
+    pub fn change(&self) -> Change<'_> {
+        Change(self)
+    }
+
+    /// The report line `set vs baseline: −32.4 % ± 0.9 % (paired, 95 %, 180 blocks)` (`171 of
+    /// 180 blocks` when some were left out); one
     /// decimal unless the formatter asks for a precision (`{:.2}`).
     pub fn line<'a>(&'a self, set: &'a str, baseline: &'a str) -> PairedLine<'a> {
         PairedLine {
@@ -203,6 +213,22 @@ pub fn paired(blocks: &[Block], set: usize, confidence: Confidence) -> Option<Pa
     PairedEstimate::from_log_ratios(&ratios, |df| confidence.student_t(df), confidence.percent())
 }
 
+/// A paired estimate's change and half-width, displayed as `−32.4 % ± 0.9 %`.
+#[derive(Debug, Clone, Copy)]
+pub struct Change<'a>(&'a PairedEstimate);
+
+impl fmt::Display for Change<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let decimals = f.precision().unwrap_or(1);
+        write!(
+            f,
+            "{} % ± {:.decimals$} %",
+            signed(self.0.change_pct, decimals),
+            self.0.half_width_pct()
+        )
+    }
+}
+
 /// A paired estimate with its names, displayed as the report line.
 #[derive(Debug, Clone, Copy)]
 pub struct PairedLine<'a> {
@@ -217,14 +243,17 @@ impl fmt::Display for PairedLine<'_> {
         let e = self.estimate;
         write!(
             f,
-            "{} vs {}: {} % ± {:.decimals$} % (paired, {} %, {} blocks)",
+            "{} vs {}: {:.decimals$} (paired, {} %, ",
             self.set,
             self.baseline,
-            signed(e.change_pct, decimals),
-            e.half_width_pct(),
+            e.change(),
             e.level_pct,
-            e.blocks
-        )
+        )?;
+        if e.of > e.blocks {
+            write!(f, "{} of {} blocks)", e.blocks, e.of)
+        } else {
+            write!(f, "{} blocks)", e.blocks)
+        }
     }
 }
 

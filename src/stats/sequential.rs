@@ -30,6 +30,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 use super::paired::{Block, PairedEstimate};
+use super::quiet::quiet_split;
 use super::student::Confidence;
 
 /// How many looks the rule takes; with [`LOOK_CONFIDENCE`] they spend a 5 % error rate.
@@ -126,21 +127,36 @@ impl StopRule {
         &self.options
     }
 
-    /// The corrected estimate of each set against the baseline (sets 1.. of the blocks), as the
-    /// decision uses it and the report must print it; `None` for a set without 2 blocks.
+    /// The corrected estimate of each set against the baseline (sets 1.. of the blocks) over
+    /// the blocks at the machine's quiet level ([`super::quiet`]), as the decision uses it and
+    /// the report must print it; `None` for a set without 2 such blocks.
     pub fn estimates(&self, blocks: &[Block]) -> Vec<Option<PairedEstimate>> {
+        self.split_estimates(blocks, |quiet, _| quiet)
+    }
+
+    /// The same estimates over the blocks left out as slowed, at the same confidence: the
+    /// cost on the slowed machine, which the report states beside the other.
+    pub fn slowed_estimates(&self, blocks: &[Block]) -> Vec<Option<PairedEstimate>> {
+        self.split_estimates(blocks, |_, slowed| slowed)
+    }
+
+    fn split_estimates(
+        &self,
+        blocks: &[Block],
+        pick: impl Fn(Vec<f64>, Vec<f64>) -> Vec<f64>,
+    ) -> Vec<Option<PairedEstimate>> {
         let sets = blocks.first().map_or(0, |b| b.values().len());
         (1..sets)
             .map(|set| {
-                let ratios = blocks
-                    .iter()
-                    .map(|b| b.log_ratio(set))
-                    .collect::<Option<Vec<f64>>>()?;
+                let (quiet, slowed) = quiet_split(blocks, set)?;
+                let of = quiet.len() + slowed.len();
+                let ratios = pick(quiet, slowed);
                 PairedEstimate::from_log_ratios(
                     &ratios,
                     |df| LOOK_CONFIDENCE.student_t(df),
                     FAMILY_LEVEL_PCT,
                 )
+                .map(|e| PairedEstimate { of, ..e })
             })
             .collect()
     }

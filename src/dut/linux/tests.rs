@@ -67,11 +67,14 @@ fn iptables_revert_removes_the_jump_and_the_chain_in_both_families() {
         dut.commands(),
         [
             "iptables-legacy-save -c -t filter",
-            "iptables-legacy -w -D FORWARD -j benchlab-forward",
-            "iptables-legacy -w -F benchlab-forward",
-            "iptables-legacy -w -X benchlab-forward",
+            "iptables-legacy-restore -w --noflush",
             "ip6tables-legacy-save -c -t filter",
         ]
+    );
+    // One transaction: the jump, then the chain.
+    assert_eq!(
+        dut.calls()[1].stdin.as_deref(),
+        Some(&b"*filter\n-D FORWARD -j benchlab-forward\n-F benchlab-forward\n-X benchlab-forward\nCOMMIT\n"[..])
     );
 }
 

@@ -49,6 +49,7 @@ fn hand_computed_estimate() {
 fn report_line_style() {
     let e = PairedEstimate {
         blocks: 180,
+        of: 180,
         mean_log: 0.0,
         half_width_log: 0.0,
         t: 1.96,
@@ -65,6 +66,12 @@ fn report_line_style() {
         format!("{:.2}", e.line("a", "b")),
         "a vs b: −32.44 % ± 0.90 % (paired, 95 %, 180 blocks)"
     );
+    let screened = PairedEstimate { of: 200, ..e };
+    assert_eq!(
+        screened.line("a", "b").to_string(),
+        "a vs b: −32.4 % ± 0.9 % (paired, 95 %, 180 of 200 blocks)"
+    );
+    assert_eq!(format!("{:.2}", e.change()), "−32.44 % ± 0.90 %");
     let up = PairedEstimate {
         change_pct: 1.25,
         ..e
