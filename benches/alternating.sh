@@ -14,12 +14,16 @@
 #           beside the alternating ones.
 #   default the README's first command (`benchlab run`): wall time (goal <= 6 min) and every
 #           comparison's half-width (goal <= 2 %).
+#   params  how the defaults were chosen: RUNS cost runs of at most MAX s with 0.5 s and with
+#           1 s phases, each then reported again (same raw series) with every settle time and
+#           per-phase estimator; prints each combination's half-widths and estimates.
 # Figures are printed, not asserted: the machine's noise is what is being measured.
 set -euo pipefail
 BL=$(realpath "${BL:-target/release/benchlab}")
 RUNS=${RUNS:-5}; MAX=${MAX:-180}; PARTS=${PARTS:-aa cost trials default}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/benchlab-alt.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# KEEP=1 keeps the results directories (their path is printed) for a look at the charts.
+if [ -n "${KEEP:-}" ]; then echo "results in $WORK"; else trap 'rm -rf "$WORK"' EXIT; fi
 [ -x "$BL" ] || cargo build --release
 
 # The paired lines of a report: "- nft-stateful vs forwarding: −32.4 % ± 0.9 % (…)".
@@ -29,13 +33,14 @@ mkdir -p "$WORK/forwarding-b"
 printf '#!/bin/sh\n# The same DUT as forwarding, under another name: an A/A test.\nexit 0\n' \
     > "$WORK/forwarding-b/apply"
 
-alternating() { # name config_sets max
+alternating() { # name config_sets max [phase]
     cat > "$WORK/$1.toml" <<TOML
 title = "$1"
 design = "alternating"
 config_sets = [$2]
 [alternating]
 max_duration = $3
+phase = ${4:-0.5}
 [[profiles]]
 name = "inet4"
 af = "inet4"
@@ -78,5 +83,23 @@ default)
     (cd "$WORK" && "$BL" run -o "$WORK/default" -q >/dev/null 2>&1) || echo "    default: run failed"
     echo "    wall time: $((SECONDS - t0)) s"
     paired "$WORK/default" ;;
-*) echo "unknown part $part (aa, cost, trials, default)" >&2; exit 2 ;;
+params)
+    COST='"forwarding", "nft-stateless", "nft-stateful", "iptables-stateful"'
+    echo "== phase length, settle time, estimator: $RUNS cost runs of at most $MAX s per phase length"
+    for phase in 0.5 1.0; do for i in $(seq "$RUNS"); do
+        alternating "p$phase-$i" "$COST" "$MAX" "$phase" >/dev/null
+    done; done
+    for phase in 0.5 1.0; do for settle in 0.1 0.2 0.3; do for est in mean median p75 p90; do
+        line="phase $phase settle $settle $est:"
+        for i in $(seq "$RUNS"); do
+            d="$WORK/p$phase-$i"
+            sed -i -e '/^settle = /d' -e '/^estimator = /d' "$d/campaign.toml"
+            sed -i "/^\[alternating\]/a settle = $settle\nestimator = \"$est\"" "$d/campaign.toml"
+            "$BL" report "$d" >/dev/null 2>&1 || { line="$line (report failed)"; continue; }
+            line="$line |$(grep -E '^- .* vs .*\(paired' "$d/README.md" \
+                | sed -E 's/^- ([a-z-]+) vs [a-z]+: ([^ ]+) % ± ([0-9.]+) % \(paired, 95 %, ([0-9]+)( of [0-9]+)? blocks.*/ \2±\3 (\4)/' | tr -d '\n')"
+        done
+        echo "    $line"
+    done; done; done ;;
+*) echo "unknown part $part (aa, cost, trials, default, params)" >&2; exit 2 ;;
 esac; done

@@ -271,4 +271,4 @@ fn signed(value: f64, decimals: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -103,3 +103,27 @@ mod tests {
         assert!(quiet_split(&blocks, 2).is_none());
     }
 }
+
+#[cfg(test)]
+mod lab_tests {
+    use super::*;
+    use crate::stats::paired::tests::recorded_blocks;
+
+    #[test]
+    fn recorded_runs_keep_their_blocks_at_the_high_level() {
+        // cost: the machine ran fast for 80 s of 150; cost-slowed: for 30 s of 140.
+        let fast = recorded_blocks(include_str!("../../tests/data/alternating/blocks-cost.txt"));
+        let slow = recorded_blocks(include_str!(
+            "../../tests/data/alternating/blocks-cost-slowed.txt"
+        ));
+        let kept = |blocks: &[Block], set| quiet_split(blocks, set).unwrap().0.len();
+        assert_eq!(
+            (1..4).map(|s| kept(&fast, s)).collect::<Vec<_>>(),
+            [7, 7, 8]
+        );
+        assert_eq!(
+            (1..4).map(|s| kept(&slow, s)).collect::<Vec<_>>(),
+            [3, 3, 3]
+        );
+    }
+}

@@ -177,3 +177,36 @@ fn t_interval_agrees_with_a_percentile_bootstrap() {
         assert!((hi - t_hi).abs() < tolerance, "n={n}: {hi} vs {t_hi}");
     }
 }
+
+/// The blocks of a recorded lab run (`tests/data/alternating/`), one value per set.
+pub(crate) fn recorded_blocks(text: &str) -> Vec<Block> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| Block::new(l.split(' ').map(|v| v.parse().unwrap()).collect()).unwrap())
+        .collect()
+}
+
+#[test]
+fn on_lab_blocks_the_t_interval_is_no_narrower_than_a_bootstrap() {
+    // Lab blocks are not normal: a slowed stretch of the machine gives a second mode. The t
+    // interval must not claim more than the data's own resampling supports.
+    let blocks = recorded_blocks(include_str!(
+        "../../../tests/data/alternating/blocks-cost.txt"
+    ));
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for set in 1..4 {
+        let e = paired(&blocks, set, Confidence::P95).unwrap();
+        let ratios: Vec<f64> = blocks.iter().map(|b| b.log_ratio(set).unwrap()).collect();
+        let n = ratios.len();
+        let mut means: Vec<f64> = (0..4000)
+            .map(|_| (0..n).map(|_| ratios[rng.random_range(0..n)]).sum::<f64>() / n as f64)
+            .collect();
+        means.sort_by(f64::total_cmp);
+        let boot_half = (means[3899] - means[100]) / 2.0;
+        assert!(
+            boot_half <= 1.05 * e.half_width_log && boot_half >= 0.6 * e.half_width_log,
+            "set {set}: bootstrap ± {boot_half}, t ± {}",
+            e.half_width_log
+        );
+    }
+}
