@@ -64,6 +64,13 @@ pub trait ConfigSet: fmt::Debug + Send + Sync {
     fn gone(&self, _dut: &dyn Transport) -> Result<bool> {
         Ok(true)
     }
+
+    /// What it shares with the sets that its [`apply`](Self::apply) replaces in place (one nft
+    /// table, one FreeBSD firewall's ruleset): switching between two such sets is one apply,
+    /// no revert. `None`: the set in force must be reverted first.
+    fn replaces(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The names of the Linux presets, in the order reports list them.
@@ -148,14 +155,21 @@ impl ConfigSets {
         })
     }
 
-    /// Removes the set in force, then applies `entry` (one of the loaded ones) and verifies it.
+    /// Removes the set in force (unless `entry` replaces it in place, see
+    /// [`ConfigSet::replaces`]), then applies `entry` (one of the loaded ones) and verifies it.
     pub fn switch(&mut self, entry: &str, dut: &dyn Transport) -> Result<()> {
-        self.revert(dut)?;
         let i = self
             .sets
             .iter()
             .position(|(e, _)| e == entry)
             .ok_or_else(|| anyhow::anyhow!("config set {entry:?} is not in the campaign"))?;
+        let shared = self.sets[i].1.replaces();
+        match self.current {
+            Some(c) if shared.is_some() && self.sets[c].1.replaces() == shared => {
+                self.current = None;
+            }
+            _ => self.revert(dut)?,
+        }
         self.sets[i].1.apply(dut)?;
         self.current = Some(i);
         self.sets[i].1.verify(dut)
@@ -236,6 +250,85 @@ mod tests {
             .filter(|n| !LINUX_PRESETS.contains(n));
         let union: Vec<&str> = LINUX_PRESETS.iter().chain(freebsd_only).copied().collect();
         assert_eq!(union, KNOWN_PRESETS);
+    }
+
+    /// Loads `names` (FreeBSD presets when `freebsd`) and switches through them on a mock
+    /// DUT whose every command succeeds with `answer` but those starting with `fails`; returns
+    /// the commands of each switch.
+    fn switches(names: &[&str], freebsd: bool, answer: &str, fails: &[&str]) -> Vec<Vec<String>> {
+        use crate::transport::{MockTransport, Output};
+        let entries: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let mut sets = ConfigSets::load(&entries, |e| {
+            Ok(match freebsd {
+                true => Box::new(freebsd::preset(e).unwrap()) as Box<dyn ConfigSet>,
+                false => preset(e).unwrap(),
+            })
+        })
+        .unwrap();
+        let dut = MockTransport::new("dut");
+        dut.reply(&[], Output::ok(answer));
+        if !fails.is_empty() {
+            dut.reply(
+                fails,
+                Output {
+                    status: Some(1),
+                    ..Output::default()
+                },
+            );
+        }
+        let mut seen = 0;
+        names
+            .iter()
+            .map(|n| {
+                // A verify that fails on the mock's canned answer still shows what ran.
+                let _ = sets.switch(n, &dut);
+                let all = dut.commands();
+                let new = all[seen..].to_vec();
+                seen = all.len();
+                new
+            })
+            .collect()
+    }
+
+    #[test]
+    fn nft_sets_replace_each_other_in_one_apply() {
+        let json = r#"{"nftables":[{"rule":{"comment":"benchlab-pass"}}]}"#;
+        let runs = switches(&["nft-stateless", "nft-stateful"], false, json, &[]);
+        assert!(
+            runs[1]
+                .iter()
+                .all(|c| !c.contains("delete") && !c.contains("list tables")),
+            "{:?}",
+            runs[1]
+        );
+        assert_eq!(runs[1][0], "nft -f -");
+    }
+
+    #[test]
+    fn freebsd_rulesets_of_one_firewall_reload_in_place_and_others_are_unloaded_first() {
+        let runs = switches(
+            &["ipfw-stateless", "ipfw-stateful", "pf-stateful"],
+            true,
+            "Status: Disabled for 0 days",
+            &["kldstat"],
+        );
+        assert!(
+            runs[1].iter().all(|c| !c.contains("kldunload")),
+            "{:?}",
+            runs[1]
+        );
+        assert!(runs[1].iter().any(|c| c.contains("/etc/ipfw.rules")));
+        // Another firewall: ipfw is unloaded and checked gone before pf goes in.
+        let unload = runs[2].iter().position(|c| c == "kldunload ipfw").unwrap();
+        let gone = runs[2]
+            .iter()
+            .position(|c| c == "kldstat -q -m ipfw")
+            .unwrap();
+        let pf = runs[2]
+            .iter()
+            .position(|c| c == "pfctl -f /etc/pf.conf")
+            .unwrap();
+        assert!(unload < gone && gone < pf, "{:?}", runs[2]);
     }
 
     #[test]

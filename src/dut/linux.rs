@@ -171,6 +171,11 @@ impl ConfigSet for Nft {
     fn gone(&self, dut: &dyn Transport) -> Result<bool> {
         Ok(!nft_table_exists(dut, "inet", NFT_TABLE)?)
     }
+
+    fn replaces(&self) -> Option<&'static str> {
+        // apply replaces the table in one transaction, whatever it held.
+        Some("nft table inet benchlab")
+    }
 }
 
 fn nft_table_exists(dut: &dyn Transport, family: &str, name: &str) -> Result<bool> {

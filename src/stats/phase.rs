@@ -118,7 +118,7 @@ fn quantile(values: &[f64], q: f64) -> f64 {
 pub struct PhaseOptions {
     /// Seconds dropped after each switch before windows count. Default is 0.2.
     pub settle_s: f64,
-    /// The per-phase estimator. Default is `p75`.
+    /// The per-phase estimator. Default is `p90`.
     pub estimator: Estimator,
     /// Fewest windows a phase needs for a value; fewer leave it without one. Default is 4.
     pub min_windows: usize,
@@ -132,7 +132,7 @@ impl Default for PhaseOptions {
     fn default() -> Self {
         PhaseOptions {
             settle_s: 0.2,
-            estimator: Estimator::Quantile(0.75),
+            estimator: Estimator::Quantile(0.9),
             min_windows: 4,
             min_window_s: 0.0,
         }

@@ -24,8 +24,10 @@ use super::paired::Block;
 pub const QUIET_QUANTILE: f64 = 0.9;
 /// A block value below this fraction of its set's quiet level is a slowed one.
 pub const SLOWED_BELOW: f64 = 0.9;
-/// Fewer blocks than this are all kept: a quantile of so few says nothing.
-pub const MIN_SCREENED: usize = 4;
+/// Fewer blocks than this are all kept: the quantile of so few is their maximum, one lucky
+/// block (8 is the stopping rule's first look by default; the quantile is then the second
+/// highest).
+pub const MIN_SCREENED: usize = 8;
 
 /// The per-block log ratios of `set` against the baseline, split into the blocks at the quiet
 /// level and the slowed ones; `None` for a set the blocks do not have.
@@ -98,8 +100,9 @@ mod tests {
 
     #[test]
     fn few_blocks_are_all_kept_and_a_missing_set_has_no_split() {
-        let blocks = vec![block(1000.0, 900.0), block(500.0, 450.0)];
-        assert_eq!(quiet_split(&blocks, 1).unwrap().0.len(), 2);
+        let mut blocks = vec![block(1000.0, 900.0); 6];
+        blocks.push(block(500.0, 450.0));
+        assert_eq!(quiet_split(&blocks, 1).unwrap().0.len(), 7);
         assert!(quiet_split(&blocks, 2).is_none());
     }
 }
