@@ -52,6 +52,7 @@ fn arguments_arrive_unchanged_and_files_round_trip() {
     assert_eq!(out.status, Some(7));
     let err = sshd.client(|| dut.run(&["false"]).unwrap_err().to_string());
     assert_eq!(err, "blssh-ok: `false` failed (exit 1): no message");
+    dut.close();
 }
 
 #[test]
@@ -81,6 +82,18 @@ fn a_spawned_command_is_stopped_on_the_remote_side() {
             .unwrap();
         assert!(!alive.success(), "remote process {pid} survived stop");
     });
+    // The shared connection goes with its socket.
+    dut.close();
+    let sockets = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("benchlab-ssh-"))
+        .filter(|e| std::os::unix::net::UnixStream::connect(e.path()).is_err())
+        .count();
+    assert_eq!(
+        sockets, 0,
+        "a stale benchlab-ssh- socket is left in the temp directory"
+    );
 }
 
 fn ssh_error(sshd: &Sshd, alias: &str) -> (TransportError, Duration) {

@@ -205,6 +205,10 @@ impl SshBench {
 impl Drop for SshBench {
     fn drop(&mut self) {
         let _ = self.revert_current();
+        let lab = &self.lab;
+        for node in lab.senders.iter().chain([&lab.receiver, &lab.dut]) {
+            lab.ssh.transport(node).close();
+        }
     }
 }
 

@@ -18,6 +18,14 @@
 //! second `ssh … kill -TERM PID` (stopping the local `ssh` client alone would leave the remote
 //! command running, because no terminal is allocated to carry a hang-up).
 //!
+//! Connections are shared (`ControlMaster=auto`, `ControlPersist=2`): the first command to a
+//! node opens a master connection that later ones reuse for as long as commands keep coming,
+//! and that closes itself 2 s after the last. A command then costs one round trip instead of
+//! a TCP and SSH handshake: 0.11 s against 0.38 s measured on a loaded machine, which is what
+//! lets the alternating design switch an SSH DUT's config set within a phase. The socket
+//! (`$TMPDIR/benchlab-ssh-…`) is named after the ssh_config file too, so that two labs whose
+//! nodes have the same address in different namespaces never share one.
+//!
 //! A failure of SSH itself (status 255 and ssh's own message on stderr) becomes
 //! [`TransportError::Ssh`], one line naming the host and what to check.
 
@@ -64,20 +72,75 @@ impl SshTransport {
 
     /// The local `ssh` command line that runs `argv` on the node.
     pub fn ssh_argv(&self, argv: &[String]) -> Vec<String> {
+        self.command_line("auto", argv)
+    }
+
+    /// The command line with `ControlMaster=master`: a long-running command (`spawn`) uses a
+    /// shared connection but never opens one, since stopping it may kill its process group,
+    /// and a master killed so leaves its socket behind.
+    fn command_line(&self, master: &str, argv: &[String]) -> Vec<String> {
+        let mut out = self.options(master);
+        out.push("--".into());
+        out.push(self.alias.clone());
+        out.push(remote_command_line(argv));
+        out
+    }
+
+    /// `ssh` and its options, up to the alias.
+    fn options(&self, master: &str) -> Vec<String> {
         let mut out: Vec<String> = vec!["ssh".into(), "-o".into(), "BatchMode=yes".into()];
         out.push("-o".into());
         out.push(format!(
             "ConnectTimeout={}",
             self.connect_timeout.as_secs().max(1)
         ));
+        out.extend(["-o".into(), format!("ControlMaster={master}")]);
+        out.extend(["-o".into(), format!("ControlPath={}", self.control_path())]);
+        out.extend(["-o".into(), "ControlPersist=2".into()]);
         if let Some(config) = &self.config {
             out.push("-F".into());
             out.push(config.display().to_string());
         }
-        out.push("--".into());
-        out.push(self.alias.clone());
-        out.push(remote_command_line(argv));
         out
+    }
+
+    /// Closes the shared connection now (`ssh -O exit`) rather than 2 s after the last
+    /// command, and removes this ssh_config's sockets that no master holds any more (a master
+    /// whose peer vanished, a rebooted DUT, leaves its socket): benchlab leaves nothing behind.
+    /// Nothing to close is not an error.
+    pub fn close(&self) {
+        let mut argv = self.options("no");
+        argv.extend(["-O".into(), "exit".into(), "--".into(), self.alias.clone()]);
+        let _ = std::process::Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+        let prefix = self.control_path().trim_end_matches("%C").to_string();
+        let Ok(dir) = std::fs::read_dir(std::env::temp_dir()) else {
+            return;
+        };
+        for entry in dir.flatten() {
+            let path = entry.path();
+            let stale = path.display().to_string().starts_with(&prefix)
+                && std::os::unix::net::UnixStream::connect(&path).is_err();
+            if stale {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+
+    /// The shared connection's socket: `%C` (ssh's hash of user, host and port) and a hash of
+    /// the ssh_config file in use.
+    fn control_path(&self) -> String {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.config.hash(&mut h);
+        std::env::temp_dir()
+            .join(format!("benchlab-ssh-{:08x}-%C", h.finish() as u32))
+            .display()
+            .to_string()
     }
 
     /// Maps an output whose status and stderr say that SSH itself failed to its error.
@@ -155,7 +218,7 @@ impl Transport for SshTransport {
             .map(str::to_string)
             .chain(argv.iter().cloned())
             .collect();
-        let child = start(&self.alias, &self.ssh_argv(&wrapped), None)?;
+        let child = start(&self.alias, &self.command_line("no", &wrapped), None)?;
         Ok(Box::new(SshProcess {
             transport: self.clone(),
             child: Box::new(child),
@@ -300,10 +363,19 @@ mod tests {
         let t = SshTransport::new("dut1")
             .connect_timeout(Duration::from_secs(3))
             .config_file("/tmp/cfg");
-        assert_eq!(
-            t.ssh_argv(&argv(&["uname", "-a"])).join(" "),
-            "ssh -o BatchMode=yes -o ConnectTimeout=3 -F /tmp/cfg -- dut1 'uname' '-a'"
+        let line = t.ssh_argv(&argv(&["uname", "-a"])).join(" ");
+        assert!(
+            line.starts_with("ssh -o BatchMode=yes -o ConnectTimeout=3 -o ControlMaster=auto "),
+            "{line}"
         );
+        assert!(
+            line.ends_with(" -o ControlPersist=2 -F /tmp/cfg -- dut1 'uname' '-a'"),
+            "{line}"
+        );
+        // Another ssh_config, another shared connection.
+        let other = SshTransport::new("dut1").config_file("/tmp/other");
+        assert_ne!(t.control_path(), other.control_path());
+        assert!(t.control_path().ends_with("-%C"));
     }
 
     #[test]
