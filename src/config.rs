@@ -417,6 +417,14 @@ impl Campaign {
     /// Parses and validates a campaign file's text; `origin` names the file in messages and
     /// `known_sets` lists the built-in config sets (anything else must be a directory).
     pub fn from_toml(text: &str, origin: &str, known_sets: &[&str]) -> Result<Self, InputError> {
+        let campaign = Self::parse(text, origin)?;
+        campaign.validate(origin, known_sets)?;
+        Ok(campaign)
+    }
+
+    /// Parses a campaign file's text and fills in its defaults, without validating it: the
+    /// caller validates once it has resolved what depends on where the file is.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, InputError> {
         let mut campaign: Campaign = toml::from_str(text).map_err(|e| {
             let place = e.span().map_or(String::new(), |span| {
                 let (line, col) = line_col(text, span.start);
@@ -437,26 +445,29 @@ impl Campaign {
         for p in &mut campaign.profiles {
             p.frame_size = Some(p.frame_size());
         }
-        campaign.validate(origin, known_sets)?;
         Ok(campaign)
     }
 
-    /// Reads and validates a campaign file.
+    /// Reads and validates a campaign file (a regular file of bounded size). A config set
+    /// directory is relative to the file, not to where benchlab runs, and is recorded as an
+    /// absolute path, so that `report` or `--resume` from another directory finds it.
     pub fn load(path: &Path, known_sets: &[&str]) -> Result<Self, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            InputError::new(format!(
-                "{}: cannot read the campaign file: {e}",
-                path.display()
-            ))
-        })?;
-        let mut campaign = Self::from_toml(&text, &path.display().to_string(), known_sets)?;
-        // Relative paths in the file are relative to the file, not to where benchlab runs.
-        let base = path.parent().unwrap_or(Path::new("."));
+        let text = crate::file::read_text(path)?;
+        let origin = path.display().to_string();
+        let mut campaign = Self::parse(&text, &origin)?;
+        let base = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
         for set in &mut campaign.config_sets {
             if !known_sets.contains(&set.as_str()) {
-                *set = base.join(&*set).display().to_string();
+                let dir = base.join(&*set);
+                // A missing one stays relative to the file, for validation to name it.
+                let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+                *set = dir.display().to_string();
             }
         }
+        campaign.validate(&origin, known_sets)?;
         Ok(campaign)
     }
 

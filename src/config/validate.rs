@@ -232,7 +232,8 @@ fn seconds(origin: &str, key: &str, value: f64) -> Result<(), InputError> {
     Err(bad(
         origin,
         key,
-        format!("must be a number of seconds from 0 to {MAX_SECONDS}, not {value}"),
+        // `{:?}` keeps 1e300 short.
+        format!("must be a number of seconds from 0 to {MAX_SECONDS}, not {value:?}"),
     ))
 }
 

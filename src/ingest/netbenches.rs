@@ -295,8 +295,13 @@ fn classify(names: &[String]) -> Files {
 /// The folders of logs of `dir`: itself, its `RAW/` or `raw/`, else every subfolder holding
 /// logs (itself or in its `RAW/`), named after it (`RAW.1rx` → variant `1rx`).
 fn find_logs(dir: &Path) -> Result<Vec<Run>, InputError> {
-    let names = list(dir)
-        .map_err(|e| InputError::new(format!("cannot read directory '{}': {e}", dir.display())))?;
+    let names = list(dir).map_err(|e| {
+        InputError::new(format!(
+            "cannot read directory '{}': {e}; give a benchlab results directory or one of \
+                 netbenches logs",
+            dir.display()
+        ))
+    })?;
     if let Some((path, names)) = logs_in(dir) {
         return Ok(vec![Run {
             path,

@@ -51,7 +51,9 @@ impl Folded {
             }
             let (stack, count) = line.rsplit_once(' ').ok_or(i + 1)?;
             let count: u64 = count.trim().parse().map_err(|_| i + 1)?;
-            *folded.stacks.entry(stack.to_string()).or_default() += count;
+            // Counts saturate rather than wrap: a damaged file cannot turn into a small one.
+            let total = folded.stacks.entry(stack.to_string()).or_default();
+            *total = total.saturating_add(count);
         }
         Ok(folded)
     }
@@ -66,7 +68,7 @@ impl Folded {
 
     /// Total samples.
     pub fn samples(&self) -> u64 {
-        self.stacks.values().sum()
+        (self.stacks.values()).fold(0, |sum, &n| sum.saturating_add(n))
     }
 
     /// The stacks that are not idle (what the flamegraphs draw).

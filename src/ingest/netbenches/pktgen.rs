@@ -191,7 +191,9 @@ pub fn parse_range(text: &str) -> Option<AddrRange> {
         Some(end) => parse_endpoint(end)?,
         None => (start_addr, start_port),
     };
-    let addresses = end_addr.checked_sub(start_addr)? + 1;
+    // The whole IPv6 space holds 2^128 addresses, one more than a u128 counts: it saturates
+    // (and reads as "over 10^38" in the report) instead of wrapping to 0.
+    let addresses = end_addr.checked_sub(start_addr)?.saturating_add(1);
     let ports = match (start_port, end_port) {
         (Some(a), Some(b)) => u128::from(b.checked_sub(a)?) + 1,
         _ => 1,
