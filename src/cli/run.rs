@@ -167,11 +167,6 @@ enum Progress {
 /// Runs `benchlab run`.
 pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     let campaign = campaign(&args)?;
-    if args.check {
-        let trials = crate::store::plan(&campaign).len();
-        writeln!(out, "campaign ok: {trials} trials")?;
-        return Ok(0);
-    }
     let capture_delay = args
         .profile_delay
         .map(|secs| {
@@ -182,6 +177,17 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
             })
         })
         .transpose()?;
+    if args.check {
+        writeln!(
+            out,
+            "{}: campaign ok",
+            args.campaign
+                .as_deref()
+                .or(args.resume.as_deref())
+                .map_or("built-in campaign".into(), |p| p.display().to_string())
+        )?;
+        return Ok(0);
+    }
     // A virtual lab is profiled from this host; an SSH DUT is checked once it answers.
     if campaign.profile && campaign.lab.hosts.is_none() {
         PerfProfiler::check(&LocalTransport)?;

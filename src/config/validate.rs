@@ -168,7 +168,8 @@ impl Campaign {
                     origin,
                     "config_sets",
                     format!(
-                        "`{set}` is neither a built-in config set ({}) nor a directory",
+                        "`{}` is neither a built-in config set ({}) nor a directory",
+                        set.escape_debug(),
                         known_sets.join(", ")
                     ),
                 ));

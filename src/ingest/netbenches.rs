@@ -270,8 +270,13 @@ fn classify(names: &[String]) -> Files {
             continue;
         };
         let (prefix, iteration) = stem.rsplit_once('.').unwrap_or(("", stem));
-        let Ok(index) = iteration.parse::<u32>() else {
-            continue;
+        let index = match iteration.parse::<u32>() {
+            Ok(index) => index,
+            // All digits but past a u32: an iteration out of range too, not a stray file.
+            Err(_) if !iteration.is_empty() && iteration.bytes().all(|b| b.is_ascii_digit()) => {
+                u32::MAX
+            }
+            Err(_) => continue,
         };
         if index > MAX_ITERATION {
             files.out_of_range.push(name.clone());
