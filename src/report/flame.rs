@@ -225,8 +225,8 @@ impl Flame {
     pub fn from_capture(capture: &Capture) -> Result<Self, InputError> {
         let folded = Folded::parse(&capture.folded).map_err(|line| {
             InputError::new(format!(
-                "{}/perf.folded: line {line}: not a folded stack; remove that trial's \
-                 directory to profile it again",
+                "{}/perf.folded: line {line}: not a folded stack (or counts past 2^53 \
+                 samples); remove that trial's directory to profile it again",
                 capture.trial
             ))
         })?;

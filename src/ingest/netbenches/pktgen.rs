@@ -388,6 +388,9 @@ mod tests {
         assert_eq!(traffic.packet_bytes, Some(62));
         assert_eq!(traffic.ip_version, 6);
         assert_eq!(traffic.flows(), Some(2000));
+        // The whole IPv6 space is 2^128 addresses: the count saturates, it does not wrap to 0.
+        let all = r#"pkt-gen -f tx -i igb2 -s "[::]-[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]" -d "[::1]""#;
+        assert_eq!(parse_command(all).flows(), Some(u128::MAX));
     }
 
     #[test]
