@@ -5,7 +5,8 @@
 
 use std::io::Write;
 
-use clap::{Parser, Subcommand};
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// `benchlab gen`: the packet generator, standalone.
 pub mod gen;
@@ -63,9 +64,17 @@ pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            // clap prints its own usage errors (status 2) and --help/--version (status 0).
+        Err(e)
+            if !e.use_stderr()
+                || e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
+            // --help and --version (status 0), or the help of a bare `benchlab` (status 2).
             let _ = e.print();
+            return e.exit_code();
+        }
+        Err(e) => {
+            let line = one_line(&e, std::env::args().nth(1).as_deref());
+            let _ = writeln!(std::io::stderr(), "benchlab: {line}");
             return e.exit_code();
         }
     };
@@ -79,13 +88,46 @@ pub fn main() -> i32 {
     }
 }
 
+/// A usage error in one line, as every other error: clap's message, its tip if it has one,
+/// and the help to read (clap's own text spans several lines with a usage block).
+/// `first_arg` is the process's first argument: the subcommand, when it names one.
+fn one_line(e: &clap::Error, first_arg: Option<&str>) -> String {
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let message = lines.next().unwrap_or_default();
+    let mut out = message
+        .strip_prefix("error: ")
+        .unwrap_or(message)
+        .to_string();
+    for tip in lines.filter_map(|l| l.strip_prefix("tip: ")) {
+        out.push_str(&format!(" ({tip})"));
+    }
+    let command = Cli::command();
+    let help = match first_arg.filter(|a| command.find_subcommand(a).is_some()) {
+        Some(sub) => format!("benchlab {sub} --help"),
+        None => "benchlab --help".to_string(),
+    };
+    format!("{out}; see `{help}`")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn usage_errors_are_one_line_naming_the_command() {
+        let e = Cli::try_parse_from(["benchlab", "run", "--bogus"]).unwrap_err();
+        let line = one_line(&e, Some("run"));
+        assert!(!line.contains('\n'), "{line}");
+        assert!(line.contains("'--bogus'"), "{line}");
+        assert!(line.ends_with("see `benchlab run --help`"), "{line}");
+        // A negative number is read as the value it is, for validation to refuse.
+        let cli = Cli::try_parse_from(["benchlab", "run", "--duration", "-1"]).unwrap();
+        assert!(matches!(cli.command, Command::Run(a) if a.duration == Some(-1.0)));
     }
 }

@@ -401,65 +401,11 @@ fn default_version() -> Version {
     }
 }
 
-/// Where a line and column fall in `text`, for messages (1-based).
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    (line, col)
-}
-
 fn bad(origin: &str, key: &str, what: impl fmt::Display) -> InputError {
     InputError::new(format!("{origin}: key `{key}`: {what}"))
 }
 
 impl Campaign {
-    /// Parses and validates a campaign file's text; `origin` names the file in messages and
-    /// `known_sets` lists the built-in config sets (anything else must be a directory).
-    pub fn from_toml(text: &str, origin: &str, known_sets: &[&str]) -> Result<Self, InputError> {
-        let mut campaign: Campaign = toml::from_str(text).map_err(|e| {
-            let place = e.span().map_or(String::new(), |span| {
-                let (line, col) = line_col(text, span.start);
-                format!("line {line}, column {col}: ")
-            });
-            InputError::new(format!(
-                "{origin}: {place}{}",
-                e.message().trim().replace('\n', ", ")
-            ))
-        })?;
-        if campaign.versions.is_empty() {
-            campaign.versions.push(default_version());
-        }
-        if campaign.design == Design::Alternating && campaign.alternating.is_none() {
-            campaign.alternating = Some(Alternating::default());
-        }
-        // Written out in DIR/campaign.toml, so a later change of default is a visible change.
-        for p in &mut campaign.profiles {
-            p.frame_size = Some(p.frame_size());
-        }
-        campaign.validate(origin, known_sets)?;
-        Ok(campaign)
-    }
-
-    /// Reads and validates a campaign file.
-    pub fn load(path: &Path, known_sets: &[&str]) -> Result<Self, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            InputError::new(format!(
-                "{}: cannot read the campaign file: {e}",
-                path.display()
-            ))
-        })?;
-        let mut campaign = Self::from_toml(&text, &path.display().to_string(), known_sets)?;
-        // Relative paths in the file are relative to the file, not to where benchlab runs.
-        let base = path.parent().unwrap_or(Path::new("."));
-        for set in &mut campaign.config_sets {
-            if !known_sets.contains(&set.as_str()) {
-                *set = base.join(&*set).display().to_string();
-            }
-        }
-        Ok(campaign)
-    }
-
     /// The campaign as TOML, defaults filled in (what `DIR/campaign.toml` holds).
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("a validated campaign always serializes")
@@ -487,6 +433,8 @@ pub fn config_set_name(entry: &str) -> &str {
 
 /// The measurement design and the alternating design's settings.
 mod design;
+/// Reading a campaign file: parse, defaults, paths relative to the file, validation.
+mod load;
 /// Checking a campaign once, at load: every number, name and command.
 mod validate;
 

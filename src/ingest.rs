@@ -13,8 +13,8 @@ use std::fmt;
 pub mod alternating;
 /// Reader for benchlab's own results directories.
 pub mod benchlab;
-/// Bounded reading of input files (regular files only, size limit).
-pub mod file;
+/// Bounded reading of input files (regular files only, size limit), from the base layer.
+pub use crate::file;
 /// Reader for netbenches bench-lab.sh result directories (pkt-gen logs and `.info` files).
 pub mod netbenches;
 
@@ -124,11 +124,12 @@ pub struct Traffic {
 }
 
 impl Traffic {
-    /// Number of distinct flows: source endpoints times destination endpoints, when both are known.
+    /// Number of distinct flows: source endpoints times destination endpoints, when both are
+    /// known; [`u128::MAX`] stands for that many or more (whole IPv6 ranges).
     pub fn flows(&self) -> Option<u128> {
         let src = self.source.as_ref()?.endpoints();
         let dst = self.destination.as_ref()?.endpoints();
-        src.checked_mul(dst)
+        Some(src.saturating_mul(dst))
     }
 }
 

@@ -23,6 +23,8 @@ pub mod config;
 pub mod dut;
 /// Errors shared by every layer and their exit statuses.
 pub mod error;
+/// Bounded reading of input files: regular files only, with a size limit.
+pub mod file;
 /// Readers: netbenches pkt-gen logs (and later benchlab results) into series of medians.
 pub mod ingest;
 /// The virtual lab: namespaces, veths, addressing, CPU placement; `lab up|down|status`.

@@ -18,6 +18,8 @@ use crate::error::InputError;
 
 /// What an alternating run leaves: phases, short-window series, segments.
 pub mod alternating;
+/// One campaign at a time in a results directory (a `flock`), and directories made atomically.
+pub mod lock;
 /// The trials of a campaign, their order and their directory names.
 pub mod plan;
 /// What a trial leaves: its seconds (`samples.csv`) and its `meta.json`.
@@ -27,7 +29,9 @@ pub mod search;
 
 pub use alternating::{PhaseRow, SegmentMeta, StoredBlock};
 pub use plan::{plan, TrialKey, PROFILING};
-pub use record::{measured, parse_samples_csv, samples_csv, SampleRow, Status, TrialMeta};
+pub use record::{
+    measured, parse_samples_csv, samples_csv, SampleRow, SamplesError, Status, TrialMeta,
+};
 pub use search::{SearchRecord, SearchTrial, SEARCH_FILE};
 
 /// A results directory, opened for a campaign.
@@ -35,6 +39,8 @@ pub use search::{SearchRecord, SearchTrial, SEARCH_FILE};
 pub struct Store {
     dir: PathBuf,
     origin: Origin,
+    /// Held while a campaign writes here (`create`, `resume`); `None` when only reading.
+    _lock: Option<lock::DirLock>,
 }
 
 /// How a [`Store`] came to be open: what it may remove if nothing gets measured.
@@ -56,15 +62,40 @@ const META: &str = "meta.json";
 pub const FOLDED_FILE: &str = "perf.folded";
 
 impl Store {
-    /// Creates a new results directory for `campaign`; refuses one that holds anything.
+    /// Creates a new results directory for `campaign` (the directory may exist, empty) and
+    /// locks it; refuses one that holds anything.
     pub fn create(dir: &Path, campaign: &Campaign) -> Result<Self, InputError> {
         let d = dir.display();
-        let dir_existed = dir.exists();
+        let fail = |e: std::io::Error| InputError::new(format!("{d}: cannot create: {e}"));
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            fs::create_dir_all(parent).map_err(fail)?;
+        }
+        let dir_existed = match fs::create_dir(dir) {
+            Ok(()) => false,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => true,
+            Err(e) => return Err(fail(e)),
+        };
+        if dir_existed && !dir.is_dir() {
+            return Err(InputError::new(format!(
+                "{d}: exists and is not a directory; choose another -o"
+            )));
+        }
+        Self::create_in(dir, campaign, dir_existed)
+    }
+
+    /// Creates a results directory named `base`, or `base-2`, … when that name is taken (two
+    /// runs started in the same second), for `campaign`, and locks it.
+    pub fn create_new(base: &Path, campaign: &Campaign) -> Result<Self, InputError> {
+        Self::create_in(&lock::create_unique(base)?, campaign, false)
+    }
+
+    fn create_in(dir: &Path, campaign: &Campaign, dir_existed: bool) -> Result<Self, InputError> {
+        let d = dir.display();
         if dir_existed {
+            // A lock file alone is what a run that measured nothing left.
             let empty = fs::read_dir(dir)
                 .map_err(|e| InputError::new(format!("{d}: cannot read: {e}")))?
-                .next()
-                .is_none();
+                .all(|e| e.is_ok_and(|e| e.file_name() == lock::LOCK_FILE));
             if !empty {
                 return Err(InputError::new(format!(
                     "{d}: results directory exists and is not empty; \
@@ -72,6 +103,7 @@ impl Store {
                 )));
             }
         }
+        let lock = lock::lock(dir)?;
         fs::create_dir_all(dir.join(RUNS))
             .map_err(|e| InputError::new(format!("{d}: cannot create: {e}")))?;
         crate::atomic::write(&dir.join(CAMPAIGN_FILE), campaign.to_toml().as_bytes())
@@ -79,20 +111,22 @@ impl Store {
         Ok(Self {
             dir: dir.to_path_buf(),
             origin: Origin::Created { dir_existed },
+            _lock: Some(lock),
         })
     }
 
     /// Removes what [`create`](Self::create) and the run put in the directory if no trial
     /// finished (a campaign that failed before measuring anything), so that running it again
     /// needs no `--resume`; the directory itself goes too unless it was there, empty, before.
-    /// Returns whether it removed anything: a resumed directory, or one with a finished trial,
-    /// is never touched.
-    pub fn discard_if_unmeasured(&self) -> anyhow::Result<bool> {
+    /// Returns what it did (`removed`, or `emptied` for a directory that was there before),
+    /// `None` when it left everything: a resumed directory, or one with a finished trial, is
+    /// never touched.
+    pub fn discard_if_unmeasured(&self) -> anyhow::Result<Option<&'static str>> {
         let Origin::Created { dir_existed } = self.origin else {
-            return Ok(false);
+            return Ok(None);
         };
         if !self.finished()?.is_empty() || self.has_blocks() {
-            return Ok(false);
+            return Ok(None);
         }
         let d = self.dir.display();
         let removed = if dir_existed {
@@ -110,20 +144,38 @@ impl Store {
             fs::remove_dir_all(&self.dir)
         };
         removed.with_context(|| format!("{d}: removing the unused results directory"))?;
-        Ok(true)
+        Ok(Some(if dir_existed {
+            "emptied (it was there, empty, before the run: the directory is kept)"
+        } else {
+            "removed"
+        }))
     }
 
-    /// Reads the campaign a results directory was made with.
+    /// Reads the campaign a results directory was made with. Its config set directories were
+    /// recorded as absolute paths when it ran, and need not exist any more to read its results
+    /// (resuming checks them again).
     pub fn stored_campaign(dir: &Path, known_sets: &[&str]) -> Result<Campaign, InputError> {
         let path = dir.join(CAMPAIGN_FILE);
-        let text = fs::read_to_string(&path).map_err(|e| {
-            InputError::new(format!(
-                "{}: not a benchlab results directory ({e}); give the directory `benchlab run -o` wrote",
+        if !path.is_file() {
+            return Err(InputError::new(format!(
+                "{}: not a benchlab results directory (no regular file there); give the \
+                 directory `benchlab run -o` wrote",
                 path.display()
-            ))
-        })?;
-        Campaign::from_toml(&text, &path.display().to_string(), known_sets)
-            .map_err(|e| InputError::new(format!("corrupted results directory: {e}")))
+            )));
+        }
+        let text = crate::file::read_text(&path)?;
+        let origin = path.display().to_string();
+        let corrupted =
+            |e: InputError| InputError::new(format!("corrupted results directory: {e}"));
+        let campaign = Campaign::parse(&text, &origin).map_err(corrupted)?;
+        let recorded: Vec<&str> = (campaign.config_sets.iter())
+            .map(String::as_str)
+            .filter(|s| Path::new(s).is_absolute())
+            .collect();
+        campaign
+            .validate(&origin, &[known_sets, &recorded].concat())
+            .map_err(corrupted)?;
+        Ok(campaign)
     }
 
     /// Reopens a results directory to resume it with `campaign`, which must match the stored
@@ -145,6 +197,7 @@ impl Store {
         let store = Self {
             dir: dir.to_path_buf(),
             origin: Origin::Existing,
+            _lock: Some(lock::lock(dir)?),
         };
         store.finished()?;
         Ok(store)
@@ -155,6 +208,7 @@ impl Store {
         let store = Self {
             dir: dir.to_path_buf(),
             origin: Origin::Existing,
+            _lock: None,
         };
         store.finished()?;
         Ok(store)
@@ -172,6 +226,7 @@ impl Store {
 
     /// Trials already finished (their `meta.json` is there and reads back); an unreadable
     /// `meta.json` or a stray entry in `runs/` means the directory was tampered with: refused.
+    /// Hidden entries (`.DS_Store`, an editor's swap file) are the system's, not damage: skipped.
     pub fn finished(&self) -> Result<BTreeSet<TrialKey>, InputError> {
         Ok(self.finished_trials()?.into_keys().collect())
     }
@@ -190,6 +245,9 @@ impl Store {
         for entry in entries {
             let entry = entry.map_err(|e| InputError::new(format!("{}: {e}", runs.display())))?;
             let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
             let Some(key) = TrialKey::parse(&name) else {
                 return Err(InputError::new(format!(
                     "{}: corrupted results directory: `{name}` is not a trial; remove it",
@@ -208,8 +266,7 @@ impl Store {
     /// Reads one finished trial's `meta.json`.
     pub fn read_meta(&self, key: &TrialKey) -> Result<TrialMeta, InputError> {
         let path = self.trial_dir(key).join(META);
-        let text = fs::read_to_string(&path)
-            .map_err(|e| InputError::new(format!("{}: {e}", path.display())))?;
+        let text = crate::file::read_text(&path)?;
         serde_json::from_str(&text).map_err(|e| {
             InputError::new(format!(
                 "{}: corrupted results directory: {e}; remove that trial's directory to run it again",
@@ -304,11 +361,10 @@ impl Store {
     /// Reads a finished trial's samples back.
     pub fn read_samples(&self, key: &TrialKey) -> Result<Vec<SampleRow>, InputError> {
         let path = self.trial_dir(key).join("samples.csv");
-        let text = fs::read_to_string(&path)
-            .map_err(|e| InputError::new(format!("{}: {e}", path.display())))?;
-        parse_samples_csv(&text).map_err(|line| {
+        let text = crate::file::read_text(&path)?;
+        parse_samples_csv(&text).map_err(|e| {
             InputError::new(format!(
-                "{}: line {line}: corrupted samples; remove that trial's directory to run it again",
+                "{}: {e}: corrupted samples; remove that trial's directory to run it again",
                 path.display()
             ))
         })

@@ -64,6 +64,21 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
         ministat: args.ministat,
     };
     let out_dir = args.output.as_deref().unwrap_or(&args.dir).to_path_buf();
+    // Said here in one line, before a reader or writer meets them as odder errors.
+    if !args.dir.is_dir() {
+        return Err(crate::error::InputError::new(format!(
+            "'{}': not a directory; give a benchlab results directory or one of netbenches logs",
+            args.dir.display()
+        ))
+        .into());
+    }
+    if out_dir.exists() && !out_dir.is_dir() {
+        return Err(crate::error::InputError::new(format!(
+            "'{}': exists and is not a directory; choose another -o",
+            out_dir.display()
+        ))
+        .into());
+    }
     let (report, files) = write_report(&args.dir, &out_dir, overrides)?;
     print_warnings(&report, &out_dir, err)?;
     if let Some(why) = &report.flavor_reason {

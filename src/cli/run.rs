@@ -35,11 +35,17 @@ pub struct Args {
     pub output: Option<PathBuf>,
 
     /// Iterations per (version, config set, profile), overriding the campaign file
-    #[arg(short = 'n', long, value_name = "ITERATIONS")]
+    // A negative number is a value to refuse with its own message, not an unknown option.
+    #[arg(
+        short = 'n',
+        long,
+        value_name = "ITERATIONS",
+        allow_negative_numbers = true
+    )]
     pub iterations: Option<u32>,
 
     /// Seconds of traffic per trial, overriding the campaign file
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
     pub duration: Option<f64>,
 
     /// Continue the interrupted campaign in DIR: only its missing trials run (the campaign is
@@ -64,6 +70,11 @@ pub struct Args {
     /// Print nothing but errors
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Only load and check the campaign (with the overrides above), then exit: no lab is
+    /// built, nothing is written
+    #[arg(long)]
+    pub check: bool,
 }
 
 /// The `--quick` campaign: the given one, shrunk to about a minute.
@@ -89,7 +100,13 @@ fn campaign(args: &Args) -> anyhow::Result<Campaign> {
             c.validate(&path.display().to_string(), known_sets(&c.lab))?;
             c
         }
-        (None, Some(dir)) => Store::stored_campaign(dir, KNOWN_PRESETS)?,
+        (None, Some(dir)) => {
+            let c = Store::stored_campaign(dir, KNOWN_PRESETS)?;
+            // Its config set directories must still be there to run (reading needs none).
+            let origin = dir.join("campaign.toml").display().to_string();
+            c.validate(&origin, known_sets(&c.lab))?;
+            c
+        }
         // Profiling trials belong to the trials design: `--profile` alone profiles the default
         // config sets and profiles that way.
         (None, None) if args.profile => Campaign::default(),
@@ -160,17 +177,27 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
             })
         })
         .transpose()?;
+    if args.check {
+        writeln!(
+            out,
+            "{}: campaign ok",
+            args.campaign
+                .as_deref()
+                .or(args.resume.as_deref())
+                .map_or("built-in campaign".into(), |p| p.display().to_string())
+        )?;
+        return Ok(0);
+    }
     // A virtual lab is profiled from this host; an SSH DUT is checked once it answers.
     if campaign.profile && campaign.lab.hosts.is_none() {
         PerfProfiler::check(&LocalTransport)?;
     }
-    let (store, dir) = match &args.resume {
-        Some(dir) => (Store::resume(dir, &campaign, KNOWN_PRESETS)?, dir.clone()),
-        None => {
-            let dir = args.output.clone().unwrap_or_else(|| default_output(&args));
-            (Store::create(&dir, &campaign)?, dir)
-        }
+    let store = match (&args.resume, &args.output) {
+        (Some(dir), _) => Store::resume(dir, &campaign, KNOWN_PRESETS)?,
+        (None, Some(dir)) => Store::create(dir, &campaign)?,
+        (None, None) => Store::create_new(&default_output(&args), &campaign)?,
     };
+    let dir = store.dir().to_path_buf();
     let cancel = Cancel::new();
     if let Err(e) = measure(&campaign, &store, capture_delay, (args.quiet, &cancel), err) {
         let d = dir.display();
@@ -181,8 +208,8 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
             "campaign stopped"
         };
         // A new directory in which nothing was measured is not worth a `--resume`.
-        let what = if store.discard_if_unmeasured()? {
-            format!("{stopped} before any trial finished; {d} removed")
+        let what = if let Some(done) = store.discard_if_unmeasured()? {
+            format!("{stopped} before any trial finished; {d} {done}")
         } else {
             format!(
                 "{stopped}; finished trials are kept: continue with `benchlab run --resume {d}`"

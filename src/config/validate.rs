@@ -168,7 +168,8 @@ impl Campaign {
                     origin,
                     "config_sets",
                     format!(
-                        "`{set}` is neither a built-in config set ({}) nor a directory",
+                        "`{}` is neither a built-in config set ({}) nor a directory",
+                        set.escape_debug(),
                         known_sets.join(", ")
                     ),
                 ));
@@ -232,7 +233,8 @@ fn seconds(origin: &str, key: &str, value: f64) -> Result<(), InputError> {
     Err(bad(
         origin,
         key,
-        format!("must be a number of seconds from 0 to {MAX_SECONDS}, not {value}"),
+        // `{:?}` keeps 1e300 short.
+        format!("must be a number of seconds from 0 to {MAX_SECONDS}, not {value:?}"),
     ))
 }
 

@@ -40,10 +40,14 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
     let store = Store::open(dir)?;
     let mut finished = store.finished_trials()?;
     let lab_path = dir.join("lab.json");
-    let lab = match std::fs::read_to_string(&lab_path) {
-        Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| InputError::new(format!("{}: corrupted: {e}", lab_path.display())))?,
-        Err(_) => serde_json::Value::Null,
+    let lab = match lab_path.exists() {
+        true => serde_json::from_str(&crate::file::read_text(&lab_path)?).map_err(|e| {
+            InputError::new(format!(
+                "{}: corrupted: {e}; remove it (the report then names no hosts)",
+                lab_path.display()
+            ))
+        })?,
+        false => serde_json::Value::Null,
     };
     if campaign.design == Design::Alternating {
         let mut results = Results::default();
@@ -237,7 +241,7 @@ fn read_capture(
         );
     }
     let path = store.trial_dir(key).join(FOLDED_FILE);
-    capture.problem = match (&meta.status, &meta.capture, std::fs::read_to_string(&path)) {
+    capture.problem = match (&meta.status, &meta.capture, crate::file::read_text(&path)) {
         (Status::Failed, _, _) => Some(format!(
             "the profiling trial failed ({})",
             meta.failure.as_deref().unwrap_or("unknown")

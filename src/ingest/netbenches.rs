@@ -270,8 +270,13 @@ fn classify(names: &[String]) -> Files {
             continue;
         };
         let (prefix, iteration) = stem.rsplit_once('.').unwrap_or(("", stem));
-        let Ok(index) = iteration.parse::<u32>() else {
-            continue;
+        let index = match iteration.parse::<u32>() {
+            Ok(index) => index,
+            // All digits but past a u32: an iteration out of range too, not a stray file.
+            Err(_) if !iteration.is_empty() && iteration.bytes().all(|b| b.is_ascii_digit()) => {
+                u32::MAX
+            }
+            Err(_) => continue,
         };
         if index > MAX_ITERATION {
             files.out_of_range.push(name.clone());
@@ -295,8 +300,13 @@ fn classify(names: &[String]) -> Files {
 /// The folders of logs of `dir`: itself, its `RAW/` or `raw/`, else every subfolder holding
 /// logs (itself or in its `RAW/`), named after it (`RAW.1rx` → variant `1rx`).
 fn find_logs(dir: &Path) -> Result<Vec<Run>, InputError> {
-    let names = list(dir)
-        .map_err(|e| InputError::new(format!("cannot read directory '{}': {e}", dir.display())))?;
+    let names = list(dir).map_err(|e| {
+        InputError::new(format!(
+            "cannot read directory '{}': {e}; give a benchlab results directory or one of \
+                 netbenches logs",
+            dir.display()
+        ))
+    })?;
     if let Some((path, names)) = logs_in(dir) {
         return Ok(vec![Run {
             path,

@@ -34,6 +34,10 @@ pub const IDLE_FRAMES: &[&str] = &[
     "cpu_idle_mwait",
 ];
 
+/// The most samples a profile may hold: 2^53, exact as a float, and far past any capture
+/// (a year at 100 kHz is under 2^42).
+pub const MAX_SAMPLES: u64 = 1 << 53;
+
 /// Folded stacks: each distinct stack (frames root first, `;`-separated) and its sample count.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Folded {
@@ -42,15 +46,22 @@ pub struct Folded {
 }
 
 impl Folded {
-    /// Parses folded-stack text (`perf.folded`); the error is the 1-based line that does not read.
+    /// Parses folded-stack text (`perf.folded`); the error is the 1-based line that does not
+    /// read, or whose count takes the total past [`MAX_SAMPLES`] (a damaged file).
     pub fn parse(text: &str) -> Result<Self, usize> {
         let mut folded = Folded::default();
+        let mut samples: u64 = 0;
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
             let (stack, count) = line.rsplit_once(' ').ok_or(i + 1)?;
             let count: u64 = count.trim().parse().map_err(|_| i + 1)?;
+            // Bounded, so that no sum of counts (here, in the checks or in inferno) can wrap.
+            samples = samples.saturating_add(count);
+            if samples > MAX_SAMPLES {
+                return Err(i + 1);
+            }
             *folded.stacks.entry(stack.to_string()).or_default() += count;
         }
         Ok(folded)
@@ -66,7 +77,8 @@ impl Folded {
 
     /// Total samples.
     pub fn samples(&self) -> u64 {
-        self.stacks.values().sum()
+        // At most MAX_SAMPLES when parsed; saturating for profiles built otherwise.
+        (self.stacks.values()).fold(0, |sum, &n| sum.saturating_add(n))
     }
 
     /// The stacks that are not idle (what the flamegraphs draw).

@@ -108,17 +108,21 @@ pub fn check(folded: &Folded, system_wide: bool) -> CaptureCheck {
     let mut seen = std::collections::BTreeSet::new();
     for (stack, &count) in &folded.stacks {
         if is_idle(stack) {
-            idle += count;
+            idle = idle.saturating_add(count);
         }
         let mut frames = forwarding_frames_in(stack).peekable();
         if frames.peek().is_some() {
-            forwarding += count;
+            forwarding = forwarding.saturating_add(count);
         }
         seen.extend(frames);
     }
     let share = |n: u64, of: u64| if of == 0 { 0.0 } else { n as f64 / of as f64 };
     let (idle_share, forwarding_share) = (share(idle, samples), share(forwarding, samples));
-    let busy = if system_wide { samples - idle } else { samples };
+    let busy = if system_wide {
+        samples.saturating_sub(idle)
+    } else {
+        samples
+    };
     let rejected = if busy < MIN_SAMPLES {
         Some(match system_wide {
             true => format!("only {busy} samples of work (at least {MIN_SAMPLES} needed)"),
@@ -221,8 +225,8 @@ impl Flame {
     pub fn from_capture(capture: &Capture) -> Result<Self, InputError> {
         let folded = Folded::parse(&capture.folded).map_err(|line| {
             InputError::new(format!(
-                "{}/perf.folded: line {line}: not a folded stack; remove that trial's \
-                 directory to profile it again",
+                "{}/perf.folded: line {line}: not a folded stack (or counts past 2^53 \
+                 samples); remove that trial's directory to profile it again",
                 capture.trial
             ))
         })?;

@@ -214,16 +214,22 @@ fn describe_traffic(traffic: &Traffic) -> String {
     if let (Some(flows), Some(src), Some(dst)) =
         (traffic.flows(), &traffic.source, &traffic.destination)
     {
+        // A count that saturated (a whole IPv6 range) is shown as the bound it passed.
+        let count = |n: u128| match n {
+            u128::MAX => "over 10^38".to_string(),
+            n => n.to_string(),
+        };
         text.push_str(&format!(
-            "{flows} flows ({} sources × {} destinations)",
-            src.endpoints(),
-            dst.endpoints()
+            "{} flows ({} sources × {} destinations)",
+            count(flows),
+            count(src.endpoints()),
+            count(dst.endpoints())
         ));
     }
     if let Some(bytes) = traffic.packet_bytes {
         let prefix = if text.is_empty() { "" } else { " of " };
         // pkt-gen's length leaves out the 4-byte Ethernet CRC.
-        text.push_str(&format!("{prefix}{}-byte frames", bytes + 4));
+        text.push_str(&format!("{prefix}{}-byte frames", bytes.saturating_add(4)));
     }
     if !text.is_empty() {
         text.push_str(", ");

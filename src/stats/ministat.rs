@@ -101,10 +101,21 @@ impl Dataset {
         name: &str,
         options: &ReadOptions,
     ) -> Result<Dataset, MinistatError> {
-        let file = std::fs::File::open(path).map_err(|e| MinistatError::Open {
+        let open_error = |reason: String| MinistatError::Open {
             name: name.to_string(),
-            reason: os_reason(&e),
-        })?;
+            reason,
+        };
+        // Opening a FIFO blocks until a writer comes, and a device such as /dev/zero never
+        // ends (nor has a newline): only files, and directories, which read as empty as in C.
+        let metadata = std::fs::metadata(path).map_err(|e| open_error(os_reason(&e)))?;
+        if !(metadata.is_file() || metadata.is_dir()) {
+            return Err(open_error(
+                "not a regular file (a FIFO or a device); save the data to a file, or give - \
+                 to read standard input"
+                    .to_string(),
+            ));
+        }
+        let file = std::fs::File::open(path).map_err(|e| open_error(os_reason(&e)))?;
         Dataset::read(
             std::io::BufReader::with_capacity(1 << 18, file),
             name,

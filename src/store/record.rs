@@ -93,31 +93,76 @@ pub fn samples_csv(samples: &[SampleRow]) -> String {
     out
 }
 
-/// Parses `samples.csv`; the error is the 1-based line that does not read.
-pub fn parse_samples_csv(text: &str) -> Result<Vec<SampleRow>, usize> {
+/// A line of `samples.csv` that does not read: its 1-based number and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {problem}")]
+pub struct SamplesError {
+    /// 1-based line number.
+    pub line: usize,
+    /// What is wrong, in words.
+    pub problem: String,
+}
+
+/// Parses `samples.csv`. Every field must be a plain decimal number (no sign, exponent, `inf`
+/// or `nan`: the writer never writes one, so such a field is damage, and a NaN or negative rate
+/// would go into the medians unseen); a last line without its newline was cut off.
+pub fn parse_samples_csv(text: &str) -> Result<Vec<SampleRow>, SamplesError> {
+    let bad = |line: usize, problem: String| SamplesError { line, problem };
     let mut lines = text.lines();
     if lines.next() != Some(CSV_HEADER) {
-        return Err(1);
+        return Err(bad(1, format!("the header must be `{CSV_HEADER}`")));
+    }
+    if !text.ends_with('\n') {
+        return Err(bad(
+            text.lines().count(),
+            "cut off (no newline at its end)".into(),
+        ));
     }
     lines
         .enumerate()
-        .map(|(i, line)| {
-            let f: Vec<&str> = line.split(',').collect();
-            let row = (|| {
-                if f.len() != 5 {
-                    return None;
-                }
-                Some(SampleRow {
-                    t_s: f[0].parse().ok()?,
-                    tx_pkts: f[1].parse().ok()?,
-                    rx_pkts: f[2].parse().ok()?,
-                    tx_pps: f[3].parse().ok()?,
-                    rx_pps: f[4].parse().ok()?,
-                })
-            })();
-            row.ok_or(i + 2)
-        })
+        .map(|(i, line)| parse_row(line).map_err(|problem| bad(i + 2, problem)))
         .collect()
+}
+
+/// One row of `samples.csv`.
+fn parse_row(line: &str) -> Result<SampleRow, String> {
+    let f: Vec<&str> = line.split(',').collect();
+    let [t_s, tx_pkts, rx_pkts, tx_pps, rx_pps] = f[..] else {
+        return Err(format!("{} fields, 5 expected (`{CSV_HEADER}`)", f.len()));
+    };
+    let number = |name: &str, field: &str| {
+        let plain = !field.is_empty()
+            && field.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+            && field.bytes().filter(|&b| b == b'.').count() <= 1
+            && !field.starts_with('.')
+            && !field.ends_with('.');
+        match field.parse::<f64>() {
+            Ok(v) if plain && v.is_finite() => Ok(v),
+            _ => Err(format!(
+                "{name} `{}` is not a decimal number ≥ 0",
+                field.escape_debug()
+            )),
+        }
+    };
+    let count = |name: &str, field: &str| {
+        field
+            .parse::<u64>()
+            .ok()
+            .filter(|_| field.bytes().all(|b| b.is_ascii_digit()))
+            .ok_or_else(|| {
+                format!(
+                    "{name} `{}` is not a whole number ≥ 0",
+                    field.escape_debug()
+                )
+            })
+    };
+    Ok(SampleRow {
+        t_s: number("t_s", t_s)?,
+        tx_pkts: count("tx_pkts", tx_pkts)?,
+        rx_pkts: count("rx_pkts", rx_pkts)?,
+        tx_pps: number("tx_pps", tx_pps)?,
+        rx_pps: number("rx_pps", rx_pps)?,
+    })
 }
 
 /// The samples the analysis keeps: those whose whole second lies after the warm-up and before

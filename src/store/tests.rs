@@ -49,6 +49,7 @@ fn resume_sees_finished_trials_and_drops_partial_ones() {
         .finish_trial(&keys[0], &rows, &meta(&keys[0]))
         .unwrap();
     store.begin_trial(&keys[1]).unwrap(); // interrupted: no meta.json
+    drop(store); // the run ends: its lock goes
     let again = Store::resume(&dir, &c, &SETS).unwrap();
     assert_eq!(again.finished().unwrap(), BTreeSet::from([keys[0].clone()]));
     assert!(
@@ -67,21 +68,64 @@ fn only_a_new_directory_without_finished_trials_is_discarded() {
     let keys = plan(&c);
     let store = Store::create(&dir, &c).unwrap();
     store.begin_trial(&keys[0]).unwrap(); // interrupted: nothing measured
-    assert!(store.discard_if_unmeasured().unwrap());
+    assert_eq!(store.discard_if_unmeasured().unwrap(), Some("removed"));
     assert!(!dir.exists());
+    drop(store);
 
     let store = Store::create(&dir, &c).unwrap();
     store.begin_trial(&keys[0]).unwrap();
     store.finish_trial(&keys[0], &[], &meta(&keys[0])).unwrap();
-    assert!(!store.discard_if_unmeasured().unwrap());
+    assert_eq!(store.discard_if_unmeasured().unwrap(), None);
     assert!(dir.join("runs").join(keys[0].to_string()).is_dir());
+    drop(store);
 
     // A resumed directory is the user's: never discarded, even with nothing finished.
     fs::remove_dir_all(dir.join("runs")).unwrap();
     fs::create_dir(dir.join("runs")).unwrap();
     let resumed = Store::resume(&dir, &c, &SETS).unwrap();
-    assert!(!resumed.discard_if_unmeasured().unwrap());
+    assert_eq!(resumed.discard_if_unmeasured().unwrap(), None);
     assert!(dir.join(CAMPAIGN_FILE).is_file());
+    drop(resumed);
+
+    // A directory that was there, empty, is emptied, not removed: and the message says so.
+    let empty = tmp.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    let store = Store::create(&empty, &c).unwrap();
+    let what = store.discard_if_unmeasured().unwrap().unwrap();
+    assert!(what.starts_with("emptied"), "{what}");
+    assert_eq!(fs::read_dir(&empty).unwrap().count(), 0);
+}
+
+#[test]
+fn a_second_run_in_a_locked_directory_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = Campaign::default();
+    let store = Store::create(tmp.path(), &c).unwrap();
+    let e = Store::resume(tmp.path(), &c, &SETS)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("another benchlab is running"), "{e}");
+    assert!(!e.contains('\n'));
+    drop(store);
+    Store::resume(tmp.path(), &c, &SETS).unwrap();
+}
+
+#[test]
+fn hidden_files_in_runs_are_not_trials() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::create(tmp.path(), &Campaign::default()).unwrap();
+    fs::write(tmp.path().join("runs/.DS_Store"), "Finder").unwrap();
+    assert!(store.finished().unwrap().is_empty());
+}
+
+#[test]
+fn default_named_directories_of_the_same_second_differ() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("results/default-20260101-000000");
+    let c = Campaign::default();
+    let a = Store::create_new(&base, &c).unwrap();
+    let b = Store::create_new(&base, &c).unwrap();
+    assert_ne!(a.dir(), b.dir());
 }
 
 #[test]
@@ -118,6 +162,7 @@ fn corrupted_directories_are_refused() {
     let key = &plan(&c)[0];
     store.begin_trial(key).unwrap();
     store.write_trial_file(key, "meta.json", b"{ half").unwrap();
+    drop(store);
     assert!(Store::resume(tmp.path(), &c, &SETS)
         .unwrap_err()
         .to_string()
@@ -158,8 +203,17 @@ fn samples_csv_round_trips() {
         },
     ];
     assert_eq!(parse_samples_csv(&samples_csv(&rows)).unwrap(), rows);
-    assert_eq!(
-        parse_samples_csv("t_s,tx_pkts,rx_pkts,tx_pps,rx_pps\n1,2,x,4,5\n"),
-        Err(2)
-    );
+    let line = |text: &str| parse_samples_csv(text).unwrap_err().line;
+    const HEAD: &str = "t_s,tx_pkts,rx_pkts,tx_pps,rx_pps\n";
+    assert_eq!(line(&format!("{HEAD}1,2,x,4,5\n")), 2);
+    // NaN, negative, infinite and exponent forms never come from the writer: damage.
+    for bad in ["nan", "-4.0", "inf", "1e300", "4.", ".5", "", "4.0.1"] {
+        let text = format!("{HEAD}1.000,2,2,2.0,2.0\n2.000,2,2,2.0,{bad}\n");
+        let e = parse_samples_csv(&text).unwrap_err();
+        assert_eq!(e.line, 3, "{bad}");
+        assert!(e.to_string().contains("rx_pps"), "{e}");
+    }
+    // A last line without its newline was cut off, even when what is left reads as a number.
+    let e = parse_samples_csv(&format!("{HEAD}1.000,2,2,2.0,2.0\n2.000,2,2,2.0,1")).unwrap_err();
+    assert_eq!((e.line, e.problem.contains("cut off")), (3, true));
 }

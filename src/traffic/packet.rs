@@ -330,9 +330,10 @@ impl FrameSpec {
         self.frame_size - FCS_LEN
     }
 
-    /// Number of distinct flows: source endpoints × destination endpoints.
-    pub fn flows(&self) -> u64 {
-        self.src.endpoints() * self.dst.endpoints()
+    /// Number of distinct flows: source endpoints × destination endpoints (up to 2^80, past
+    /// a u64: both sides may hold 2^24 addresses × 2^16 ports).
+    pub fn flows(&self) -> u128 {
+        u128::from(self.src.endpoints()) * u128::from(self.dst.endpoints())
     }
 }
 
@@ -748,6 +749,9 @@ mod tests {
             64,
         );
         assert_eq!(s.flows(), 4 * 3);
+        // The widest ranges hold more flows than a u64 counts: no wrap to a small number.
+        let widest = "10.0.0.0:0-10.255.255.255:65535";
+        assert_eq!(spec(widest, widest, 64).flows(), 1 << 80);
         let mut pos = FlowPos::default();
         let mut seen = Vec::new();
         for _ in 0..13 {

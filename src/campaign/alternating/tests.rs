@@ -221,7 +221,8 @@ fn blocks_measure_the_set_that_runs_and_are_stored_as_they_finish() {
         ][..8.min(sets.len())]
     );
     assert!(rows.iter().all(|r| r.end_s > r.switched_s));
-    // Resuming a run that ended measures nothing more.
+    // Resuming a run that ended measures nothing more (once the first let go of the directory).
+    drop(store);
     let again = Store::resume(tmp.path(), &c, &crate::config::defaults::CONFIG_SETS).unwrap();
     assert_eq!(
         run(&c, &again, &mut lab, &Cancel::new(), &mut |_| {}).unwrap(),
@@ -247,12 +248,13 @@ fn a_failed_switch_ends_the_run_with_its_error_and_keeps_the_blocks_before() {
     assert_eq!(rows.len(), 4, "block 1 is kept");
     // The run resumes in a new segment, with block 2.
     let mut good = lab(None);
+    drop(store); // the first run ended: its lock goes
     let again = Store::resume(tmp.path(), &c, &crate::config::defaults::CONFIG_SETS).unwrap();
     let mut c2 = c.clone();
     c2.alternating.as_mut().unwrap().max_duration = 10.0;
     let n = run(&c2, &again, &mut good, &Cancel::new(), &mut |_| {}).unwrap();
     assert!(n >= 1);
-    let rows = store.read_phases("default", "inet4").unwrap();
+    let rows = again.read_phases("default", "inet4").unwrap();
     assert_eq!((rows[4].segment, rows[4].block), (2, 2));
     assert_eq!(rows[4].config, "nft-stateful", "block 2 is BAAB");
 }

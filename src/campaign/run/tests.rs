@@ -126,7 +126,8 @@ fn runs_every_trial_once_and_resumes_without_duplicates() {
         .trial_dir(&plan(&c)[0])
         .join("dut-before.txt")
         .exists());
-    // Resuming a finished campaign runs nothing.
+    // Resuming a finished campaign runs nothing (once the first run let go of the directory).
+    drop(store);
     let again = Store::resume(tmp.path(), &c, &crate::config::defaults::CONFIG_SETS).unwrap();
     assert_eq!(
         run(&c, &again, &mut bench, &Cancel::new(), &mut |_| {}).unwrap(),

@@ -191,7 +191,9 @@ pub fn parse_range(text: &str) -> Option<AddrRange> {
         Some(end) => parse_endpoint(end)?,
         None => (start_addr, start_port),
     };
-    let addresses = end_addr.checked_sub(start_addr)? + 1;
+    // The whole IPv6 space holds 2^128 addresses, one more than a u128 counts: it saturates
+    // (and reads as "over 10^38" in the report) instead of wrapping to 0.
+    let addresses = end_addr.checked_sub(start_addr)?.saturating_add(1);
     let ports = match (start_port, end_port) {
         (Some(a), Some(b)) => u128::from(b.checked_sub(a)?) + 1,
         _ => 1,
@@ -386,6 +388,9 @@ mod tests {
         assert_eq!(traffic.packet_bytes, Some(62));
         assert_eq!(traffic.ip_version, 6);
         assert_eq!(traffic.flows(), Some(2000));
+        // The whole IPv6 space is 2^128 addresses: the count saturates, it does not wrap to 0.
+        let all = r#"pkt-gen -f tx -i igb2 -s "[::]-[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]" -d "[::1]""#;
+        assert_eq!(parse_command(all).flows(), Some(u128::MAX));
     }
 
     #[test]

@@ -156,4 +156,11 @@ fn folded_text_round_trips_and_bad_lines_are_named() {
     let f = folded(&[("a;b c;d", 3), ("a;e", 1)]);
     assert_eq!(Folded::parse(&f.to_text()), Ok(f));
     assert_eq!(Folded::parse("a;b 1\na;c x\n"), Err(2));
+    // Counts that would wrap a sum are damage, named by their line.
+    let max = u64::MAX;
+    assert_eq!(Folded::parse(&format!("a;b {max}\na;b {max}\n")), Err(1));
+    assert_eq!(
+        Folded::parse(&format!("a;b {}\na;c 1\n", 1u64 << 53)),
+        Err(2)
+    );
 }

@@ -39,7 +39,7 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>, InputError> {
         .map_err(|e| fail(format!("{e}; check the file")))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(fail(format!(
-            "larger than {} MiB, more than any log benchlab reads; remove it or cut it",
+            "larger than {} MiB, more than any input benchlab reads; remove it or cut it",
             MAX_FILE_BYTES >> 20
         )));
     }

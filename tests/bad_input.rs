@@ -1,0 +1,158 @@
+//! Malformed inputs, as a user gives them: campaign files, results directories (benchlab's and
+//! netbenches'), ministat data and flags. Every case must end with exit status 2 and exactly
+//! one line on stderr, no panic, within 5 s. Each case runs in a directory of its own made from
+//! small generated files; `PATH` points at an empty directory, so that a case that got past
+//! its check could not build a lab (no `ip`, no `nft`) even by mistake.
+
+#[path = "bad_input/cases.rs"]
+mod bad_input_cases;
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bad_input_cases::{Case, Entry};
+use wait_timeout::ChildExt;
+
+/// The longest a case may take.
+const LIMIT: Duration = Duration::from_secs(5);
+
+/// Writes a case's files into `dir`.
+fn lay_out(dir: &Path, files: &[(String, Entry)]) {
+    for (name, entry) in files {
+        let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).unwrap();
+        }
+        // A damaged file takes the place of the one a copied tree holds.
+        match fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => fs::remove_dir_all(&path).unwrap(),
+            Ok(_) => fs::remove_file(&path).unwrap(),
+            Err(_) => {}
+        }
+        match entry {
+            Entry::Text(text) => fs::write(&path, text).unwrap(),
+            Entry::Bytes(bytes) => fs::write(&path, bytes).unwrap(),
+            Entry::Fifo => nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap(),
+            Entry::Link(target) => std::os::unix::fs::symlink(target, &path).unwrap(),
+            Entry::Sparse(len) => fs::File::create(&path).unwrap().set_len(*len).unwrap(),
+            Entry::Dir => fs::create_dir_all(&path).unwrap(),
+            Entry::Tree(from) => copy_tree(from, &path),
+        }
+    }
+}
+
+/// Copies directory `from` to `to`, recursively.
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// What one case did: its exit status and stderr, or why it did not end.
+fn run_case(
+    bin: &Path,
+    dir: &Path,
+    empty_path: &Path,
+    args: &[String],
+) -> Result<(i32, String), String> {
+    let start = Instant::now();
+    let mut child = Command::new(bin)
+        .args(args)
+        .current_dir(dir)
+        .env("PATH", empty_path)
+        .env_remove("RUST_BACKTRACE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("spawn: {e}"))?;
+    let Some(status) = child.wait_timeout(LIMIT).map_err(|e| e.to_string())? else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(format!("still running after {LIMIT:?}"));
+    };
+    let mut stderr = String::new();
+    let _ = child.stderr.take().unwrap().read_to_string(&mut stderr);
+    if start.elapsed() > LIMIT {
+        return Err(format!("took {:?}", start.elapsed()));
+    }
+    Ok((status.code().unwrap_or(-1), stderr))
+}
+
+/// What is wrong with a case's outcome, if anything.
+fn judge(outcome: Result<(i32, String), String>) -> Option<String> {
+    let (code, stderr) = match outcome {
+        Ok(o) => o,
+        Err(why) => return Some(why),
+    };
+    let lines = stderr.lines().count();
+    if code != 2 || lines != 1 || !stderr.ends_with('\n') || stderr.contains("panicked") {
+        return Some(format!(
+            "exit {code}, {lines} line(s) on stderr: {stderr:?}"
+        ));
+    }
+    None
+}
+
+#[test]
+fn every_malformed_input_is_refused_in_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_benchlab"));
+    let empty_path = tmp.path().join("no-tools");
+    fs::create_dir(&empty_path).unwrap();
+    let results = bad_input_cases::dirs::results_dir(&tmp.path().join("base-results"));
+    let cases: Vec<Case> = bad_input_cases::all(&results);
+    assert!(cases.len() >= 150, "only {} cases", cases.len());
+    let mut failures = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        let dir = tmp.path().join(format!("case-{i}"));
+        fs::create_dir(&dir).unwrap();
+        lay_out(&dir, &case.files);
+        if let Some(lock) = &case.locked {
+            // Held by this test while the case runs: a concurrent `run --resume`.
+            let held = benchlab::store::lock::lock(&dir.join(lock)).unwrap();
+            let outcome = run_case(&bin, &dir, &empty_path, &case.args);
+            drop(held);
+            failures.extend(judge(outcome).map(|why| format!("{}: {why}", case.name)));
+            continue;
+        }
+        let outcome = run_case(&bin, &dir, &empty_path, &case.args);
+        failures.extend(judge(outcome).map(|why| format!("{}: {why}", case.name)));
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn the_well_formed_inputs_the_cases_start_from_are_accepted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_benchlab"));
+    let empty_path = tmp.path().join("no-tools");
+    fs::create_dir(&empty_path).unwrap();
+    let results = bad_input_cases::dirs::results_dir(&tmp.path().join("base-results"));
+    for case in bad_input_cases::controls(&results) {
+        let dir = tmp.path().join(&case.name);
+        fs::create_dir(&dir).unwrap();
+        lay_out(&dir, &case.files);
+        let (code, stderr) = run_case(&bin, &dir, &empty_path, &case.args).unwrap();
+        assert_eq!(code, 0, "{}: {stderr}", case.name);
+        if case.name.contains("1.5e308") {
+            assert!(stderr.contains("left out of the graph"), "{stderr}");
+        }
+    }
+}
