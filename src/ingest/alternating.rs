@@ -142,8 +142,13 @@ fn read_windows(
         let phases: Vec<_> = (stored.iter().filter(|b| b.segment == segment))
             .flat_map(|b| b.phases.iter().map(|ph| ph.span))
             .collect();
+        // A phase of the set already in force started without a switch.
+        let mut before = None;
         for span in &phases {
-            run.switches.push(offset + span.switched_s);
+            if before != Some(span.set) {
+                run.switches.push(offset + span.switched_s);
+            }
+            before = Some(span.set);
         }
         let last = samples.last().map_or(0.0, |s| s.t_s);
         let (windows, _) = window_rates(&samples, (0.0, last), options.min_window_s);

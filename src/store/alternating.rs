@@ -44,7 +44,8 @@ pub struct PhaseRow {
     pub phase: u32,
     /// Config set name.
     pub config: String,
-    /// Seconds since the segment's traffic started at which the switch was verified.
+    /// Seconds since the segment's traffic started at which the switch was verified (the
+    /// phase's start when the set before it was the same one: no switch then).
     pub switched_s: f64,
     /// Seconds since the segment's traffic started at which the next switch began.
     pub end_s: f64,
