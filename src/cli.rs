@@ -93,15 +93,18 @@ pub fn main() -> i32 {
 /// `first_arg` is the process's first argument: the subcommand, when it names one.
 fn one_line(e: &clap::Error, first_arg: Option<&str>) -> String {
     let text = e.render().to_string();
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let message = lines.next().unwrap_or_default();
-    let mut out = message
-        .strip_prefix("error: ")
-        .unwrap_or(message)
-        .to_string();
-    for tip in lines.filter_map(|l| l.strip_prefix("tip: ")) {
-        out.push_str(&format!(" ({tip})"));
+    // The message may go on over lines (the missing arguments); the usage block ends it.
+    let (mut parts, mut tips) = (Vec::new(), Vec::new());
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        match line.strip_prefix("tip: ") {
+            Some(tip) => tips.push(format!("({tip})")),
+            None => parts.push(line.strip_prefix("error: ").unwrap_or(line)),
+        }
     }
+    let out = parts.join(" ") + &tips.iter().map(|t| format!(" {t}")).collect::<String>();
     let command = Cli::command();
     let help = match first_arg.filter(|a| command.find_subcommand(a).is_some()) {
         Some(sub) => format!("benchlab {sub} --help"),
@@ -126,6 +129,10 @@ mod tests {
         assert!(!line.contains('\n'), "{line}");
         assert!(line.contains("'--bogus'"), "{line}");
         assert!(line.ends_with("see `benchlab run --help`"), "{line}");
+        // A message that lists what is missing keeps the list.
+        let e = Cli::try_parse_from(["benchlab", "report"]).unwrap_err();
+        let line = one_line(&e, Some("report"));
+        assert!(line.contains("not provided: <DIR>"), "{line}");
         // A negative number is read as the value it is, for validation to refuse.
         let cli = Cli::try_parse_from(["benchlab", "run", "--duration", "-1"]).unwrap();
         assert!(matches!(cli.command, Command::Run(a) if a.duration == Some(-1.0)));

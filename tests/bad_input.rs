@@ -104,31 +104,53 @@ fn judge(outcome: Result<(i32, String), String>) -> Option<String> {
     None
 }
 
-#[test]
-fn every_malformed_input_is_refused_in_one_line() {
-    let tmp = tempfile::tempdir().unwrap();
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_benchlab"));
-    let empty_path = tmp.path().join("no-tools");
-    fs::create_dir(&empty_path).unwrap();
-    let results = bad_input_cases::dirs::results_dir(&tmp.path().join("base-results"));
-    let cases: Vec<Case> = bad_input_cases::all(&results);
-    assert!(cases.len() >= 150, "only {} cases", cases.len());
-    let mut failures = Vec::new();
-    for (i, case) in cases.iter().enumerate() {
-        let dir = tmp.path().join(format!("case-{i}"));
+/// Where the cases run: a temporary directory, an empty `PATH` directory in it, and the
+/// well-formed benchlab results directory the damaged ones copy.
+struct Bench {
+    tmp: tempfile::TempDir,
+    empty_path: PathBuf,
+    results: PathBuf,
+}
+
+impl Bench {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let empty_path = tmp.path().join("no-tools");
+        fs::create_dir(&empty_path).unwrap();
+        let results = bad_input_cases::dirs::results_dir(&tmp.path().join("base-results"));
+        Self {
+            tmp,
+            empty_path,
+            results,
+        }
+    }
+
+    /// Lays `case` out in a directory of its own (named `name`) and runs it.
+    fn run(&self, case: &Case, name: &str) -> Result<(i32, String), String> {
+        let dir = self.tmp.path().join(name);
         fs::create_dir(&dir).unwrap();
         lay_out(&dir, &case.files);
-        if let Some(lock) = &case.locked {
-            // Held by this test while the case runs: a concurrent `run --resume`.
-            let held = benchlab::store::lock::lock(&dir.join(lock)).unwrap();
-            let outcome = run_case(&bin, &dir, &empty_path, &case.args);
-            drop(held);
-            failures.extend(judge(outcome).map(|why| format!("{}: {why}", case.name)));
-            continue;
-        }
-        let outcome = run_case(&bin, &dir, &empty_path, &case.args);
-        failures.extend(judge(outcome).map(|why| format!("{}: {why}", case.name)));
+        let bin = Path::new(env!("CARGO_BIN_EXE_benchlab"));
+        // Held by this test while the case runs: a concurrent `run --resume`.
+        let held =
+            (case.locked.as_ref()).map(|d| benchlab::store::lock::lock(&dir.join(d)).unwrap());
+        let outcome = run_case(bin, &dir, &self.empty_path, &case.args);
+        drop(held);
+        outcome
     }
+}
+
+#[test]
+fn every_malformed_input_is_refused_in_one_line() {
+    let bench = Bench::new();
+    let cases: Vec<Case> = bad_input_cases::all(&bench.results);
+    assert!(cases.len() >= 150, "only {} cases", cases.len());
+    let failures: Vec<String> = (cases.iter().enumerate())
+        .filter_map(|(i, case)| {
+            let outcome = bench.run(case, &format!("case-{i}"));
+            judge(outcome).map(|why| format!("{}: {why}", case.name))
+        })
+        .collect();
     assert!(
         failures.is_empty(),
         "{} of {} cases failed:\n{}",
@@ -140,16 +162,9 @@ fn every_malformed_input_is_refused_in_one_line() {
 
 #[test]
 fn the_well_formed_inputs_the_cases_start_from_are_accepted() {
-    let tmp = tempfile::tempdir().unwrap();
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_benchlab"));
-    let empty_path = tmp.path().join("no-tools");
-    fs::create_dir(&empty_path).unwrap();
-    let results = bad_input_cases::dirs::results_dir(&tmp.path().join("base-results"));
-    for case in bad_input_cases::controls(&results) {
-        let dir = tmp.path().join(&case.name);
-        fs::create_dir(&dir).unwrap();
-        lay_out(&dir, &case.files);
-        let (code, stderr) = run_case(&bin, &dir, &empty_path, &case.args).unwrap();
+    let bench = Bench::new();
+    for case in bad_input_cases::controls(&bench.results) {
+        let (code, stderr) = bench.run(&case, &case.name).unwrap();
         assert_eq!(code, 0, "{}: {stderr}", case.name);
         if case.name.contains("1.5e308") {
             assert!(stderr.contains("left out of the graph"), "{stderr}");

@@ -125,7 +125,7 @@ impl Design<'_> {
         let blocks: Vec<Block> = done.iter().filter_map(|d| d.values.clone()).collect();
         let elapsed: f64 = done.iter().map(|d| d.seconds).sum();
         self.rule
-            .decide(&blocks, Duration::from_secs_f64(elapsed.max(0.0)))
+            .decide(&blocks, crate::clock::saturating_secs(elapsed))
     }
 
     /// The comparisons of `blocks`, each set against the baseline.
@@ -308,7 +308,9 @@ impl Watch for Controller<'_, '_, '_> {
     fn poll(&mut self, receiver: &mut dyn Receiver, elapsed: Duration) -> anyhow::Result<Flow> {
         let now = elapsed.as_secs_f64();
         if now < self.next_at {
-            return Ok(Flow::Continue(Duration::from_secs_f64(self.next_at - now)));
+            return Ok(Flow::Continue(crate::clock::saturating_secs(
+                self.next_at - now,
+            )));
         }
         if self.first_switch.is_none() && !self.traffic_flows(receiver, now)? {
             return Ok(Flow::Continue(Duration::from_millis(50)));
@@ -361,8 +363,8 @@ impl Watch for Controller<'_, '_, '_> {
             switched_s + phase
         };
         let now = elapsed.as_secs_f64() + started.elapsed().as_secs_f64();
-        Ok(Flow::Continue(Duration::from_secs_f64(
-            (self.next_at - now).max(0.0),
+        Ok(Flow::Continue(crate::clock::saturating_secs(
+            self.next_at - now,
         )))
     }
 }
@@ -444,7 +446,7 @@ impl Controller<'_, '_, '_> {
         let elapsed = self.elapsed_before + segment;
         self.design
             .rule
-            .decide(&self.blocks, Duration::from_secs_f64(elapsed.max(0.0)))
+            .decide(&self.blocks, crate::clock::saturating_secs(elapsed))
     }
 }
 

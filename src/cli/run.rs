@@ -60,7 +60,7 @@ pub struct Args {
 
     /// Test only: start each capture SECS later than the end of warm-up, to check that a
     /// capture outside the traffic is caught
-    #[arg(long, value_name = "SECS", hide = true)]
+    #[arg(long, value_name = "SECS", hide = true, allow_negative_numbers = true)]
     pub profile_delay: Option<f64>,
 
     /// A one-minute smoke run: 3 iterations of 5-second trials, IPv4 only
@@ -172,7 +172,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
         .map(|secs| {
             Duration::try_from_secs_f64(secs).map_err(|_| {
                 InputError::new(format!(
-                    "--profile-delay {secs}: expected a number of seconds ≥ 0"
+                    "--profile-delay {secs:?}: expected a number of seconds ≥ 0"
                 ))
             })
         })

@@ -149,14 +149,15 @@ impl Alternating {
         if !(self.phase.is_finite() && (0.2..=60.0).contains(&self.phase)) {
             return Some((
                 "alternating.phase",
-                format!("must be 0.2 to 60 seconds, not {}", self.phase),
+                format!("must be 0.2 to 60 seconds, not {:?}", self.phase),
             ));
         }
         if !(self.settle.is_finite() && self.settle >= 0.0) || self.windows_per_phase() < 4 {
             return Some((
                 "alternating.settle",
                 format!(
-                    "{} s leaves fewer than 4 windows of {} s in a {} s phase; settle less or \
+                    // `{:?}` keeps 1e300 short.
+                    "{:?} s leaves fewer than 4 windows of {} s in a {} s phase; settle less or \
                      make phases longer",
                     self.settle,
                     ALTERNATING_INTERVAL.as_secs_f64(),
@@ -168,7 +169,7 @@ impl Alternating {
             return Some((
                 "alternating.precision",
                 format!(
-                    "must be a half-width in percent above 0, such as 1.0, not {}",
+                    "must be a half-width in percent above 0, such as 1.0, not {:?}",
                     self.precision
                 ),
             ));
@@ -176,7 +177,7 @@ impl Alternating {
         if !(self.max_duration.is_finite() && (1.0..=86_400.0).contains(&self.max_duration)) {
             return Some((
                 "alternating.max_duration",
-                format!("must be 1 to 86400 seconds, not {}", self.max_duration),
+                format!("must be 1 to 86400 seconds, not {:?}", self.max_duration),
             ));
         }
         if !(2..=10_000).contains(&self.min_blocks) {
