@@ -44,3 +44,5 @@ pub mod store;
 pub mod traffic;
 /// How benchlab reaches a node: commands, long-running processes and files (netns, mock).
 pub mod transport;
+/// Rates formatted for people: the one packets-per-second formatter.
+pub mod units;

@@ -357,7 +357,7 @@ fn bad_input_is_one_line_and_status_2() {
     );
     expect_2(
         &["report", "/nonexistent/benchlab"],
-        "cannot read directory '/nonexistent/benchlab'",
+        "'/nonexistent/benchlab': no such directory",
     );
 
     // An unreadable log (a directory in its place reads as an error even for root).

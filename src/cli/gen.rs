@@ -9,9 +9,10 @@ use anyhow::Context;
 use clap::Args as ClapArgs;
 
 use crate::error::InputError;
-use crate::traffic::packet::{FlowRange, FrameSpec, Mac};
+use crate::traffic::packet::{Family, FlowRange, FrameSpec, Mac};
 use crate::traffic::wire::GenLine;
-use crate::traffic::{self, Engine, GenConfig, IfRef, Limit, Rate};
+use crate::traffic::{self, Engine, GenConfig, IfRef, Limit, Rate, TxSample, TxSummary};
+use crate::units::format_pps;
 
 /// Arguments of `benchlab gen`.
 #[derive(Debug, ClapArgs)]
@@ -80,17 +81,6 @@ pub fn parse_secs(s: &str) -> Result<Duration, String> {
     }
 }
 
-/// A rate with an SI prefix: `6.801 Mpps`, `905.1 Kpps`, `12 pps`.
-pub fn fmt_pps(pps: f64) -> String {
-    if pps >= 1e6 {
-        format!("{:.3} Mpps", pps / 1e6)
-    } else if pps >= 1e3 {
-        format!("{:.1} Kpps", pps / 1e3)
-    } else {
-        format!("{pps:.0} pps")
-    }
-}
-
 /// Sets a flag on SIGINT and SIGTERM, so that a run stops cleanly and prints its summary.
 pub fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
@@ -113,17 +103,14 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
         (None, Some(d)) => Limit::Duration(d),
         (None, None) => Limit::Forever,
     };
-    if let (Some(cpu), n) = (args.cpu, traffic::os::cpu_count()) {
-        if cpu >= n {
-            return Err(InputError::new(format!(
-                "bad --cpu {cpu}: this host has CPUs 0-{}",
-                n - 1
-            ))
-            .into());
-        }
-    }
-    let flows = spec.flows();
-    let (family, size) = (spec.family(), spec.frame_size);
+    check_cpu(args.cpu)?;
+    let banner = Banner {
+        flows: spec.flows(),
+        family: spec.family(),
+        size: spec.frame_size,
+        rate: args.rate,
+        limit,
+    };
     let cfg = GenConfig {
         iface: args.iface.clone(),
         spec,
@@ -137,38 +124,11 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     let mut generator = traffic::builtin(cfg)?;
     generator.start()?;
     if !args.json {
-        let rate = match args.rate {
-            Rate::Max => "max".to_owned(),
-            Rate::Pps(p) => fmt_pps(p as f64),
-        };
-        let limit = match limit {
-            Limit::Count(n) => format!("{n} packets"),
-            Limit::Duration(d) => format!("{} s", d.as_secs_f64()),
-            Limit::Forever => "until Ctrl-C".to_owned(),
-        };
-        let flows = if flows == 1 {
-            "1 flow".to_owned()
-        } else {
-            format!("{flows} flows")
-        };
-        writeln!(
-            out,
-            "sending {size}-byte {family} frames, {flows}, rate {rate}, {limit}, on {}",
-            args.iface
-        )?;
+        banner.write(out, &args.iface)?;
     }
     while !stop.load(Ordering::Relaxed) {
         match generator.next_sample(Duration::from_millis(100)) {
-            Some(s) if args.json => {
-                writeln!(out, "{}", serde_json::to_string(&GenLine::Sample(&s))?)?
-            }
-            Some(s) => writeln!(
-                out,
-                "{:9.3} s {:>14} pkts {:>14}",
-                s.t_s,
-                s.tx_pkts,
-                fmt_pps(s.tx_pps)
-            )?,
+            Some(s) => write_sample(out, args.json, &s)?,
             None if generator.is_finished() => break,
             None => {}
         }
@@ -176,41 +136,106 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     let summary = generator.stop()?;
     // Samples recorded between the last poll and the stop.
     while let Some(s) = generator.next_sample(Duration::ZERO) {
-        if args.json {
-            writeln!(out, "{}", serde_json::to_string(&GenLine::Sample(&s))?)?;
-        } else {
-            writeln!(
-                out,
-                "{:9.3} s {:>14} pkts {:>14}",
-                s.t_s,
-                s.tx_pkts,
-                fmt_pps(s.tx_pps)
-            )?;
+        write_sample(out, args.json, &s)?;
+    }
+    write_summary(out, err, args.json, &summary)?;
+    Ok(0)
+}
+
+/// Refuses a `--cpu` this host does not have.
+fn check_cpu(cpu: Option<usize>) -> Result<(), InputError> {
+    if let (Some(cpu), n) = (cpu, traffic::os::cpu_count()) {
+        if cpu >= n {
+            return Err(InputError::new(format!(
+                "bad --cpu {cpu}: this host has CPUs 0-{}",
+                n - 1
+            )));
         }
     }
-    if args.json {
+    Ok(())
+}
+
+/// What the first human-readable line says about the frames sent.
+struct Banner {
+    flows: u128,
+    family: Family,
+    size: usize,
+    rate: Rate,
+    limit: Limit,
+}
+
+impl Banner {
+    /// `sending 64-byte IPv4 frames, 2000 flows, rate max, 10 s, on eth1`.
+    fn write(&self, out: &mut dyn Write, iface: &IfRef) -> anyhow::Result<()> {
+        let rate = match self.rate {
+            Rate::Max => "max".to_owned(),
+            Rate::Pps(p) => format_pps(p as f64),
+        };
+        let limit = match self.limit {
+            Limit::Count(n) => format!("{n} packets"),
+            Limit::Duration(d) => format!("{} s", d.as_secs_f64()),
+            Limit::Forever => "until Ctrl-C".to_owned(),
+        };
+        let flows = if self.flows == 1 {
+            "1 flow".to_owned()
+        } else {
+            format!("{} flows", self.flows)
+        };
+        writeln!(
+            out,
+            "sending {}-byte {} frames, {flows}, rate {rate}, {limit}, on {}",
+            self.size, self.family, iface
+        )?;
+        Ok(())
+    }
+}
+
+/// One second's line: JSON, or time, packets and rate.
+fn write_sample(out: &mut dyn Write, json: bool, s: &TxSample) -> anyhow::Result<()> {
+    if json {
+        writeln!(out, "{}", serde_json::to_string(&GenLine::Sample(s))?)?;
+    } else {
+        writeln!(
+            out,
+            "{:9.3} s {:>14} pkts {:>14}",
+            s.t_s,
+            s.tx_pkts,
+            format_pps(s.tx_pps)
+        )?;
+    }
+    Ok(())
+}
+
+/// The last line: JSON, or the totals (and, on stderr, why the XDP engine was not used).
+fn write_summary(
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    json: bool,
+    summary: &TxSummary,
+) -> anyhow::Result<()> {
+    if json {
         writeln!(
             out,
             "{}",
-            serde_json::to_string(&GenLine::Summary(&summary))?
+            serde_json::to_string(&GenLine::Summary(summary))?
         )?;
-    } else {
-        if let Some(why) = &summary.fallback {
-            writeln!(err, "benchlab gen: note: AF_PACKET engine used: {why}")?;
-        }
-        writeln!(
-            out,
-            "{} {} packets in {:.3} s, {} ({} engine)",
-            if summary.interrupted {
-                "stopped:"
-            } else {
-                "sent"
-            },
-            summary.tx_pkts,
-            summary.elapsed_s,
-            fmt_pps(summary.tx_pps),
-            summary.engine
-        )?;
+        return Ok(());
     }
-    Ok(0)
+    if let Some(why) = &summary.fallback {
+        writeln!(err, "benchlab gen: note: AF_PACKET engine used: {why}")?;
+    }
+    writeln!(
+        out,
+        "{} {} packets in {:.3} s, {} ({} engine)",
+        if summary.interrupted {
+            "stopped:"
+        } else {
+            "sent"
+        },
+        summary.tx_pkts,
+        summary.elapsed_s,
+        format_pps(summary.tx_pps),
+        summary.engine
+    )?;
+    Ok(())
 }

@@ -144,13 +144,14 @@ fn default_width() -> usize {
 
 /// Parses the arguments like ministat's `getopt(argc, argv, "AC:c:d:snw:")` loop (glibc).
 fn parse(args: &[OsString], width: usize, posixly_correct: bool) -> Parsed {
-    let mut options = MinistatOptions {
-        width,
-        ..MinistatOptions::default()
+    let mut reading = Reading {
+        options: MinistatOptions {
+            width,
+            ..MinistatOptions::default()
+        },
+        read: ReadOptions::default(),
+        confidence: None,
     };
-    let mut read = ReadOptions::default();
-    // ministat keeps the last level accepted: a later bad `-c` is then silently ignored.
-    let mut confidence = None;
     let mut json = false;
     let mut files = Vec::new();
     let mut i = 0;
@@ -162,58 +163,14 @@ fn parse(args: &[OsString], width: usize, posixly_correct: bool) -> Parsed {
                 files.extend_from_slice(&args[i..]);
                 break;
             }
-            b"--legacy" => options.flavor = Flavor::Legacy,
-            b"--accurate" => options.flavor = Flavor::Accurate,
+            b"--legacy" => reading.options.flavor = Flavor::Legacy,
+            b"--accurate" => reading.options.flavor = Flavor::Accurate,
             b"--json" => json = true,
             b"--help" => return Parsed::Help,
-            [b'-', _, ..] => {
-                let mut k = 1;
-                while k < arg.len() {
-                    let letter = arg[k];
-                    k += 1;
-                    match letter {
-                        b'A' => options.stats_only = true,
-                        b'n' => options.summary_only = true,
-                        b's' => options.separate_bars = true,
-                        b'C' | b'c' | b'd' | b'w' => {
-                            let value = if k < arg.len() {
-                                &arg[k..]
-                            } else if let Some(next) = args.get(i) {
-                                i += 1;
-                                next.as_bytes()
-                            } else {
-                                return Parsed::Usage {
-                                    getopt: Some(format!(
-                                        "option requires an argument -- '{}'",
-                                        char::from(letter)
-                                    )),
-                                    reason: "Unknown option",
-                                };
-                            };
-                            let applied = match letter {
-                                b'C' => column(value).map(|c| read.column = c),
-                                b'c' => level(value, confidence).map(|c| confidence = Some(c)),
-                                b'd' => delimiters(value).map(|d| read.delimiters = d),
-                                _ => plot_width(value).map(|w| options.width = w),
-                            };
-                            if let Err(reason) = applied {
-                                return Parsed::Usage {
-                                    getopt: None,
-                                    reason,
-                                };
-                            }
-                            break;
-                        }
-                        _ => {
-                            return Parsed::Usage {
-                                getopt: Some(format!(
-                                    "invalid option -- '{}'",
-                                    String::from_utf8_lossy(&[letter])
-                                )),
-                                reason: "Unknown option",
-                            }
-                        }
-                    }
+            [b'-', letters @ ..] if !letters.is_empty() => {
+                match reading.cluster(letters, args.get(i)) {
+                    Ok(took_next) => i += usize::from(took_next),
+                    Err(usage) => return usage,
                 }
             }
             _ if posixly_correct => {
@@ -229,6 +186,11 @@ fn parse(args: &[OsString], width: usize, posixly_correct: bool) -> Parsed {
             reason: "Too many datasets.",
         };
     }
+    let Reading {
+        mut options,
+        read,
+        confidence,
+    } = reading;
     options.confidence = confidence.unwrap_or_default();
     Parsed::Run(Invocation {
         options,
@@ -236,6 +198,69 @@ fn parse(args: &[OsString], width: usize, posixly_correct: bool) -> Parsed {
         files,
         json,
     })
+}
+
+/// The options as the getopt loop fills them.
+struct Reading {
+    options: MinistatOptions,
+    read: ReadOptions,
+    /// ministat keeps the last level accepted: a later bad `-c` is then silently ignored.
+    confidence: Option<Confidence>,
+}
+
+impl Reading {
+    /// The letters of one `-…` argument (`Ans`, `c95`): a letter that takes a value takes the
+    /// rest of the argument, or else the next argument (then `Ok(true)`). `Err` is bad usage.
+    fn cluster(&mut self, letters: &[u8], next: Option<&OsString>) -> Result<bool, Parsed> {
+        for (k, &letter) in letters.iter().enumerate() {
+            match letter {
+                b'A' => self.options.stats_only = true,
+                b'n' => self.options.summary_only = true,
+                b's' => self.options.separate_bars = true,
+                b'C' | b'c' | b'd' | b'w' => {
+                    let rest = &letters[k + 1..];
+                    let (value, took_next) = match next {
+                        _ if !rest.is_empty() => (rest, false),
+                        Some(next) => (next.as_bytes(), true),
+                        None => {
+                            return Err(Parsed::Usage {
+                                getopt: Some(format!(
+                                    "option requires an argument -- '{}'",
+                                    char::from(letter)
+                                )),
+                                reason: "Unknown option",
+                            })
+                        }
+                    };
+                    self.value(letter, value).map_err(|reason| Parsed::Usage {
+                        getopt: None,
+                        reason,
+                    })?;
+                    return Ok(took_next);
+                }
+                _ => {
+                    return Err(Parsed::Usage {
+                        getopt: Some(format!(
+                            "invalid option -- '{}'",
+                            String::from_utf8_lossy(&[letter])
+                        )),
+                        reason: "Unknown option",
+                    })
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// The value of `-C`, `-c`, `-d` or `-w`.
+    fn value(&mut self, letter: u8, value: &[u8]) -> Result<(), &'static str> {
+        match letter {
+            b'C' => column(value).map(|c| self.read.column = c),
+            b'c' => level(value, self.confidence).map(|c| self.confidence = Some(c)),
+            b'd' => delimiters(value).map(|d| self.read.delimiters = d),
+            _ => plot_width(value).map(|w| self.options.width = w),
+        }
+    }
 }
 
 /// `-C`: `strtol` of the whole text, truncated to a C `int`, positive.

@@ -66,8 +66,13 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     let out_dir = args.output.as_deref().unwrap_or(&args.dir).to_path_buf();
     // Said here in one line, before a reader or writer meets them as odder errors.
     if !args.dir.is_dir() {
+        let what = if args.dir.exists() {
+            "not a directory"
+        } else {
+            "no such directory"
+        };
         return Err(crate::error::InputError::new(format!(
-            "'{}': not a directory; give a benchlab results directory or one of netbenches logs",
+            "'{}': {what}; give a benchlab results directory or one of netbenches logs",
             args.dir.display()
         ))
         .into());

@@ -364,7 +364,7 @@ fn on_event(
             let trial = msg.split(" · ").next().unwrap_or_default().to_string();
             bar.set_message(format!(
                 "{trial} · {}",
-                crate::report::chart::format_pps(sample.rx_pps)
+                crate::units::format_pps(sample.rx_pps)
             ));
             bar.set_position(
                 ((*done as f64 + (sample.t_s / per_trial).min(1.0)) * per_trial) as u64,
@@ -419,7 +419,7 @@ fn on_event(
 /// A search's bounds and width per goal, for the bar (no ` · `: the seconds' rate follows it):
 /// `NDR 1.2 Mpps–1.3 Mpps (7.7 %) | PDR ≥ 1.3 Mpps | trial 12, 14 s`.
 fn search_bounds(state: &crate::search::SearchState) -> String {
-    use crate::report::chart::format_pps;
+    use crate::units::format_pps;
     let goals: Vec<String> = (state.goals.iter())
         .map(|g| match (g.lower_bound, g.upper_bound, g.width) {
             (Some(lo), Some(hi), Some(w)) => format!(

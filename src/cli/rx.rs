@@ -6,10 +6,11 @@ use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
 
-use super::gen::{fmt_pps, parse_secs, stop_flag};
-use crate::traffic::receiver::{Receiver, RxConfig, Sample};
+use super::gen::{parse_secs, stop_flag};
+use crate::traffic::receiver::{Receiver, RxConfig, Sample, Series};
 use crate::traffic::wire::{RxLine, TxCounterLine};
 use crate::traffic::{IfRef, TxSample};
+use crate::units::format_pps;
 
 /// Arguments of `benchlab rx`.
 #[derive(Debug, ClapArgs)]
@@ -47,7 +48,7 @@ fn human(s: &Sample, watch: &[IfRef]) -> String {
         "{:9.3} s {:>14} pkts {:>14}",
         s.t_s,
         s.rx_pkts,
-        fmt_pps(s.rx_pps)
+        format_pps(s.rx_pps)
     );
     if s.rx_drops > 0 {
         line += &format!("  rx drops {}", s.rx_drops);
@@ -77,21 +78,6 @@ pub fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Res
             args.interval.as_secs_f64()
         )?;
     }
-    let print = |out: &mut dyn Write, s: &Sample| -> anyhow::Result<()> {
-        if args.json && args.tx {
-            let line = TxCounterLine::Sample(TxSample {
-                t_s: s.t_s,
-                tx_pkts: s.rx_pkts,
-                tx_pps: s.rx_pps,
-            });
-            writeln!(out, "{}", serde_json::to_string(&line)?)?;
-        } else if args.json {
-            writeln!(out, "{}", serde_json::to_string(&RxLine::Sample(s))?)?;
-        } else {
-            writeln!(out, "{}", human(s, &args.watch))?;
-        }
-        Ok(())
-    };
     while !stop.load(Ordering::Relaxed) && !rx.is_finished() {
         if args.duration.is_some_and(|d| started.elapsed() >= d) {
             break;
@@ -101,14 +87,37 @@ pub fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Res
                 .min(Duration::from_millis(100))
         });
         if let Some(s) = rx.next_sample(wait) {
-            print(out, &s)?;
+            write_sample(out, &args, &s)?;
         }
     }
     let printed = rx.samples_seen();
     let series = rx.stop()?;
     for s in &series.samples[printed.min(series.samples.len())..] {
-        print(out, s)?;
+        write_sample(out, &args, s)?;
     }
+    write_summary(out, &args, &series)?;
+    Ok(0)
+}
+
+/// One interval's line: JSON (as `gen`'s with `--tx`), or [`human`].
+fn write_sample(out: &mut dyn Write, args: &Args, s: &Sample) -> anyhow::Result<()> {
+    if args.json && args.tx {
+        let line = TxCounterLine::Sample(TxSample {
+            t_s: s.t_s,
+            tx_pkts: s.rx_pkts,
+            tx_pps: s.rx_pps,
+        });
+        writeln!(out, "{}", serde_json::to_string(&line)?)?;
+    } else if args.json {
+        writeln!(out, "{}", serde_json::to_string(&RxLine::Sample(s))?)?;
+    } else {
+        writeln!(out, "{}", human(s, &args.watch))?;
+    }
+    Ok(())
+}
+
+/// The last line: the totals since the start, as JSON or text.
+fn write_summary(out: &mut dyn Write, args: &Args, series: &Series) -> anyhow::Result<()> {
     let last = series.samples.last();
     let (t, pkts) = last.map_or((0.0, 0), |s| (s.t_s, s.rx_pkts));
     let pps = if t > 0.0 { pkts as f64 / t } else { 0.0 };
@@ -137,8 +146,8 @@ pub fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Res
         writeln!(
             out,
             "{verb} {pkts} packets in {t:.3} s, {} on average",
-            fmt_pps(pps)
+            format_pps(pps)
         )?;
     }
-    Ok(0)
+    Ok(())
 }

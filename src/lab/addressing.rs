@@ -24,7 +24,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::topology::Topology;
+use super::topology::{Role, Topology};
 
 /// An address with a prefix length (`198.18.0.0/16`, `2001:2::1/64`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,52 +269,76 @@ impl Plan {
     }
 }
 
+/// The seeds' aggregate networks: the whole sender side and the whole receiver side.
+struct Aggregates {
+    sender4: Net,
+    sender6: Net,
+    receiver4: Net,
+    receiver6: Net,
+}
+
+fn aggregates() -> Aggregates {
+    Aggregates {
+        sender4: Net::v4([198, 18, 0, 0], 16),
+        sender6: Net::v6([0x2001, 2, 0, 0, 0, 0, 0, 0], 49),
+        receiver4: Net::v4([198, 19, 0, 0], 16),
+        receiver6: Net::v6([0x2001, 2, 0, 0x8000, 0, 0, 0, 0], 49),
+    }
+}
+
 /// The whole addressing plan of a topology.
 pub fn plan(t: &Topology) -> Plan {
-    use super::topology::Role;
     let mut plan = Plan::default();
+    for k in 1..=t.senders {
+        plan_sender(&mut plan, t, k);
+    }
+    plan_receiver(&mut plan, t);
+    plan
+}
+
+/// Sender `k`'s link to the DUT, and the routes and neighbours at both its ends.
+fn plan_sender(plan: &mut Plan, t: &Topology, k: u8) {
+    let agg = aggregates();
+    let dut = t.namespace(Role::Dut);
+    let s = sender_side(k);
+    let ns = t.namespace(Role::Sender(k));
+    let (sif, dif) = (t.sender_if(k), t.dut_in_if(k));
+    plan.links.push((
+        Port {
+            ns: ns.clone(),
+            name: sif.clone(),
+            mac: sender_mac(k),
+            addrs: vec![s.sender4, s.sender6],
+        },
+        Port {
+            ns: dut.clone(),
+            name: dif.clone(),
+            mac: dut_in_mac(k),
+            addrs: vec![s.dut4, s.dut6],
+        },
+    ));
+    // The seeds' two routes send the whole sender side to sender 1; later senders add
+    // their own source networks.
+    let (back4, back6) = if k == 1 {
+        (agg.sender4, agg.sender6)
+    } else {
+        (s.source4, s.source6)
+    };
+    plan.route(&dut, back4, s.sender4, &dif);
+    plan.route(&dut, back6, s.sender6, &dif);
+    plan.neighbour(&dut, s.sender4.addr, sender_mac(k), &dif);
+    plan.neighbour(&dut, s.sender6.addr, sender_mac(k), &dif);
+    plan.route(&ns, agg.receiver4, s.dut4, &sif);
+    plan.route(&ns, agg.receiver6, s.dut6, &sif);
+    plan.neighbour(&ns, s.dut4.addr, dut_in_mac(k), &sif);
+    plan.neighbour(&ns, s.dut6.addr, dut_in_mac(k), &sif);
+}
+
+/// The receiver's link to the DUT, the DUT's routes to the sink, and the receiver's way back.
+fn plan_receiver(plan: &mut Plan, t: &Topology) {
+    let agg = aggregates();
     let dut = t.namespace(Role::Dut);
     let rx = receiver_side();
-    let sender_agg4 = Net::v4([198, 18, 0, 0], 16);
-    let sender_agg6 = Net::v6([0x2001, 2, 0, 0, 0, 0, 0, 0], 49);
-    let receiver_agg4 = Net::v4([198, 19, 0, 0], 16);
-    let receiver_agg6 = Net::v6([0x2001, 2, 0, 0x8000, 0, 0, 0, 0], 49);
-
-    for k in 1..=t.senders {
-        let s = sender_side(k);
-        let ns = t.namespace(Role::Sender(k));
-        let (sif, dif) = (t.sender_if(k), t.dut_in_if(k));
-        plan.links.push((
-            Port {
-                ns: ns.clone(),
-                name: sif.clone(),
-                mac: sender_mac(k),
-                addrs: vec![s.sender4, s.sender6],
-            },
-            Port {
-                ns: dut.clone(),
-                name: dif.clone(),
-                mac: dut_in_mac(k),
-                addrs: vec![s.dut4, s.dut6],
-            },
-        ));
-        // The seeds' two routes send the whole sender side to sender 1; later senders add
-        // their own source networks.
-        let (back4, back6) = if k == 1 {
-            (sender_agg4, sender_agg6)
-        } else {
-            (s.source4, s.source6)
-        };
-        plan.route(&dut, back4, s.sender4, &dif);
-        plan.route(&dut, back6, s.sender6, &dif);
-        plan.neighbour(&dut, s.sender4.addr, sender_mac(k), &dif);
-        plan.neighbour(&dut, s.sender6.addr, sender_mac(k), &dif);
-        plan.route(&ns, receiver_agg4, s.dut4, &sif);
-        plan.route(&ns, receiver_agg6, s.dut6, &sif);
-        plan.neighbour(&ns, s.dut4.addr, dut_in_mac(k), &sif);
-        plan.neighbour(&ns, s.dut6.addr, dut_in_mac(k), &sif);
-    }
-
     let rns = t.namespace(Role::Receiver);
     let (oif, rif) = (t.dut_out_if(), t.receiver_if());
     plan.links.push((
@@ -339,17 +363,16 @@ pub fn plan(t: &Topology) -> Plan {
         addr: rx.sink6,
         len: 128,
     };
-    plan.route(&dut, receiver_agg4, sink4, &oif);
-    plan.route(&dut, receiver_agg6, sink6, &oif);
+    plan.route(&dut, agg.receiver4, sink4, &oif);
+    plan.route(&dut, agg.receiver6, sink6, &oif);
     plan.neighbour(&dut, rx.receiver4.addr, RECEIVER_MAC, &oif);
     plan.neighbour(&dut, rx.receiver6.addr, RECEIVER_MAC, &oif);
     plan.neighbour(&dut, rx.sink4, SINK_MAC, &oif);
     plan.neighbour(&dut, rx.sink6, SINK_MAC, &oif);
-    plan.route(&rns, sender_agg4, rx.dut4, &rif);
-    plan.route(&rns, sender_agg6, rx.dut6, &rif);
+    plan.route(&rns, agg.sender4, rx.dut4, &rif);
+    plan.route(&rns, agg.sender6, rx.dut6, &rif);
     plan.neighbour(&rns, rx.dut4.addr, DUT_OUT_MAC, &rif);
     plan.neighbour(&rns, rx.dut6.addr, DUT_OUT_MAC, &rif);
-    plan
 }
 
 #[cfg(test)]

@@ -234,31 +234,71 @@ pub struct NeighbourFacts {
 /// The facts of the lab `t` describes, reading its live parts from the kernel.
 pub(crate) fn collect(t: &Topology) -> Result<LabFacts> {
     let rx = addressing::receiver_side();
-    let senders = (1..=t.senders)
-        .map(|k| {
-            let s = addressing::sender_side(k);
-            SenderFacts {
-                role: Role::Sender(k),
-                namespace: t.namespace(Role::Sender(k)),
-                interface: t.sender_if(k),
-                mac: addressing::sender_mac(k),
-                dut_mac: addressing::dut_in_mac(k),
-                cpu: t.generator_cpu,
-                inet4: FamilyFacts {
-                    address: s.sender4,
-                    gateway: s.dut4.addr,
-                    source: s.source4,
-                    destination: rx.destination4,
-                },
-                inet6: FamilyFacts {
-                    address: s.sender6,
-                    gateway: s.dut6.addr,
-                    source: s.source6,
-                    destination: rx.destination6,
-                },
-            }
+    let senders = (1..=t.senders).map(|k| sender_facts(t, k)).collect();
+    let namespaces = t
+        .namespaces()
+        .into_iter()
+        .map(|ns| {
+            let roles = t.roles_in(&ns);
+            read_namespace(&ns, roles)
         })
-        .collect();
+        .collect::<Result<_>>()?;
+    Ok(LabFacts {
+        id: t.id.clone(),
+        nodes: t.nodes,
+        placement: placement_facts(t),
+        senders,
+        dut: DutFacts {
+            namespace: t.namespace(Role::Dut),
+            ingress: (1..=t.senders).map(|k| t.dut_in_if(k)).collect(),
+            egress: t.dut_out_if(),
+            cpu: t.dut_cpu,
+        },
+        receiver: ReceiverFacts {
+            namespace: t.namespace(Role::Receiver),
+            interface: t.receiver_if(),
+            mac: addressing::RECEIVER_MAC,
+            inet4: rx.receiver4,
+            inet6: rx.receiver6,
+            sink_mac: addressing::SINK_MAC,
+            drop: format!(
+                "the DUT sends test traffic to {} (no interface has it): {} counts it in rx_packets, then the kernel drops it as PACKET_OTHERHOST",
+                addressing::SINK_MAC,
+                t.receiver_if()
+            ),
+        },
+        namespaces,
+    })
+}
+
+/// Sender `k`: where it lives and the addresses it sends from and to.
+fn sender_facts(t: &Topology, k: u8) -> SenderFacts {
+    let rx = addressing::receiver_side();
+    let s = addressing::sender_side(k);
+    SenderFacts {
+        role: Role::Sender(k),
+        namespace: t.namespace(Role::Sender(k)),
+        interface: t.sender_if(k),
+        mac: addressing::sender_mac(k),
+        dut_mac: addressing::dut_in_mac(k),
+        cpu: t.generator_cpu,
+        inet4: FamilyFacts {
+            address: s.sender4,
+            gateway: s.dut4.addr,
+            source: s.source4,
+            destination: rx.destination4,
+        },
+        inet6: FamilyFacts {
+            address: s.sender6,
+            gateway: s.dut6.addr,
+            source: s.source6,
+            destination: rx.destination6,
+        },
+    }
+}
+
+/// Which CPUs forward and generate, the DUT's NAPI threads read from the kernel.
+fn placement_facts(t: &Topology) -> PlacementFacts {
     let napi_threads = match t.placement {
         Placement::Separate => napi_threads(t),
         Placement::Shared => Vec::new(),
@@ -284,46 +324,13 @@ pub(crate) fn collect(t: &Topology) -> Result<LabFacts> {
             t.generator_cpu
         ),
     };
-    let namespaces = t
-        .namespaces()
-        .into_iter()
-        .map(|ns| {
-            let roles = t.roles_in(&ns);
-            read_namespace(&ns, roles)
-        })
-        .collect::<Result<_>>()?;
-    Ok(LabFacts {
-        id: t.id.clone(),
-        nodes: t.nodes,
-        placement: PlacementFacts {
-            mode: t.placement,
-            dut_cpu: t.dut_cpu,
-            generator_cpu: t.generator_cpu,
-            napi_threads,
-            summary,
-        },
-        senders,
-        dut: DutFacts {
-            namespace: t.namespace(Role::Dut),
-            ingress: (1..=t.senders).map(|k| t.dut_in_if(k)).collect(),
-            egress: t.dut_out_if(),
-            cpu: t.dut_cpu,
-        },
-        receiver: ReceiverFacts {
-            namespace: t.namespace(Role::Receiver),
-            interface: t.receiver_if(),
-            mac: addressing::RECEIVER_MAC,
-            inet4: rx.receiver4,
-            inet6: rx.receiver6,
-            sink_mac: addressing::SINK_MAC,
-            drop: format!(
-                "the DUT sends test traffic to {} (no interface has it): {} counts it in rx_packets, then the kernel drops it as PACKET_OTHERHOST",
-                addressing::SINK_MAC,
-                t.receiver_if()
-            ),
-        },
-        namespaces,
-    })
+    PlacementFacts {
+        mode: t.placement,
+        dut_cpu: t.dut_cpu,
+        generator_cpu: t.generator_cpu,
+        napi_threads,
+        summary,
+    }
 }
 
 /// CPUs as a short list: "1", "0,1", "none".

@@ -13,7 +13,7 @@ use nix::sched::{sched_setaffinity, CpuSet};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-use super::addressing::Plan;
+use super::addressing::{Plan, Port};
 use super::topology::{Placement, Role, Topology};
 use super::NAMESPACE_PREFIX;
 use crate::error::InputError;
@@ -67,24 +67,7 @@ pub(crate) fn build(t: &Topology, plan: &Plan) -> Result<()> {
         sysctl(&NetnsTransport::new(&ns), NODE_SYSCTLS)?;
     }
     for (a, b) in &plan.links {
-        let (amac, bmac) = (a.mac.to_string(), b.mac.to_string());
-        let out = host.exec(&Command::new([
-            "ip", "link", "add", &a.name, "netns", &a.ns, "address", &amac, "type", "veth", "peer",
-            "name", &b.name, "netns", &b.ns, "address", &bmac,
-        ]))?;
-        if !out.success() {
-            if out.stderr.contains("Unknown device type") {
-                bail!(InputError::new(
-                    "this kernel has no veth driver (CONFIG_VETH): `modprobe veth`, or boot a kernel with it"
-                ));
-            }
-            return Err(crate::transport::failed(
-                host.host(),
-                &["ip".into(), "link".into(), "add".into(), a.name.clone()],
-                &out,
-            )
-            .into());
-        }
+        add_veth(a, b)?;
     }
     for ns in t.namespaces() {
         configure_addresses(&ns, plan)?;
@@ -93,60 +76,94 @@ pub(crate) fn build(t: &Topology, plan: &Plan) -> Result<()> {
     sysctl(&dut, DUT_SYSCTLS)?;
     for (a, b) in &plan.links {
         for port in [a, b] {
-            let ingress = (1..=t.senders).any(|k| t.dut_in_if(k) == port.name);
-            // Router-like offloads: nothing aggregates packets. The one exception is GRO on
-            // the DUT's ingress in separate placement, which is what makes veth use NAPI;
-            // UDP is still not aggregated there (rx-udp-gro-forwarding off).
-            let gro = if ingress && t.placement == Placement::Separate {
-                "on"
-            } else {
-                "off"
-            };
-            NetnsTransport::new(&port.ns).run(&[
-                "ethtool",
-                "-K",
-                &port.name,
-                "tso",
-                "off",
-                "gso",
-                "off",
-                "gro",
-                gro,
-                "rx-udp-gro-forwarding",
-                "off",
-                "rx-gro-list",
-                "off",
-            ])?;
+            set_offloads(t, port)?;
         }
     }
     if t.placement == Placement::Separate {
         for k in 1..=t.senders {
-            let dev = t.dut_in_if(k);
-            dut.put_file(&format!("/sys/class/net/{dev}/threaded"), b"1")?;
-            let threads = find_napi_threads(&dev);
-            if threads.is_empty() {
-                bail!(
-                    "{}: no NAPI kthread appeared for {dev} after enabling threaded NAPI; \
-                     use placement = \"shared\" on this kernel",
-                    dut.host()
-                );
-            }
-            let mut cpus = CpuSet::new();
-            cpus.set(t.dut_cpu)
-                .with_context(|| format!("CPU {} cannot be used", t.dut_cpu))?;
-            for (pid, name) in threads {
-                sched_setaffinity(Pid::from_raw(pid), &cpus).with_context(|| {
-                    format!(
-                        "cannot pin the NAPI kthread {name} (pid {pid}) to CPU {}",
-                        t.dut_cpu
-                    )
-                })?;
-                // Real-time, so that whatever else runs on this machine (a compiler, CI)
-                // cannot preempt the DUT and overflow its 256-frame veth ring; the kernel's
-                // RT throttling still leaves 5 % of the CPU to others.
-                LocalTransport.run(&["chrt", "-f", "-p", NAPI_PRIORITY, &pid.to_string()])?;
-            }
+            thread_napi(t, &dut, &t.dut_in_if(k))?;
         }
+    }
+    Ok(())
+}
+
+/// The veth pair from `a` to `b`, each end created in its own namespace.
+fn add_veth(a: &Port, b: &Port) -> Result<()> {
+    let host = LocalTransport;
+    let (amac, bmac) = (a.mac.to_string(), b.mac.to_string());
+    let out = host.exec(&Command::new([
+        "ip", "link", "add", &a.name, "netns", &a.ns, "address", &amac, "type", "veth", "peer",
+        "name", &b.name, "netns", &b.ns, "address", &bmac,
+    ]))?;
+    if out.success() {
+        return Ok(());
+    }
+    if out.stderr.contains("Unknown device type") {
+        bail!(InputError::new(
+            "this kernel has no veth driver (CONFIG_VETH): `modprobe veth`, or boot a kernel with it"
+        ));
+    }
+    Err(crate::transport::failed(
+        host.host(),
+        &["ip".into(), "link".into(), "add".into(), a.name.clone()],
+        &out,
+    )
+    .into())
+}
+
+/// Router-like offloads on `port`: nothing aggregates packets. The one exception is GRO on
+/// the DUT's ingress in separate placement, which is what makes veth use NAPI; UDP is still
+/// not aggregated there (rx-udp-gro-forwarding off).
+fn set_offloads(t: &Topology, port: &Port) -> Result<()> {
+    let ingress = (1..=t.senders).any(|k| t.dut_in_if(k) == port.name);
+    let gro = if ingress && t.placement == Placement::Separate {
+        "on"
+    } else {
+        "off"
+    };
+    NetnsTransport::new(&port.ns).run(&[
+        "ethtool",
+        "-K",
+        &port.name,
+        "tso",
+        "off",
+        "gso",
+        "off",
+        "gro",
+        gro,
+        "rx-udp-gro-forwarding",
+        "off",
+        "rx-gro-list",
+        "off",
+    ])?;
+    Ok(())
+}
+
+/// Threaded NAPI on the DUT's ingress `dev`, its kthreads pinned to the DUT's CPU, real-time.
+fn thread_napi(t: &Topology, dut: &NetnsTransport, dev: &str) -> Result<()> {
+    dut.put_file(&format!("/sys/class/net/{dev}/threaded"), b"1")?;
+    let threads = find_napi_threads(dev);
+    if threads.is_empty() {
+        bail!(
+            "{}: no NAPI kthread appeared for {dev} after enabling threaded NAPI; \
+             use placement = \"shared\" on this kernel",
+            dut.host()
+        );
+    }
+    let mut cpus = CpuSet::new();
+    cpus.set(t.dut_cpu)
+        .with_context(|| format!("CPU {} cannot be used", t.dut_cpu))?;
+    for (pid, name) in threads {
+        sched_setaffinity(Pid::from_raw(pid), &cpus).with_context(|| {
+            format!(
+                "cannot pin the NAPI kthread {name} (pid {pid}) to CPU {}",
+                t.dut_cpu
+            )
+        })?;
+        // Real-time, so that whatever else runs on this machine (a compiler, CI)
+        // cannot preempt the DUT and overflow its 256-frame veth ring; the kernel's
+        // RT throttling still leaves 5 % of the CPU to others.
+        LocalTransport.run(&["chrt", "-f", "-p", NAPI_PRIORITY, &pid.to_string()])?;
     }
     Ok(())
 }

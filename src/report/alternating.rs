@@ -6,9 +6,10 @@
 use anyhow::anyhow;
 use plotters::prelude::*;
 
-use super::chart::{encode_png, format_pps, register_font, FONT_FAMILY, HEIGHT, PALETTE, WIDTH};
+use super::chart::{encode_png, register_font, FONT_FAMILY, HEIGHT, PALETTE, WIDTH};
 use crate::ingest::alternating::AlternatingRun;
 use crate::stats::quiet::{QUIET_QUANTILE, SLOWED_BELOW};
+use crate::units::format_pps;
 
 /// The chart's file name.
 pub fn file_name(run: &AlternatingRun) -> String {

@@ -8,10 +8,12 @@
 use std::sync::OnceLock;
 
 use anyhow::{anyhow, Context};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::report::{markdown, Report};
+use crate::units::{format_pps, format_tick, pps_unit};
 
 /// Width of the PNG, in pixels (the seeds' gnuplot terminal size).
 pub const WIDTH: u32 = 1920;
@@ -73,40 +75,6 @@ pub struct Bar {
     pub max: f64,
 }
 
-/// A rate scaled for display: `1488125` → `1.49 Mpps`.
-pub fn format_pps(pps: f64) -> String {
-    let (scale, unit) = pps_unit(pps);
-    format!("{} {unit}", trim_decimals(pps / scale, 3))
-}
-
-/// The unit a rate axis up to `max` is labelled in.
-pub(super) fn pps_unit(max: f64) -> (f64, &'static str) {
-    if max >= 1e6 {
-        (1e6, "Mpps")
-    } else if max >= 1e3 {
-        (1e3, "Kpps")
-    } else {
-        (1.0, "pps")
-    }
-}
-
-/// `value` with at most `significant` significant digits before trailing zeros are cut, but
-/// never fewer digits than its integer part.
-fn trim_decimals(value: f64, significant: usize) -> String {
-    let integer_digits = if value.abs() >= 1.0 {
-        value.abs().log10().floor() as usize + 1
-    } else {
-        1
-    };
-    let decimals = significant.saturating_sub(integer_digits);
-    let text = format!("{value:.decimals$}");
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    }
-}
-
 pub(super) fn register_font() -> anyhow::Result<()> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     let ok = *REGISTERED.get_or_init(|| {
@@ -153,6 +121,10 @@ pub(super) fn font(size: f64) -> FontDesc<'static> {
     (FONT_FAMILY, size).into_font()
 }
 
+/// The plot's coordinates: x in groups, y in packets per second.
+type Plot<'a, 'b> =
+    ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
 fn draw(chart: &Chart, rgb: &mut [u8]) -> DrawResult {
     let root = BitMapBackend::with_buffer(rgb, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE)?;
@@ -172,29 +144,7 @@ fn draw(chart: &Chart, rgb: &mut [u8]) -> DrawResult {
         let (plot, side) = area.split_horizontally(WIDTH as i32 - legend.width() - 10);
         (plot, Some(side))
     };
-
-    // Charts are built from drawable bars only; a hand-made one is checked all the same, as
-    // an infinite axis would never finish drawing.
-    let top = chart
-        .bars
-        .iter()
-        .map(|b| b.max.max(b.median))
-        .fold(0.0, f64::max);
-    if !(top * 2.0).is_finite() || chart.bars.iter().any(|b| b.min.is_nan()) {
-        return Err(format!("a bar of '{}' is not finite", chart.file_name).into());
-    }
-    // Head room above the tallest whisker for its value label and, inside, the legend.
-    let plot_height = f64::from(plot_area.dim_in_pixel().1) - 130.0;
-    let legend_share = if legend.inside() {
-        f64::from(legend.height() + 30) / plot_height
-    } else {
-        0.0
-    };
-    let y_max = if top > 0.0 {
-        top * (1.1 + legend_share).max(1.22)
-    } else {
-        1.0
-    };
+    let y_max = y_max(chart, &plot_area, &legend)?;
     let (scale, unit) = pps_unit(y_max);
     let groups = chart.groups.len().max(1);
 
@@ -206,13 +156,7 @@ fn draw(chart: &Chart, rgb: &mut [u8]) -> DrawResult {
         .x_label_area_size(110)
         .y_label_area_size(190)
         .build_cartesian_2d(0f64..groups as f64, 0f64..y_max)?;
-    let y_format = |v: &f64| {
-        if *v == 0.0 {
-            "0".to_string()
-        } else {
-            format!("{} {unit}", trim_decimals(v / scale, 3))
-        }
-    };
+    let y_format = |v: &f64| format_tick(*v, (scale, unit));
     ctx.configure_mesh()
         .disable_x_mesh()
         .x_labels(0)
@@ -227,7 +171,55 @@ fn draw(chart: &Chart, rgb: &mut [u8]) -> DrawResult {
         .light_line_style(RGBColor(0xEE, 0xEE, 0xEE))
         .axis_style(RGBColor(0x80, 0x80, 0x80))
         .draw()?;
+    draw_bars(&mut ctx, &root, chart)?;
+    let group_style = TextStyle::from(font(28.0)).pos(Pos::new(HPos::Center, VPos::Top));
+    for (index, name) in chart.groups.iter().enumerate() {
+        let (x, y) = ctx.backend_coord(&(index as f64 + 0.5, 0.0));
+        root.draw(&Text::new(name.as_str(), (x, y + 14), group_style.clone()))?;
+    }
+    match side {
+        Some(side) => {
+            let (x, y) = side.get_base_pixel();
+            legend.draw(&root, (x, y + 20))?;
+        }
+        None => {
+            let (x, _) = ctx.backend_coord(&(groups as f64, 0.0));
+            let (_, y) = ctx.backend_coord(&(0.0, y_max));
+            legend.draw(&root, (x - legend.width() - 10, y + 10))?;
+        }
+    }
+    root.present()?;
+    Ok(())
+}
 
+/// The top of the y axis: head room above the tallest whisker for its value label and, when
+/// the legend is inside, for the legend.
+fn y_max(chart: &Chart, plot_area: &Area<'_>, legend: &Legend<'_>) -> Result<f64, String> {
+    // Charts are built from drawable bars only; a hand-made one is checked all the same, as
+    // an infinite axis would never finish drawing.
+    let top = chart
+        .bars
+        .iter()
+        .map(|b| b.max.max(b.median))
+        .fold(0.0, f64::max);
+    if !(top * 2.0).is_finite() || chart.bars.iter().any(|b| b.min.is_nan()) {
+        return Err(format!("a bar of '{}' is not finite", chart.file_name));
+    }
+    let plot_height = f64::from(plot_area.dim_in_pixel().1) - 130.0;
+    let legend_share = if legend.inside() {
+        f64::from(legend.height() + 30) / plot_height
+    } else {
+        0.0
+    };
+    Ok(if top > 0.0 {
+        top * (1.1 + legend_share).max(1.22)
+    } else {
+        1.0
+    })
+}
+
+/// The bars, their whiskers, and their values above them where the bars are wide enough.
+fn draw_bars(ctx: &mut Plot<'_, '_>, root: &Area<'_>, chart: &Chart) -> DrawResult {
     let members = chart.members.len().max(1);
     let slot = 0.8 / members as f64;
     let gap = slot * 0.08;
@@ -261,23 +253,6 @@ fn draw(chart: &Chart, rgb: &mut [u8]) -> DrawResult {
         let (x, y) = ctx.backend_coord(&((left(bar) + right(bar)) / 2.0, bar.max.max(bar.median)));
         root.draw(&Text::new(text, (x, y - 6), value_style.clone()))?;
     }
-    let group_style = TextStyle::from(font(28.0)).pos(Pos::new(HPos::Center, VPos::Top));
-    for (index, name) in chart.groups.iter().enumerate() {
-        let (x, y) = ctx.backend_coord(&(index as f64 + 0.5, 0.0));
-        root.draw(&Text::new(name.as_str(), (x, y + 14), group_style.clone()))?;
-    }
-    match side {
-        Some(side) => {
-            let (x, y) = side.get_base_pixel();
-            legend.draw(&root, (x, y + 20))?;
-        }
-        None => {
-            let (x, _) = ctx.backend_coord(&(groups as f64, 0.0));
-            let (_, y) = ctx.backend_coord(&(0.0, y_max));
-            legend.draw(&root, (x - legend.width() - 10, y + 10))?;
-        }
-    }
-    root.present()?;
     Ok(())
 }
 
@@ -458,16 +433,6 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rates_scale_to_kpps_and_mpps() {
-        assert_eq!(format_pps(1_488_125.0), "1.49 Mpps");
-        assert_eq!(format_pps(474_873.0), "475 Kpps");
-        assert_eq!(format_pps(42_490_000.0), "42.5 Mpps");
-        assert_eq!(format_pps(2_000_000.0), "2 Mpps");
-        assert_eq!(format_pps(950.0), "950 pps");
-        assert_eq!(format_pps(0.0), "0 pps");
-    }
 
     #[test]
     fn renders_a_png_of_the_seeds_size() {

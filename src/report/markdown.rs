@@ -3,9 +3,10 @@
 //! finally what could not be measured.
 
 use crate::ingest::Traffic;
-use crate::report::chart::{format_pps, Chart};
+use crate::report::chart::Chart;
 use crate::report::{ComparisonBlock, Report, Scope};
 use crate::stats::{Flavor, Summary};
+use crate::units::format_pps;
 
 /// File name of the report.
 pub const README: &str = "README.md";

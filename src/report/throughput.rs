@@ -3,9 +3,9 @@
 //! of loss ratio against offered load, its trials and the bounds found ([`chart`]).
 
 use crate::ingest::benchlab::throughput::SearchRun;
-use crate::report::chart::format_pps;
 use crate::report::{OutputFile, Report};
 use crate::stats::{Flavor, Sample};
+use crate::units::format_pps;
 
 /// The loss charts of the searches.
 pub mod chart;

@@ -11,7 +11,7 @@
 //! on the sending thread: Ctrl-C reaches the CLI, which calls [`Generator::stop`].
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -112,58 +112,7 @@ impl Generator for Builtin {
         let sender_halt = Arc::clone(&halt);
         let sender = std::thread::Builder::new()
             .name("benchlab-gen".into())
-            .spawn(move || {
-                let (mut sender, engine, fallback) = match setup(&cfg) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e));
-                        return Err(anyhow::anyhow!("the generator's setup failed"));
-                    }
-                };
-                let atomic = Arc::new(AtomicU64::new(0));
-                let counter = match &sender {
-                    Sender::Xdp(e) => {
-                        Counter::Xdp(e.counter().context("sharing the XDP state map")?)
-                    }
-                    Sender::Packet(_) => Counter::Atomic(Arc::clone(&atomic)),
-                };
-                let (done_tx, done) = mpsc::channel();
-                let start = Instant::now();
-                let thread = os::current_thread();
-                let _ = ready_tx.send(Ok(Ready {
-                    counter,
-                    start,
-                    thread,
-                    done,
-                }));
-                let sent = match &mut sender {
-                    Sender::Xdp(e) => e.run(&sender_halt),
-                    Sender::Packet(e) => {
-                        let burst = cfg.burst.unwrap_or_else(|| default_burst(cfg.rate));
-                        paced_loop(e, &cfg, burst, start, &sender_halt, &atomic)
-                    }
-                };
-                let end = Instant::now();
-                let sent = sent.with_context(|| format!("sending on {}", cfg.iface));
-                let _ = done_tx.send((
-                    *sent.as_ref().unwrap_or(&atomic.load(Ordering::Relaxed)),
-                    end,
-                ));
-                let sent = sent?;
-                let elapsed = (end - start).as_secs_f64();
-                Ok(TxSummary {
-                    engine,
-                    fallback,
-                    tx_pkts: sent,
-                    elapsed_s: elapsed,
-                    tx_pps: if elapsed > 0.0 {
-                        sent as f64 / elapsed
-                    } else {
-                        0.0
-                    },
-                    interrupted: false,
-                })
-            })?;
+            .spawn(move || send(&cfg, &ready_tx, &sender_halt))?;
         let ready = match ready_rx.recv() {
             Ok(Ok(ready)) => ready,
             Ok(Err(e)) => {
@@ -234,6 +183,63 @@ impl Drop for Builtin {
             let _ = t.join();
         }
     }
+}
+
+/// The sending thread: sets the engine up, tells the monitor it is [`Ready`] (or why it is
+/// not), sends until `halt`, and sums the run up.
+fn send(
+    cfg: &GenConfig,
+    ready_tx: &SyncSender<anyhow::Result<Ready>>,
+    halt: &AtomicBool,
+) -> anyhow::Result<TxSummary> {
+    let (mut sender, engine, fallback) = match setup(cfg) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = ready_tx.send(Err(e));
+            return Err(anyhow::anyhow!("the generator's setup failed"));
+        }
+    };
+    let atomic = Arc::new(AtomicU64::new(0));
+    let counter = match &sender {
+        Sender::Xdp(e) => Counter::Xdp(e.counter().context("sharing the XDP state map")?),
+        Sender::Packet(_) => Counter::Atomic(Arc::clone(&atomic)),
+    };
+    let (done_tx, done) = mpsc::channel();
+    let start = Instant::now();
+    let thread = os::current_thread();
+    let _ = ready_tx.send(Ok(Ready {
+        counter,
+        start,
+        thread,
+        done,
+    }));
+    let sent = match &mut sender {
+        Sender::Xdp(e) => e.run(halt),
+        Sender::Packet(e) => {
+            let burst = cfg.burst.unwrap_or_else(|| default_burst(cfg.rate));
+            paced_loop(e, cfg, burst, start, halt, &atomic)
+        }
+    };
+    let end = Instant::now();
+    let sent = sent.with_context(|| format!("sending on {}", cfg.iface));
+    let _ = done_tx.send((
+        *sent.as_ref().unwrap_or(&atomic.load(Ordering::Relaxed)),
+        end,
+    ));
+    let sent = sent?;
+    let elapsed = (end - start).as_secs_f64();
+    Ok(TxSummary {
+        engine,
+        fallback,
+        tx_pkts: sent,
+        elapsed_s: elapsed,
+        tx_pps: if elapsed > 0.0 {
+            sent as f64 / elapsed
+        } else {
+            0.0
+        },
+        interrupted: false,
+    })
 }
 
 /// How often the monitor looks at the count: the precision of a duration limit.

@@ -12,10 +12,10 @@ use plotters::prelude::*;
 
 use super::cells;
 use crate::report::chart::{
-    colour, encode_png, font, format_pps, pps_unit, register_font, titled, DrawResult, HEIGHT,
-    WIDTH,
+    colour, encode_png, font, register_font, titled, DrawResult, HEIGHT, WIDTH,
 };
 use crate::report::Report;
+use crate::units::{format_pps, format_tick, pps_unit};
 
 /// Loss ratio at the bottom of the axis: a trial without loss is drawn there.
 pub const FLOOR: f64 = 1e-7;
@@ -157,13 +157,13 @@ fn draw(chart: &LossChart, rgb: &mut [u8]) -> DrawResult {
     if !(x_max.is_finite() && x_max > 0.0) {
         return Err(format!("the max load of '{}' is not a rate", chart.file_name).into());
     }
-    let (scale, unit) = pps_unit(x_max);
+    let unit = pps_unit(x_max);
     let mut ctx = ChartBuilder::on(&area)
         .margin(30)
         .x_label_area_size(110)
         .y_label_area_size(170)
         .build_cartesian_2d(0f64..x_max, (FLOOR..1f64).log_scale())?;
-    let x_format = |v: &f64| format!("{:.3} {unit}", v / scale);
+    let x_format = |v: &f64| format_tick(*v, unit);
     // The axis' labels are powers of ten: printed as such, in percent.
     let y_format = |v: &f64| {
         let p = v.log10().round() as i32 + 2;
