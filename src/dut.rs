@@ -25,6 +25,8 @@
 pub mod freebsd;
 /// The Linux presets: forwarding, nftables and iptables (nft and legacy backends).
 pub mod linux;
+/// The DUT's operating system: which presets it has, how its counters are read.
+pub mod os;
 /// User config sets: a directory with an `apply` script.
 pub mod user;
 
@@ -35,6 +37,7 @@ use anyhow::{Context, Result};
 
 use crate::error::InputError;
 use crate::transport::Transport;
+pub use os::Os;
 
 /// The comment that marks the rules whose counters [`ConfigSet::counters`] adds up.
 pub const PASS_COMMENT: &str = "benchlab-pass";
@@ -73,17 +76,9 @@ pub trait ConfigSet: fmt::Debug + Send + Sync {
     }
 }
 
-/// The names of the Linux presets, in the order reports list them.
-pub const LINUX_PRESETS: &[&str] = &[
-    "forwarding",
-    "nft-stateless",
-    "nft-stateful",
-    "iptables-stateful",
-    "iptables-legacy-stateful",
-];
-
-/// Every built-in name a campaign may use: the Linux presets, then the FreeBSD ones that
-/// Linux has not (they apply to a FreeBSD DUT reached over SSH).
+/// Every built-in config set a campaign may name, in the order reports list them: the one list
+/// of names. Which of them a system has is up to its constructor ([`linux::preset`],
+/// [`freebsd::preset`]); a test checks that every name here is built by at least one.
 pub const KNOWN_PRESETS: &[&str] = &[
     "forwarding",
     "nft-stateless",
@@ -98,21 +93,26 @@ pub const KNOWN_PRESETS: &[&str] = &[
     "ipf-stateful",
 ];
 
-/// The Linux preset called `name`.
+/// The preset `name` for a DUT running `os`; `None` when that system has no such preset.
+pub fn preset_on(os: Os, name: &str) -> Option<Box<dyn ConfigSet>> {
+    match os {
+        Os::Linux => linux::preset(name),
+        Os::FreeBsd => freebsd::preset(name).map(|set| Box::new(set) as Box<dyn ConfigSet>),
+    }
+}
+
+/// The Linux preset called `name` (the virtual lab's DUT runs Linux).
 pub fn preset(name: &str) -> Option<Box<dyn ConfigSet>> {
-    use linux::{Backend, Forwarding, Iptables, Nft};
-    Some(match name {
-        "forwarding" => Box::new(Forwarding),
-        "nft-stateless" => Box::new(Nft { stateful: false }),
-        "nft-stateful" => Box::new(Nft { stateful: true }),
-        "iptables-stateful" => Box::new(Iptables {
-            backend: Backend::Nft,
-        }),
-        "iptables-legacy-stateful" => Box::new(Iptables {
-            backend: Backend::Legacy,
-        }),
-        _ => return None,
-    })
+    preset_on(Os::Linux, name)
+}
+
+/// The names of the presets `os` has, in the order reports list them.
+pub fn presets(os: Os) -> Vec<&'static str> {
+    KNOWN_PRESETS
+        .iter()
+        .copied()
+        .filter(|name| preset_on(os, name).is_some())
+        .collect()
 }
 
 /// A preset by name, or a user set when `spec` is a directory. `env` goes to user scripts.
@@ -125,7 +125,7 @@ pub fn config_set(spec: &str, env: &[(String, String)]) -> Result<Box<dyn Config
     }
     Err(InputError::new(format!(
         "unknown config set {spec:?}: use one of {} or a directory with an apply script",
-        LINUX_PRESETS.join(", ")
+        presets(Os::Linux).join(", ")
     )))
 }
 
@@ -217,11 +217,11 @@ impl ConfigSets {
 
 /// The built-in config sets a campaign on `lab` may name: the FreeBSD ones only on a real lab
 /// (whose DUT may run FreeBSD), the Linux ones everywhere.
-pub fn known_sets(lab: &crate::lab::LabConfig) -> &'static [&'static str] {
+pub fn known_sets(lab: &crate::lab::LabConfig) -> Vec<&'static str> {
     if lab.hosts.is_some() {
-        KNOWN_PRESETS
+        KNOWN_PRESETS.to_vec()
     } else {
-        LINUX_PRESETS
+        presets(Os::Linux)
     }
 }
 
@@ -244,12 +244,27 @@ mod tests {
     }
 
     #[test]
-    fn known_presets_are_the_linux_and_freebsd_ones() {
-        let freebsd_only = freebsd::FREEBSD_PRESETS
-            .iter()
-            .filter(|n| !LINUX_PRESETS.contains(n));
-        let union: Vec<&str> = LINUX_PRESETS.iter().chain(freebsd_only).copied().collect();
-        assert_eq!(union, KNOWN_PRESETS);
+    fn every_known_preset_is_built_by_a_system_under_its_own_name() {
+        for name in KNOWN_PRESETS {
+            let built: Vec<_> = [Os::Linux, Os::FreeBsd]
+                .into_iter()
+                .filter_map(|os| preset_on(os, name))
+                .collect();
+            assert!(!built.is_empty(), "{name} is built by no system");
+            assert!(built.iter().all(|s| s.name() == *name), "{name}");
+        }
+        assert_eq!(
+            presets(Os::Linux),
+            [
+                "forwarding",
+                "nft-stateless",
+                "nft-stateful",
+                "iptables-stateful",
+                "iptables-legacy-stateful"
+            ]
+        );
+        assert!(presets(Os::FreeBsd).contains(&"forwarding"));
+        assert!(!presets(Os::FreeBsd).contains(&"nft-stateful"));
     }
 
     /// Loads `names` (FreeBSD presets when `freebsd`) and switches through them on a mock
@@ -259,10 +274,8 @@ mod tests {
         use crate::transport::{MockTransport, Output};
         let entries: Vec<String> = names.iter().map(|n| n.to_string()).collect();
         let mut sets = ConfigSets::load(&entries, |e| {
-            Ok(match freebsd {
-                true => Box::new(freebsd::preset(e).unwrap()) as Box<dyn ConfigSet>,
-                false => preset(e).unwrap(),
-            })
+            let os = if freebsd { Os::FreeBsd } else { Os::Linux };
+            Ok(preset_on(os, e).unwrap())
         })
         .unwrap();
         let dut = MockTransport::new("dut");
@@ -333,7 +346,7 @@ mod tests {
 
     #[test]
     fn every_preset_is_known_by_its_name() {
-        for name in LINUX_PRESETS {
+        for name in &presets(Os::Linux) {
             assert_eq!(preset(name).unwrap().name(), *name);
         }
         let err = config_set("pf-stateful", &[]).unwrap_err().to_string();

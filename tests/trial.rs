@@ -101,7 +101,7 @@ fn fixed_count_trials_through_every_config_set_deliver_every_packet() {
     let dut = lab.node(Role::Dut).unwrap();
     let mut failures = Vec::new();
     // iptables-legacy last: its hooks stay in the namespace after revert.
-    for name in dut::LINUX_PRESETS {
+    for name in &dut::presets(dut::Os::Linux) {
         let set = dut::preset(name).unwrap();
         set.apply(dut).unwrap();
         set.verify(dut).unwrap();

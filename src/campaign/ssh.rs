@@ -29,7 +29,7 @@ use super::run::Bench;
 use super::trial::{Rig, TrialSpec};
 use crate::cancel::Cancel;
 use crate::config::{Campaign, Version, ALTERNATING_INTERVAL};
-use crate::dut::{self, ConfigSet, ConfigSets};
+use crate::dut::{self, ConfigSets, Os};
 use crate::error::InputError;
 use crate::lab::ssh::{Generator, NodeConfig, SshLab};
 use crate::store::Store;
@@ -38,10 +38,9 @@ use crate::traffic::pktgen::endpoint::{PktgenReceiver, PktgenSender};
 use crate::traffic::remote::{RemoteGen, RemoteNode, RemoteRx};
 use crate::traffic::trafgen::sender::{trafgen_tx, TrafgenSender};
 use crate::transport::SshTransport;
-pub use os::Os;
 pub use version::DEFAULT_ONLINE_TIMEOUT;
 
-/// The DUT's operating system and the commands that follow it.
+/// The DUT's profiler, picked by its operating system.
 mod os;
 /// How several senders share a profile.
 mod senders;
@@ -130,15 +129,14 @@ impl SshBench {
         // Asking the DUT first also fails early, with one line, when it is unreachable.
         let os = Os::of(&dut)?;
         let no_profiler = match campaign.profile {
-            true => os.check_profiler(&dut, lab.dut.pmc_event.as_deref())?,
+            true => os::check_profiler(os, &dut, lab.dut.pmc_event.as_deref())?,
             false => None,
         };
         let sets = ConfigSets::load(&campaign.config_sets, |entry| {
-            let set: Box<dyn ConfigSet> = match (os, dut::freebsd::preset(entry)) {
-                (Os::FreeBsd, Some(set)) => Box::new(set),
-                _ => dut::config_set(entry, &env)?,
-            };
-            Ok(set)
+            Ok(match dut::preset_on(os, entry) {
+                Some(set) => set,
+                None => dut::config_set(entry, &env)?,
+            })
         })?;
         Ok(Self {
             dut,
@@ -187,7 +185,7 @@ impl SshBench {
             counters,
             senders,
             receiver,
-            profiler: (self.no_profiler.is_none()).then(|| os.profiler(&self.dut, event)),
+            profiler: (self.no_profiler.is_none()).then(|| os::profiler(os, &self.dut, event)),
             capture_delay: std::time::Duration::ZERO,
         })
     }

@@ -97,14 +97,14 @@ fn campaign(args: &Args) -> anyhow::Result<Campaign> {
         (Some(path), _) => {
             let c = Campaign::load(path, KNOWN_PRESETS)?;
             // The FreeBSD presets apply only to a DUT reached over SSH.
-            c.validate(&path.display().to_string(), known_sets(&c.lab))?;
+            c.validate(&path.display().to_string(), &known_sets(&c.lab))?;
             c
         }
         (None, Some(dir)) => {
             let c = Store::stored_campaign(dir, KNOWN_PRESETS)?;
             // Its config set directories must still be there to run (reading needs none).
             let origin = dir.join("campaign.toml").display().to_string();
-            c.validate(&origin, known_sets(&c.lab))?;
+            c.validate(&origin, &known_sets(&c.lab))?;
             c
         }
         // Profiling trials belong to the trials design: `--profile` alone profiles the default
@@ -136,7 +136,7 @@ fn campaign(args: &Args) -> anyhow::Result<Campaign> {
             .campaign
             .as_ref()
             .map_or("command line".to_string(), |p| p.display().to_string());
-        c.validate(&origin, known_sets(&c.lab)).map_err(|e| {
+        c.validate(&origin, &known_sets(&c.lab)).map_err(|e| {
             InputError::new(format!(
                 "{e} (with -n/--duration/--quick/--profile applied)"
             ))

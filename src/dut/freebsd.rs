@@ -18,17 +18,6 @@ use anyhow::{bail, Result};
 use super::{ConfigSet, PASS_COMMENT};
 use crate::transport::{Command, Transport};
 
-/// The names of the FreeBSD presets, in the order reports list them.
-pub const FREEBSD_PRESETS: &[&str] = &[
-    "forwarding",
-    "ipfw-stateless",
-    "ipfw-stateful",
-    "pf-stateless",
-    "pf-stateful",
-    "ipf-stateless",
-    "ipf-stateful",
-];
-
 /// The ipfw rule number of the pass rule (the seeds' `add 3000 allow …`).
 const IPFW_RULE: u32 = 3000;
 

@@ -23,6 +23,22 @@ const FORWARDING_SYSCTLS: [&str; 2] = [
     "net.ipv6.conf.all.forwarding",
 ];
 
+/// The Linux preset called `name`.
+pub fn preset(name: &str) -> Option<Box<dyn ConfigSet>> {
+    Some(match name {
+        "forwarding" => Box::new(Forwarding),
+        "nft-stateless" => Box::new(Nft { stateful: false }),
+        "nft-stateful" => Box::new(Nft { stateful: true }),
+        "iptables-stateful" => Box::new(Iptables {
+            backend: Backend::Nft,
+        }),
+        "iptables-legacy-stateful" => Box::new(Iptables {
+            backend: Backend::Legacy,
+        }),
+        _ => return None,
+    })
+}
+
 /// Plain forwarding: no firewall rule at all.
 #[derive(Debug, Clone, Copy)]
 pub struct Forwarding;

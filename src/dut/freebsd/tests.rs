@@ -3,7 +3,7 @@ use crate::transport::{MockTransport, Output};
 
 #[test]
 fn every_preset_writes_its_files_then_applies_them_live() {
-    for name in FREEBSD_PRESETS {
+    for name in &crate::dut::presets(crate::dut::Os::FreeBsd) {
         let set = preset(name).unwrap();
         assert_eq!(set.name(), *name);
         let dut = MockTransport::new("apu2");
