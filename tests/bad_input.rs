@@ -11,13 +11,14 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bad_input_cases::{Case, Entry};
 use wait_timeout::ChildExt;
 
-/// The longest a case may take.
-const LIMIT: Duration = Duration::from_secs(5);
+/// How long a case may run before it counts as hung (and is killed): a hang guard with room for
+/// a loaded machine, not a speed goal.
+const LIMIT: Duration = Duration::from_secs(60);
 
 /// Writes a case's files into `dir`.
 fn lay_out(dir: &Path, files: &[(String, Entry)]) {
@@ -65,7 +66,6 @@ fn run_case(
     empty_path: &Path,
     args: &[String],
 ) -> Result<(i32, String), String> {
-    let start = Instant::now();
     let mut child = Command::new(bin)
         .args(args)
         .current_dir(dir)
@@ -83,9 +83,6 @@ fn run_case(
     };
     let mut stderr = String::new();
     let _ = child.stderr.take().unwrap().read_to_string(&mut stderr);
-    if start.elapsed() > LIMIT {
-        return Err(format!("took {:?}", start.elapsed()));
-    }
     Ok((status.code().unwrap_or(-1), stderr))
 }
 

@@ -361,13 +361,12 @@ fn messages_name_what_is_missing() {
         let fifo = archive.path().join(name);
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         assert!(made.unwrap().success());
-        let started = std::time::Instant::now();
+        // Reading a FIFO would block for ever: returning at all is the check.
         expect_2(
             archive.path(),
             &[],
             "': not a regular file (a FIFO, device or directory)",
         );
-        assert!(started.elapsed() < std::time::Duration::from_secs(5));
         std::fs::remove_file(fifo).unwrap();
     }
 
@@ -399,9 +398,7 @@ fn rates_too_large_to_draw_are_left_out_of_the_graph() {
             .collect();
         std::fs::write(&path, huge).unwrap();
     }
-    let started = std::time::Instant::now();
     let (_, stderr, out) = report(archive.path(), &[]);
-    assert!(started.elapsed() < std::time::Duration::from_secs(5));
     assert!(
         stderr.contains("warning: r368287.inet4: a value is not finite or too large to draw"),
         "{stderr}"

@@ -6,11 +6,12 @@
 //! regenerated from the raw samples. Failed trials are left out and flagged trials kept; both
 //! are named in the warnings, which the report prints.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::netbenches::pktgen::parse_range;
 use super::{Capture, Iteration, Results, Series, Setup, Traffic, Warning};
-use crate::config::{Campaign, Design, Family, Measure, Trial};
+use crate::config::{Campaign, Design, Family, Measure, Profile, Trial};
 use crate::error::InputError;
 use crate::stats::{Flavor, Sample};
 use crate::store::{measured, plan, Status, Store, TrialKey, TrialMeta, FOLDED_FILE, PROFILING};
@@ -39,16 +40,7 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
     let campaign = Store::stored_campaign(dir, known_sets)?;
     let store = Store::open(dir)?;
     let mut finished = store.finished_trials()?;
-    let lab_path = dir.join("lab.json");
-    let lab = match lab_path.exists() {
-        true => serde_json::from_str(&crate::file::read_text(&lab_path)?).map_err(|e| {
-            InputError::new(format!(
-                "{}: corrupted: {e}; remove it (the report then names no hosts)",
-                lab_path.display()
-            ))
-        })?,
-        false => serde_json::Value::Null,
-    };
+    let lab = read_lab(dir)?;
     if campaign.design == Design::Alternating {
         let mut results = Results::default();
         super::alternating::read(&store, &campaign, &mut results)?;
@@ -58,18 +50,10 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
             results,
         });
     }
-    let t = &campaign.trial;
     let mut results = Results {
-        method: format!(
-            "the median of the receiver's per-second rates over each {} s trial, the first {} s \
-             and the last {} s dropped",
-            t.duration, t.warmup, t.cooldown
-        ),
+        method: method(&campaign),
         ..Results::default()
     };
-    if (campaign.profiles.iter()).any(|p| p.measure == Measure::Throughput) {
-        results.method = format!("{}; {}", results.method, throughput::METHOD);
-    }
     let keys = plan(&campaign);
     // A DUT that cannot be profiled (no hwpmc) is said once, not once per series.
     let no_profiler = lab["profiler_unavailable"]
@@ -92,73 +76,17 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
                     throughput::read(&store, &campaign, cell, &keys, &mut finished, &mut results)?;
                     continue;
                 }
-                let mut series = Series {
-                    name: format!("{}.{config}.{}", version.name, profile.name),
-                    version: version.name.clone(),
-                    config: config.to_string(),
-                    profile: profile.name.clone(),
-                    iterations: Vec::new(),
-                    pps_blanks: Vec::new(),
-                    setup: Setup {
-                        // The virtual lab's DUT runs this host's kernel, which the setup list
-                        // names once; a lab over SSH records each version's running kernel.
-                        uname: lab["versions"][&version.name]["uname"]
-                            .as_str()
-                            .map(str::to_string),
-                        traffic: Some(traffic(profile)),
-                    },
-                };
-                let mut trials: Vec<_> = keys
-                    .iter()
-                    .filter(|k| {
-                        !k.is_profiling()
-                            && k.version == version.name
-                            && k.config == config
-                            && k.profile == profile.name
-                    })
-                    .collect();
-                trials.sort_by_key(|k| k.iteration);
-                for key in trials {
-                    let Some(meta) = finished.remove(key) else {
-                        results.warnings.push(Warning::MissingIteration {
-                            series: series.name.clone(),
-                            index: key.iteration,
-                        });
-                        continue;
-                    };
-                    if results.generator.is_none() {
-                        results.generator.clone_from(&meta.generator);
-                    }
-                    if note_status(key, &meta, &mut results.warnings) {
-                        continue;
-                    }
-                    if let Some(reason) = &meta.discarded {
-                        results.warnings.push(Warning::RemeasuredTrial {
-                            trial: key.to_string(),
-                            reason: reason.clone(),
-                        });
-                    }
-                    let samples = store.read_samples(key)?;
-                    let window: Vec<f64> = measured(&samples, &campaign.trial)
-                        .iter()
-                        .map(|s| s.rx_pps)
-                        .collect();
-                    if window.is_empty() {
-                        results.warnings.push(Warning::TooFewSamples {
-                            file: format!("runs/{key}/samples.csv"),
-                            samples: 0,
-                        });
-                        continue;
-                    }
-                    let n = window.len();
-                    series.iterations.push(Iteration {
-                        index: key.iteration,
-                        median_pps: Sample::new(window).summary(Flavor::Current).median,
-                        samples: n,
-                        offered_pps: Some(meta.tx_pps),
-                        source: format!("runs/{key}/samples.csv"),
-                    });
-                }
+                let uname = lab["versions"][&version.name]["uname"].as_str();
+                let cell = (version.name.as_str(), config, profile);
+                let series = read_series(
+                    &store,
+                    &campaign,
+                    cell,
+                    uname,
+                    &keys,
+                    &mut finished,
+                    &mut results,
+                )?;
                 if campaign.profile && no_profiler.is_none() {
                     let key = TrialKey {
                         version: version.name.clone(),
@@ -180,6 +108,108 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
         lab,
         results,
     })
+}
+
+/// `lab.json`, or `Null` when the directory has none.
+fn read_lab(dir: &Path) -> Result<serde_json::Value, InputError> {
+    let lab_path = dir.join("lab.json");
+    if !lab_path.exists() {
+        return Ok(serde_json::Value::Null);
+    }
+    serde_json::from_str(&crate::file::read_text(&lab_path)?).map_err(|e| {
+        InputError::new(format!(
+            "{}: corrupted: {e}; remove it (the report then names no hosts)",
+            lab_path.display()
+        ))
+    })
+}
+
+/// How a fixed-rate campaign's figures were made, as the report's method line says.
+fn method(campaign: &Campaign) -> String {
+    let t = &campaign.trial;
+    let fixed = format!(
+        "the median of the receiver's per-second rates over each {} s trial, the first {} s \
+         and the last {} s dropped",
+        t.duration, t.warmup, t.cooldown
+    );
+    match (campaign.profiles.iter()).any(|p| p.measure == Measure::Throughput) {
+        true => format!("{fixed}; {}", throughput::METHOD),
+        false => fixed,
+    }
+}
+
+/// One series of fixed-rate trials: an iteration per finished trial (its median over the
+/// measured window), a warning for each one missing, failed or without samples.
+fn read_series(
+    store: &Store,
+    campaign: &Campaign,
+    (version, config, profile): (&str, &str, &Profile),
+    uname: Option<&str>,
+    keys: &[TrialKey],
+    finished: &mut BTreeMap<TrialKey, TrialMeta>,
+    results: &mut Results,
+) -> Result<Series, InputError> {
+    let mut series = Series {
+        name: format!("{version}.{config}.{}", profile.name),
+        version: version.to_string(),
+        config: config.to_string(),
+        profile: profile.name.clone(),
+        iterations: Vec::new(),
+        pps_blanks: Vec::new(),
+        setup: Setup {
+            // The virtual lab's DUT runs this host's kernel, which the setup list names once;
+            // a lab over SSH records each version's running kernel.
+            uname: uname.map(str::to_string),
+            traffic: Some(traffic(profile)),
+        },
+    };
+    let mut trials: Vec<_> = (keys.iter())
+        .filter(|k| !k.is_profiling() && k.version == version)
+        .filter(|k| k.config == config && k.profile == profile.name)
+        .collect();
+    trials.sort_by_key(|k| k.iteration);
+    for key in trials {
+        let Some(meta) = finished.remove(key) else {
+            results.warnings.push(Warning::MissingIteration {
+                series: series.name.clone(),
+                index: key.iteration,
+            });
+            continue;
+        };
+        if results.generator.is_none() {
+            results.generator.clone_from(&meta.generator);
+        }
+        if note_status(key, &meta, &mut results.warnings) {
+            continue;
+        }
+        if let Some(reason) = &meta.discarded {
+            results.warnings.push(Warning::RemeasuredTrial {
+                trial: key.to_string(),
+                reason: reason.clone(),
+            });
+        }
+        let samples = store.read_samples(key)?;
+        let window: Vec<f64> = measured(&samples, &campaign.trial)
+            .iter()
+            .map(|s| s.rx_pps)
+            .collect();
+        if window.is_empty() {
+            results.warnings.push(Warning::TooFewSamples {
+                file: format!("runs/{key}/samples.csv"),
+                samples: 0,
+            });
+            continue;
+        }
+        let n = window.len();
+        series.iterations.push(Iteration {
+            index: key.iteration,
+            median_pps: Sample::new(window).summary(Flavor::Current).median,
+            samples: n,
+            offered_pps: Some(meta.tx_pps),
+            source: format!("runs/{key}/samples.csv"),
+        });
+    }
+    Ok(series)
 }
 
 /// Says in `warnings` what a finished trial's status says (failed: left out; flagged: kept);
