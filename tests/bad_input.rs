@@ -1,8 +1,9 @@
 //! Malformed inputs, as a user gives them: campaign files, results directories (benchlab's and
 //! netbenches'), ministat data and flags. Every case must end with exit status 2 and exactly
 //! one line on stderr, no panic, never hanging (a case still running after a minute is killed
-//! and fails). Each case runs in a directory of its own made from small generated files; `PATH` points at an empty directory, so that a case that got past
-//! its check could not build a lab (no `ip`, no `nft`) even by mistake.
+//! and fails). Each case runs in a directory of its own made from small generated files;
+//! `PATH` points at an empty directory, so that a case that got past its check could not build
+//! a lab (no `ip`, no `nft`) even by mistake.
 
 #[path = "bad_input/cases.rs"]
 mod bad_input_cases;
