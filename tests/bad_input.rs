@@ -1,9 +1,9 @@
 //! Malformed inputs, as a user gives them: campaign files, results directories (benchlab's and
 //! netbenches'), ministat data and flags. Every case must end with exit status 2 and exactly
-//! one line on stderr, no panic, never hanging (a case still running after a minute is killed
-//! and fails). Each case runs in a directory of its own made from small generated files;
-//! `PATH` points at an empty directory, so that a case that got past its check could not build
-//! a lab (no `ip`, no `nft`) even by mistake.
+//! one line on stderr, no panic, never hanging (a case still running after 5 s is killed and
+//! fails), within 1 GiB of address space. Each case runs in a directory of its own made from
+//! small generated files; `PATH` points at an empty directory, so that a case that got past its
+//! check could not build a lab (no `ip`, no `nft`) even by mistake.
 
 #[path = "bad_input/cases.rs"]
 mod bad_input_cases;
@@ -17,9 +17,13 @@ use std::time::Duration;
 use bad_input_cases::{Case, Entry};
 use wait_timeout::ChildExt;
 
-/// How long a case may run before it counts as hung (and is killed): a hang guard with room for
-/// a loaded machine, not a speed goal.
-const LIMIT: Duration = Duration::from_secs(60);
+/// How long a case may run before it counts as hung and is killed: a case takes milliseconds, so
+/// this bound (the "each case under 5 s") is a hang guard, not a speed goal.
+const LIMIT: Duration = Duration::from_secs(5);
+
+/// The address space a case may use (`prlimit --as`): past it an allocation fails, the case
+/// aborts instead of exiting with 2, and the test names it, so "bounded memory" is checked.
+const MEMORY: &str = "--as=1073741824";
 
 /// Writes a case's files into `dir`.
 fn lay_out(dir: &Path, files: &[(String, Entry)]) {
@@ -67,7 +71,10 @@ fn run_case(
     empty_path: &Path,
     args: &[String],
 ) -> Result<(i32, String), String> {
-    let mut child = Command::new(bin)
+    let mut child = Command::new("/usr/bin/prlimit")
+        .arg(MEMORY)
+        .arg("--")
+        .arg(bin)
         .args(args)
         .current_dir(dir)
         .env("PATH", empty_path)
