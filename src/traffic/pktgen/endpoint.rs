@@ -1,8 +1,8 @@
 //! netmap pkt-gen on remote hosts as a trial's [`Sender`] and [`Receiver`]. pkt-gen stops after
 //! a packet count, so benchlab stops it once the trial's seconds (after its link wait) have
-//! passed; its per-second lines are read with the netbenches log parser, and its idle seconds
-//! before traffic (the netmap link wait) are left out, so that sender and receiver start
-//! together.
+//! passed; its per-second lines are read by `pktgen::log` (as archived logs are), and its idle
+//! seconds before traffic (the netmap link wait) are left out, so that sender and receiver
+//! start together.
 
 use std::time::Duration;
 
