@@ -38,7 +38,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::topology::LabConfig;
 use crate::transport::ssh::DEFAULT_CONNECT_TIMEOUT;
 use crate::transport::SshTransport;
 
@@ -191,15 +190,15 @@ pub struct SshLab {
 }
 
 impl SshLab {
-    /// The real lab `cfg` describes: `Ok(None)` for the virtual lab (no `[hosts]`), an error
-    /// naming the missing or wrong key otherwise.
-    pub fn from_config(cfg: &LabConfig) -> Result<Option<Self>, String> {
+    /// The real lab of a `LAB.toml`'s `[hosts]` and `[ssh]` tables: `Ok(None)` for the virtual
+    /// lab (no `[hosts]`), an error naming the missing or wrong key otherwise.
+    pub fn from_hosts(hosts: Option<&Hosts>, ssh: &SshOptions) -> Result<Option<Self>, String> {
         let Some(Hosts {
             dut,
             sender,
             senders,
             receiver,
-        }) = &cfg.hosts
+        }) = hosts
         else {
             return Ok(None);
         };
@@ -263,14 +262,14 @@ impl SshLab {
             }
         }
         check_pmc_event(dut)?;
-        if cfg.ssh.connect_timeout == Some(0) {
+        if ssh.connect_timeout == Some(0) {
             return Err("[ssh] connect_timeout = 0: use 1 second or more".into());
         }
         Ok(Some(Self {
             dut: dut.clone(),
             senders,
             receiver: receiver.clone(),
-            ssh: cfg.ssh.clone(),
+            ssh: ssh.clone(),
         }))
     }
 
@@ -286,6 +285,7 @@ impl SshLab {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lab::LabConfig;
 
     #[test]
     fn node_tables_make_a_real_lab_and_missing_keys_are_named() {
@@ -311,7 +311,7 @@ interface = "igb2"
             "LAB.toml",
         )
         .unwrap();
-        let real = SshLab::from_config(&lab).unwrap().unwrap();
+        let real = lab.ssh_lab().unwrap().unwrap();
         assert_eq!(real.dut.host, "apu2");
         let t = real.ssh.transport(&real.senders[0]);
         let line = t.ssh_argv(&["true".into()]).join(" ");
@@ -320,7 +320,7 @@ interface = "igb2"
             "{line}"
         );
         assert!(line.ends_with(" -F cfg -- gen1 'true'"), "{line}");
-        assert_eq!(SshLab::from_config(&LabConfig::default()), Ok(None));
+        assert_eq!(LabConfig::default().ssh_lab(), Ok(None));
 
         let err = LabConfig::parse(
             "[hosts.dut]\ntransport = \"ssh\"\nhost = \"a\"\n",
@@ -357,7 +357,7 @@ interface = "igb2"
                 "LAB.toml",
             )
         };
-        let real = SshLab::from_config(&lab("cpu_clk_unhalted.thread_p").unwrap());
+        let real = lab("cpu_clk_unhalted.thread_p").unwrap().ssh_lab();
         let event = real.unwrap().unwrap().dut.pmc_event;
         assert_eq!(event.as_deref(), Some("cpu_clk_unhalted.thread_p"));
         let err = lab("two events").unwrap_err().to_string();
@@ -384,7 +384,7 @@ interface = "igb2"
         let two =
             one("[hosts.senders]", "gen1", "trafgen") + &one("[hosts.senders]", "gen2", "benchlab");
         let lab = LabConfig::parse(&hosts(&two), "LAB.toml").unwrap();
-        let real = SshLab::from_config(&lab).unwrap().unwrap();
+        let real = lab.ssh_lab().unwrap().unwrap();
         let names: Vec<_> = real
             .senders
             .iter()
@@ -423,7 +423,7 @@ interface = "igb2"
         let text = include_str!("../../examples/ssh-lab.toml");
         let c = crate::config::Campaign::from_toml(text, "ssh-lab.toml", crate::dut::KNOWN_PRESETS)
             .unwrap();
-        let lab = SshLab::from_config(&c.lab).unwrap().unwrap();
+        let lab = c.lab.ssh_lab().unwrap().unwrap();
         assert_eq!(
             (lab.dut.host.as_str(), lab.senders[0].host.as_str()),
             ("dut1", "gen1")
