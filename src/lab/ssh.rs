@@ -161,14 +161,20 @@ fn check_pmc_event(dut: &NodeConfig) -> Result<(), String> {
     }
 }
 
+/// The first of `senders`' generators that has its own receiver.
+fn receiving_generator(senders: &[NodeConfig]) -> Option<Generator> {
+    senders
+        .iter()
+        .map(NodeConfig::tool)
+        .find(|g| g.receiver().is_some())
+}
+
 /// Fails when the senders need two receivers (a generator with its own receiver beside
 /// another generator), or name a `cpu` for a generator that does not pin one.
 fn check_generators(senders: &[NodeConfig], table: &str) -> Result<(), String> {
-    let own = senders
-        .iter()
-        .map(NodeConfig::tool)
-        .find(|g| g.receiver().is_some());
-    if let Some(own) = own.filter(|own| senders.iter().any(|s| s.tool() != *own)) {
+    if let Some(own) =
+        receiving_generator(senders).filter(|own| senders.iter().any(|s| s.tool() != *own))
+    {
         let name = own.name();
         return Err(format!(
             "{table} generator: {name} senders need a {name} receiver; use \"{name}\" on \
@@ -324,10 +330,7 @@ impl SshLab {
     /// The generator whose receiver counts: the senders' own when they have one (they then
     /// all run it), else none and `benchlab rx` counts.
     pub fn receiving_generator(&self) -> Option<Generator> {
-        self.senders
-            .iter()
-            .map(NodeConfig::tool)
-            .find(|g| g.receiver().is_some())
+        receiving_generator(&self.senders)
     }
 }
 
