@@ -156,16 +156,24 @@ fn a_generator_is_named_from_the_registry_and_its_rules_are_kept() {
             "LAB.toml",
         )
     };
+    // Further generators add their names to the lists, hence the prefixes.
     let err = lab("pktgen", "").unwrap_err().to_string();
-    assert_eq!(
-        err,
-        "LAB.toml:9: generator = \"pktgen\": use one of \"benchlab\", \"pkt-gen\", \"trafgen\""
+    assert!(
+        err.starts_with(
+            "LAB.toml:9: generator = \"pktgen\": use one of \"benchlab\", \"pkt-gen\", \"trafgen\""
+        ),
+        "{err}"
     );
     let err = lab("pkt-gen", "cpu = 2\n").unwrap_err().to_string();
-    assert_eq!(
-        err,
-        "LAB.toml: [hosts.sender] host = \"g\": cpu is for the benchlab and trafgen \
-         generators; pin pkt-gen in its host's own setup"
+    assert!(
+        err.starts_with(
+            "LAB.toml: [hosts.sender] host = \"g\": cpu is for the benchlab and trafgen"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.ends_with(" generators; pin pkt-gen in its host's own setup"),
+        "{err}"
     );
     let real = lab("pkt-gen", "").unwrap().ssh_lab().unwrap().unwrap();
     let pktgen = real.receiving_generator().unwrap();
