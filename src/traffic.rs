@@ -51,6 +51,8 @@ pub mod packet;
 pub mod pktgen;
 /// The receiver: per-second interface counters as a series.
 pub mod receiver;
+/// The generators a real lab's senders run, by their `LAB.toml` name.
+pub mod registry;
 /// Tools on other hosts: process guards, scratch files, `benchlab gen`/`rx` run remotely.
 pub mod remote;
 /// netsniff-ng trafgen: its packet configuration from a traffic profile, its command line.

@@ -31,12 +31,12 @@ use crate::cancel::Cancel;
 use crate::config::{Campaign, Version, ALTERNATING_INTERVAL};
 use crate::dut::{self, ConfigSets, Os};
 use crate::error::InputError;
-use crate::lab::ssh::{Generator, NodeConfig, SshLab};
+use crate::lab::ssh::{NodeConfig, SshLab};
 use crate::store::Store;
-use crate::traffic::endpoint::{Load, Receiver, Sender};
-use crate::traffic::pktgen::endpoint::{PktgenReceiver, PktgenSender};
-use crate::traffic::remote::{RemoteGen, RemoteNode, RemoteRx};
-use crate::traffic::trafgen::sender::{trafgen_tx, TrafgenSender};
+use crate::traffic::endpoint::{Receiver, Sender};
+use crate::traffic::registry;
+use crate::traffic::remote::generator::fallback_receiver;
+use crate::traffic::remote::{RemoteNode, RemoteRx};
 use crate::transport::SshTransport;
 pub use version::DEFAULT_ONLINE_TIMEOUT;
 
@@ -82,21 +82,12 @@ fn remote_node(node: &NodeConfig, lab: &SshLab, dut_mac: &str) -> RemoteNode {
     }
 }
 
-/// Sender `k` of `of`, sending `load` with `tool` from `node`: the one place that knows every
-/// generator.
-fn sender(tool: Generator, node: &RemoteNode, load: &Load, k: usize, of: usize) -> Box<dyn Sender> {
-    match tool {
-        Generator::Benchlab => Box::new(RemoteGen::new(node, load, k, of)),
-        Generator::PktGen => Box::new(PktgenSender::new(node, load, k, of)),
-        Generator::Trafgen => Box::new(TrafgenSender::new(node, load, k, of)),
-    }
-}
-
-/// The receiver that counts what `tool` senders send, on `node`.
-fn receiver(tool: Generator, node: &RemoteNode) -> Box<dyn Receiver> {
-    match tool {
-        Generator::PktGen => Box::new(PktgenReceiver::new(node)),
-        Generator::Benchlab | Generator::Trafgen => Box::new(RemoteRx::new(node)),
+/// The receiver on `node` that counts what the lab's senders send: their generator's own, or
+/// `benchlab rx`.
+fn receiver(lab: &SshLab, node: &RemoteNode) -> Box<dyn Receiver> {
+    match lab.receiving_generator().and_then(|g| g.receiver()) {
+        Some(new) => new(node),
+        None => fallback_receiver(node),
     }
 }
 
@@ -107,21 +98,14 @@ impl SshBench {
         for profile in &campaign.profiles {
             let shares = senders::shares(profile, lab.senders.len())?;
             for (node, share) in lab.senders.iter().zip(&shares) {
-                if node.tool() == Generator::Trafgen {
-                    // Any MAC will do here: the frames' MACs do not change their count.
-                    let mac = node.dut_mac.as_deref().unwrap_or_default();
-                    let bad = |e: InputError| {
-                        InputError::new(format!(
-                            "profile `{}` on sender {}: {}",
-                            profile.name, node.host, e.0
-                        ))
-                    };
-                    let remote = remote_node(node, &lab, mac);
-                    trafgen_tx(&remote, &share.load(campaign.trial.duration), mac)
-                        .map_err(bad)?
-                        .config()
-                        .map_err(bad)?;
-                }
+                let remote = remote_node(node, &lab, node.dut_mac.as_deref().unwrap_or_default());
+                let load = share.load(campaign.trial.duration);
+                node.tool().check(&remote, &load).map_err(|e| {
+                    InputError::new(format!(
+                        "profile `{}` on sender {}: {}",
+                        profile.name, node.host, e.0
+                    ))
+                })?;
             }
         }
         let env = vec![("BENCHLAB_DUT_HOST".to_string(), lab.dut.host.clone())];
@@ -165,7 +149,8 @@ impl SshBench {
             .map(|(k, (node, share))| {
                 let remote =
                     remote_node(node, &self.lab, node.dut_mac.as_deref().unwrap_or_default());
-                sender(node.tool(), &remote, &share.load(spec.trial.duration), k, n)
+                node.tool()
+                    .sender(&remote, &share.load(spec.trial.duration), k, n)
             })
             .collect())
     }
@@ -221,7 +206,7 @@ impl Bench for SshBench {
 
     fn rig(&mut self, spec: &TrialSpec<'_>) -> anyhow::Result<Rig<'_>> {
         let rx = remote_node(&self.lab.receiver, &self.lab, "");
-        let receiver = receiver(self.lab.receiver_tool(), &rx);
+        let receiver = receiver(&self.lab, &rx);
         self.rig_with(spec, receiver)
     }
 
@@ -229,11 +214,16 @@ impl Bench for SshBench {
         &mut self,
         spec: &TrialSpec<'_>,
     ) -> anyhow::Result<(Rig<'_>, Box<dyn Switcher + '_>)> {
-        if self.lab.receiver_tool() != Generator::Benchlab {
+        if self.lab.receiving_generator().is_some() {
+            let counted: Vec<&str> = (registry::GENERATORS.iter())
+                .filter(|g| g.receiver().is_none())
+                .map(|g| g.name())
+                .collect();
             anyhow::bail!(
                 "the alternating design needs benchlab's receiver on {} (it samples every \
-                 0.05 s): use benchlab or trafgen senders, or design = \"trials\"",
-                self.lab.receiver.host
+                 0.05 s): use {} senders, or design = \"trials\"",
+                self.lab.receiver.host,
+                counted.join(" or ")
             );
         }
         let rx = remote_node(&self.lab.receiver, &self.lab, "");
@@ -274,7 +264,7 @@ impl Bench for SshBench {
             .map(|s| {
                 let mut v = node(s);
                 v["dut_mac"] = serde_json::json!(s.dut_mac);
-                v["generator"] = serde_json::json!(s.tool().sender_name());
+                v["generator"] = serde_json::json!(s.tool().label());
                 v["cpu"] = serde_json::json!(s.cpu);
                 v
             })
@@ -283,7 +273,7 @@ impl Bench for SshBench {
             .lab
             .senders
             .iter()
-            .map(|s| format!("{} over SSH on {}", s.tool().sender_name(), s.host))
+            .map(|s| format!("{} over SSH on {}", s.tool().label(), s.host))
             .collect();
         let mut facts = serde_json::json!({
             "host": crate::lab::host::facts(&self.dut),

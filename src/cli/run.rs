@@ -18,7 +18,6 @@ use crate::cancel::Cancel;
 use crate::config::Campaign;
 use crate::dut::{known_sets, KNOWN_PRESETS};
 use crate::error::InputError;
-use crate::lab::ssh::SshLab;
 use crate::lab::Lab;
 use crate::profile::PerfProfiler;
 use crate::store::{Status, Store};
@@ -243,7 +242,7 @@ fn measure(
     // down at once.
     crate::lab::stop_gracefully_on_signal(cancel);
     let (mut virt, mut real) = (None, None);
-    let bench: &mut dyn Bench = match SshLab::from_config(&campaign.lab).map_err(InputError::new)? {
+    let bench: &mut dyn Bench = match campaign.lab.ssh_lab().map_err(InputError::new)? {
         Some(lab) => real.insert(SshBench::new(lab, campaign, store.dir())?),
         None => {
             let lab = Lab::up(&campaign.lab).context("building the virtual lab")?;

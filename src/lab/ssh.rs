@@ -38,7 +38,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::topology::LabConfig;
+use crate::traffic::registry;
+use crate::traffic::remote::generator::RemoteGenerator;
 use crate::transport::ssh::DEFAULT_CONNECT_TIMEOUT;
 use crate::transport::SshTransport;
 
@@ -50,28 +51,58 @@ pub enum TransportKind {
     Ssh,
 }
 
-/// What sends the traffic (and counts it on the receiver).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Generator {
-    /// `benchlab gen --json` and `benchlab rx --json`.
-    #[default]
-    Benchlab,
-    /// netmap `pkt-gen -f tx` and `pkt-gen -f rx`.
-    PktGen,
-    /// netsniff-ng's `trafgen` (Linux), counted by `benchlab rx --tx` on the sender and by
-    /// `benchlab rx` on the receiver.
-    Trafgen,
-}
+/// What sends the traffic (and counts it on the receiver): a generator of
+/// [`registry::GENERATORS`], by its name (`generator = "trafgen"`); it derefs to the generator.
+#[derive(Clone, Copy)]
+pub struct Generator(&'static dyn RemoteGenerator);
 
 impl Generator {
-    /// The sending tool's name in messages and lab facts.
-    pub fn sender_name(self) -> &'static str {
-        match self {
-            Generator::Benchlab => "benchlab gen",
-            Generator::PktGen => "pkt-gen -f tx",
-            Generator::Trafgen => "trafgen",
-        }
+    /// The generator `LAB.toml` calls `name`, or a message naming the key and the valid names.
+    pub fn named(name: &str) -> Result<Self, String> {
+        registry::find(name)
+            .map(Self)
+            .ok_or_else(|| format!("generator = {name:?}: use one of {}", registry::names()))
+    }
+}
+
+impl Default for Generator {
+    fn default() -> Self {
+        Self(registry::default_generator())
+    }
+}
+
+impl std::ops::Deref for Generator {
+    type Target = dyn RemoteGenerator;
+
+    fn deref(&self) -> &Self::Target {
+        self.0
+    }
+}
+
+impl PartialEq for Generator {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Generator {}
+
+impl std::fmt::Debug for Generator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Generator({:?})", self.name())
+    }
+}
+
+impl Serialize for Generator {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Generator {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Self::named(&name).map_err(serde::de::Error::custom)
     }
 }
 
@@ -128,6 +159,44 @@ fn check_pmc_event(dut: &NodeConfig) -> Result<(), String> {
         }
         _ => Ok(()),
     }
+}
+
+/// The first of `senders`' generators that has its own receiver.
+fn receiving_generator(senders: &[NodeConfig]) -> Option<Generator> {
+    senders
+        .iter()
+        .map(NodeConfig::tool)
+        .find(|g| g.receiver().is_some())
+}
+
+/// Fails when the senders need two receivers (a generator with its own receiver beside
+/// another generator), or name a `cpu` for a generator that does not pin one.
+fn check_generators(senders: &[NodeConfig], table: &str) -> Result<(), String> {
+    if let Some(own) =
+        receiving_generator(senders).filter(|own| senders.iter().any(|s| s.tool() != *own))
+    {
+        let name = own.name();
+        return Err(format!(
+            "{table} generator: {name} senders need a {name} receiver; use \"{name}\" on \
+             every sender or on none"
+        ));
+    }
+    if let Some(s) = senders
+        .iter()
+        .find(|s| s.cpu.is_some() && !s.tool().pins_cpu())
+    {
+        let pinning: Vec<&str> = (registry::GENERATORS.iter())
+            .filter(|g| g.pins_cpu())
+            .map(|g| g.name())
+            .collect();
+        return Err(format!(
+            "{table} host = {:?}: cpu is for the {} generators; pin {} in its host's own setup",
+            s.host,
+            pinning.join(" and "),
+            s.tool().name()
+        ));
+    }
+    Ok(())
 }
 
 /// The SSH client options shared by every node.
@@ -191,15 +260,15 @@ pub struct SshLab {
 }
 
 impl SshLab {
-    /// The real lab `cfg` describes: `Ok(None)` for the virtual lab (no `[hosts]`), an error
-    /// naming the missing or wrong key otherwise.
-    pub fn from_config(cfg: &LabConfig) -> Result<Option<Self>, String> {
+    /// The real lab of a `LAB.toml`'s `[hosts]` and `[ssh]` tables: `Ok(None)` for the virtual
+    /// lab (no `[hosts]`), an error naming the missing or wrong key otherwise.
+    pub fn from_hosts(hosts: Option<&Hosts>, ssh: &SshOptions) -> Result<Option<Self>, String> {
         let Some(Hosts {
             dut,
             sender,
             senders,
             receiver,
-        }) = &cfg.hosts
+        }) = hosts
         else {
             return Ok(None);
         };
@@ -231,23 +300,7 @@ impl SshLab {
                 ));
             }
         }
-        let pktgen = senders
-            .iter()
-            .filter(|s| s.tool() == Generator::PktGen)
-            .count();
-        if pktgen != 0 && pktgen != senders.len() {
-            return Err(format!(
-                "{table} generator: pkt-gen senders need a pkt-gen receiver; use \"pkt-gen\" \
-                 on every sender or on none"
-            ));
-        }
-        if let Some(s) = senders.iter().find(|s| s.cpu.is_some() && pktgen != 0) {
-            return Err(format!(
-                "{table} host = {:?}: cpu is for the benchlab and trafgen generators; pin \
-                 pkt-gen in its host's own setup",
-                s.host
-            ));
-        }
+        check_generators(&senders, table)?;
         if receiver.interface.is_none() {
             return Err("[hosts.receiver] needs interface = \"IF\" (the lab interface)".into());
         }
@@ -263,172 +316,23 @@ impl SshLab {
             }
         }
         check_pmc_event(dut)?;
-        if cfg.ssh.connect_timeout == Some(0) {
+        if ssh.connect_timeout == Some(0) {
             return Err("[ssh] connect_timeout = 0: use 1 second or more".into());
         }
         Ok(Some(Self {
             dut: dut.clone(),
             senders,
             receiver: receiver.clone(),
-            ssh: cfg.ssh.clone(),
+            ssh: ssh.clone(),
         }))
     }
 
-    /// What the receiver runs: pkt-gen for pkt-gen senders, `benchlab rx` otherwise.
-    pub fn receiver_tool(&self) -> Generator {
-        match self.senders[0].tool() {
-            Generator::PktGen => Generator::PktGen,
-            Generator::Benchlab | Generator::Trafgen => Generator::Benchlab,
-        }
+    /// The generator whose receiver counts: the senders' own when they have one (they then
+    /// all run it), else none and `benchlab rx` counts.
+    pub fn receiving_generator(&self) -> Option<Generator> {
+        receiving_generator(&self.senders)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn node_tables_make_a_real_lab_and_missing_keys_are_named() {
-        let lab = LabConfig::parse(
-            r#"
-[ssh]
-config = "cfg"
-connect_timeout = 3
-[hosts.dut]
-transport = "ssh"
-host = "apu2"
-interfaces = ["igb1", "igb2"]
-[hosts.sender]
-transport = "ssh"
-host = "gen1"
-interface = "igb1"
-dut_mac = "00:0d:b9:41:ca:3d"
-[hosts.receiver]
-transport = "ssh"
-host = "gen1"
-interface = "igb2"
-"#,
-            "LAB.toml",
-        )
-        .unwrap();
-        let real = SshLab::from_config(&lab).unwrap().unwrap();
-        assert_eq!(real.dut.host, "apu2");
-        let t = real.ssh.transport(&real.senders[0]);
-        let line = t.ssh_argv(&["true".into()]).join(" ");
-        assert!(
-            line.starts_with("ssh -o BatchMode=yes -o ConnectTimeout=3 "),
-            "{line}"
-        );
-        assert!(line.ends_with(" -F cfg -- gen1 'true'"), "{line}");
-        assert_eq!(SshLab::from_config(&LabConfig::default()), Ok(None));
-
-        let err = LabConfig::parse(
-            "[hosts.dut]\ntransport = \"ssh\"\nhost = \"a\"\n",
-            "LAB.toml",
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.starts_with("LAB.toml:1: missing field `receiver`"),
-            "{err}"
-        );
-        let err = LabConfig::parse(
-            "[hosts.dut]\ntransport = \"telnet\"\nhost = \"a\"\n",
-            "LAB.toml",
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.starts_with("LAB.toml:2: unknown variant `telnet`"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn a_dut_pmc_event_is_one_event_name() {
-        let lab = |event: &str| {
-            LabConfig::parse(
-                &format!(
-                    "[hosts.dut]\ntransport = \"ssh\"\nhost = \"bsd\"\npmc_event = \"{event}\"\n\
-                     [hosts.sender]\ntransport = \"ssh\"\nhost = \"g\"\ninterface = \"e0\"\n\
-                     dut_mac = \"02:00:00:00:00:01\"\n\
-                     [hosts.receiver]\ntransport = \"ssh\"\nhost = \"g\"\ninterface = \"e1\"\n"
-                ),
-                "LAB.toml",
-            )
-        };
-        let real = SshLab::from_config(&lab("cpu_clk_unhalted.thread_p").unwrap());
-        let event = real.unwrap().unwrap().dut.pmc_event;
-        assert_eq!(event.as_deref(), Some("cpu_clk_unhalted.thread_p"));
-        let err = lab("two events").unwrap_err().to_string();
-        assert!(
-            err.starts_with("LAB.toml: [hosts.dut] pmc_event = \"two events\""),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn several_senders_replace_the_one_sender_and_exactly_one_form_is_named() {
-        let hosts = |senders: &str| {
-            format!(
-                "[hosts.dut]\ntransport = \"ssh\"\nhost = \"dut\"\n{senders}\n\
-                 [hosts.receiver]\ntransport = \"ssh\"\nhost = \"rx\"\ninterface = \"r0\"\n"
-            )
-        };
-        let one = |table: &str, host: &str, generator: &str| {
-            format!(
-                "[{table}]\ntransport = \"ssh\"\nhost = \"{host}\"\ninterface = \"s0\"\n\
-                 dut_mac = \"02:00:00:00:00:01\"\ngenerator = \"{generator}\"\n"
-            )
-        };
-        let two =
-            one("[hosts.senders]", "gen1", "trafgen") + &one("[hosts.senders]", "gen2", "benchlab");
-        let lab = LabConfig::parse(&hosts(&two), "LAB.toml").unwrap();
-        let real = SshLab::from_config(&lab).unwrap().unwrap();
-        let names: Vec<_> = real
-            .senders
-            .iter()
-            .map(|s| (s.host.as_str(), s.tool()))
-            .collect();
-        assert_eq!(
-            names,
-            [("gen1", Generator::Trafgen), ("gen2", Generator::Benchlab)]
-        );
-        assert_eq!(real.receiver_tool(), Generator::Benchlab);
-
-        let err = |text: &str| LabConfig::parse(text, "LAB.toml").unwrap_err().to_string();
-        let both = one("hosts.sender", "gen1", "benchlab") + &two;
-        assert_eq!(
-            err(&hosts(&both)),
-            "LAB.toml: [hosts] has both [hosts.sender] and [[hosts.senders]]: keep one"
-        );
-        assert_eq!(
-            err(&hosts("")),
-            "LAB.toml: [hosts] needs [hosts.sender] (or [[hosts.senders]] for several)"
-        );
-        let mixed =
-            one("[hosts.senders]", "gen1", "pkt-gen") + &one("[hosts.senders]", "gen2", "trafgen");
-        assert!(err(&hosts(&mixed)).contains("[[hosts.senders]] generator: pkt-gen senders"));
-        let no_mac =
-            "[[hosts.senders]]\ntransport = \"ssh\"\nhost = \"gen3\"\ninterface = \"s0\"\n";
-        assert_eq!(
-            err(&hosts(&(two + no_mac))),
-            "LAB.toml: [[hosts.senders]] host = \"gen3\" needs dut_mac = \"MAC\" (the DUT's \
-             sender-side MAC)"
-        );
-    }
-
-    #[test]
-    fn the_example_campaign_describes_a_real_lab() {
-        let text = include_str!("../../examples/ssh-lab.toml");
-        let c = crate::config::Campaign::from_toml(text, "ssh-lab.toml", crate::dut::KNOWN_PRESETS)
-            .unwrap();
-        let lab = SshLab::from_config(&c.lab).unwrap().unwrap();
-        assert_eq!(
-            (lab.dut.host.as_str(), lab.senders[0].host.as_str()),
-            ("dut1", "gen1")
-        );
-        assert_eq!(c.versions[1].reboot, ["systemctl", "reboot"]);
-        assert_eq!(c.versions[1].online_timeout, Some(300.0));
-    }
-}
+mod tests;

@@ -20,6 +20,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use super::ssh::{Hosts, SshLab, SshOptions};
 use crate::error::InputError;
 
 /// The most senders a lab has (their interface names must stay unique and short).
@@ -43,10 +44,10 @@ pub struct LabConfig {
     pub generator_cpu: Option<usize>,
     /// A real lab's hosts, reached over SSH (see [`crate::lab::ssh`]); none on the virtual lab.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hosts: Option<crate::lab::ssh::Hosts>,
+    pub hosts: Option<Hosts>,
     /// SSH client options of a real lab.
-    #[serde(skip_serializing_if = "crate::lab::ssh::SshOptions::is_default")]
-    pub ssh: crate::lab::ssh::SshOptions,
+    #[serde(skip_serializing_if = "SshOptions::is_default")]
+    pub ssh: SshOptions,
 }
 
 impl Default for LabConfig {
@@ -59,7 +60,7 @@ impl Default for LabConfig {
             dut_cpu: None,
             generator_cpu: None,
             hosts: None,
-            ssh: crate::lab::ssh::SshOptions::default(),
+            ssh: SshOptions::default(),
         }
     }
 }
@@ -113,7 +114,12 @@ impl LabConfig {
                 self.senders
             ));
         }
-        crate::lab::ssh::SshLab::from_config(self).map(drop)
+        self.ssh_lab().map(drop)
+    }
+
+    /// The real lab this describes (see [`SshLab::from_hosts`]): `Ok(None)` for the virtual lab.
+    pub fn ssh_lab(&self) -> Result<Option<SshLab>, String> {
+        SshLab::from_hosts(self.hosts.as_ref(), &self.ssh)
     }
 }
 

@@ -1,6 +1,6 @@
 //! netmap pkt-gen as a generator and receiver: its command lines built from a traffic profile
 //! (as argv, so IPv6 ranges need none of the old harness's `"\"[…]\""` quoting), and its output
-//! read with the same parser as archived netbenches logs ([`crate::ingest::netbenches::pktgen`]).
+//! read by [`log`], which archived netbenches logs are read with too.
 //!
 //! The shape is the seeds' labs' (notes §2.3): `pkt-gen -f tx -N -i IF -n COUNT -l SIZE-4 -4|-6
 //! -d RANGE -D DUTMAC -s RANGE [-S SRCMAC] -w 2`. pkt-gen's `-l` excludes the 4-byte FCS, so a
@@ -9,10 +9,12 @@
 
 use super::endpoint::Load;
 use super::packet::Family;
-use crate::ingest::netbenches::pktgen::{self as parse, Second};
+use log::Second;
 
 /// pkt-gen as a trial's sender and receiver on remote hosts.
 pub mod endpoint;
+/// pkt-gen's output read: per-second lines, packets sent, the closing speed.
+pub mod log;
 
 /// The Ethernet FCS, counted in a profile's frame size but not in pkt-gen's `-l`.
 const FCS: u32 = 4;
@@ -141,15 +143,12 @@ pub fn count_for(seconds: f64, pps: f64) -> u64 {
 
 /// The per-second lines of a pkt-gen run (sender or receiver).
 pub fn per_second(output: &str) -> Vec<Second> {
-    parse::seconds(output)
+    log::seconds(output)
 }
 
 /// What a finished pkt-gen sender reported: packets sent and its average rate (`Speed:`).
 pub fn sender_summary(output: &str) -> (Option<u64>, Option<f64>) {
-    (
-        parse::sent_packets(output),
-        parse::parse_sender(output).speed_pps,
-    )
+    (log::sent_packets(output), log::speed_pps(output))
 }
 
 #[cfg(test)]

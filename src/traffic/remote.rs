@@ -16,6 +16,9 @@ use super::wire::read_lines;
 use crate::stats::CounterSample;
 use crate::transport::{display_argv, failed, Output, Process, Transport};
 
+/// The trait every generator of a real lab implements, and benchlab's own.
+pub mod generator;
+
 /// How long a counter may take to print its first sample.
 const READY: Duration = Duration::from_secs(15);
 /// How long a remote tool may take to stop once asked.

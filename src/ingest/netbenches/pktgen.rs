@@ -4,6 +4,9 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use crate::ingest::{AddrRange, Traffic};
+use crate::traffic::pktgen::log::{parse_number, speed_pps};
+/// pkt-gen's per-second and `Sent` lines, read by the parser a live pkt-gen run uses too.
+pub use crate::traffic::pktgen::log::{seconds, sent_packets, Second};
 
 /// Lines bench-lab-ministat.sh drops at the head of a receiver log (pkt-gen's preamble and
 /// the warm-up seconds).
@@ -47,46 +50,6 @@ pub fn rates(log: &str) -> Vec<f64> {
         .collect()
 }
 
-/// One per-second line of pkt-gen (sender or receiver): `main_thread [N] R pps (P pkts [B bps]
-/// in U usec) …`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Second {
-    /// The rate pkt-gen printed.
-    pub pps: f64,
-    /// Packets sent or received during the interval.
-    pub pkts: u64,
-    /// The interval's length in microseconds.
-    pub usec: u64,
-}
-
-/// Every per-second line of a pkt-gen log, zero rates included, in file order (both the older
-/// `(P pkts in U usec)` and the newer `(P pkts B bps in U usec)` forms).
-pub fn seconds(log: &str) -> Vec<Second> {
-    log.lines().filter_map(parse_second).collect()
-}
-
-fn parse_second(line: &str) -> Option<Second> {
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let at = words.iter().position(|w| *w == "main_thread")?;
-    let rest = &words[at + 1..];
-    if !(rest.first()?.starts_with('[') && rest.get(2) == Some(&"pps")) {
-        return None;
-    }
-    let pps = parse_number(rest[1])?;
-    let pkts = rest.get(3)?.strip_prefix('(')?.parse().ok()?;
-    let usec_at = rest.iter().position(|w| *w == "usec)")?;
-    let usec = rest.get(usec_at.checked_sub(1)?)?.parse().ok()?;
-    Some(Second { pps, pkts, usec })
-}
-
-/// The packet count of pkt-gen's closing `Sent N packets …` line.
-pub fn sent_packets(log: &str) -> Option<u64> {
-    log.lines()
-        .filter_map(|l| l.strip_prefix("Sent "))
-        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
-        .next_back()
-}
-
 /// What a sender log tells: its command line and pkt-gen's closing `Speed:` figure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SenderLog {
@@ -100,27 +63,10 @@ pub struct SenderLog {
 /// Parses a sender log.
 pub fn parse_sender(log: &str) -> SenderLog {
     let traffic = log.lines().next().and_then(command_line).map(parse_command);
-    let speed_pps = log
-        .lines()
-        .filter_map(|line| line.strip_prefix("Speed: "))
-        .filter_map(parse_speed)
-        .next_back();
-    SenderLog { traffic, speed_pps }
-}
-
-/// pkt-gen's `Speed: 1488125 pps …`, or `Speed: 10.88 Mpps …` from versions that scale it.
-fn parse_speed(text: &str) -> Option<f64> {
-    let mut words = text.split_whitespace();
-    let value = parse_number(words.next()?)?;
-    let scale = match words.next()?.strip_suffix("pps")? {
-        "" => 1.0,
-        "K" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        _ => return None,
-    };
-    Some(value * scale)
+    SenderLog {
+        traffic,
+        speed_pps: speed_pps(log),
+    }
 }
 
 /// The command of a log's first line: `CMD on <host>: <cmd>` or `CMD: <cmd>`.
@@ -259,40 +205,9 @@ fn rate_line_tail(rest: &[u8]) -> bool {
         && rest[at + 3..].windows(3).any(|w| w == b"pps")
 }
 
-/// A number as ministat's strtod() reads it: the whole token must be numeric.
-fn parse_number(token: &str) -> Option<f64> {
-    token.parse::<f64>().ok().filter(|v| v.is_finite())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn both_per_second_forms_and_the_sent_count_are_read() {
-        let log = "CMD: pkt-gen -f rx -i ix1 -w 4\n\
-            507.868373 main_thread [2277] 1492702 pps (1493807 pkts 717027360 bps in 1000740 usec) 2.36 avg_batch 0 min_space\n\
-            508.1 main_thread [2277] 0 pps (0 pkts in 1001000 usec)\n\
-            508.2 main [2812] Ready...\n\
-            Sent 80000000 packets, 60 bytes each, in 53.76 seconds.\n";
-        let got = seconds(log);
-        assert_eq!(
-            got,
-            [
-                Second {
-                    pps: 1492702.0,
-                    pkts: 1493807,
-                    usec: 1000740
-                },
-                Second {
-                    pps: 0.0,
-                    pkts: 0,
-                    usec: 1001000
-                },
-            ]
-        );
-        assert_eq!(sent_packets(log), Some(80_000_000));
-    }
 
     fn receiver_log(preamble: usize, rates: &[&str], tail: &[&str]) -> String {
         let mut log = String::from("CMD: pkt-gen -N -f rx -i igb3 -w 4\n");
@@ -419,8 +334,6 @@ mod tests {
     fn scaled_speed_of_older_pkt_gen() {
         let log = "CMD: pkt-gen -f tx -i ix0 -l 60\nSpeed: 10.88 Mpps Bandwidth: 5.22 Gbps (raw 7.31 Gbps)\n";
         assert_eq!(parse_sender(log).speed_pps, Some(10_880_000.0));
-        assert_eq!(parse_speed("950.5 Kpps x"), Some(950_500.0));
-        assert_eq!(parse_speed("12 bps"), None);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! netmap pkt-gen on remote hosts as a trial's [`Sender`] and [`Receiver`]. pkt-gen stops after
 //! a packet count, so benchlab stops it once the trial's seconds (after its link wait) have
-//! passed; its per-second lines are read with the netbenches log parser, and its idle seconds
-//! before traffic (the netmap link wait) are left out, so that sender and receiver start
-//! together.
+//! passed; its per-second lines are read by `pktgen::log` (as archived logs are), and its idle
+//! seconds before traffic (the netmap link wait) are left out, so that sender and receiver
+//! start together.
 
 use std::time::Duration;
 
@@ -10,6 +10,7 @@ use super::{count_for, per_second, PktgenRx, PktgenTx};
 use crate::traffic::endpoint::{
     file_name, Load, Receiver, ReceiverRecord, Sender, SenderRecord, SenderState, StopReason, Tick,
 };
+use crate::traffic::remote::generator::{NewReceiver, RemoteGenerator};
 use crate::traffic::remote::{RemoteNode, RemoteRun, DRAIN};
 
 /// The packet count of a pkt-gen sender at `max`: 100 GbE line rate of 64-byte frames.
@@ -29,6 +30,27 @@ fn pktgen_ticks(out: &[u8]) -> Vec<Tick> {
             pps: s.pps,
         })
         .collect()
+}
+
+/// netmap pkt-gen at both ends: `pkt-gen -f tx` on the senders, `pkt-gen -f rx` on the receiver.
+pub struct Pktgen;
+
+impl RemoteGenerator for Pktgen {
+    fn name(&self) -> &'static str {
+        "pkt-gen"
+    }
+
+    fn label(&self) -> &'static str {
+        "pkt-gen -f tx"
+    }
+
+    fn sender(&self, node: &RemoteNode, load: &Load, k: usize, of: usize) -> Box<dyn Sender> {
+        Box::new(PktgenSender::new(node, load, k, of))
+    }
+
+    fn receiver(&self) -> Option<NewReceiver> {
+        Some(|node| Box::new(PktgenReceiver::new(node)))
+    }
 }
 
 /// `pkt-gen -f tx` on a remote sender.

@@ -12,6 +12,7 @@ use crate::traffic::endpoint::{
     file_name, Load, Sender, SenderRecord, SenderState, StopReason, Tick,
 };
 use crate::traffic::packet::FrameSpec;
+use crate::traffic::remote::generator::RemoteGenerator;
 use crate::traffic::remote::{json_ticks, read_ready, RemoteFile, RemoteNode, RemoteRun};
 
 /// trafgen is stopped by `timeout` at the end of the trial; benchlab stops it only this late.
@@ -32,6 +33,33 @@ pub fn trafgen_tx(node: &RemoteNode, load: &Load, src_mac: &str) -> Result<Trafg
         rate: load.pps(),
         cpu: node.cpu.unwrap_or(0),
     })
+}
+
+/// netsniff-ng's trafgen on the senders (Linux), counted by `benchlab rx --tx` there and by
+/// `benchlab rx` on the receiver.
+pub struct Trafgen;
+
+impl RemoteGenerator for Trafgen {
+    fn name(&self) -> &'static str {
+        "trafgen"
+    }
+
+    fn label(&self) -> &'static str {
+        "trafgen"
+    }
+
+    fn sender(&self, node: &RemoteNode, load: &Load, k: usize, of: usize) -> Box<dyn Sender> {
+        Box::new(TrafgenSender::new(node, load, k, of))
+    }
+
+    fn pins_cpu(&self) -> bool {
+        true
+    }
+
+    fn check(&self, node: &RemoteNode, load: &Load) -> Result<(), InputError> {
+        // Any MAC will do as the source here: the frames' MACs do not change their count.
+        trafgen_tx(node, load, &node.dut_mac)?.config().map(drop)
+    }
 }
 
 /// trafgen on a remote sender, counted by its interface's counters.
