@@ -131,6 +131,30 @@ impl Traffic {
         let dst = self.destination.as_ref()?.endpoints();
         Some(src.saturating_mul(dst))
     }
+
+    /// The traffic of a benchlab profile in the report's terms (frame size without the FCS, as
+    /// pkt-gen's `-l`).
+    pub(crate) fn of_profile(profile: &crate::config::Profile) -> Self {
+        Traffic {
+            command: format!(
+                "benchlab gen -l {} -s {} -d {} -r {}",
+                profile.frame_size(),
+                profile.src(),
+                profile.dst(),
+                match profile.rate {
+                    crate::config::Rate::Max => "max".to_string(),
+                    crate::config::Rate::Pps(p) => p.to_string(),
+                }
+            ),
+            packet_bytes: Some(profile.frame_size() - 4),
+            ip_version: match profile.af {
+                crate::config::Family::Inet4 => 4,
+                crate::config::Family::Inet6 => 6,
+            },
+            source: netbenches::pktgen::parse_range(profile.src()),
+            destination: netbenches::pktgen::parse_range(profile.dst()),
+        }
+    }
 }
 
 /// An address range with an optional port range, as pkt-gen's `-s`/`-d` take them.

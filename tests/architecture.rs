@@ -48,10 +48,6 @@ const KNOWN_CYCLES: &[(&str, &str)] = &[
         "`Bench` and `Event` live in run.rs, which hands over to throughput::run_search",
     ),
     (
-        "ingest/alternating.rs -> ingest/benchlab.rs -> ingest/alternating.rs",
-        "alternating uses benchlab::traffic while benchlab::read_dir calls alternating::read",
-    ),
-    (
         "report/alternating.rs -> report/chart.rs -> report/markdown.rs -> report/alternating.rs",
         "chart subtitles use markdown::traffic_summary; markdown embeds the alternating section",
     ),

@@ -117,7 +117,7 @@ fn empty_series((v, p): (&str, &str), names: &[&str], profile: &Profile) -> Vec<
             profile: p.into(),
             setup: Setup {
                 uname: None,
-                traffic: Some(super::benchlab::traffic(profile)),
+                traffic: Some(super::Traffic::of_profile(profile)),
             },
             ..Series::default()
         })

@@ -9,9 +9,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::netbenches::pktgen::parse_range;
 use super::{Capture, Iteration, Results, Series, Setup, Traffic, Warning};
-use crate::config::{Campaign, Design, Family, Measure, Profile, Trial};
+use crate::config::{Campaign, Design, Measure, Profile, Trial};
 use crate::error::InputError;
 use crate::stats::{Flavor, Sample};
 use crate::store::{measured, plan, Status, Store, TrialKey, TrialMeta, FOLDED_FILE, PROFILING};
@@ -160,7 +159,7 @@ fn read_series(
             // The virtual lab's DUT runs this host's kernel, which the setup list names once;
             // a lab over SSH records each version's running kernel.
             uname: uname.map(str::to_string),
-            traffic: Some(traffic(profile)),
+            traffic: Some(Traffic::of_profile(profile)),
         },
     };
     let mut trials: Vec<_> = (keys.iter())
@@ -293,28 +292,4 @@ fn read_capture(
         }
     };
     Ok(capture)
-}
-
-/// The traffic of a profile in the report's terms (frame size without the FCS, as pkt-gen's
-/// `-l`).
-pub(super) fn traffic(profile: &crate::config::Profile) -> Traffic {
-    Traffic {
-        command: format!(
-            "benchlab gen -l {} -s {} -d {} -r {}",
-            profile.frame_size(),
-            profile.src(),
-            profile.dst(),
-            match profile.rate {
-                crate::config::Rate::Max => "max".to_string(),
-                crate::config::Rate::Pps(p) => p.to_string(),
-            }
-        ),
-        packet_bytes: Some(profile.frame_size() - 4),
-        ip_version: match profile.af {
-            Family::Inet4 => 4,
-            Family::Inet6 => 6,
-        },
-        source: parse_range(profile.src()),
-        destination: parse_range(profile.dst()),
-    }
 }

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{note_status, traffic, Iteration, Results, Series, Setup, Warning};
+use super::{note_status, Iteration, Results, Series, Setup, Traffic, Warning};
 use crate::config::{Campaign, Profile};
 use crate::error::InputError;
 use crate::store::{SearchRecord, Store, TrialKey, TrialMeta, SEARCH_FILE};
@@ -64,7 +64,7 @@ pub fn read(
                 profile: profile_level,
                 setup: Setup {
                     uname: None,
-                    traffic: Some(traffic(profile)),
+                    traffic: Some(Traffic::of_profile(profile)),
                 },
                 ..Series::default()
             }
