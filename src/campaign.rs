@@ -2,6 +2,8 @@
 
 /// The alternating design: config sets switched under continuous traffic, block by block.
 pub mod alternating;
+/// The lab kind a run drives (`Bench`), config switches under traffic, progress events.
+pub mod bench;
 /// The balanced order of config sets in the alternating design.
 pub mod order;
 /// Running the trials through a lab, checking and storing them.

@@ -4,7 +4,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use benchlab::campaign::run::Bench;
+use benchlab::campaign::bench::Bench;
 use benchlab::campaign::virt::VirtualBench;
 use benchlab::config::Campaign;
 use benchlab::lab::{Lab, LabConfig};

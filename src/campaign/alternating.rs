@@ -16,28 +16,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use super::bench::{Bench, Estimates, Event, Switcher};
 use super::order::BalancedOrder;
-use super::run::{Bench, Event};
 use super::trial::{self, Flow, TrialSpec, Watch};
 use crate::cancel::Cancel;
 use crate::clock::unix_now;
 use crate::config::{Alternating, Campaign, Profile, Trial, Version};
-use crate::stats::{phase_values, Block, Decision, PairedEstimate, PhaseOptions, PhaseSpan};
+use crate::stats::{phase_values, Block, Decision, PhaseOptions, PhaseSpan};
 use crate::stats::{CounterSample, StopRule};
 use crate::store::{samples_csv, PhaseRow, SampleRow, SegmentMeta, Store, TrialKey};
 use crate::traffic::endpoint::Receiver;
-
-/// Switches the DUT between config sets while traffic flows.
-pub trait Switcher {
-    /// Removes the set in force (checking it is gone), applies `entry` and verifies it.
-    fn switch(&mut self, entry: &str) -> anyhow::Result<()>;
-    /// Packets the pass rules of the set in force counted since it was applied; `None` for a
-    /// set without such rules.
-    fn counters(&mut self) -> anyhow::Result<Option<u64>>;
-}
-
-/// The comparisons of a run so far: each set after the baseline with its corrected estimate.
-pub type Estimates = Vec<(String, Option<PairedEstimate>)>;
 
 /// What every run of a campaign shares.
 struct Design<'c> {

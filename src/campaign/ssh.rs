@@ -24,8 +24,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::alternating::Switcher;
-use super::run::Bench;
+use super::bench::Bench;
+use super::bench::Switcher;
 use super::trial::{Rig, TrialSpec};
 use crate::cancel::Cancel;
 use crate::config::{Campaign, Version, ALTERNATING_INTERVAL};

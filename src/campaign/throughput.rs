@@ -27,7 +27,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 
-use super::run::{Bench, Event};
+use super::bench::{Bench, Event};
 use super::trial::{self, TrialData, TrialSpec};
 use crate::cancel::{Cancel, Cancelled};
 use crate::config::{Campaign, Hooks, Profile, Rate, Trial};

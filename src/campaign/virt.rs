@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::alternating::Switcher;
-use super::run::Bench;
+use super::bench::Bench;
+use super::bench::Switcher;
 use super::trial::{Rig, TrialSpec};
 use crate::cancel::Cancel;
 use crate::config::{Campaign, Profile, Version, ALTERNATING_INTERVAL};

@@ -9,9 +9,9 @@ use std::time::Duration;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::campaign::alternating::Estimates;
-use crate::campaign::run::Bench;
-use crate::campaign::run::{self as campaign_run, Event};
+use crate::campaign::bench::Estimates;
+use crate::campaign::bench::{Bench, Event};
+use crate::campaign::run as campaign_run;
 use crate::campaign::ssh::SshBench;
 use crate::campaign::virt::VirtualBench;
 use crate::cancel::Cancel;

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::campaign::trial::mock::{steady, MockReceiver, MockSend, MockSender};
+use crate::campaign::trial::Rig;
 use crate::config::Trial;
 use crate::traffic::endpoint::Tick;
 use crate::transport::MockTransport;

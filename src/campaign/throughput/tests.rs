@@ -1,7 +1,7 @@
 //! Unit tests of the search runner on mock senders and a mock receiver (no root).
 
 use super::*;
-use crate::campaign::run::Bench;
+use crate::campaign::bench::Bench;
 use crate::campaign::trial::mock::{MockReceiver, MockSend, MockSender};
 use crate::campaign::trial::Rig;
 use crate::config::{Family, Measure, Version};

@@ -1,0 +1,115 @@
+//! What the run loop and the measurement designs drive: a [`Bench`] (a lab kind), the
+//! [`Switcher`] that changes config sets under traffic, and the [`Event`]s they report. Kept
+//! apart from `run` so that the designs (`alternating`, `throughput`), which `run` hands over
+//! to, import it without importing `run` back.
+
+use super::trial::{Rig, TrialSpec};
+use crate::cancel::Cancel;
+use crate::config::Version;
+use crate::stats::PairedEstimate;
+use crate::store::{SampleRow, TrialKey, TrialMeta};
+
+/// A lab that can run trials: the virtual lab, or real hosts over SSH. It switches versions
+/// and config sets and hands out the parts of a trial; the trial procedure is
+/// [`trial::run`](super::trial::run), the same for every lab.
+pub trait Bench {
+    /// Puts `version` on the DUT (settings on the virtual lab; install and reboot on real labs);
+    /// a long wait (a reboot) ends early when `cancel` is raised.
+    fn set_version(&mut self, version: &Version, cancel: &Cancel) -> anyhow::Result<()>;
+    /// Applies a config set (a built-in name or a directory), removing the previous one.
+    fn set_config(&mut self, entry: &str) -> anyhow::Result<()>;
+    /// The DUT, senders, receiver and profiler of one trial of `spec`.
+    fn rig(&mut self, spec: &TrialSpec<'_>) -> anyhow::Result<Rig<'_>>;
+    /// The rig of an alternating run of `spec` (its receiver sampling every
+    /// [`ALTERNATING_INTERVAL`](crate::config::ALTERNATING_INTERVAL)) and what switches the
+    /// DUT's config sets while its traffic flows. A lab that cannot says so.
+    fn alternating(
+        &mut self,
+        _spec: &TrialSpec<'_>,
+    ) -> anyhow::Result<(Rig<'_>, Box<dyn Switcher + '_>)> {
+        anyhow::bail!("this lab cannot run the alternating design: use design = \"trials\"")
+    }
+    /// Facts about the lab for `lab.json` (hosts, CPUs, kernel, tools, rulesets).
+    fn facts(&mut self) -> anyhow::Result<serde_json::Value>;
+}
+
+/// Progress of a campaign, for the CLI to show.
+#[derive(Debug, Clone)]
+pub enum Event<'a> {
+    /// The campaign starts: `todo` trials to run out of `total` (the rest were done before).
+    Start {
+        /// Trials in the campaign.
+        total: usize,
+        /// Trials still to run.
+        todo: usize,
+    },
+    /// A trial starts.
+    TrialStart {
+        /// Which.
+        key: &'a TrialKey,
+        /// Attempt number, from 1.
+        attempt: u32,
+    },
+    /// One second of the running trial.
+    Second {
+        /// The sample.
+        sample: &'a SampleRow,
+    },
+    /// An attempt failed, or was unsteady, and will be measured once more.
+    Retry {
+        /// Which.
+        key: &'a TrialKey,
+        /// Why.
+        reason: &'a str,
+    },
+    /// A throughput search is about to run a trial: its bounds and width per goal.
+    Search {
+        /// Which iteration.
+        key: &'a TrialKey,
+        /// Where the search stands.
+        state: &'a crate::search::SearchState,
+    },
+    /// A trial is stored.
+    TrialDone {
+        /// Which.
+        key: &'a TrialKey,
+        /// What was stored.
+        meta: &'a TrialMeta,
+    },
+    /// A block of an alternating run is stored.
+    Block {
+        /// Version of the run.
+        version: &'a str,
+        /// Profile of the run.
+        profile: &'a str,
+        /// Block number, from 1.
+        block: u32,
+        /// Why the block has no values (a phase with too few windows), when it has none.
+        problem: Option<String>,
+        /// Each set against the baseline so far.
+        estimates: &'a Estimates,
+    },
+    /// An alternating run ended.
+    RunDone {
+        /// Version of the run.
+        version: &'a str,
+        /// Profile of the run.
+        profile: &'a str,
+        /// Why: `precise` or `time up`.
+        ended: &'a str,
+        /// Each set against the baseline.
+        estimates: &'a Estimates,
+    },
+}
+
+/// Switches the DUT between config sets while traffic flows.
+pub trait Switcher {
+    /// Removes the set in force (checking it is gone), applies `entry` and verifies it.
+    fn switch(&mut self, entry: &str) -> anyhow::Result<()>;
+    /// Packets the pass rules of the set in force counted since it was applied; `None` for a
+    /// set without such rules.
+    fn counters(&mut self) -> anyhow::Result<Option<u64>>;
+}
+
+/// The comparisons of a run so far: each set after the baseline with its corrected estimate.
+pub type Estimates = Vec<(String, Option<PairedEstimate>)>;
