@@ -168,16 +168,9 @@ fn read_series(
         .collect();
     trials.sort_by_key(|k| k.iteration);
     for key in trials {
-        let Some(meta) = finished.remove(key) else {
-            results.warnings.push(Warning::MissingIteration {
-                series: series.name.clone(),
-                index: key.iteration,
-            });
+        let Some(meta) = take_finished(key, finished, &[&series.name], results) else {
             continue;
         };
-        if results.generator.is_none() {
-            results.generator.clone_from(&meta.generator);
-        }
         if note_status(key, &meta, &mut results.warnings) {
             continue;
         }
@@ -209,6 +202,29 @@ fn read_series(
         });
     }
     Ok(series)
+}
+
+/// The record of trial `key`, taken out of `finished` (its generator noted once), or a missing
+/// iteration said of each of `series` when the trial never finished.
+fn take_finished(
+    key: &TrialKey,
+    finished: &mut BTreeMap<TrialKey, TrialMeta>,
+    series: &[&str],
+    results: &mut Results,
+) -> Option<TrialMeta> {
+    let Some(meta) = finished.remove(key) else {
+        for name in series {
+            results.warnings.push(Warning::MissingIteration {
+                series: name.to_string(),
+                index: key.iteration,
+            });
+        }
+        return None;
+    };
+    if results.generator.is_none() {
+        results.generator.clone_from(&meta.generator);
+    }
+    Some(meta)
 }
 
 /// Says in `warnings` what a finished trial's status says (failed: left out; flagged: kept);

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 
 use super::chart::{encode_png, register_font, FONT_FAMILY, HEIGHT, PALETTE, WIDTH};
 use crate::ingest::alternating::AlternatingRun;
-use crate::stats::quiet::{QUIET_QUANTILE, SLOWED_BELOW};
+use crate::stats::quiet::{MIN_QUIET_SHARE, QUIET_QUANTILE, SLOWED_BELOW};
 use crate::units::format_pps;
 
 /// The chart's file name.
@@ -104,10 +104,12 @@ pub fn section(report: &super::Report) -> String {
         "An iteration is {}. Each line below is the mean of the per-block log ratios against the baseline with Student's t interval, at \
          95 % over the stopping rule's planned looks (99 % at each look), over the blocks where both sets ran at the machine's quiet level \
          (within {:.0} % of their {:.0}th percentile over the run's blocks: disturbance only slows a machine down, and a slowed machine \
-         pays different costs); the blocks left out as slowed get their own line.\n",
+         pays different costs); the blocks left out as slowed get their own line. A level fewer than {:.0} % of the blocks reach is no level \
+         the machine held: then every block counts.\n",
         report.method,
         100.0 * (1.0 - SLOWED_BELOW),
         100.0 * QUIET_QUANTILE,
+        100.0 * MIN_QUIET_SHARE,
     ));
     for run in &report.alternating {
         let baseline = report.label(&run.sets[0]);

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{note_status, Iteration, Results, Series, Setup, Traffic, Warning};
+use super::{note_status, take_finished, Iteration, Results, Series, Setup, Traffic};
 use crate::config::{Campaign, Profile};
 use crate::error::InputError;
 use crate::store::{SearchRecord, Store, TrialKey, TrialMeta, SEARCH_FILE};
@@ -71,18 +71,10 @@ pub fn read(
         })
         .collect();
     for key in keys {
-        let Some(meta) = finished.remove(key) else {
-            for s in &series {
-                results.warnings.push(Warning::MissingIteration {
-                    series: s.name.clone(),
-                    index: key.iteration,
-                });
-            }
+        let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+        let Some(meta) = take_finished(key, finished, &names, results) else {
             continue;
         };
-        if results.generator.is_none() {
-            results.generator.clone_from(&meta.generator);
-        }
         note_status(key, &meta, &mut results.warnings);
         let record = store.read_search(key)?;
         let source = format!("runs/{key}/{SEARCH_FILE}");
