@@ -484,13 +484,9 @@ fn label<'a>(labels: &'a BTreeMap<String, String>, name: &'a str) -> &'a str {
 /// order, version labels, and setup lines from `lab.json` and the campaign's notes.
 pub fn campaign_options(read: &crate::ingest::benchlab::CampaignResults) -> ReportOptions {
     let c = &read.campaign;
-    let mut lines = host::setup_lines(&read.lab["host"]);
-    if let Some(placement) = read
-        .lab
-        .pointer("/lab/placement/summary")
-        .and_then(|v| v.as_str())
-    {
-        let driver = read.lab["nic_driver"].as_str().unwrap_or("veth");
+    let mut lines = host::setup_lines(&read.lab);
+    if let Some(placement) = read.lab.placement_summary() {
+        let driver = read.lab.nic_driver.as_deref().unwrap_or("veth");
         lines.push(format!(
             "Virtual lab: network namespaces joined by {driver} pairs; {placement}"
         ));
