@@ -153,7 +153,7 @@ pub fn section(report: &super::Report) -> String {
             md.push_str(&format!(
                 "\n![{} over time, {} s windows coloured by config set]({})\n",
                 report.label(&run.profile),
-                crate::config::ALTERNATING_INTERVAL.as_secs_f64(),
+                run.window_s,
                 file_name(run)
             ));
         }
