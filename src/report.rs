@@ -43,6 +43,8 @@ pub mod json;
 pub mod markdown;
 /// Writing the files without overwriting anyone else's.
 pub mod output;
+/// The pipeline: a directory read, its report built and written.
+pub mod pipeline;
 /// Which ministat generation made an archive's own README.
 pub mod reproduce;
 /// Choosing and ordering the versions and config sets to report.
@@ -53,6 +55,7 @@ pub mod settings;
 pub mod throughput;
 
 pub use output::write_files;
+pub use pipeline::{from_dir, Overrides, Written};
 
 /// A default title names this many versions at most.
 const MAX_TITLE_NAMES: usize = 4;
@@ -477,33 +480,6 @@ fn label<'a>(labels: &'a BTreeMap<String, String>, name: &'a str) -> &'a str {
         Some(label) => label,
         None if name.is_empty() => "(none)",
         None => name,
-    }
-}
-
-/// The report options a benchlab campaign implies: its title, versions and config sets in its
-/// order, version labels, and setup lines from `lab.json` and the campaign's notes.
-pub fn campaign_options(read: &crate::ingest::benchlab::CampaignResults) -> ReportOptions {
-    let c = &read.campaign;
-    let mut lines = host::setup_lines(&read.lab);
-    if let Some(placement) = read.lab.placement_summary() {
-        let driver = read.lab.nic_driver.as_deref().unwrap_or("veth");
-        lines.push(format!(
-            "Virtual lab: network namespaces joined by {driver} pairs; {placement}"
-        ));
-    }
-    lines.extend(c.notes.iter().cloned());
-    ReportOptions {
-        versions: Some(c.versions.iter().map(|v| v.name.clone()).collect()),
-        configs: Some(c.config_set_names().map(str::to_string).collect()),
-        flavor: Flavor::Current,
-        flavor_reason: None,
-        title: Some(c.title.clone()),
-        lines,
-        labels: c
-            .versions
-            .iter()
-            .filter_map(|v| v.label.clone().map(|l| (v.name.clone(), l)))
-            .collect(),
     }
 }
 
