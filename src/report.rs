@@ -18,8 +18,6 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::Context;
-
 use crate::error::InputError;
 use crate::ingest::alternating::AlternatingRun;
 use crate::ingest::{Results, Series};
@@ -31,6 +29,8 @@ use select::{distinct, pairs, select};
 pub mod alternating;
 /// PNG charts.
 pub mod chart;
+/// The exporters behind one trait, and their list.
+pub mod export;
 /// Flamegraph SVGs of the DUT and the checks of their captures.
 pub mod flame;
 /// The netbenches harness's files: `<series>.pps` and `gnuplot.data`.
@@ -54,6 +54,7 @@ pub mod settings;
 /// The NDR/PDR table and the loss charts of throughput searches.
 pub mod throughput;
 
+pub use export::{Exporter, EXPORTERS};
 pub use output::write_files;
 pub use pipeline::{from_dir, Overrides, Written};
 
@@ -402,42 +403,6 @@ impl Report {
         self.series
             .iter()
             .filter_map(|s| s.summary.as_ref().map(|summary| (s, summary)))
-    }
-
-    /// Every file of the report, in memory: nothing is written until all of them are ready.
-    pub fn files(&self) -> anyhow::Result<Vec<OutputFile>> {
-        let mut files = harness::pps_files(self);
-        files.push(OutputFile {
-            name: harness::GNUPLOT_DATA.to_string(),
-            bytes: harness::gnuplot_data(self).into_bytes(),
-        });
-        let charts = self.charts();
-        for chart in &charts {
-            files.push(OutputFile {
-                name: chart.file_name.clone(),
-                bytes: chart::render_png(chart)?,
-            });
-        }
-        files.extend(flame::svg_files(self).context("drawing the flamegraphs")?);
-        for run in &self.alternating {
-            let title = format!("{} · {}", self.title, run.profile);
-            if let Some(bytes) = alternating::render(run, &title)? {
-                files.push(OutputFile {
-                    name: alternating::file_name(run),
-                    bytes,
-                });
-            }
-        }
-        files.extend(throughput::files(self).context("drawing the loss charts")?);
-        files.push(OutputFile {
-            name: markdown::README.to_string(),
-            bytes: markdown::readme(self, &charts).into_bytes(),
-        });
-        files.push(OutputFile {
-            name: json::RESULTS_JSON.to_string(),
-            bytes: json::results_json(self)?,
-        });
-        Ok(files)
     }
 }
 
