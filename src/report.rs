@@ -2,9 +2,10 @@
 //! tables, one PNG chart per traffic profile, results.json, and the netbenches harness's own
 //! `.pps` and `gnuplot.data`.
 //!
+//! [`from_dir`] is the whole pipeline: read a directory, settle the options, build, write.
 //! [`Report::build`] selects and orders the series and computes every statistic once; the
-//! exporters ([`harness`], [`markdown`], [`json`], [`chart`]) turn that one model into bytes.
-//! Nothing here prints; [`write_files`] writes atomically.
+//! [`EXPORTERS`] ([`harness`], [`chart`], [`flame`], [`markdown`], [`json`], …) turn that one
+//! model into files. Nothing here prints; [`write_files`] writes atomically.
 //!
 //! ```no_run
 //! # fn main() -> anyhow::Result<()> {
@@ -21,14 +22,16 @@ use std::collections::BTreeMap;
 use crate::error::InputError;
 use crate::ingest::alternating::AlternatingRun;
 use crate::ingest::{Results, Series};
-use crate::stats::ministat::{MAX_DATASETS, MIN_POINTS};
-use crate::stats::{self, Comparison, Dataset, Flavor, MinistatError, MinistatOptions, Summary};
-use select::{distinct, pairs, select};
+use crate::stats::ministat::MIN_POINTS;
+use crate::stats::{Flavor, Summary};
+use select::{distinct, select};
 
 /// The alternating design's section of the README and its time charts.
 pub mod alternating;
 /// PNG charts.
 pub mod chart;
+/// The comparisons: which series each `ministat -s` run compares.
+pub mod compare;
 /// The exporters behind one trait, and their list.
 pub mod export;
 /// Flamegraph SVGs of the DUT and the checks of their captures.
@@ -54,6 +57,7 @@ pub mod settings;
 /// The NDR/PDR table and the loss charts of throughput searches.
 pub mod throughput;
 
+pub use compare::{ComparisonBlock, Scope};
 pub use export::{Exporter, EXPORTERS};
 pub use output::write_files;
 pub use pipeline::{from_dir, Overrides, Written};
@@ -129,46 +133,6 @@ impl ReportedSeries {
             summary,
         }
     }
-}
-
-/// What one comparison holds fixed, and so what varies.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Scope {
-    /// The versions compared, for one config set and traffic profile.
-    Versions {
-        /// The config set.
-        config: String,
-        /// The traffic profile.
-        profile: String,
-    },
-    /// The config sets compared, for one version and traffic profile.
-    Configs {
-        /// The version.
-        version: String,
-        /// The traffic profile.
-        profile: String,
-    },
-    /// The traffic profiles (sizes, settings) compared, when the run has one version and one
-    /// config set and so nothing else to compare.
-    Profiles {
-        /// The version.
-        version: String,
-        /// The config set.
-        config: String,
-    },
-}
-
-/// One `ministat -s` run: a reference series and the series compared with it.
-#[derive(Debug, Clone)]
-pub struct ComparisonBlock {
-    /// What is held fixed.
-    pub scope: Scope,
-    /// Indexes into [`Report::series`]; the first is the reference (`x`).
-    pub members: Vec<usize>,
-    /// Student's t comparison of each other member with the reference, in member order.
-    pub comparisons: Vec<Comparison>,
-    /// ministat's output for these series, byte for byte.
-    pub ministat: String,
 }
 
 /// Everything a report shows, computed once.
@@ -309,92 +273,6 @@ impl Report {
                 && s.series.version == version
                 && s.series.config == config
                 && s.series.profile == profile
-        })
-    }
-
-    fn comparison_blocks(&self) -> Result<Vec<ComparisonBlock>, MinistatError> {
-        let mut scopes = Vec::new();
-        for (config, profile) in pairs(&self.configs, &self.profiles) {
-            scopes.push(Scope::Versions { config, profile });
-        }
-        for (version, profile) in pairs(&self.versions, &self.profiles) {
-            scopes.push(Scope::Configs { version, profile });
-        }
-        // The harness's READMEs compare what varies against the first one: with one version
-        // and one config set, that is the traffic profiles.
-        if let ([version], [config]) = (self.versions.as_slice(), self.configs.as_slice()) {
-            scopes.push(Scope::Profiles {
-                version: version.clone(),
-                config: config.clone(),
-            });
-        }
-        let mut blocks = Vec::new();
-        for scope in scopes {
-            let members = self.members(&scope);
-            blocks.extend(self.blocks_for(&scope, &members)?);
-        }
-        Ok(blocks)
-    }
-
-    /// The series with statistics that a scope compares, the reference first.
-    fn members(&self, scope: &Scope) -> Vec<usize> {
-        match scope {
-            Scope::Versions { config, profile } => (self.versions.iter())
-                .filter_map(|v| self.find(v, config, profile))
-                .collect(),
-            Scope::Configs { version, profile } => (self.configs.iter())
-                .filter_map(|c| self.find(version, c, profile))
-                .collect(),
-            Scope::Profiles { version, config } => (self.profiles.iter())
-                .filter_map(|p| self.find(version, config, p))
-                .collect(),
-        }
-    }
-
-    /// One block per 6 compared series (ministat draws 7 datasets at most), each with the
-    /// reference first; none when there is nothing to compare with.
-    fn blocks_for(
-        &self,
-        scope: &Scope,
-        members: &[usize],
-    ) -> Result<Vec<ComparisonBlock>, MinistatError> {
-        let Some((&reference, others)) = members.split_first() else {
-            return Ok(Vec::new());
-        };
-        others
-            .chunks(MAX_DATASETS - 1)
-            .map(|chunk| {
-                let members = std::iter::once(reference).chain(chunk.iter().copied());
-                self.block(scope.clone(), members.collect())
-            })
-            .collect()
-    }
-
-    fn block(&self, scope: Scope, members: Vec<usize>) -> Result<ComparisonBlock, MinistatError> {
-        let datasets: Vec<Dataset> = members
-            .iter()
-            .map(|&i| {
-                Dataset::new(
-                    self.series[i].legend.clone(),
-                    medians(&self.series[i].series),
-                )
-            })
-            .collect();
-        let options = MinistatOptions {
-            flavor: self.flavor,
-            separate_bars: true,
-            ..MinistatOptions::default()
-        };
-        let analysis = stats::analyse(&datasets, &options)?;
-        Ok(ComparisonBlock {
-            scope,
-            ministat: analysis.text(),
-            comparisons: analysis
-                .comparisons
-                .into_iter()
-                .map(|c| c.comparison)
-                .collect(),
-            members,
         })
     }
 
