@@ -133,3 +133,58 @@ fn campaign_options(read: &ingest::benchlab::CampaignResults) -> ReportOptions {
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Campaign;
+    use crate::store::LabRecord;
+
+    #[test]
+    fn a_campaign_names_its_host_its_lab_and_its_notes_in_that_order() {
+        let lab: LabRecord = serde_json::from_str(
+            r#"{"host": {"cpu": "AMD EPYC", "cores": 2, "os": "Debian 12", "kernel": "Linux vm"},
+                "lab": {"placement": {"summary": "the DUT forwards on CPU 1"}}}"#,
+        )
+        .unwrap();
+        let read = ingest::benchlab::CampaignResults {
+            campaign: Campaign {
+                notes: vec!["tuned by hand".into()],
+                ..Campaign::default()
+            },
+            lab,
+            results: ingest::Results::default(),
+        };
+        let options = campaign_options(&read);
+        assert_eq!(
+            options.lines,
+            [
+                "AMD EPYC (2 CPUs)",
+                "Debian 12, Linux vm",
+                "Virtual lab: network namespaces joined by veth pairs; the DUT forwards on CPU 1",
+                "tuned by hand",
+            ]
+        );
+        assert_eq!(options.versions, Some(vec!["default".to_string()]));
+    }
+
+    #[test]
+    fn a_missing_input_or_an_output_that_is_a_file_is_one_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        let missing = tmp.path().join("none");
+        let e = check_dirs(&missing, tmp.path()).unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "': no such directory; give a benchlab results directory or one of netbenches logs"
+            ),
+            "{e}"
+        );
+        let e = check_dirs(tmp.path(), &file).unwrap_err().to_string();
+        assert!(
+            e.ends_with("': exists and is not a directory; choose another -o"),
+            "{e}"
+        );
+    }
+}
