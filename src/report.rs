@@ -32,7 +32,7 @@ pub mod alternating;
 pub mod chart;
 /// The comparisons: which series each `ministat -s` run compares.
 pub mod compare;
-/// The exporters behind one trait, and their list.
+/// The trait every exporter implements.
 pub mod export;
 /// Flamegraph SVGs of the DUT and the checks of their captures.
 pub mod flame;
@@ -58,9 +58,21 @@ pub mod settings;
 pub mod throughput;
 
 pub use compare::{ComparisonBlock, Scope};
-pub use export::{Exporter, EXPORTERS};
+pub use export::Exporter;
 pub use output::write_files;
 pub use pipeline::{from_dir, Overrides, Written};
+
+/// Every exporter, in the order their files are written: an exporter is a file implementing
+/// [`Exporter`] and its line here.
+pub const EXPORTERS: &[&dyn Exporter] = &[
+    &harness::HarnessExporter,
+    &chart::ChartExporter,
+    &flame::FlameExporter,
+    &alternating::AlternatingExporter,
+    &throughput::ThroughputExporter,
+    &markdown::MarkdownExporter,
+    &json::JsonExporter,
+];
 
 /// A default title names this many versions at most.
 const MAX_TITLE_NAMES: usize = 4;
@@ -274,6 +286,15 @@ impl Report {
                 && s.series.config == config
                 && s.series.profile == profile
         })
+    }
+
+    /// Every file of the report, in memory: nothing is written until all of them are ready.
+    pub fn files(&self) -> anyhow::Result<Vec<OutputFile>> {
+        let mut files = Vec::new();
+        for exporter in EXPORTERS {
+            files.extend(exporter.files(self)?);
+        }
+        Ok(files)
     }
 
     /// Series with statistics, in the logs' order.
