@@ -207,10 +207,10 @@ impl ConfigSets {
     }
 
     /// Each set's ruleset by name, as `lab.json` records them.
-    pub fn rulesets(&self) -> serde_json::Map<String, serde_json::Value> {
+    pub fn rulesets(&self) -> std::collections::BTreeMap<String, String> {
         self.sets
             .iter()
-            .map(|(_, s)| (s.name().to_string(), s.ruleset().into()))
+            .map(|(_, s)| (s.name().to_string(), s.ruleset()))
             .collect()
     }
 }

@@ -2,9 +2,10 @@
 //! tables, one PNG chart per traffic profile, results.json, and the netbenches harness's own
 //! `.pps` and `gnuplot.data`.
 //!
+//! [`from_dir`] is the whole pipeline: read a directory, settle the options, build, write.
 //! [`Report::build`] selects and orders the series and computes every statistic once; the
-//! exporters ([`harness`], [`markdown`], [`json`], [`chart`]) turn that one model into bytes.
-//! Nothing here prints; [`write_files`] writes atomically.
+//! [`EXPORTERS`] ([`harness`], [`chart`], [`flame`], [`markdown`], [`json`], …) turn that one
+//! model into files. Nothing here prints; [`write_files`] writes atomically.
 //!
 //! ```no_run
 //! # fn main() -> anyhow::Result<()> {
@@ -18,19 +19,21 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::Context;
-
 use crate::error::InputError;
 use crate::ingest::alternating::AlternatingRun;
 use crate::ingest::{Results, Series};
-use crate::stats::ministat::{MAX_DATASETS, MIN_POINTS};
-use crate::stats::{self, Comparison, Dataset, Flavor, MinistatError, MinistatOptions, Summary};
-use select::{distinct, pairs, select};
+use crate::stats::ministat::MIN_POINTS;
+use crate::stats::{Flavor, Summary};
+use select::{distinct, select};
 
 /// The alternating design's section of the README and its time charts.
 pub mod alternating;
 /// PNG charts.
 pub mod chart;
+/// The comparisons: which series each `ministat -s` run compares.
+pub mod compare;
+/// The trait every exporter implements.
+pub mod export;
 /// Flamegraph SVGs of the DUT and the checks of their captures.
 pub mod flame;
 /// The netbenches harness's files: `<series>.pps` and `gnuplot.data`.
@@ -43,6 +46,8 @@ pub mod json;
 pub mod markdown;
 /// Writing the files without overwriting anyone else's.
 pub mod output;
+/// The pipeline: a directory read, its report built and written.
+pub mod pipeline;
 /// Which ministat generation made an archive's own README.
 pub mod reproduce;
 /// Choosing and ordering the versions and config sets to report.
@@ -52,7 +57,22 @@ pub mod settings;
 /// The NDR/PDR table and the loss charts of throughput searches.
 pub mod throughput;
 
+pub use compare::{ComparisonBlock, Scope};
+pub use export::Exporter;
 pub use output::write_files;
+pub use pipeline::{from_dir, Overrides, Written};
+
+/// Every exporter, in the order their files are written: an exporter is a file implementing
+/// [`Exporter`] and its line here.
+pub const EXPORTERS: &[&dyn Exporter] = &[
+    &harness::HarnessExporter,
+    &chart::ChartExporter,
+    &flame::FlameExporter,
+    &alternating::AlternatingExporter,
+    &throughput::ThroughputExporter,
+    &markdown::MarkdownExporter,
+    &json::JsonExporter,
+];
 
 /// A default title names this many versions at most.
 const MAX_TITLE_NAMES: usize = 4;
@@ -125,46 +145,6 @@ impl ReportedSeries {
             summary,
         }
     }
-}
-
-/// What one comparison holds fixed, and so what varies.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Scope {
-    /// The versions compared, for one config set and traffic profile.
-    Versions {
-        /// The config set.
-        config: String,
-        /// The traffic profile.
-        profile: String,
-    },
-    /// The config sets compared, for one version and traffic profile.
-    Configs {
-        /// The version.
-        version: String,
-        /// The traffic profile.
-        profile: String,
-    },
-    /// The traffic profiles (sizes, settings) compared, when the run has one version and one
-    /// config set and so nothing else to compare.
-    Profiles {
-        /// The version.
-        version: String,
-        /// The config set.
-        config: String,
-    },
-}
-
-/// One `ministat -s` run: a reference series and the series compared with it.
-#[derive(Debug, Clone)]
-pub struct ComparisonBlock {
-    /// What is held fixed.
-    pub scope: Scope,
-    /// Indexes into [`Report::series`]; the first is the reference (`x`).
-    pub members: Vec<usize>,
-    /// Student's t comparison of each other member with the reference, in member order.
-    pub comparisons: Vec<Comparison>,
-    /// ministat's output for these series, byte for byte.
-    pub ministat: String,
 }
 
 /// Everything a report shows, computed once.
@@ -308,90 +288,13 @@ impl Report {
         })
     }
 
-    fn comparison_blocks(&self) -> Result<Vec<ComparisonBlock>, MinistatError> {
-        let mut scopes = Vec::new();
-        for (config, profile) in pairs(&self.configs, &self.profiles) {
-            scopes.push(Scope::Versions { config, profile });
+    /// Every file of the report, in memory: nothing is written until all of them are ready.
+    pub fn files(&self) -> anyhow::Result<Vec<OutputFile>> {
+        let mut files = Vec::new();
+        for exporter in EXPORTERS {
+            files.extend(exporter.files(self)?);
         }
-        for (version, profile) in pairs(&self.versions, &self.profiles) {
-            scopes.push(Scope::Configs { version, profile });
-        }
-        // The harness's READMEs compare what varies against the first one: with one version
-        // and one config set, that is the traffic profiles.
-        if let ([version], [config]) = (self.versions.as_slice(), self.configs.as_slice()) {
-            scopes.push(Scope::Profiles {
-                version: version.clone(),
-                config: config.clone(),
-            });
-        }
-        let mut blocks = Vec::new();
-        for scope in scopes {
-            let members = self.members(&scope);
-            blocks.extend(self.blocks_for(&scope, &members)?);
-        }
-        Ok(blocks)
-    }
-
-    /// The series with statistics that a scope compares, the reference first.
-    fn members(&self, scope: &Scope) -> Vec<usize> {
-        match scope {
-            Scope::Versions { config, profile } => (self.versions.iter())
-                .filter_map(|v| self.find(v, config, profile))
-                .collect(),
-            Scope::Configs { version, profile } => (self.configs.iter())
-                .filter_map(|c| self.find(version, c, profile))
-                .collect(),
-            Scope::Profiles { version, config } => (self.profiles.iter())
-                .filter_map(|p| self.find(version, config, p))
-                .collect(),
-        }
-    }
-
-    /// One block per 6 compared series (ministat draws 7 datasets at most), each with the
-    /// reference first; none when there is nothing to compare with.
-    fn blocks_for(
-        &self,
-        scope: &Scope,
-        members: &[usize],
-    ) -> Result<Vec<ComparisonBlock>, MinistatError> {
-        let Some((&reference, others)) = members.split_first() else {
-            return Ok(Vec::new());
-        };
-        others
-            .chunks(MAX_DATASETS - 1)
-            .map(|chunk| {
-                let members = std::iter::once(reference).chain(chunk.iter().copied());
-                self.block(scope.clone(), members.collect())
-            })
-            .collect()
-    }
-
-    fn block(&self, scope: Scope, members: Vec<usize>) -> Result<ComparisonBlock, MinistatError> {
-        let datasets: Vec<Dataset> = members
-            .iter()
-            .map(|&i| {
-                Dataset::new(
-                    self.series[i].legend.clone(),
-                    medians(&self.series[i].series),
-                )
-            })
-            .collect();
-        let options = MinistatOptions {
-            flavor: self.flavor,
-            separate_bars: true,
-            ..MinistatOptions::default()
-        };
-        let analysis = stats::analyse(&datasets, &options)?;
-        Ok(ComparisonBlock {
-            scope,
-            ministat: analysis.text(),
-            comparisons: analysis
-                .comparisons
-                .into_iter()
-                .map(|c| c.comparison)
-                .collect(),
-            members,
-        })
+        Ok(files)
     }
 
     /// Series with statistics, in the logs' order.
@@ -399,42 +302,6 @@ impl Report {
         self.series
             .iter()
             .filter_map(|s| s.summary.as_ref().map(|summary| (s, summary)))
-    }
-
-    /// Every file of the report, in memory: nothing is written until all of them are ready.
-    pub fn files(&self) -> anyhow::Result<Vec<OutputFile>> {
-        let mut files = harness::pps_files(self);
-        files.push(OutputFile {
-            name: harness::GNUPLOT_DATA.to_string(),
-            bytes: harness::gnuplot_data(self).into_bytes(),
-        });
-        let charts = self.charts();
-        for chart in &charts {
-            files.push(OutputFile {
-                name: chart.file_name.clone(),
-                bytes: chart::render_png(chart)?,
-            });
-        }
-        files.extend(flame::svg_files(self).context("drawing the flamegraphs")?);
-        for run in &self.alternating {
-            let title = format!("{} · {}", self.title, run.profile);
-            if let Some(bytes) = alternating::render(run, &title)? {
-                files.push(OutputFile {
-                    name: alternating::file_name(run),
-                    bytes,
-                });
-            }
-        }
-        files.extend(throughput::files(self).context("drawing the loss charts")?);
-        files.push(OutputFile {
-            name: markdown::README.to_string(),
-            bytes: markdown::readme(self, &charts).into_bytes(),
-        });
-        files.push(OutputFile {
-            name: json::RESULTS_JSON.to_string(),
-            bytes: json::results_json(self)?,
-        });
-        Ok(files)
     }
 }
 
@@ -477,37 +344,6 @@ fn label<'a>(labels: &'a BTreeMap<String, String>, name: &'a str) -> &'a str {
         Some(label) => label,
         None if name.is_empty() => "(none)",
         None => name,
-    }
-}
-
-/// The report options a benchlab campaign implies: its title, versions and config sets in its
-/// order, version labels, and setup lines from `lab.json` and the campaign's notes.
-pub fn campaign_options(read: &crate::ingest::benchlab::CampaignResults) -> ReportOptions {
-    let c = &read.campaign;
-    let mut lines = host::setup_lines(&read.lab["host"]);
-    if let Some(placement) = read
-        .lab
-        .pointer("/lab/placement/summary")
-        .and_then(|v| v.as_str())
-    {
-        let driver = read.lab["nic_driver"].as_str().unwrap_or("veth");
-        lines.push(format!(
-            "Virtual lab: network namespaces joined by {driver} pairs; {placement}"
-        ));
-    }
-    lines.extend(c.notes.iter().cloned());
-    ReportOptions {
-        versions: Some(c.versions.iter().map(|v| v.name.clone()).collect()),
-        configs: Some(c.config_set_names().map(str::to_string).collect()),
-        flavor: Flavor::Current,
-        flavor_reason: None,
-        title: Some(c.title.clone()),
-        lines,
-        labels: c
-            .versions
-            .iter()
-            .filter_map(|v| v.label.clone().map(|l| (v.name.clone(), l)))
-            .collect(),
     }
 }
 

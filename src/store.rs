@@ -18,6 +18,8 @@ use crate::error::InputError;
 
 /// What an alternating run leaves: phases, short-window series, segments.
 pub mod alternating;
+/// `lab.json`: the lab's record.
+pub mod lab;
 /// One campaign at a time in a results directory (a `flock`), and directories made atomically.
 pub mod lock;
 /// The trials of a campaign, their order and their directory names.
@@ -28,6 +30,7 @@ pub mod record;
 pub mod search;
 
 pub use alternating::{PhaseRow, SegmentMeta, StoredBlock};
+pub use lab::{LabRecord, VersionRecord};
 pub use plan::{plan, TrialKey, PROFILING};
 pub use record::{
     measured, parse_samples_csv, samples_csv, SampleRow, SamplesError, Status, TrialMeta,
@@ -302,26 +305,23 @@ impl Store {
         crate::atomic::write(&self.trial_dir(key).join(name), bytes)
     }
 
-    /// Writes `lab.json` (the lab's facts) unless an earlier run of the campaign did.
-    pub fn write_lab_facts(
+    /// Writes `lab.json` (the lab's record) unless an earlier run of the campaign did.
+    pub fn write_lab(
         &self,
-        facts: impl FnOnce() -> anyhow::Result<serde_json::Value>,
+        record: impl FnOnce() -> anyhow::Result<LabRecord>,
     ) -> anyhow::Result<()> {
-        let path = self.dir.join(LAB_FILE);
-        if path.exists() {
+        if self.dir.join(LAB_FILE).exists() {
             return Ok(());
         }
-        let text = serde_json::to_string_pretty(&facts()?)? + "\n";
-        crate::atomic::write(&path, text.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))
+        self.write_lab_record(&record()?)
     }
 
-    /// Records in `lab.json` what version `name` runs (`versions.<name>`), and its kernel
-    /// configuration in `kernel-config/<name>.txt` (named in the record) when there is one.
+    /// Records in `lab.json` what version `name` runs, and its kernel configuration in
+    /// `kernel-config/<name>.txt` (named in the record) when there is one.
     pub fn record_version(
         &self,
         name: &str,
-        mut record: serde_json::Value,
+        mut version: VersionRecord,
         kernel_config: Option<&str>,
     ) -> anyhow::Result<()> {
         if let Some(config) = kernel_config {
@@ -331,16 +331,31 @@ impl Store {
                 .with_context(|| format!("creating {}", self.dir.display()))?;
             crate::atomic::write(&path, config.as_bytes())
                 .with_context(|| format!("writing {}", path.display()))?;
-            record["kernel_config"] = serde_json::json!(rel);
+            version.kernel_config = Some(rel);
         }
+        let mut record = self.read_lab()?.unwrap_or_default();
+        record.versions.insert(name.to_string(), version);
+        self.write_lab_record(&record)
+    }
+
+    /// Reads `lab.json` back; `None` when the campaign stopped before writing it.
+    pub fn read_lab(&self) -> Result<Option<LabRecord>, InputError> {
         let path = self.dir.join(LAB_FILE);
-        let mut facts: serde_json::Value = match fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text)
-                .with_context(|| format!("{}: not JSON", path.display()))?,
-            Err(_) => serde_json::json!({}),
-        };
-        facts["versions"][name] = record;
-        let text = serde_json::to_string_pretty(&facts)? + "\n";
+        if !path.exists() {
+            return Ok(None);
+        }
+        let text = crate::file::read_text(&path)?;
+        serde_json::from_str(&text).map(Some).map_err(|e| {
+            InputError::new(format!(
+                "{}: corrupted: {e}; remove it (the report then names no hosts)",
+                path.display()
+            ))
+        })
+    }
+
+    fn write_lab_record(&self, record: &LabRecord) -> anyhow::Result<()> {
+        let path = self.dir.join(LAB_FILE);
+        let text = serde_json::to_string_pretty(record)? + "\n";
         crate::atomic::write(&path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))
     }

@@ -47,7 +47,7 @@ pub fn run(
     cancel: &Cancel,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> anyhow::Result<usize> {
-    store.write_lab_facts(|| bench.facts().context("collecting lab facts"))?;
+    store.write_lab(|| bench.facts().context("collecting lab facts"))?;
     let settings = campaign.alternating.clone().unwrap_or_default();
     let names: Vec<&str> = campaign.config_set_names().collect();
     let order = BalancedOrder::new(names.len())?;

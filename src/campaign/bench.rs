@@ -30,7 +30,7 @@ pub trait Bench {
         anyhow::bail!("this lab cannot run the alternating design: use design = \"trials\"")
     }
     /// Facts about the lab for `lab.json` (hosts, CPUs, kernel, tools, rulesets).
-    fn facts(&mut self) -> anyhow::Result<serde_json::Value>;
+    fn facts(&mut self) -> anyhow::Result<crate::store::LabRecord>;
 }
 
 /// Progress of a campaign, for the CLI to show.

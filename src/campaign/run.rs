@@ -43,7 +43,7 @@ pub fn run(
     if campaign.design == Design::Alternating {
         return super::alternating::run(campaign, store, bench, cancel, on_event);
     }
-    store.write_lab_facts(|| bench.facts().context("collecting lab facts"))?;
+    store.write_lab(|| bench.facts().context("collecting lab facts"))?;
     let done = store.finished_trials()?;
     // Each profile's fastest full-rate sender so far, the reference for `slowed`.
     let mut fastest: BTreeMap<String, f64> = BTreeMap::new();

@@ -32,7 +32,7 @@ use crate::config::{Campaign, Version, ALTERNATING_INTERVAL};
 use crate::dut::{self, ConfigSets, Os};
 use crate::error::InputError;
 use crate::lab::ssh::{NodeConfig, SshLab};
-use crate::store::Store;
+use crate::store::{LabRecord, Store};
 use crate::traffic::endpoint::{Receiver, Sender};
 use crate::traffic::registry;
 use crate::traffic::remote::generator::fallback_receiver;
@@ -247,7 +247,7 @@ impl Bench for SshBench {
         Ok((rig, Box::new(switcher)))
     }
 
-    fn facts(&mut self) -> anyhow::Result<serde_json::Value> {
+    fn facts(&mut self) -> anyhow::Result<LabRecord> {
         let rulesets = self.sets.rulesets();
         let node = |n: &NodeConfig| {
             serde_json::json!({
@@ -275,21 +275,18 @@ impl Bench for SshBench {
             .iter()
             .map(|s| format!("{} over SSH on {}", s.tool().label(), s.host))
             .collect();
-        let mut facts = serde_json::json!({
-            "host": crate::lab::host::facts(&self.dut),
-            "lab": {
+        Ok(LabRecord {
+            host: Some(crate::lab::host::facts(&self.dut)),
+            lab: serde_json::json!({
                 "dut": node(&self.lab.dut),
                 "senders": senders,
                 "receiver": node(&self.lab.receiver),
-            },
-            "generator": generators.join(" + "),
-            "config_sets": rulesets,
-            "versions": {},
-        });
-        if let Some(why) = &self.no_profiler {
-            facts["profiler_unavailable"] = serde_json::json!(why);
-        }
-        Ok(facts)
+            }),
+            generator: Some(generators.join(" + ")),
+            config_sets: rulesets,
+            profiler_unavailable: self.no_profiler.clone(),
+            ..LabRecord::default()
+        })
     }
 }
 

@@ -14,6 +14,7 @@ use crate::config::{Campaign, Profile, Version, ALTERNATING_INTERVAL};
 use crate::dut::{self, ConfigSets};
 use crate::lab::Lab;
 use crate::profile::PerfProfiler;
+use crate::store::LabRecord;
 use crate::traffic::local::{LocalReceiver, LocalSender};
 use crate::traffic::packet::{FrameSpec, Mac};
 use crate::traffic::receiver::RxConfig;
@@ -163,7 +164,7 @@ impl Bench for VirtualBench {
         ))
     }
 
-    fn facts(&mut self) -> anyhow::Result<serde_json::Value> {
+    fn facts(&mut self) -> anyhow::Result<LabRecord> {
         let rulesets = self.sets.rulesets();
         let ingress = &self.lab().facts().dut.ingress[0];
         let driver = self
@@ -174,13 +175,14 @@ impl Bench for VirtualBench {
                 text.lines()
                     .find_map(|l| l.strip_prefix("driver: ").map(str::to_string))
             });
-        Ok(serde_json::json!({
-            "host": crate::lab::host::facts(self.dut()),
-            "nic_driver": driver,
-            "lab": self.lab().facts(),
-            "generator": "benchlab gen (built-in)",
-            "config_sets": rulesets,
-        }))
+        Ok(LabRecord {
+            host: Some(crate::lab::host::facts(self.dut())),
+            nic_driver: driver,
+            lab: serde_json::to_value(self.lab().facts())?,
+            generator: Some("benchlab gen (built-in)".to_string()),
+            config_sets: rulesets,
+            ..LabRecord::default()
+        })
     }
 }
 

@@ -221,7 +221,9 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
             e.context(what)
         });
     }
-    let (report, _) = crate::cli::report::write_report(&dir, &dir, Default::default())?;
+    let known = crate::dut::KNOWN_PRESETS;
+    let written = crate::report::from_dir(&dir, &dir, Default::default(), known)?;
+    let report = written.report;
     if !args.quiet {
         crate::cli::report::print_warnings(&report, &dir, err)?;
         writeln!(out, "report: {}", dir.join("README.md").display())?;

@@ -31,6 +31,8 @@ pub struct AlternatingRun {
     /// Short windows across the run: seconds since its traffic started (segments end to
     /// end), packets per second, and the set in force (`None` inside a settle time).
     pub windows: Vec<(f64, f64, Option<usize>)>,
+    /// Width of a short window, in seconds.
+    pub window_s: f64,
     /// Seconds at which each switch was verified.
     pub switches: Vec<f64>,
 }
@@ -65,6 +67,7 @@ pub fn read(store: &Store, campaign: &Campaign, results: &mut Results) -> Result
                 ended: Vec::new(),
                 discarded: Vec::new(),
                 windows: Vec::new(),
+                window_s: ALTERNATING_INTERVAL.as_secs_f64(),
                 switches: Vec::new(),
             };
             let mut blocks: Vec<Block> = Vec::new();

@@ -13,7 +13,9 @@ use super::{Capture, Iteration, Results, Series, Setup, Traffic, Warning};
 use crate::config::{Campaign, Design, Measure, Profile, Trial};
 use crate::error::InputError;
 use crate::stats::{Flavor, Sample};
-use crate::store::{measured, plan, Status, Store, TrialKey, TrialMeta, FOLDED_FILE, PROFILING};
+use crate::store::{
+    measured, plan, LabRecord, Status, Store, TrialKey, TrialMeta, FOLDED_FILE, PROFILING,
+};
 
 /// Throughput profiles: one series per goal from each iteration's `search.json`.
 pub mod throughput;
@@ -28,8 +30,8 @@ pub fn is_results_dir(dir: &Path) -> bool {
 pub struct CampaignResults {
     /// The campaign as run.
     pub campaign: Campaign,
-    /// `lab.json` (null when the campaign stopped before writing it).
-    pub lab: serde_json::Value,
+    /// `lab.json` (empty when the campaign stopped before writing it).
+    pub lab: LabRecord,
     /// The series, in campaign order (versions, then config sets, then profiles).
     pub results: Results,
 }
@@ -39,7 +41,7 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
     let campaign = Store::stored_campaign(dir, known_sets)?;
     let store = Store::open(dir)?;
     let mut finished = store.finished_trials()?;
-    let lab = read_lab(dir)?;
+    let lab = store.read_lab()?.unwrap_or_default();
     if campaign.design == Design::Alternating {
         let mut results = Results::default();
         super::alternating::read(&store, &campaign, &mut results)?;
@@ -55,9 +57,7 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
     };
     let keys = plan(&campaign);
     // A DUT that cannot be profiled (no hwpmc) is said once, not once per series.
-    let no_profiler = lab["profiler_unavailable"]
-        .as_str()
-        .filter(|_| campaign.profile);
+    let no_profiler = (lab.profiler_unavailable.as_deref()).filter(|_| campaign.profile);
     if let Some(reason) = no_profiler {
         results.warnings.push(Warning::NoProfiler {
             reason: reason.to_string(),
@@ -75,7 +75,7 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
                     throughput::read(&store, &campaign, cell, &keys, &mut finished, &mut results)?;
                     continue;
                 }
-                let uname = lab["versions"][&version.name]["uname"].as_str();
+                let uname = (lab.versions.get(&version.name)).and_then(|v| v.uname.as_deref());
                 let cell = (version.name.as_str(), config, profile);
                 let series = read_series(
                     &store,
@@ -106,20 +106,6 @@ pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, Inpu
         campaign,
         lab,
         results,
-    })
-}
-
-/// `lab.json`, or `Null` when the directory has none.
-fn read_lab(dir: &Path) -> Result<serde_json::Value, InputError> {
-    let lab_path = dir.join("lab.json");
-    if !lab_path.exists() {
-        return Ok(serde_json::Value::Null);
-    }
-    serde_json::from_str(&crate::file::read_text(&lab_path)?).map_err(|e| {
-        InputError::new(format!(
-            "{}: corrupted: {e}; remove it (the report then names no hosts)",
-            lab_path.display()
-        ))
     })
 }
 

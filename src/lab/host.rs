@@ -3,12 +3,13 @@
 //! [`Transport`], so the virtual lab's DUT and an SSH host are asked the same way; a fact that
 //! cannot be read is left out, never guessed.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::transport::Transport;
 
-/// What `lab.json` says of a host.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+/// What `lab.json` says of a host; a fact missing from the file reads as unknown.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct HostFacts {
     /// `model name` of /proc/cpuinfo (Linux) or `hw.model` (FreeBSD).
     pub cpu: Option<String>,

@@ -7,6 +7,7 @@ use anyhow::anyhow;
 use plotters::prelude::*;
 
 use super::chart::{encode_png, register_font, FONT_FAMILY, HEIGHT, PALETTE, WIDTH};
+use super::{Exporter, OutputFile};
 use crate::ingest::alternating::AlternatingRun;
 use crate::stats::quiet::{MIN_QUIET_SHARE, QUIET_QUANTILE, SLOWED_BELOW};
 use crate::units::format_pps;
@@ -153,10 +154,29 @@ pub fn section(report: &super::Report) -> String {
             md.push_str(&format!(
                 "\n![{} over time, {} s windows coloured by config set]({})\n",
                 report.label(&run.profile),
-                crate::config::ALTERNATING_INTERVAL.as_secs_f64(),
+                run.window_s,
                 file_name(run)
             ));
         }
     }
     md
+}
+
+/// The time charts of the alternating runs.
+pub struct AlternatingExporter;
+
+impl Exporter for AlternatingExporter {
+    fn files(&self, report: &super::Report) -> anyhow::Result<Vec<OutputFile>> {
+        let mut files = Vec::new();
+        for run in &report.alternating {
+            let title = format!("{} · {}", report.title, run.profile);
+            if let Some(bytes) = render(run, &title)? {
+                files.push(OutputFile {
+                    name: file_name(run),
+                    bytes,
+                });
+            }
+        }
+        Ok(files)
+    }
 }

@@ -12,7 +12,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::report::{markdown, Report};
+use crate::report::{markdown, Exporter, OutputFile, Report};
 use crate::units::{format_pps, format_tick, pps_unit};
 
 /// Width of the PNG, in pixels (the seeds' gnuplot terminal size).
@@ -427,6 +427,22 @@ impl Report {
         } else {
             format!("{min} to {max}")
         }
+    }
+}
+
+/// The PNG graphs, one per traffic profile.
+pub struct ChartExporter;
+
+impl Exporter for ChartExporter {
+    fn files(&self, report: &Report) -> anyhow::Result<Vec<OutputFile>> {
+        (report.charts().iter())
+            .map(|chart| {
+                Ok(OutputFile {
+                    name: chart.file_name.clone(),
+                    bytes: render_png(chart)?,
+                })
+            })
+            .collect()
     }
 }
 

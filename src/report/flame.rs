@@ -17,7 +17,9 @@ use std::io;
 
 use serde::Serialize;
 
-use super::{OutputFile, Report};
+use anyhow::Context;
+
+use super::{Exporter, OutputFile, Report};
 use crate::error::InputError;
 use crate::ingest::Capture;
 pub use crate::profile::folded::{fold_perf, is_idle, Folded, IDLE_FRAMES};
@@ -370,6 +372,15 @@ pub fn svg_files(report: &Report) -> io::Result<Vec<OutputFile>> {
             })
         })
         .collect()
+}
+
+/// The flamegraph SVGs (`flame/…`).
+pub struct FlameExporter;
+
+impl Exporter for FlameExporter {
+    fn files(&self, report: &Report) -> anyhow::Result<Vec<OutputFile>> {
+        svg_files(report).context("drawing the flamegraphs")
+    }
 }
 
 #[cfg(test)]

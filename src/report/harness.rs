@@ -2,7 +2,7 @@
 //! iteration, in `ls` order) and `gnuplot.data` (`#index median minimum maximum`, one row per
 //! series with statistics, the fields of `ministat -n` printed `%.8g`).
 
-use crate::report::{OutputFile, Report};
+use crate::report::{Exporter, OutputFile, Report};
 use crate::stats::fmt_g;
 
 /// A median as its `.pps` line gives it back: `%.8g`, read again as ministat reads it.
@@ -48,4 +48,18 @@ pub fn gnuplot_data(report: &Report) -> String {
         text.push_str(&format!("{} {}\n", series.series.name, fields.join(" ")));
     }
     text
+}
+
+/// The harness's files: the `.pps` files, then `gnuplot.data`.
+pub struct HarnessExporter;
+
+impl Exporter for HarnessExporter {
+    fn files(&self, report: &Report) -> anyhow::Result<Vec<OutputFile>> {
+        let mut files = pps_files(report);
+        files.push(OutputFile {
+            name: GNUPLOT_DATA.to_string(),
+            bytes: gnuplot_data(report).into_bytes(),
+        });
+        Ok(files)
+    }
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::ingest::{Iteration, Traffic};
 use crate::report::flame::{self, CaptureCheck};
-use crate::report::{Report, Scope};
+use crate::report::{Exporter, OutputFile, Report, Scope};
 use crate::stats::{Flavor, Summary};
 
 /// File name of the JSON export.
@@ -224,5 +224,17 @@ fn iteration(i: &Iteration) -> IterationJson<'_> {
         samples: i.samples,
         offered_pps: i.offered_pps,
         source: &i.source,
+    }
+}
+
+/// results.json.
+pub struct JsonExporter;
+
+impl Exporter for JsonExporter {
+    fn files(&self, report: &Report) -> anyhow::Result<Vec<OutputFile>> {
+        Ok(vec![OutputFile {
+            name: RESULTS_JSON.to_string(),
+            bytes: results_json(report)?,
+        }])
     }
 }

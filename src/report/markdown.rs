@@ -4,7 +4,7 @@
 
 use crate::ingest::Traffic;
 use crate::report::chart::Chart;
-use crate::report::{ComparisonBlock, Report, Scope};
+use crate::report::{ComparisonBlock, Exporter, OutputFile, Report, Scope};
 use crate::stats::{Flavor, Summary};
 use crate::units::format_pps;
 
@@ -315,6 +315,18 @@ enum Level {
     Version,
     Config,
     Profile,
+}
+
+/// README.md.
+pub struct MarkdownExporter;
+
+impl Exporter for MarkdownExporter {
+    fn files(&self, report: &Report) -> anyhow::Result<Vec<OutputFile>> {
+        Ok(vec![OutputFile {
+            name: README.to_string(),
+            bytes: readme(report, &report.charts()).into_bytes(),
+        }])
+    }
 }
 
 #[cfg(test)]

@@ -2,8 +2,10 @@
 //! goal: conditional throughput, bounds, trials, trial seconds) and one chart per search series
 //! of loss ratio against offered load, its trials and the bounds found ([`chart`]).
 
+use anyhow::Context;
+
 use crate::ingest::benchlab::throughput::SearchRun;
-use crate::report::{OutputFile, Report};
+use crate::report::{Exporter, OutputFile, Report};
 use crate::stats::{Flavor, Sample};
 use crate::units::format_pps;
 
@@ -152,15 +154,17 @@ pub fn markdown(report: &Report) -> String {
     md
 }
 
-/// The loss charts as PNG files.
-pub fn files(report: &Report) -> anyhow::Result<Vec<OutputFile>> {
-    chart::charts(report)
-        .iter()
-        .map(|c| {
+/// The loss charts of the throughput searches, as PNG files.
+pub struct ThroughputExporter;
+
+impl Exporter for ThroughputExporter {
+    fn files(&self, report: &Report) -> anyhow::Result<Vec<OutputFile>> {
+        let png = |c: &chart::LossChart| -> anyhow::Result<OutputFile> {
             Ok(OutputFile {
                 name: c.file_name.clone(),
-                bytes: chart::render_png(c)?,
+                bytes: chart::render_png(c).context("drawing the loss charts")?,
             })
-        })
-        .collect()
+        };
+        chart::charts(report).iter().map(png).collect()
+    }
 }

@@ -217,3 +217,36 @@ fn samples_csv_round_trips() {
     let e = parse_samples_csv(&format!("{HEAD}1.000,2,2,2.0,2.0\n2.000,2,2,2.0,1")).unwrap_err();
     assert_eq!((e.line, e.problem.contains("cut off")), (3, true));
 }
+
+#[test]
+fn lab_json_is_written_once_and_versions_are_added_to_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::create(&tmp.path().join("r"), &Campaign::default()).unwrap();
+    assert_eq!(store.read_lab().unwrap(), None);
+    let record = LabRecord {
+        generator: Some("benchlab gen (built-in)".into()),
+        ..LabRecord::default()
+    };
+    store.write_lab(|| Ok(record.clone())).unwrap();
+    // A resumed campaign keeps the record of its first run.
+    store
+        .write_lab(|| anyhow::bail!("not asked again"))
+        .unwrap();
+    let v1 = VersionRecord {
+        uname: Some("FreeBSD dut 15.0".into()),
+        ..VersionRecord::default()
+    };
+    store
+        .record_version("v1", v1.clone(), Some("options INET\n"))
+        .unwrap();
+    let read = store.read_lab().unwrap().unwrap();
+    assert_eq!(read.generator, record.generator);
+    let kept = &read.versions["v1"];
+    assert_eq!(kept.uname, v1.uname);
+    assert_eq!(kept.kernel_config.as_deref(), Some("kernel-config/v1.txt"));
+    let config = fs::read_to_string(store.dir().join("kernel-config/v1.txt")).unwrap();
+    assert_eq!(config, "options INET\n");
+    fs::write(store.dir().join(LAB_FILE), "{").unwrap();
+    let e = store.read_lab().unwrap_err().to_string();
+    assert!(e.contains("lab.json: corrupted"), "{e}");
+}

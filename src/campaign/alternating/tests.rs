@@ -143,8 +143,8 @@ impl Bench for MockLab {
         };
         Ok((rig, Box::new(switcher)))
     }
-    fn facts(&mut self) -> anyhow::Result<serde_json::Value> {
-        Ok(serde_json::json!({}))
+    fn facts(&mut self) -> anyhow::Result<crate::store::LabRecord> {
+        Ok(crate::store::LabRecord::default())
     }
 }
 

@@ -84,8 +84,8 @@ impl Bench for MockBench {
             capture_delay: std::time::Duration::ZERO,
         })
     }
-    fn facts(&mut self) -> anyhow::Result<serde_json::Value> {
-        Ok(serde_json::json!({ "mock": true }))
+    fn facts(&mut self) -> anyhow::Result<crate::store::LabRecord> {
+        Ok(crate::store::LabRecord::default())
     }
 }
 

@@ -10,6 +10,7 @@ use anyhow::{bail, Context};
 use super::SshBench;
 use crate::cancel::Cancel;
 use crate::config::Version;
+use crate::store::VersionRecord;
 use crate::transport::{display_argv, Command, Transport};
 
 /// Seconds `online` may take after a reboot when the version sets no `online_timeout`.
@@ -105,11 +106,11 @@ impl SshBench {
             }
             None => (None, None),
         };
-        let record = serde_json::json!({
-            "uname": uname,
-            "kernel_config_source": source,
-            "kernel_config": null,
-        });
+        let record = VersionRecord {
+            uname: Some(uname),
+            kernel_config_source: source.map(str::to_string),
+            kernel_config: None,
+        };
         self.store.record_version(&version.name, record, config)
     }
 }

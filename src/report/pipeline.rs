@@ -1,0 +1,190 @@
+//! The report pipeline, the same for `benchlab report` and the end of `benchlab run`: read a
+//! directory (benchlab results or netbenches logs), settle the options (command line over
+//! `report.toml` over what the results say), build the [`Report`] and write its files.
+
+use std::path::Path;
+
+use crate::error::InputError;
+use crate::ingest;
+use crate::report::settings::{MinistatGeneration, Settings};
+use crate::report::{reproduce, write_files, Report, ReportOptions};
+use crate::stats::Flavor;
+
+/// What the command line sets over `report.toml` and the campaign.
+#[derive(Debug, Default)]
+pub struct Overrides {
+    /// `--versions`.
+    pub versions: Option<Vec<String>>,
+    /// `--configs`.
+    pub configs: Option<Vec<String>>,
+    /// `--ministat`.
+    pub ministat: Option<MinistatGeneration>,
+}
+
+/// A report written: the model and how many files it wrote.
+#[derive(Debug)]
+pub struct Written {
+    /// The report.
+    pub report: Report,
+    /// Files written into the output directory.
+    pub files: usize,
+}
+
+/// Reads `dir` (benchlab results or netbenches logs), builds the report and writes its files
+/// into `out_dir` (created if missing); `known_sets` are the built-in config set names a
+/// stored campaign may use.
+pub fn from_dir(
+    dir: &Path,
+    out_dir: &Path,
+    overrides: Overrides,
+    known_sets: &[&str],
+) -> anyhow::Result<Written> {
+    check_dirs(dir, out_dir)?;
+    let settings = Settings::load(dir)?;
+    let netbenches = !ingest::benchlab::is_results_dir(dir);
+    let (results, defaults) = if netbenches {
+        (ingest::netbenches::read_dir(dir)?, ReportOptions::default())
+    } else {
+        let read = ingest::benchlab::read_dir(dir, known_sets)?;
+        let defaults = campaign_options(&read);
+        (read.results, defaults)
+    };
+    let asked = overrides.ministat.or(settings.ministat);
+    // The command line wins over report.toml, which wins over what the results say.
+    let mut labels = defaults.labels;
+    labels.extend(settings.labels);
+    let mut options = ReportOptions {
+        versions: (overrides.versions)
+            .or(settings.versions)
+            .or(defaults.versions),
+        configs: overrides.configs.or(settings.configs).or(defaults.configs),
+        flavor: asked.map(Into::into).unwrap_or(defaults.flavor),
+        flavor_reason: None,
+        title: settings.title.or(defaults.title),
+        lines: if settings.lines.is_empty() {
+            defaults.lines
+        } else {
+            settings.lines
+        },
+        labels,
+    };
+    // An archive's own README tells which ministat made its tables, unless one was asked for.
+    if asked.is_none() && netbenches {
+        if let Some(choice) = reproduce::choose(dir, &results, &options)? {
+            options.flavor = choice.flavor;
+            options.flavor_reason = Some(choice.reason);
+        }
+    }
+    let report = Report::build(results, &options)?;
+    let files = report.files()?;
+    write_files(out_dir, &files)?;
+    Ok(Written {
+        report,
+        files: files.len(),
+    })
+}
+
+/// Said in one line before a reader or writer meets them as odder errors: the input must be a
+/// directory, and the output one or nothing yet.
+fn check_dirs(dir: &Path, out_dir: &Path) -> Result<(), InputError> {
+    if !dir.is_dir() {
+        let what = if dir.exists() {
+            "not a directory"
+        } else {
+            "no such directory"
+        };
+        return Err(InputError::new(format!(
+            "'{}': {what}; give a benchlab results directory or one of netbenches logs",
+            dir.display()
+        )));
+    }
+    if out_dir.exists() && !out_dir.is_dir() {
+        return Err(InputError::new(format!(
+            "'{}': exists and is not a directory; choose another -o",
+            out_dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The report options a benchlab campaign implies: its title, versions and config sets in its
+/// order, version labels, and setup lines from `lab.json` and the campaign's notes.
+fn campaign_options(read: &ingest::benchlab::CampaignResults) -> ReportOptions {
+    let c = &read.campaign;
+    let mut lines = super::host::setup_lines(&read.lab);
+    if let Some(placement) = read.lab.placement_summary() {
+        let driver = read.lab.nic_driver.as_deref().unwrap_or("veth");
+        lines.push(format!(
+            "Virtual lab: network namespaces joined by {driver} pairs; {placement}"
+        ));
+    }
+    lines.extend(c.notes.iter().cloned());
+    ReportOptions {
+        versions: Some(c.versions.iter().map(|v| v.name.clone()).collect()),
+        configs: Some(c.config_set_names().map(str::to_string).collect()),
+        flavor: Flavor::Current,
+        flavor_reason: None,
+        title: Some(c.title.clone()),
+        lines,
+        labels: c
+            .versions
+            .iter()
+            .filter_map(|v| v.label.clone().map(|l| (v.name.clone(), l)))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Campaign;
+    use crate::store::LabRecord;
+
+    #[test]
+    fn a_campaign_names_its_host_its_lab_and_its_notes_in_that_order() {
+        let lab: LabRecord = serde_json::from_str(
+            r#"{"host": {"cpu": "AMD EPYC", "cores": 2, "os": "Debian 12", "kernel": "Linux vm"},
+                "lab": {"placement": {"summary": "the DUT forwards on CPU 1"}}}"#,
+        )
+        .unwrap();
+        let read = ingest::benchlab::CampaignResults {
+            campaign: Campaign {
+                notes: vec!["tuned by hand".into()],
+                ..Campaign::default()
+            },
+            lab,
+            results: ingest::Results::default(),
+        };
+        let options = campaign_options(&read);
+        assert_eq!(
+            options.lines,
+            [
+                "AMD EPYC (2 CPUs)",
+                "Debian 12, Linux vm",
+                "Virtual lab: network namespaces joined by veth pairs; the DUT forwards on CPU 1",
+                "tuned by hand",
+            ]
+        );
+        assert_eq!(options.versions, Some(vec!["default".to_string()]));
+    }
+
+    #[test]
+    fn a_missing_input_or_an_output_that_is_a_file_is_one_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        let missing = tmp.path().join("none");
+        let e = check_dirs(&missing, tmp.path()).unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "': no such directory; give a benchlab results directory or one of netbenches logs"
+            ),
+            "{e}"
+        );
+        let e = check_dirs(tmp.path(), &file).unwrap_err().to_string();
+        assert!(
+            e.ends_with("': exists and is not a directory; choose another -o"),
+            "{e}"
+        );
+    }
+}
