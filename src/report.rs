@@ -56,6 +56,8 @@ mod select;
 pub mod settings;
 /// The NDR/PDR table and the loss charts of throughput searches.
 pub mod throughput;
+/// The one-line description of a traffic profile.
+pub mod traffic;
 
 pub use compare::{ComparisonBlock, Scope};
 pub use export::Exporter;

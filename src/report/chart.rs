@@ -12,7 +12,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::report::{markdown, Exporter, OutputFile, Report};
+use crate::report::{Exporter, OutputFile, Report};
 use crate::units::{format_pps, format_tick, pps_unit};
 
 /// Width of the PNG, in pixels (the seeds' gnuplot terminal size).
@@ -400,7 +400,7 @@ impl Report {
                     },
                     profile: profile.clone(),
                     title: self.title.clone(),
-                    subtitle: markdown::traffic_summary(self, profile),
+                    subtitle: super::traffic::traffic_summary(self, profile),
                     y_label: format!(
                         "Packets per second: median of {iterations} iterations, whiskers at min and max"
                     ),
