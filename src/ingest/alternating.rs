@@ -22,7 +22,7 @@ pub struct AlternatingRun {
     /// Each set after the baseline with its estimate (95 % over the rule's looks), over the
     /// blocks at the machine's quiet level.
     pub estimates: Vec<(String, Option<PairedEstimate>)>,
-    /// The same comparisons over the blocks left out as slowed, in the same order.
+    /// The same comparisons over the blocks left out (at other speed levels), in the same order.
     pub slowed: Vec<Option<PairedEstimate>>,
     /// How each segment of traffic ended (`precise`, `time up`, an error, or `interrupted`).
     pub ended: Vec<String>,

@@ -105,8 +105,8 @@ pub fn section(report: &super::Report) -> String {
         "An iteration is {}. Each line below is the mean of the per-block log ratios against the baseline with Student's t interval, at \
          95 % over the stopping rule's planned looks (99 % at each look), over the blocks where both sets ran at the machine's quiet level \
          (within {:.0} % of their {:.0}th percentile over the run's blocks: disturbance only slows a machine down, and a slowed machine \
-         pays different costs); the blocks left out as slowed get their own line. A level fewer than {:.0} % of the blocks reach is no level \
-         the machine held: then every block counts.\n",
+         pays different costs); the blocks left out get their own line. When fewer than {:.0} % of the blocks reach that level, the \
+         comparison is made at the highest level among the others that holds that share, and when none does, over every block.\n",
         report.method,
         100.0 * (1.0 - SLOWED_BELOW),
         100.0 * QUIET_QUANTILE,
@@ -136,7 +136,7 @@ pub fn section(report: &super::Report) -> String {
             md.push_str(&format!("- {line}\n"));
             if let Some(e) = run.slowed.get(k).copied().flatten() {
                 md.push_str(&format!(
-                    "  - on the {} blocks left out as slowed: {:.1}\n",
+                    "  - on the {} blocks at other speed levels: {:.1}\n",
                     e.blocks,
                     e.change()
                 ));

@@ -134,8 +134,8 @@ impl StopRule {
         self.split_estimates(blocks, |quiet, _| quiet)
     }
 
-    /// The same estimates over the blocks left out as slowed, at the same confidence: the
-    /// cost on the slowed machine, which the report states beside the other.
+    /// The same estimates over the blocks left out (at other speed levels), at the same
+    /// confidence: the cost at those levels, which the report states beside the other.
     pub fn slowed_estimates(&self, blocks: &[Block]) -> Vec<Option<PairedEstimate>> {
         self.split_estimates(blocks, |_, slowed| slowed)
     }
