@@ -212,6 +212,8 @@ fn rig<'a>(
         name: facts.receiver.interface.clone(),
     });
     rx_cfg.interval = interval;
+    // Off the DUT's CPU, where its forwarding would delay the samples.
+    rx_cfg.cpu = Some(sender.cpu);
     // Where the surplus goes: the sender veth's tx_dropped (the DUT's input queue was
     // full), and the DUT's own interfaces.
     rx_cfg.watch = std::iter::once(sender_if)

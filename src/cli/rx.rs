@@ -41,6 +41,10 @@ pub struct Args {
     /// `benchlab gen --json` does.
     #[arg(long)]
     pub tx: bool,
+    /// Sample from this CPU at real-time priority, so that samples are on time: not the DUT's
+    /// CPU, whose forwarding would delay them.
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
 }
 
 fn human(s: &Sample, watch: &[IfRef]) -> String {
@@ -67,6 +71,7 @@ pub fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Res
         watch: args.watch.clone(),
         interval: args.interval,
         sent: args.tx,
+        cpu: args.cpu,
     };
     let mut rx = Receiver::start(cfg)?;
     let started = Instant::now();

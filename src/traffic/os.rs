@@ -3,7 +3,8 @@
 //! A trial runs the generator in the sender's namespace and samples counters in others, all from
 //! one process: namespaces are entered per thread (`setns(2)` on a thread is allowed for network
 //! namespaces), and a netlink socket keeps the namespace it was created in for its whole life.
-// FFI: setns(2), sched_setaffinity(2) and pthread_sigmask(3) have no safe std equivalent.
+// FFI: setns(2), sched_setaffinity(2), sched_setscheduler(2) and pthread_sigmask(3) have no safe
+// std equivalent.
 #![allow(unsafe_code)]
 
 use std::fs::File;
@@ -17,6 +18,18 @@ use crate::error::InputError;
 
 /// Where `ip netns` keeps its named namespaces.
 pub const NETNS_DIR: &str = "/run/netns";
+
+/// Gives the calling thread the lowest real-time priority (SCHED_FIFO 1), so that it runs as
+/// soon as it wakes, ahead of every ordinary thread on its CPU.
+pub fn realtime() -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: pid 0 is the calling thread; `param` lives for the call.
+    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
 
 /// Moves the calling thread into the named network namespace (`ip netns` name).
 pub fn enter_netns(name: &str) -> anyhow::Result<()> {

@@ -28,6 +28,10 @@ pub struct RxConfig {
     /// Count what the interface sent (`tx_packets`, `tx_bytes`) instead of what it received:
     /// a sender's output when its generator prints no figures of its own (trafgen).
     pub sent: bool,
+    /// CPU the sampling thread runs on, at real-time priority (`None`: left to the scheduler).
+    /// A sampler that shares the DUT's CPU waits behind its forwarding for up to 150 ms, and a
+    /// late sample followed by one taken at once makes two windows of nonsense rates.
+    pub cpu: Option<usize>,
 }
 
 impl RxConfig {
@@ -38,6 +42,7 @@ impl RxConfig {
             watch: Vec::new(),
             interval: Duration::from_secs(1),
             sent: false,
+            cpu: None,
         }
     }
 }
@@ -94,18 +99,59 @@ struct Counters {
 }
 
 impl Counters {
-    fn read(&mut self) -> anyhow::Result<(LinkStats, Vec<LinkStats>)> {
+    /// The receiving interface's counters with the time they were read, then the watched ones':
+    /// the time is taken next to the one read that makes the rate.
+    fn read(&mut self) -> anyhow::Result<Reading> {
         let rx = self
             .rx
             .read()
             .context("reading the receiving interface's counters")?;
+        let at = Instant::now();
         let watch = self
             .watch
             .iter_mut()
             .map(|p| p.read().context("reading a watched interface's counters"))
             .collect::<anyhow::Result<_>>()?;
-        Ok((rx, watch))
+        Ok(Reading { rx, at, watch })
     }
+
+    /// A sample of the counts since `base`; `last` is the previous sample's time and count.
+    fn sample(&mut self, base: &Reading, sent: bool, last: (f64, u64)) -> anyhow::Result<Sample> {
+        let now = self.read()?;
+        let t = now.at.duration_since(base.at).as_secs_f64();
+        let d = now.rx.since(&base.rx);
+        let (pkts, bytes) = if sent {
+            (d.tx_packets, d.tx_bytes)
+        } else {
+            (d.rx_packets, d.rx_bytes)
+        };
+        let dt = t - last.0;
+        Ok(Sample {
+            t_s: t,
+            rx_pkts: pkts,
+            rx_pps: if dt > 0.0 {
+                pkts.saturating_sub(last.1) as f64 / dt
+            } else {
+                0.0
+            },
+            rx_bytes: bytes,
+            rx_drops: d.drops(),
+            drops: now
+                .watch
+                .iter()
+                .zip(&base.watch)
+                .map(|(now, base)| now.since(base).drops())
+                .collect(),
+        })
+    }
+}
+
+/// One reading of every counter.
+struct Reading {
+    rx: LinkStats,
+    /// When the receiving interface's counters were read.
+    at: Instant,
+    watch: Vec<LinkStats>,
 }
 
 /// A running sampler.
@@ -133,14 +179,26 @@ impl Receiver {
                 .map(Probe::open)
                 .collect::<anyhow::Result<_>>()?,
         };
-        let (base_rx, base_watch) = counters.read()?;
-        let start = Instant::now();
+        if let Some(cpu) = cfg.cpu.filter(|&c| c >= super::os::cpu_count()) {
+            return Err(crate::error::InputError::new(format!(
+                "bad sampling CPU {cpu}: this host has CPUs 0-{}",
+                super::os::cpu_count() - 1
+            ))
+            .into());
+        }
+        let base = counters.read()?;
+        let start = base.at;
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, samples) = mpsc::channel();
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name("benchlab-rx".into())
             .spawn(move || {
+                if let Some(cpu) = cfg.cpu {
+                    super::os::pin_to_cpu(cpu)?;
+                    // Best effort: without CAP_SYS_NICE the sampler keeps its ordinary priority.
+                    let _ = super::os::realtime();
+                }
                 let mut series = Series {
                     iface: cfg.iface.to_string(),
                     watch: cfg.watch.iter().map(ToString::to_string).collect(),
@@ -149,34 +207,10 @@ impl Receiver {
                 let mut k = 1u32;
                 let mut last = (0.0, 0u64);
                 loop {
-                    let due = start + cfg.interval * k;
-                    let stopped = sleep_until(due, &flag);
-                    let (rx, watch) = counters.read()?;
-                    let t = start.elapsed().as_secs_f64();
-                    let d = rx.since(&base_rx);
-                    let (pkts, bytes) = if cfg.sent {
-                        (d.tx_packets, d.tx_bytes)
-                    } else {
-                        (d.rx_packets, d.rx_bytes)
-                    };
-                    let dt = t - last.0;
-                    let sample = Sample {
-                        t_s: t,
-                        rx_pkts: pkts,
-                        rx_pps: if dt > 0.0 {
-                            (pkts - last.1) as f64 / dt
-                        } else {
-                            0.0
-                        },
-                        rx_bytes: bytes,
-                        rx_drops: d.drops(),
-                        drops: watch
-                            .iter()
-                            .zip(&base_watch)
-                            .map(|(now, base)| now.since(base).drops())
-                            .collect(),
-                    };
-                    last = (t, pkts);
+                    let stopped = sleep_until(start + cfg.interval * k, &flag);
+                    let sample = counters.sample(&base, cfg.sent, last)?;
+                    let dt = sample.t_s - last.0;
+                    last = (sample.t_s, sample.rx_pkts);
                     // A stop right after a tick would only add an empty sample.
                     if !(stopped && dt < 0.001) {
                         let _ = tx.send(sample.clone());
@@ -185,7 +219,9 @@ impl Receiver {
                     if stopped {
                         return Ok(series);
                     }
-                    k += 1;
+                    // A late sample skips the ticks it missed: one taken at once after it
+                    // would make a window of a few microseconds.
+                    k = next_tick(start.elapsed(), cfg.interval);
                 }
             })?;
         Ok(Receiver {
@@ -246,6 +282,12 @@ impl Drop for Receiver {
 }
 
 /// Sleeps until `due` in short steps; true when stopped before.
+/// The number of the first tick of `interval` after `elapsed`.
+fn next_tick(elapsed: Duration, interval: Duration) -> u32 {
+    let done = elapsed.as_nanos() / interval.as_nanos().max(1);
+    u32::try_from(done + 1).unwrap_or(u32::MAX)
+}
+
 fn sleep_until(due: Instant, stop: &AtomicBool) -> bool {
     loop {
         if stop.load(Ordering::Relaxed) {
@@ -256,5 +298,20 @@ fn sleep_until(due: Instant, stop: &AtomicBool) -> bool {
             return false;
         }
         std::thread::sleep((due - now).min(Duration::from_millis(20)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_late_sample_skips_the_ticks_it_missed() {
+        let ms = Duration::from_millis;
+        assert_eq!(next_tick(ms(0), ms(50)), 1);
+        assert_eq!(next_tick(ms(51), ms(50)), 2);
+        // 140 ms late for tick 1: ticks 2 and 3 are gone, the next is at 200 ms.
+        assert_eq!(next_tick(ms(190), ms(50)), 4);
+        assert_eq!(next_tick(ms(5), Duration::ZERO), 5_000_001);
     }
 }

@@ -1,4 +1,4 @@
-//! The cases of `tests/bad_input.rs`: small generated files and the command line that reads
+//! The cases of `tests/offline/bad_input.rs`: small generated files and the command line that reads
 //! them. Each family starts from a well-formed input (see [`controls`]) and breaks one thing.
 
 use std::path::{Path, PathBuf};

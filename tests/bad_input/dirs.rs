@@ -1,4 +1,4 @@
-//! Results directories for `tests/bad_input.rs`: benchlab's (made through the library, then
+//! Results directories for `tests/offline/bad_input.rs`: benchlab's (made through the library, then
 //! damaged one file at a time) and netbenches' (a seed's pkt-gen log, then broken).
 
 use std::path::{Path, PathBuf};

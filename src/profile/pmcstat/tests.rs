@@ -1,5 +1,5 @@
 //! Unit tests of `profile::pmcstat` on a mock transport (the whole capture over SSH, with a
-//! stand-in pmcstat, is tests/ssh_pmc.rs).
+//! stand-in pmcstat, is tests/ssh/pmc.rs).
 
 use super::*;
 use crate::transport::{MockTransport, Output};

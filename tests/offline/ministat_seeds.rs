@@ -6,8 +6,7 @@
 //! after expanding tabs; the only other difference allowed is a legend label edited by hand in
 //! the seed ([`LABEL_EDITS`]).
 
-mod common;
-use common::expand;
+use crate::common::expand;
 use std::path::Path;
 use std::process::Command;
 

@@ -1,16 +1,14 @@
-//! `benchlab run` over SSH on other topologies and generators than `tests/ssh_campaign.rs`:
+//! `benchlab run` over SSH on other topologies and generators than `tests/ssh/campaign.rs`:
 //! a 4-node lab whose two senders send at once (each its share of the flows and of the rate),
 //! and a trafgen sender. The nodes are the virtual lab's namespaces, each with its own sshd
 //! (tests/sshd); benchlab runs in a management namespace and reaches them only over SSH.
 //! Needs root, `sshd` and `trafgen` (scripts/setup).
 
-mod sshd;
-
 use std::fs;
 use std::path::Path;
 
+use crate::sshd::SshNodes;
 use benchlab::lab::{Lab, LabConfig};
-use sshd::SshNodes;
 
 /// The rows of a trial's samples.csv: t_s, tx_pkts, rx_pkts, tx_pps, rx_pps.
 fn samples(trial: &Path) -> Vec<Vec<f64>> {
@@ -77,7 +75,7 @@ fn run(nodes: &SshNodes, text: &str) -> std::path::PathBuf {
 #[test]
 fn two_senders_send_at_once_each_its_share_and_the_receiver_counts_the_sum() {
     let lab = Lab::up(&LabConfig {
-        id: "ts2".into(),
+        id: "ts4".into(),
         senders: 2,
         ..LabConfig::default()
     })
@@ -90,8 +88,8 @@ fn two_senders_send_at_once_each_its_share_and_the_receiver_counts_the_sum() {
         ("blssh-sender2", &s2.namespace),
         ("blssh-receiver", &facts.receiver.namespace),
     ]);
-    let senders = sshd::sender_toml("[[lab.hosts.senders]]", "blssh-sender", s1, "benchlab")
-        + &sshd::sender_toml("[[lab.hosts.senders]]", "blssh-sender2", s2, "benchlab");
+    let senders = crate::sshd::sender_toml("[[lab.hosts.senders]]", "blssh-sender", s1, "benchlab")
+        + &crate::sshd::sender_toml("[[lab.hosts.senders]]", "blssh-sender2", s2, "benchlab");
     // 30 000 pps in all: 15 000 from each sender, well below what the DUT forwards.
     let profile = "config_sets = [\"forwarding\"]\n\n[[profiles]]\nname = \"inet4\"\naf = \"inet4\"\nrate = 30000\n";
     let results = run(
@@ -165,7 +163,7 @@ fn a_trafgen_sender_delivers_its_flows_through_the_dut_firewall() {
         ("blssh-sender", &s1.namespace),
         ("blssh-receiver", &facts.receiver.namespace),
     ]);
-    let senders = sshd::sender_toml("[lab.hosts.sender]", "blssh-sender", s1, "trafgen");
+    let senders = crate::sshd::sender_toml("[lab.hosts.sender]", "blssh-sender", s1, "trafgen");
     // Paced below what the DUT forwards: trafgen gives up when frames queue (notes).
     // Profiled too: perf record on the DUT host, driven over SSH.
     let extra = "config_sets = [\"nft-stateless\"]\nprofile = true\n\n[hooks]\nafter = [[\"nft\", \"list\", \"ruleset\"]]\n\n[[profiles]]\nname = \"inet4\"\naf = \"inet4\"\nrate = 20000\n";

@@ -2,7 +2,7 @@
 //! (`RAW/bench.*.1.pmc.graph`, seed 002's twelve pmcstat call graphs): each is folded, checked
 //! like benchlab's own captures, and drawn with a differential flamegraph of the second version
 //! against the first when its check passes; the harness's files and tables are unchanged
-//! (tests/report_netbenches.rs checks those on the same directory).
+//! (tests/offline/report_netbenches.rs checks those on the same directory).
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,6 @@
 //! It guards refactors: a change of output must be deliberate. `BENCHLAB_BLESS=1` rewrites the
 //! expected files from the present output.
 
-mod common;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -67,13 +66,13 @@ fn kept(report: BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
 fn check(seed: &str) {
     let out = tempfile::tempdir().unwrap();
     let input = data("netbenches").join(seed);
-    let run = common::run(&[
+    let run = crate::common::run(&[
         "report",
         input.to_str().unwrap(),
         "-o",
         out.path().to_str().unwrap(),
     ]);
-    assert!(run.status.success(), "{}", common::stderr(&run));
+    assert!(run.status.success(), "{}", crate::common::stderr(&run));
     let got = kept(files(out.path()));
     let expected_dir = data("golden").join(seed);
     if std::env::var_os("BENCHLAB_BLESS").is_some() {

@@ -173,7 +173,7 @@ fn a_short_run_finds_each_sets_cost() {
 
 /// Estimator × phase length × settle time on simulated 3-minute runs: the mean half-width of
 /// the fixed-length 95 % interval, its coverage, and the mean error of the estimates, over all
-/// three comparisons. Run with `cargo test --release --test alternating_sim -- --ignored
+/// three comparisons. Run with `cargo test --release --test offline alternating_sim -- --ignored
 /// --nocapture`.
 #[test]
 #[ignore]

@@ -2,8 +2,7 @@
 //! what `ministat -s` (the report's flavour) prints for the `.pps` files written beside it, the
 //! flavour that reproduces an archive's own README is picked, and the harness's files match.
 
-mod common;
-use common::copy_dir;
+use crate::common::copy_dir;
 use std::path::{Path, PathBuf};
 
 fn data(dir: &str) -> PathBuf {
@@ -14,7 +13,7 @@ fn data(dir: &str) -> PathBuf {
 
 /// Runs the benchlab binary in `cwd`; returns (status, stdout, stderr).
 fn benchlab_in(cwd: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = common::benchlab()
+    let out = crate::common::benchlab()
         .current_dir(cwd)
         .args(args)
         .output()
@@ -22,7 +21,7 @@ fn benchlab_in(cwd: &Path, args: &[&str]) -> (i32, String, String) {
     (
         out.status.code().unwrap(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
-        common::stderr(&out),
+        crate::common::stderr(&out),
     )
 }
 

@@ -4,13 +4,11 @@
 //! DUT's management link goes down and up again) and online hooks; a DUT that does not come
 //! back fails with one line, keeps the finished trials, and `--resume` continues. Needs root.
 
-mod sshd;
-
 use std::fs;
 use std::path::Path;
 
+use crate::sshd::{sh, SshNodes};
 use benchlab::lab::{Lab, LabConfig};
-use sshd::{sh, SshNodes};
 
 fn finished_trials(results: &Path) -> Vec<String> {
     let mut done: Vec<String> = fs::read_dir(results.join("runs"))
@@ -202,7 +200,7 @@ af = "inet4"
 
 {lab}"#,
             lab = nodes.lab_toml(
-                &sshd::sender_toml(
+                &crate::sshd::sender_toml(
                     "[lab.hosts.sender]",
                     "blssh-sender",
                     &facts.senders[0],

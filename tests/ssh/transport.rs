@@ -2,12 +2,10 @@
 //! through the remote shell, files round-trip, long-running commands stop on the remote side,
 //! and an unreachable host or a refused key fails with one line naming the host. Needs root.
 
-mod sshd;
-
 use std::time::{Duration, Instant};
 
+use crate::sshd::Sshd;
 use benchlab::transport::{Command, SshTransport, Transport, TransportError};
-use sshd::Sshd;
 
 fn transport(sshd: &Sshd, alias: &str) -> SshTransport {
     SshTransport::new(alias)

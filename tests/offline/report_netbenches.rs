@@ -2,8 +2,7 @@
 //! files come out byte for byte, every ministat table of the seed is in the README, the graphs
 //! show the right bars, and broken input gives one line and exit status 2.
 
-mod common;
-use common::{copy_dir, expand};
+use crate::common::{copy_dir, expand};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -150,7 +149,7 @@ fn seed_002_harness_files_and_tables() {
     assert!(
         readme.contains("forwarding, inet4: 318516current -31.46% ± 1.20% against 318516stable")
     );
-    // Everything was measured; only the archive's DUT profiles are left out (tests/report_pmc.rs).
+    // Everything was measured; only the archive's DUT profiles are left out (tests/offline/report_pmc.rs).
     let not_measured = readme.split("## Not measured").nth(1).unwrap_or("");
     assert!(not_measured
         .lines()

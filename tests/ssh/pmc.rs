@@ -6,13 +6,11 @@
 //! folded into the trial's flamegraph, that the remote files are gone; then a DUT without
 //! hwpmc: one warning, the campaign goes on, the report says why. Needs root and sshd.
 
-mod sshd;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::sshd::SshNodes;
 use benchlab::profile::pmc::fold_pmcstat;
-use sshd::SshNodes;
 
 /// The recorded call graph the stand-in pmcstat writes (seed 002, 4 CPUs).
 fn recorded_graph() -> PathBuf {
@@ -67,7 +65,7 @@ fn write_standins(bin: &Path, state: &Path) {
     for (name, body) in scripts {
         let path = bin.join(name);
         fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-        sshd::sh(&["chmod", "+x", path.to_str().unwrap()]);
+        crate::sshd::sh(&["chmod", "+x", path.to_str().unwrap()]);
     }
 }
 
@@ -118,7 +116,7 @@ fn a_freebsd_dut_is_profiled_with_pmcstat_inside_the_window_and_without_hwpmc_go
         "SetEnv PATH={}:/usr/sbin:/usr/bin:/sbin:/bin\n",
         bin.display()
     );
-    let (lab, nodes) = sshd::three_nodes("tp1", &[("blssh-dut", &path)]);
+    let (lab, nodes) = crate::sshd::three_nodes("tp1", &[("blssh-dut", &path)]);
     let facts = lab.facts().clone();
     let dir = nodes.keys.dir();
     let file = dir.join("pmc.toml");

@@ -5,7 +5,7 @@
 //! small generated files; `PATH` points at an empty directory, so that a case that got past its
 //! check could not build a lab (no `ip`, no `nft`) even by mistake.
 
-#[path = "bad_input/cases.rs"]
+#[path = "../bad_input/cases.rs"]
 mod bad_input_cases;
 
 use std::fs;

@@ -3,12 +3,10 @@
 //! of a tiny search; `search.json` and the README's NDR/PDR table come out as on the virtual
 //! lab. Needs root.
 
-mod sshd;
-
 use std::fs;
 
+use crate::sshd::SshNodes;
 use benchlab::lab::{Lab, LabConfig};
-use sshd::SshNodes;
 
 #[test]
 fn a_search_runs_over_ssh_with_benchlab_gen_and_rx_on_the_remote_nodes() {
@@ -52,7 +50,7 @@ duration_sum = 1
 preceding_targets = 0
 "#,
             lab = nodes.lab_toml(
-                &sshd::sender_toml(
+                &crate::sshd::sender_toml(
                     "[lab.hosts.sender]",
                     "blssh-sender",
                     &facts.senders[0],

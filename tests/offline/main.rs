@@ -1,0 +1,19 @@
+//! The tests that need no lab, no root and no network: one binary, so that CI links one
+//! executable instead of thirteen (each module was its own test file).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod alternating_sim;
+mod architecture;
+mod bad_input;
+mod config_paths;
+mod golden;
+mod ministat_cli;
+mod ministat_differential;
+mod ministat_seeds;
+mod parsers_proptest;
+mod pktgen;
+mod report_fidelity;
+mod report_netbenches;
+mod report_pmc;
