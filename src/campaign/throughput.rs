@@ -22,6 +22,7 @@
 //! (the rfc2544 preset) after more than 30 s without traffic loses that: its first trial may
 //! count state creation as loss.
 
+use crate::units::format_pps;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -384,16 +385,31 @@ fn calibrate(
         let next = if rate == Rate::Max { sent } else { 0.9 * sent };
         rate = Rate::Pps(next.round().max(1.0) as u64);
     }
+    let tried = (record.calibration.iter().skip(1))
+        .map(|t| {
+            format!(
+                "{} sent of {}",
+                format_pps(t.sent as f64 / t.duration),
+                format_pps(t.load)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let why = match record.generator_max {
+        Some(held) => format!(
+            "the generator held {} at most, not above search.min_load ({})",
+            format_pps(held),
+            format_pps(config.min_load)
+        ),
+        None => format!(
+            "the generator sent under {:.0} % of every fixed rate asked in {} calibration trials",
+            HELD_SHARE * 100.0,
+            record.calibration.len()
+        ),
+    };
     Err(TrialError(anyhow::anyhow!(
-        "the generator held no fixed rate above search.min_load ({} packets/s) in {} \
-         calibration trials ({}); set search.max_load to a rate it can send, or run on a \
-         quieter machine",
-        config.min_load,
-        record.calibration.len(),
-        (record.calibration.iter())
-            .map(|t| format!("{:.0} of {:.0} packets", t.sent, t.load * t.duration))
-            .collect::<Vec<_>>()
-            .join(", ")
+        "{why} ({tried}): it lost its CPU too often; run on a quieter machine, or set \
+         search.max_load to a rate it can send"
     )))
 }
 
