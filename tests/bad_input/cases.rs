@@ -419,6 +419,7 @@ pub fn all(results_base: &Path) -> Vec<Case> {
     cases.extend(netbenches());
     cases.extend(more::other_files(results_base));
     cases.extend(more::line_breaks());
+    cases.extend(more::negative_numbers());
     cases.extend(more::ministat_usage());
     cases
 }

@@ -63,6 +63,24 @@ pub fn other_files(results_base: &Path) -> Vec<Case> {
     cases
 }
 
+/// Negative numbers given to `gen` and `rx`: read as the value they are and refused, not taken
+/// for an option.
+pub fn negative_numbers() -> Vec<Case> {
+    let lines: &[&[&str]] = &[
+        &["gen", "-i", "lo", "-t", "-1"],
+        &["gen", "-i", "lo", "-n", "-1"],
+        &["gen", "-i", "lo", "-r", "-1"],
+        &["gen", "-i", "lo", "-t", "1e300"],
+        &["rx", "-i", "lo", "-t", "-1"],
+        &["rx", "-i", "lo", "--interval", "-0.5"],
+        &["rx", "-i", "lo", "--interval", "nan"],
+    ];
+    lines
+        .iter()
+        .map(|args| case(format!("flags `{}`", args.join(" ")), args, vec![]))
+        .collect()
+}
+
 /// Paths with a line break: still one line.
 pub fn line_breaks() -> Vec<Case> {
     let lines: &[&[&str]] = &[
