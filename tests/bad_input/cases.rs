@@ -420,6 +420,7 @@ pub fn all(results_base: &Path) -> Vec<Case> {
     cases.extend(more::other_files(results_base));
     cases.extend(more::line_breaks());
     cases.extend(more::negative_numbers());
+    cases.extend(more::search_values());
     cases.extend(more::ministat_usage());
     cases
 }
@@ -447,5 +448,6 @@ pub fn controls(results_base: &Path) -> Vec<Case> {
             netbenches_files(&pktgen_log(None)),
         ),
         more::huge_rates_control(),
+        more::search_control(),
     ]
 }

@@ -63,6 +63,52 @@ pub fn other_files(results_base: &Path) -> Vec<Case> {
     cases
 }
 
+/// The throughput example with its first `from` replaced by `to`.
+fn throughput(from: &str, to: &str) -> String {
+    let example = include_str!("../../examples/throughput.toml");
+    assert!(example.contains(from), "no {from} in the example");
+    example.replacen(from, to, 1)
+}
+
+/// `[search]` numbers out of range: refused at load, before any lab is built.
+pub fn search_values() -> Vec<Case> {
+    let changes = [
+        ("min_load = 9001", "min_load = nan"),
+        ("min_load = 9001", "min_load = -1"),
+        ("min_load = 9001", "min_load = 1e300"),
+        ("min_load = 9001", "min_load = 9001\nmax_load = 1e300"),
+        ("search_duration_max = 1200", "search_duration_max = 1e300"),
+        ("search_duration_max = 1200", "search_duration_max = inf"),
+        ("warmup_duration = 1 ", "warmup_duration = -1 "),
+        ("loss_ratio = 0.0", "loss_ratio = nan"),
+        ("loss_ratio = 0.0", "loss_ratio = 2"),
+        ("duration_sum = 21", "duration_sum = 1e300"),
+        (
+            "initial_trial_duration = 1",
+            "initial_trial_duration = 1e300",
+        ),
+    ];
+    changes
+        .iter()
+        .map(|(from, to)| {
+            case(
+                format!("[search] {to}"),
+                &["run", "campaign.toml", "--check"],
+                vec![text("campaign.toml", throughput(from, to))],
+            )
+        })
+        .collect()
+}
+
+/// The throughput example as it is, which [`search_values`] breaks: accepted.
+pub fn search_control() -> Case {
+    case(
+        "the throughput example",
+        &["run", "campaign.toml", "--check"],
+        vec![text("campaign.toml", throughput("", ""))],
+    )
+}
+
 /// Negative numbers given to `gen` and `rx`: read as the value they are and refused, not taken
 /// for an option.
 pub fn negative_numbers() -> Vec<Case> {
