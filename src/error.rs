@@ -35,9 +35,12 @@ pub fn toml_message(e: &toml::de::Error) -> String {
         ("expected f64", "expected a number"),
         ("expected usize", "expected a whole number ≥ 0"),
         ("expected u64", "expected a whole number ≥ 0"),
-        ("expected u32", "expected a whole number ≥ 0"),
-        ("expected u16", "expected a whole number ≥ 0"),
-        ("expected u8", "expected a whole number ≥ 0"),
+        (
+            "expected u32",
+            "expected a whole number from 0 to 4294967295",
+        ),
+        ("expected u16", "expected a whole number from 0 to 65535"),
+        ("expected u8", "expected a whole number from 0 to 255"),
         ("expected a sequence", "expected a list `[...]`"),
         ("expected a map", "expected a table"),
         ("wanted string or table", "expected a quoted name"),
@@ -73,7 +76,7 @@ mod tests {
         let message = |text: &str| toml_message(&toml::from_str::<File>(text).unwrap_err());
         assert_eq!(
             message("n = -1"),
-            "invalid value: integer `-1`, expected a whole number ≥ 0"
+            "invalid value: integer `-1`, expected a whole number from 0 to 4294967295"
         );
         assert_eq!(
             message("x = \"ten\""),
