@@ -82,8 +82,15 @@ pub fn main() -> i32 {
     match run(cli, &mut std::io::stdout(), &mut std::io::stderr()) {
         Ok(code) => code,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "benchlab: {e:#}");
-            crate::error::exit_code(&e)
+            let code = crate::error::exit_code(&e);
+            let mut message = format!("{e:#}");
+            if code == 2 {
+                // Bad input is one line, even when it quotes a name with a line break in it
+                // (a file path, which nothing else checks).
+                message = message.replace('\n', "\\n").replace('\r', "\\r");
+            }
+            let _ = writeln!(std::io::stderr(), "benchlab: {message}");
+            code
         }
     }
 }

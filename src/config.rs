@@ -439,6 +439,7 @@ mod load;
 mod validate;
 
 pub use design::{Alternating, Design, ALTERNATING_INTERVAL};
+pub use validate::MAX_SECONDS;
 
 #[cfg(test)]
 mod tests;

@@ -26,9 +26,68 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
     }
 }
 
+/// A TOML parse error's message in one line of plain words: toml's own spans lines (`invalid
+/// table header` / `expected ...`) and names Rust types (`expected u32`), which a user who
+/// wrote `iterations = -1` should not have to translate. The caller adds the file and line.
+pub fn toml_message(e: &toml::de::Error) -> String {
+    let mut message = e.message().trim().replace('\n', ", ");
+    for (rust, words) in [
+        ("expected f64", "expected a number"),
+        ("expected usize", "expected a whole number ≥ 0"),
+        ("expected u64", "expected a whole number ≥ 0"),
+        (
+            "expected u32",
+            "expected a whole number from 0 to 4294967295",
+        ),
+        ("expected u16", "expected a whole number from 0 to 65535"),
+        ("expected u8", "expected a whole number from 0 to 255"),
+        ("expected a sequence", "expected a list `[...]`"),
+        ("expected a map", "expected a table"),
+        ("wanted string or table", "expected a quoted name"),
+    ] {
+        message = message.replace(rust, words);
+    }
+    // `expected struct Hosts`: the type's name means nothing in the file.
+    if let Some(at) = message.find("expected struct ") {
+        let rest = &message[at + "expected struct ".len()..];
+        let end = rest
+            .find(|c: char| !c.is_alphanumeric())
+            .unwrap_or(rest.len());
+        message = format!("{}expected a table{}", &message[..at], &rest[end..]);
+    }
+    message
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn toml_messages_are_one_line_of_plain_words() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct File {
+            n: Option<u32>,
+            x: Option<f64>,
+            inner: Option<Inner>,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        struct Inner {}
+        let message = |text: &str| toml_message(&toml::from_str::<File>(text).unwrap_err());
+        assert_eq!(
+            message("n = -1"),
+            "invalid value: integer `-1`, expected a whole number from 0 to 4294967295"
+        );
+        assert_eq!(
+            message("x = \"ten\""),
+            "invalid type: string \"ten\", expected a number"
+        );
+        assert_eq!(
+            message("inner = 3"),
+            "invalid type: integer `3`, expected a table"
+        );
+        assert!(!message("[inner\n").contains('\n'));
+    }
 
     #[test]
     fn input_errors_exit_2_even_when_wrapped() {

@@ -45,13 +45,19 @@ pub struct Args {
     #[arg(short = 'l', long = "size", value_name = "BYTES", default_value_t = 64)]
     pub size: usize,
     /// Offered rate: max, or packets per second (500000, 500k, 1.5M), evenly spaced.
-    #[arg(short = 'r', long, value_name = "max|PPS", default_value = "max")]
+    #[arg(
+        short = 'r',
+        long,
+        value_name = "max|PPS",
+        default_value = "max",
+        allow_negative_numbers = true
+    )]
     pub rate: Rate,
     /// Send exactly this many packets, then stop (500000, 10M…).
-    #[arg(short = 'n', long, value_name = "COUNT", value_parser = parse_count, conflicts_with = "duration")]
+    #[arg(short = 'n', long, value_name = "COUNT", value_parser = parse_count, conflicts_with = "duration", allow_negative_numbers = true)]
     pub count: Option<u64>,
     /// Send for this many seconds, then stop [default: until Ctrl-C].
-    #[arg(short = 't', long, value_name = "SECS", value_parser = parse_secs)]
+    #[arg(short = 't', long, value_name = "SECS", value_parser = parse_secs, allow_negative_numbers = true)]
     pub duration: Option<Duration>,
     /// Pin the sending thread to this CPU.
     #[arg(long, value_name = "N")]

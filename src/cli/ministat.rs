@@ -333,12 +333,15 @@ fn flag_lines(extended: bool) -> String {
         levels.join(", ")
     );
     if extended {
+        // Lines kept under 80 columns: clap would wrap longer ones without their indent.
         text.push_str(
-            "\t--legacy : behave as Debian's ministat 20150715 (upper median of an even count, \
-             relative interval = absolute one / reference mean)\n\
-             \t--accurate : Stddev exactly rounded (two-pass variance) instead of the one-pass \
-             sums of FreeBSD's ministat; otherwise as the default\n\
-             \t--json : print the numbers as JSON instead of the tables\n",
+            "\t-c : confidence level of the t test, one of those above (default 95)\n\
+             \t--legacy : behave as Debian's ministat 20150715 (upper median of an\n\
+             \t           even count, relative interval = absolute one / reference mean)\n\
+             \t--accurate : Stddev exactly rounded (two-pass variance) instead of the\n\
+             \t             one-pass sums of FreeBSD's ministat; otherwise as the default\n\
+             \t--json : print the numbers as JSON instead of the tables\n\
+             \t--help : print this help\n",
         );
     }
     text

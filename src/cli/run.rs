@@ -169,11 +169,14 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     let capture_delay = args
         .profile_delay
         .map(|secs| {
-            Duration::try_from_secs_f64(secs).map_err(|_| {
-                InputError::new(format!(
-                    "--profile-delay {secs:?}: expected a number of seconds ≥ 0"
-                ))
-            })
+            let max = crate::config::MAX_SECONDS;
+            (Duration::try_from_secs_f64(secs).ok())
+                .filter(|_| secs <= max)
+                .ok_or_else(|| {
+                    InputError::new(format!(
+                        "--profile-delay {secs:?}: expected a number of seconds from 0 to {max}"
+                    ))
+                })
         })
         .transpose()?;
     if args.check {

@@ -28,10 +28,10 @@ pub struct Args {
     #[arg(short = 'w', long = "watch", value_name = "IF")]
     pub watch: Vec<IfRef>,
     /// Sample for this many seconds [default: until Ctrl-C].
-    #[arg(short = 't', long, value_name = "SECS", value_parser = parse_secs)]
+    #[arg(short = 't', long, value_name = "SECS", value_parser = parse_secs, allow_negative_numbers = true)]
     pub duration: Option<Duration>,
     /// Seconds between samples.
-    #[arg(long, value_name = "SECS", value_parser = parse_secs, default_value = "1")]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs, default_value = "1", allow_negative_numbers = true)]
     pub interval: Duration,
     /// Print JSON lines ({"type":"sample",...} each interval, {"type":"summary",...} at the end).
     #[arg(long)]

@@ -25,7 +25,7 @@ impl Campaign {
             });
             InputError::new(format!(
                 "{origin}: {place}{}",
-                e.message().trim().replace('\n', ", ")
+                crate::error::toml_message(&e)
             ))
         })?;
         if campaign.versions.is_empty() {
@@ -48,10 +48,8 @@ impl Campaign {
         let text = crate::file::read_text(path)?;
         let origin = path.display().to_string();
         let mut campaign = Self::parse(&text, &origin)?;
-        let base = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
+        // A file in the working directory has an empty parent: its sets are named as written.
+        let base = path.parent().unwrap_or(Path::new(""));
         for set in &mut campaign.config_sets {
             if !known_sets.contains(&set.as_str()) {
                 let dir = base.join(&*set);

@@ -203,12 +203,14 @@ impl Campaign {
     }
 
     fn validate_commands(&self, origin: &str) -> Result<(), InputError> {
+        const EMPTY_COMMAND: &str =
+            "empty command: give the program and its arguments, as [\"sysctl\", \"-a\"], or remove it";
         for (i, v) in self.versions.iter().enumerate() {
             if let Some(c) = v.commands.iter().position(Vec::is_empty) {
                 return Err(bad(
                     origin,
                     &format!("versions[{i}].commands[{c}]"),
-                    "empty command",
+                    EMPTY_COMMAND,
                 ));
             }
         }
@@ -218,7 +220,7 @@ impl Campaign {
             ("hooks.after", &self.hooks.after),
         ] {
             if let Some(c) = list.iter().position(Vec::is_empty) {
-                return Err(bad(origin, &format!("{key}[{c}]"), "empty command"));
+                return Err(bad(origin, &format!("{key}[{c}]"), EMPTY_COMMAND));
             }
         }
         Ok(())

@@ -81,7 +81,7 @@ impl ConfigSet for UserSet {
             .iter()
             .filter(|s| self.has(s))
             .map(|s| {
-                let text = std::fs::read_to_string(self.dir.join(s)).unwrap_or_default();
+                let text = crate::file::read_text(&self.dir.join(s)).unwrap_or_default();
                 format!("# {}/{s}\n{text}", self.dir.display())
             })
             .collect()

@@ -73,8 +73,7 @@ impl LabConfig {
                 .span()
                 .map(|s| format!(":{}", text[..s.start].matches('\n').count() + 1))
                 .unwrap_or_default();
-            // toml's messages may span lines; errors here are one line.
-            let msg = e.message().trim().replace('\n', ", ");
+            let msg = crate::error::toml_message(&e);
             InputError::new(format!("{origin}{line}: {msg}"))
         })?;
         cfg.validate()
@@ -82,10 +81,10 @@ impl LabConfig {
         Ok(cfg)
     }
 
-    /// Reads and parses a `LAB.toml` file.
+    /// Reads and parses a `LAB.toml` file (a regular file of bounded size: a FIFO or
+    /// `/dev/zero` in its place is refused, not read forever).
     pub fn load(path: &Path) -> Result<Self, InputError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| InputError::new(format!("{}: cannot read: {e}", path.display())))?;
+        let text = crate::file::read_text(path)?;
         Self::parse(&text, &path.display().to_string())
     }
 

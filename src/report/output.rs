@@ -12,6 +12,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::error::InputError;
+use crate::ingest::file;
 use crate::report::{markdown, OutputFile};
 
 /// The files benchlab wrote into a directory, one `<fingerprint> <name>` a line.
@@ -51,7 +52,7 @@ pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
     for (name, print) in &ours {
         // A file of an older report that was never fingerprinted gets its present one.
         let print = print
-            .unwrap_or_else(|| fingerprint(&std::fs::read(dir.join(name)).unwrap_or_default()));
+            .unwrap_or_else(|| fingerprint(&file::read_bytes(&dir.join(name)).unwrap_or_default()));
         manifest.push_str(&format!("{print:016x} {name}\n"));
     }
     let path = dir.join(MANIFEST);
@@ -68,7 +69,7 @@ type Written = BTreeMap<String, Option<u64>>;
 fn written_before(dir: &Path) -> Result<Written, InputError> {
     let manifest = dir.join(MANIFEST);
     if manifest.exists() {
-        let text = crate::ingest::file::read_text(&manifest)?;
+        let text = file::read_text(&manifest)?;
         return Ok(text
             .lines()
             .filter_map(|line| {
@@ -78,7 +79,8 @@ fn written_before(dir: &Path) -> Result<Written, InputError> {
             })
             .collect());
     }
-    let readme = std::fs::read_to_string(dir.join(markdown::README)).unwrap_or_default();
+    // A FIFO in the README's place is not waited on (and is no report of benchlab's).
+    let readme = file::read_text(&dir.join(markdown::README)).unwrap_or_default();
     if !readme.contains(markdown::MARKER) {
         return Ok(Written::new());
     }
@@ -97,9 +99,10 @@ fn check_overwrites(dir: &Path, files: &[OutputFile], ours: &Written) -> Result<
         .filter_map(|f| {
             let path = dir.join(&f.name);
             let existing = std::fs::symlink_metadata(&path).ok()?;
+            // Past the input bound, a file is not read to be compared: it is not benchlab's.
             let bytes = existing
                 .is_file()
-                .then(|| std::fs::read(&path).ok())
+                .then(|| file::read_bytes(&path).ok())
                 .flatten();
             let benchlabs = match (ours.get(&f.name), &bytes) {
                 (Some(None), Some(_)) => true,

@@ -99,8 +99,7 @@ impl Settings {
     /// Parses the text of a `report.toml`; the error names the offending key.
     pub fn parse(text: &str) -> Result<Settings, String> {
         toml::from_str(text).map_err(|e| {
-            // toml's own message spans several lines with a source excerpt; one line is enough.
-            let message = e.message().trim().to_string();
+            let message = crate::error::toml_message(&e);
             match e
                 .span()
                 .map(|span| text[..span.start].matches('\n').count() + 1)

@@ -126,10 +126,23 @@ pub struct SearchConfigError {
     pub expected: String,
 }
 
+/// The longest a search may take, and any of its durations, in seconds (11 days): past it a
+/// value is a typo, and `1e300` would overflow the durations computed from it.
+const MAX_SECONDS: f64 = 1e6;
+
+/// Above any generator's rate, in packets/s; the grid also needs a finite log ratio.
+const MAX_LOAD: f64 = 1e15;
+
 fn bad(key: impl Into<String>, value: impl ToString, expected: &str) -> SearchConfigError {
+    let value = value.to_string();
+    // 1e300 would print as 301 digits.
+    let value = match value.parse::<f64>() {
+        Ok(v) if value.len() > 16 => format!("{v:e}"),
+        _ => value,
+    };
     SearchConfigError {
         key: key.into(),
-        value: value.to_string(),
+        value,
         expected: expected.to_string(),
     }
 }
@@ -175,7 +188,7 @@ impl Goal {
         unit("exceed_ratio", self.exceed_ratio, false)?;
         unit("relative_width", self.relative_width, true)?;
         let seconds = |key: &str, v: f64, min: f64, what: &str| {
-            (v.is_finite() && v >= min && v > 0.0 && v <= 1e6)
+            (v.is_finite() && v >= min && v > 0.0 && v <= MAX_SECONDS)
                 .then_some(())
                 .ok_or_else(|| bad(format!("{at}.{key}"), v, what))
         };
@@ -184,19 +197,19 @@ impl Goal {
             "initial_trial_duration",
             initial,
             0.0,
-            "expected seconds > 0",
+            "expected seconds > 0, at most 1e6",
         )?;
         seconds(
             "final_trial_duration",
             self.final_trial_duration,
             initial,
-            "expected seconds >= initial_trial_duration",
+            "expected seconds >= initial_trial_duration, at most 1e6",
         )?;
         seconds(
             "duration_sum",
             self.duration_sum,
             self.final_trial_duration,
-            "expected seconds >= final_trial_duration",
+            "expected seconds >= final_trial_duration, at most 1e6",
         )?;
         if self.expansion_coefficient < 2 {
             let key = format!("{at}.expansion_coefficient");
@@ -263,8 +276,9 @@ impl SearchConfig {
                 return Err(bad(key, &goal.name, "expected a name no other goal has"));
             }
         }
-        if !(self.min_load.is_finite() && self.min_load > 0.0) {
-            return Err(bad("min_load", self.min_load, "expected packets/s > 0"));
+        if !(self.min_load.is_finite() && self.min_load > 0.0 && self.min_load < MAX_LOAD) {
+            let what = "expected packets/s > 0, below 1e15";
+            return Err(bad("min_load", self.min_load, what));
         }
         if let Some(max) = self.max_load {
             self.check_max_load(max).map_err(|mut e| {
@@ -273,12 +287,14 @@ impl SearchConfig {
             })?;
         }
         let d = self.search_duration_max;
-        if !(d.is_finite() && d > 0.0) {
-            return Err(bad("search_duration_max", d, "expected seconds > 0"));
+        if !(d.is_finite() && d > 0.0 && d <= MAX_SECONDS) {
+            let what = "expected seconds > 0, at most 1e6";
+            return Err(bad("search_duration_max", d, what));
         }
         let w = self.warmup_duration;
-        if !(w.is_finite() && (0.0..=1e6).contains(&w)) {
-            return Err(bad("warmup_duration", w, "expected seconds >= 0 (0: none)"));
+        if !(w.is_finite() && (0.0..=MAX_SECONDS).contains(&w)) {
+            let what = "expected seconds >= 0 (0: none), at most 1e6";
+            return Err(bad("warmup_duration", w, what));
         }
         Ok(())
     }
@@ -287,10 +303,13 @@ impl SearchConfig {
     /// also when the value comes from the generator.
     pub(crate) fn check_max_load(&self, max: f64) -> Result<(), SearchConfigError> {
         // The grid needs a finite log ratio and room for at least one goal width.
-        if max.is_finite() && max > self.min_load * 1.0001 && max < 1e15 {
+        if max.is_finite() && max > self.min_load * 1.0001 && max < MAX_LOAD {
             Ok(())
         } else {
-            let what = format!("expected packets/s above min_load ({})", self.min_load);
+            let what = format!(
+                "expected packets/s above min_load ({}), below 1e15",
+                self.min_load
+            );
             Err(bad("max_load", max, &what))
         }
     }

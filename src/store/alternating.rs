@@ -138,9 +138,11 @@ impl Store {
     /// Every phase of the finished blocks of a run (none before its first block).
     pub fn read_phases(&self, version: &str, profile: &str) -> Result<Vec<PhaseRow>, InputError> {
         let path = self.alternating_dir(version, profile).join(PHASES);
-        let Ok(text) = fs::read_to_string(&path) else {
+        // None before the first block; a FIFO or a device in its place is refused, not read.
+        if fs::symlink_metadata(&path).is_err() {
             return Ok(Vec::new());
-        };
+        }
+        let text = crate::file::read_text(&path)?;
         let corrupted = |line: usize| {
             InputError::new(format!(
                 "{}: line {line}: corrupted phase record; remove the file to measure the run \
@@ -181,8 +183,7 @@ impl Store {
             .alternating_dir(version, profile)
             .join(format!("segment-{n}"))
             .join(SERIES);
-        let text = fs::read_to_string(&path)
-            .map_err(|e| InputError::new(format!("{}: {e}", path.display())))?;
+        let text = crate::file::read_text(&path)?;
         let mut series = Vec::new();
         for (i, line) in text.lines().enumerate().skip(1) {
             let sample = line.split_once(',').and_then(|(t, n)| {
@@ -266,7 +267,7 @@ impl Store {
             .alternating_dir(version, profile)
             .join(format!("segment-{n}"))
             .join("meta.json");
-        serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
+        serde_json::from_str(&crate::file::read_text(&path).ok()?).ok()
     }
 
     /// Whether any alternating block finished.

@@ -72,8 +72,7 @@ impl Store {
     /// Reads a finished search iteration's `search.json`.
     pub fn read_search(&self, key: &TrialKey) -> Result<SearchRecord, InputError> {
         let path = self.trial_dir(key).join(SEARCH_FILE);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| InputError::new(format!("{}: {e}", path.display())))?;
+        let text = crate::file::read_text(&path)?;
         serde_json::from_str(&text).map_err(|e| {
             InputError::new(format!(
                 "{}: corrupted search record: {e}; remove that trial's directory to run it again",

@@ -250,3 +250,24 @@ fn lab_json_is_written_once_and_versions_are_added_to_it() {
     let e = store.read_lab().unwrap_err().to_string();
     assert!(e.contains("lab.json: corrupted"), "{e}");
 }
+
+#[test]
+fn alternating_records_that_are_no_regular_file_are_refused_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::create(tmp.path(), &Campaign::default()).unwrap();
+    // No record yet: no phase.
+    assert!(store.read_phases("default", "inet4").unwrap().is_empty());
+    let dir = store.alternating_dir("default", "inet4");
+    fs::create_dir_all(dir.join("segment-1")).unwrap();
+    // A FIFO would block a plain read for ever, /dev/zero would never end.
+    let fifo = nix::sys::stat::Mode::S_IRWXU;
+    nix::unistd::mkfifo(&dir.join("phases.csv"), fifo).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.join("segment-1/series.csv")).unwrap();
+    let e = store
+        .read_phases("default", "inet4")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a regular file"), "{e}");
+    let e = store.read_series("default", "inet4", 1).unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+}

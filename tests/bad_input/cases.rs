@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 /// Results directories: benchlab's and netbenches'.
 pub mod dirs;
+/// Other input files, line breaks in paths, ministat's bounds.
+pub mod more;
 
 use dirs::{netbenches, netbenches_files, pktgen_log, results};
 
@@ -36,6 +38,8 @@ pub struct Case {
     pub files: Vec<(String, Entry)>,
     /// A directory (relative to the case's) the test locks while the case runs.
     pub locked: Option<String>,
+    /// A ministat usage error: its one line is followed by ministat's own usage text.
+    pub usage: bool,
 }
 
 pub fn case(name: impl Into<String>, args: &[&str], files: Vec<(String, Entry)>) -> Case {
@@ -44,6 +48,7 @@ pub fn case(name: impl Into<String>, args: &[&str], files: Vec<(String, Entry)>)
         args: args.iter().map(|a| a.to_string()).collect(),
         files,
         locked: None,
+        usage: false,
     }
 }
 
@@ -412,6 +417,11 @@ pub fn all(results_base: &Path) -> Vec<Case> {
     cases.extend(ministat());
     cases.extend(results(results_base));
     cases.extend(netbenches());
+    cases.extend(more::other_files(results_base));
+    cases.extend(more::line_breaks());
+    cases.extend(more::negative_numbers());
+    cases.extend(more::search_values());
+    cases.extend(more::ministat_usage());
     cases
 }
 
@@ -437,5 +447,7 @@ pub fn controls(results_base: &Path) -> Vec<Case> {
             &["report", "nb", "-o", "out"],
             netbenches_files(&pktgen_log(None)),
         ),
+        more::huge_rates_control(),
+        more::search_control(),
     ]
 }

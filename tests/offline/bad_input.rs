@@ -94,12 +94,21 @@ fn run_case(
     Ok((status.code().unwrap_or(-1), stderr))
 }
 
-/// What is wrong with a case's outcome, if anything.
-fn judge(outcome: Result<(i32, String), String>) -> Option<String> {
-    let (code, stderr) = match outcome {
+/// What is wrong with a case's outcome, if anything. A ministat usage error (`usage`) keeps
+/// ministat's usage text after its one line.
+fn judge(outcome: Result<(i32, String), String>, usage: bool) -> Option<String> {
+    let (code, mut stderr) = match outcome {
         Ok(o) => o,
         Err(why) => return Some(why),
     };
+    if usage {
+        match stderr.split_once("\nUsage: benchlab ministat ") {
+            Some((line, text)) if text.lines().skip(1).all(|l| l.starts_with('\t')) => {
+                stderr = format!("{line}\n");
+            }
+            _ => return Some(format!("no ministat usage text: {stderr:?}")),
+        }
+    }
     let lines = stderr.lines().count();
     if code != 2 || lines != 1 || !stderr.ends_with('\n') || stderr.contains("panicked") {
         return Some(format!(
@@ -153,7 +162,7 @@ fn every_malformed_input_is_refused_in_one_line() {
     let failures: Vec<String> = (cases.iter().enumerate())
         .filter_map(|(i, case)| {
             let outcome = bench.run(case, &format!("case-{i}"));
-            judge(outcome).map(|why| format!("{}: {why}", case.name))
+            judge(outcome, case.usage).map(|why| format!("{}: {why}", case.name))
         })
         .collect();
     assert!(

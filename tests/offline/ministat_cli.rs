@@ -79,6 +79,34 @@ fn help_shows_ministat_usage_and_the_additions() {
 }
 
 #[test]
+fn help_ministat_documents_each_flag() {
+    let output = Command::new(env!("CARGO_BIN_EXE_benchlab"))
+        .args(["help", "ministat"])
+        .output()
+        .expect("benchlab runs");
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).expect("UTF-8");
+    for flag in [
+        "-A",
+        "-C",
+        "-c",
+        "-d",
+        "-n",
+        "-s",
+        "-w",
+        "--legacy",
+        "--accurate",
+        "--json",
+        "--help",
+    ] {
+        assert!(text.contains(&format!("\t{flag} : ")), "{flag} in:\n{text}");
+    }
+    // ministat's own -h is not a flag: a usage error, as ministat's.
+    let output = ministat(&["-h"]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
 fn missing_file_is_bad_input() {
     let output = ministat(&[STABLE, "no-such-file.pps"]);
     assert_eq!(output.status.code(), Some(2));
