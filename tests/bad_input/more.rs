@@ -1,4 +1,4 @@
-//! Cases of `tests/bad_input.rs` found when going through issue 13 item by item: input files
+//! Cases of `tests/offline/bad_input.rs` found when going through issue 13 item by item: input files
 //! read elsewhere than the campaign and the results (LAB.toml, report.toml, an archive's own
 //! README.md), names with a line break in a path, and ministat's bounds.
 
