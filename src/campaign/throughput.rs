@@ -48,8 +48,10 @@ pub const MAX_CORRECTION: f64 = 1.3;
 pub const LATE_SHARE: f64 = 0.9;
 /// Share of the highest fixed rate the generator held in calibration taken as the max load: on
 /// a shared machine what it holds moves by several percent from one trial to the next, and a
-/// max load it cannot send makes every trial there invalid.
-pub const GENERATOR_SHARE: f64 = 0.95;
+/// max load it cannot send makes every trial there invalid. At 0.95 the virtual lab's generator,
+/// having held 1.53 Mpps, sent 97–98 % of the 1.44 Mpps max load in three trials running (under
+/// the 99 % a trial needs): two of six searches failed at their first trial.
+pub const GENERATOR_SHARE: f64 = 0.9;
 /// A calibration trial whose senders sent at least this share of the rate asked holds it (the
 /// runner asks a little more than a trial's load to make up the rest: [`MAX_CORRECTION`]).
 pub const HELD_SHARE: f64 = 0.95;

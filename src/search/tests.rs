@@ -28,7 +28,7 @@ fn config(goals: Vec<Goal>) -> SearchConfig {
     }
 }
 
-fn run(config: &SearchConfig, dut: &mut SimulatedDut) -> SearchResult {
+fn run(config: &SearchConfig, dut: &mut impl TrialRunner) -> SearchResult {
     match search(config, MAX, dut) {
         Ok(result) => result,
         Err(e) => panic!("search failed: {e}"),
@@ -226,7 +226,8 @@ fn min_load_an_upper_bound_leaves_the_goal_without_a_lower_bound() {
     }
 }
 
-/// A mock runner whose sender falls short every other trial, and that records the progress.
+/// A mock runner whose sender falls short (half the load) every other trial, and that records
+/// the progress.
 struct MockShortSender {
     dut: SimulatedDut,
     calls: usize,
@@ -238,12 +239,13 @@ impl TrialRunner for MockShortSender {
 
     fn run(&mut self, load: f64, duration: f64) -> Result<TrialOutcome, Self::Error> {
         self.calls += 1;
-        let mut outcome = self.dut.run(load, duration)?;
+        // Falling short, the sender offers the DUT half the load: what it lost then is real.
         if self.calls % 2 == 0 {
+            let mut outcome = self.dut.run(load / 2.0, duration)?;
             outcome.valid = false;
-            outcome.received /= 2;
+            return Ok(outcome);
         }
-        Ok(outcome)
+        self.dut.run(load, duration)
     }
 
     fn progress(&mut self, state: &SearchState) {
@@ -294,6 +296,62 @@ fn a_sender_that_never_reaches_the_load_fails_the_search() {
             ..
         })
     ));
+}
+
+#[test]
+fn a_warmup_the_sender_falls_short_of_runs_once_and_the_search_goes_on() {
+    /// A mock sender that misses its first trial (the warm-up at max load, as a shared
+    /// machine's generator does) and sends every later one; the DUT forwards half of max load.
+    struct MockShortAtFirst(Vec<f64>);
+    impl TrialRunner for MockShortAtFirst {
+        type Error = std::convert::Infallible;
+        fn run(&mut self, load: f64, duration: f64) -> Result<TrialOutcome, Self::Error> {
+            let valid = !self.0.is_empty();
+            self.0.push(load);
+            let sent = ((if valid { load } else { 0.97 * load }) * duration) as u64;
+            Ok(TrialOutcome {
+                offered_load: sent as f64 / duration,
+                duration,
+                sent,
+                received: sent.min((MAX / 2.0 * duration) as u64),
+                valid,
+            })
+        }
+    }
+    let mut runner = MockShortAtFirst(Vec::new());
+    let result = search(&SearchConfig::mlrsearch(), MAX, &mut runner).unwrap();
+    // One warm-up, then the max-load trial: no retry of the warm-up.
+    assert_eq!(runner.0[..2], [MAX, MAX]);
+    assert!(result.trials[0].warmup && !result.trials[0].valid);
+    assert!(!result.trials[1].warmup && result.trials[1].valid);
+    assert!(result
+        .goals
+        .iter()
+        .all(|g| g.conditional_throughput.is_some()));
+}
+
+#[test]
+fn a_load_the_sender_cannot_reach_but_the_dut_loses_at_counts_as_bad() {
+    /// A mock sender whose ceiling is 90 % of max load, in front of a DUT that forwards 1 Mpps.
+    struct MockCeiling(SimulatedDut);
+    impl TrialRunner for MockCeiling {
+        type Error = std::convert::Infallible;
+        fn run(&mut self, load: f64, duration: f64) -> Result<TrialOutcome, Self::Error> {
+            let ceiling = 0.9 * MAX;
+            let mut outcome = self.0.run(load.min(ceiling), duration)?;
+            outcome.valid = load <= ceiling;
+            Ok(outcome)
+        }
+    }
+    let mut runner = MockCeiling(SimulatedDut::new(CURVES[0], 0.0, 1));
+    let result = run(&SearchConfig::mlrsearch(), &mut runner);
+    check(&CURVES[0], &result, WIDTH, "sender below max load");
+    // Every trial at max load was short, and each counted at once: no retry.
+    let at_max: Vec<_> = result.trials.iter().filter(|t| t.load == MAX).collect();
+    assert!(
+        at_max.iter().all(|t| !t.valid) && at_max.len() >= 2,
+        "{at_max:?}"
+    );
 }
 
 #[test]
