@@ -435,6 +435,8 @@ pub fn config_set_name(entry: &str) -> &str {
 mod design;
 /// Reading a campaign file: parse, defaults, paths relative to the file, validation.
 mod load;
+/// Quick versions (sysctls and commands only), which the alternating design alternates.
+mod quick;
 /// Checking a campaign once, at load: every number, name and command.
 mod validate;
 

@@ -438,5 +438,8 @@ impl Controller<'_, '_, '_> {
     }
 }
 
+/// The entries an alternating run switches between: config sets, or (version, set) pairs.
+pub mod entries;
+
 #[cfg(test)]
 mod tests;

@@ -109,6 +109,14 @@ pub trait Switcher {
     /// Packets the pass rules of the set in force counted since it was applied; `None` for a
     /// set without such rules.
     fn counters(&mut self) -> anyhow::Result<Option<u64>>;
+    /// Applies a quick version's sysctls and commands (restoring the previous version's
+    /// sysctls first) while traffic flows. A lab that cannot says so.
+    fn set_version(&mut self, version: &Version) -> anyhow::Result<()> {
+        anyhow::bail!(
+            "this lab cannot switch version `{}` under traffic: use design = \"trials\"",
+            version.name
+        )
+    }
 }
 
 /// The comparisons of a run so far: each set after the baseline with its corrected estimate.

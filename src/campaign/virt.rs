@@ -91,13 +91,6 @@ impl VirtualBench {
             .expect("every lab has a DUT");
         self.sets.revert(dut)
     }
-
-    fn sysctl(&self, key: &str, value: &str) -> anyhow::Result<()> {
-        self.dut()
-            .run(&["sysctl", "-q", "-w", &format!("{key}={value}")])
-            .map(drop)
-            .map_err(Into::into)
-    }
 }
 
 impl Drop for VirtualBench {
@@ -109,29 +102,11 @@ impl Drop for VirtualBench {
 
 impl Bench for VirtualBench {
     fn set_version(&mut self, version: &Version, _cancel: &Cancel) -> anyhow::Result<()> {
-        for (key, value) in std::mem::take(&mut self.restore) {
-            self.sysctl(&key, &value)?;
-        }
-        for (key, value) in &version.sysctls {
-            let before = self
-                .dut()
-                .run(&["sysctl", "-n", key])
-                .with_context(|| format!("version `{}`: reading sysctl {key}", version.name))?;
-            self.sysctl(key, value).with_context(|| {
-                format!(
-                    "version `{}`: sysctl {key}={value} cannot be set inside the DUT's namespace",
-                    version.name
-                )
-            })?;
-            self.restore.push((key.clone(), before.trim().to_string()));
-        }
-        for argv in &version.commands {
-            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-            self.dut()
-                .run(&argv)
-                .with_context(|| format!("version `{}`", version.name))?;
-        }
-        Ok(())
+        let lab = self.lab.as_ref().expect("the lab is up until down()");
+        let dut = lab
+            .node(crate::lab::Role::Dut)
+            .expect("every lab has a DUT");
+        apply_version(dut, &mut self.restore, version)
     }
 
     fn set_config(&mut self, entry: &str) -> anyhow::Result<()> {
@@ -159,6 +134,7 @@ impl Bench for VirtualBench {
             rig,
             Box::new(SetSwitcher {
                 sets: &mut self.sets,
+                restore: &mut self.restore,
                 dut,
             }),
         ))
@@ -246,6 +222,9 @@ fn rig<'a>(
 /// Switches the virtual DUT's config sets during an alternating run.
 struct SetSwitcher<'a> {
     sets: &'a mut ConfigSets,
+    /// The bench's sysctls to restore: a quick version switched under traffic keeps them
+    /// as `set_version` does.
+    restore: &'a mut Vec<(String, String)>,
     dut: &'a dyn Transport,
 }
 
@@ -257,6 +236,44 @@ impl Switcher for SetSwitcher<'_> {
     fn counters(&mut self) -> anyhow::Result<Option<u64>> {
         self.sets.counters(self.dut)
     }
+
+    fn set_version(&mut self, version: &Version) -> anyhow::Result<()> {
+        apply_version(self.dut, self.restore, version)
+    }
+}
+
+/// Puts `version` on the virtual DUT: restores the sysctls the previous version changed, sets
+/// this version's (remembering their values before, in `restore`) and runs its commands.
+fn apply_version(
+    dut: &dyn Transport,
+    restore: &mut Vec<(String, String)>,
+    version: &Version,
+) -> anyhow::Result<()> {
+    let sysctl = |key: &str, value: &str| {
+        dut.run(&["sysctl", "-q", "-w", &format!("{key}={value}")])
+            .map(drop)
+    };
+    for (key, value) in std::mem::take(restore) {
+        sysctl(&key, &value)?;
+    }
+    for (key, value) in &version.sysctls {
+        let before = dut
+            .run(&["sysctl", "-n", key])
+            .with_context(|| format!("version `{}`: reading sysctl {key}", version.name))?;
+        sysctl(key, value).with_context(|| {
+            format!(
+                "version `{}`: sysctl {key}={value} cannot be set inside the DUT's namespace",
+                version.name
+            )
+        })?;
+        restore.push((key.clone(), before.trim().to_string()));
+    }
+    for argv in &version.commands {
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        dut.run(&argv)
+            .with_context(|| format!("version `{}`", version.name))?;
+    }
+    Ok(())
 }
 
 /// The frames a traffic profile asks for, from `src_mac` to `dst_mac`.

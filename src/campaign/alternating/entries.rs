@@ -1,0 +1,166 @@
+//! What an alternating run alternates: its **entries**. A campaign whose versions are all quick
+//! ([`Campaign::alternates_versions`]) alternates the (version, config set) pairs, version-major,
+//! so the baseline is (first version, first set) and one [`BalancedOrder`](super::BalancedOrder)
+//! runs over all `versions × sets` entries; any other campaign alternates its config sets
+//! within one version at a time, as before.
+//!
+//! A switch between entries applies only what differs: the version's sysctls and commands when
+//! the version changes (the lab restores the previous version's sysctls first, as
+//! `Bench::set_version` does), then the config set when the set changes. A version change alone
+//! keeps the set in force: a sysctl or a module parameter does not remove the set's rules, and
+//! reloading the set would make version switches slower than set switches.
+
+use anyhow::Context;
+
+use super::Switcher;
+use crate::config::{config_set_name, Campaign};
+
+/// One alternated entry: indices into the campaign's versions and config sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// Index into `campaign.versions`.
+    pub version: usize,
+    /// Index into `campaign.config_sets`.
+    pub set: usize,
+}
+
+/// The entries an alternating run switches between, baseline first: every (version, set) pair
+/// when the campaign alternates its versions, else the sets of `version`.
+pub fn entries(campaign: &Campaign, version: usize) -> Vec<Entry> {
+    let versions = if campaign.alternates_versions() {
+        0..campaign.versions.len()
+    } else {
+        version..version + 1
+    };
+    versions
+        .flat_map(|v| (0..campaign.config_sets.len()).map(move |s| Entry { version: v, set: s }))
+        .collect()
+}
+
+/// An entry's name in results and reports: `<version>.<set>` when versions alternate (the
+/// seeds' ministat file stem), else the set's name.
+pub fn entry_name(campaign: &Campaign, entry: Entry) -> String {
+    let set = config_set_name(&campaign.config_sets[entry.set]);
+    if campaign.alternates_versions() {
+        format!("{}.{set}", campaign.versions[entry.version].name)
+    } else {
+        set.to_string()
+    }
+}
+
+/// Switches the DUT from the entry in force (`None`: unknown, apply everything) to `to`.
+pub fn switch_entry(
+    switcher: &mut dyn Switcher,
+    campaign: &Campaign,
+    from: Option<Entry>,
+    to: Entry,
+) -> anyhow::Result<()> {
+    if from.map(|f| f.version) != Some(to.version) {
+        let version = &campaign.versions[to.version];
+        switcher
+            .set_version(version)
+            .with_context(|| format!("applying version `{}` under traffic", version.name))?;
+    }
+    if from.map(|f| f.set) != Some(to.set) {
+        switcher.switch(&campaign.config_sets[to.set])?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Design, Version};
+
+    /// Records what a switch applied.
+    #[derive(Default)]
+    struct RecordingSwitcher {
+        applied: Vec<String>,
+    }
+
+    impl Switcher for RecordingSwitcher {
+        fn switch(&mut self, entry: &str) -> anyhow::Result<()> {
+            self.applied.push(format!("set {entry}"));
+            Ok(())
+        }
+        fn counters(&mut self) -> anyhow::Result<Option<u64>> {
+            Ok(None)
+        }
+        fn set_version(&mut self, version: &Version) -> anyhow::Result<()> {
+            self.applied.push(format!("version {}", version.name));
+            Ok(())
+        }
+    }
+
+    fn campaign(alternating: bool) -> Campaign {
+        Campaign {
+            design: if alternating {
+                Design::Alternating
+            } else {
+                Design::Trials
+            },
+            versions: ["acct-off", "acct-on"]
+                .iter()
+                .map(|n| toml::from_str(&format!("name = \"{n}\"")).unwrap())
+                .collect(),
+            config_sets: vec!["nft-stateless".into(), "/sets/nft-stateful".into()],
+            ..Campaign::default()
+        }
+    }
+
+    #[test]
+    fn quick_versions_alternate_as_pairs_with_the_baseline_first() {
+        let c = campaign(true);
+        let all = entries(&c, 0);
+        assert_eq!(all.len(), 4);
+        assert_eq!(all[0], Entry { version: 0, set: 0 });
+        let names: Vec<String> = all.iter().map(|&e| entry_name(&c, e)).collect();
+        assert_eq!(
+            names,
+            [
+                "acct-off.nft-stateless",
+                "acct-off.nft-stateful",
+                "acct-on.nft-stateless",
+                "acct-on.nft-stateful"
+            ]
+        );
+        // One balanced order runs over every pair.
+        let order = super::super::BalancedOrder::new(all.len()).unwrap();
+        let mut seen = order.block(0);
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen, [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn other_campaigns_alternate_the_sets_of_one_version() {
+        let c = campaign(false);
+        let all = entries(&c, 1);
+        assert_eq!(
+            all,
+            [Entry { version: 1, set: 0 }, Entry { version: 1, set: 1 }]
+        );
+        assert_eq!(entry_name(&c, all[1]), "nft-stateful");
+    }
+
+    #[test]
+    fn a_switch_applies_only_what_changes() {
+        let c = campaign(true);
+        let mut s = RecordingSwitcher::default();
+        let (a, b) = (Entry { version: 0, set: 0 }, Entry { version: 1, set: 0 });
+        switch_entry(&mut s, &c, None, a).unwrap();
+        switch_entry(&mut s, &c, Some(a), b).unwrap();
+        let d = Entry { version: 0, set: 1 };
+        switch_entry(&mut s, &c, Some(b), d).unwrap();
+        assert_eq!(
+            s.applied,
+            [
+                "version acct-off",
+                "set nft-stateless",
+                "version acct-on",
+                "version acct-off",
+                "set /sets/nft-stateful"
+            ]
+        );
+    }
+}

@@ -1,0 +1,70 @@
+//! Quick versions (issue 12): a `[[versions]]` whose install is only `sysctls` and/or
+//! `commands` (no `install`, no `reboot`) switches in a fraction of a second, so the
+//! alternating design alternates it under traffic like a config set.
+//!
+//! Decisions where the issue was silent: `online` alone does not make a version slow (it only
+//! waits for forwarding after a reboot, and a quick version has none); a campaign alternates
+//! its versions only when every one of them is quick and there are at least two, otherwise
+//! versions run one after another as before (a mix would need a reboot between entries).
+
+use super::{Campaign, Design, Version};
+
+impl Version {
+    /// Whether this version's switch needs no reboot: no `install`, no `reboot`.
+    pub fn is_quick(&self) -> bool {
+        self.install.is_empty() && self.reboot.is_empty()
+    }
+}
+
+impl Campaign {
+    /// Whether the alternating design alternates the versions too: every version is quick
+    /// and there are at least two of them.
+    pub fn alternates_versions(&self) -> bool {
+        self.design == Design::Alternating
+            && self.versions.len() > 1
+            && self.versions.iter().all(Version::is_quick)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn version(name: &str) -> Version {
+        toml::from_str(&format!("name = \"{name}\"")).unwrap()
+    }
+
+    fn campaign(design: Design, versions: Vec<Version>) -> Campaign {
+        Campaign {
+            design,
+            versions,
+            ..Campaign::default()
+        }
+    }
+
+    #[test]
+    fn sysctl_and_command_versions_are_quick() {
+        let mut v = version("acct-on");
+        v.sysctls
+            .insert("net.netfilter.nf_conntrack_acct".into(), "1".into());
+        v.commands.push(vec!["true".into()]);
+        assert!(v.is_quick());
+        let mut installed = version("new-kernel");
+        installed.install.push(vec!["cp".into()]);
+        assert!(!installed.is_quick());
+        let mut rebooted = version("reboot");
+        rebooted.reboot.push("reboot".into());
+        assert!(!rebooted.is_quick());
+    }
+
+    #[test]
+    fn only_alternating_campaigns_of_quick_versions_alternate_them() {
+        let quick = vec![version("acct-off"), version("acct-on")];
+        assert!(campaign(Design::Alternating, quick.clone()).alternates_versions());
+        assert!(!campaign(Design::Trials, quick.clone()).alternates_versions());
+        assert!(!campaign(Design::Alternating, quick[..1].to_vec()).alternates_versions());
+        let mut slow = quick;
+        slow[1].reboot.push("reboot".into());
+        assert!(!campaign(Design::Alternating, slow).alternates_versions());
+    }
+}
