@@ -11,6 +11,11 @@
 //! set, check it is gone, apply and verify the new one), recording when the switch was verified.
 //! A switch that fails ends the run with the error; the blocks finished before are kept, and
 //! `--resume` continues with the next block in a new segment of traffic.
+//!
+//! When every version is quick (issue 12: sysctls and commands, no install or reboot), the
+//! versions alternate too: the run's entries are the (version, set) pairs ([`entries`]), one
+//! run per profile stored under the versions' names joined by `+`, each phase naming its
+//! `<version>.<set>` entry; a switch applies the version, then the set, whichever changed.
 
 use std::time::{Duration, Instant};
 
@@ -21,7 +26,7 @@ use super::order::BalancedOrder;
 use super::trial::{self, Flow, TrialSpec, Watch};
 use crate::cancel::Cancel;
 use crate::clock::unix_now;
-use crate::config::{Alternating, Campaign, Profile, Trial, Version};
+use crate::config::{Alternating, Campaign, Profile, Trial};
 use crate::stats::{phase_values, Block, Decision, PhaseOptions, PhaseSpan};
 use crate::stats::{CounterSample, StopRule};
 use crate::store::{samples_csv, PhaseRow, SampleRow, SegmentMeta, Store, TrialKey};
@@ -31,8 +36,8 @@ use crate::traffic::endpoint::Receiver;
 struct Design<'c> {
     campaign: &'c Campaign,
     settings: Alternating,
-    /// Config set names (as in results), baseline first.
-    names: Vec<&'c str>,
+    /// Entry names (as in results: config sets, or `<version>.<set>` pairs), baseline first.
+    names: Vec<String>,
     order: BalancedOrder,
     rule: StopRule,
     options: PhaseOptions,
@@ -49,7 +54,9 @@ pub fn run(
 ) -> anyhow::Result<usize> {
     store.write_lab(|| bench.facts().context("collecting lab facts"))?;
     let settings = campaign.alternating.clone().unwrap_or_default();
-    let names: Vec<&str> = campaign.config_set_names().collect();
+    let names: Vec<String> = (entries::entries(campaign, 0).into_iter())
+        .map(|e| entries::entry_name(campaign, e))
+        .collect();
     let order = BalancedOrder::new(names.len())?;
     let block = settings.block_duration(names.len());
     let design = Design {
@@ -60,31 +67,41 @@ pub fn run(
         names,
         order,
     };
+    // Alternated versions make one run per profile, under the first version's index.
+    let alternates = campaign.alternates_versions();
+    let versions = if alternates {
+        1
+    } else {
+        campaign.versions.len()
+    };
     let mut todo = Vec::new();
-    for version in &campaign.versions {
+    for version in 0..versions {
         for profile in &campaign.profiles {
-            let blocks = design.stored(store, &version.name, &profile.name)?;
+            let key = entries::run_version(campaign, version);
+            let blocks = design.stored(store, &key, &profile.name)?;
             if design.decide(&blocks) == Decision::Continue {
                 todo.push((version, profile));
             }
         }
     }
-    let total = campaign.versions.len() * campaign.profiles.len();
+    let total = versions * campaign.profiles.len();
     on_event(&Event::Start {
         total,
         todo: todo.len(),
     });
     let mut measured = 0;
     let mut version_in_force = None;
-    for (version, profile) in todo {
+    for (index, profile) in todo {
         cancel.check()?;
-        if version_in_force != Some(&version.name) {
+        let version = &campaign.versions[index];
+        // Alternated versions are applied by the switches, under traffic.
+        if !alternates && version_in_force != Some(index) {
             bench
                 .set_version(version, cancel)
                 .with_context(|| format!("applying version `{}`", version.name))?;
-            version_in_force = Some(&version.name);
+            version_in_force = Some(index);
         }
-        measured += design.segment(store, bench, (version, profile), cancel, on_event)?;
+        measured += design.segment(store, bench, (index, profile), cancel, on_event)?;
     }
     Ok(measured)
 }
@@ -98,7 +115,8 @@ struct Done {
 impl Design<'_> {
     /// The finished blocks of a run, from its results directory.
     fn stored(&self, store: &Store, version: &str, profile: &str) -> anyhow::Result<Vec<Done>> {
-        let blocks = store.read_blocks(version, profile, &self.names, &self.options)?;
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        let blocks = store.read_blocks(version, profile, &names, &self.options)?;
         Ok(blocks
             .into_iter()
             .map(|b| Done {
@@ -143,17 +161,19 @@ impl Design<'_> {
         }
     }
 
-    /// One segment of continuous traffic for `version` and `profile`, adding blocks until the
-    /// stopping rule ends the run; returns the blocks measured.
+    /// One segment of continuous traffic for the version at `index` (all of them, when they
+    /// alternate) and `profile`, adding blocks until the stopping rule ends the run; returns
+    /// the blocks measured.
     fn segment(
         &self,
         store: &Store,
         bench: &mut dyn Bench,
-        (version, profile): (&Version, &Profile),
+        (index, profile): (usize, &Profile),
         cancel: &Cancel,
         on_event: &mut dyn FnMut(&Event<'_>),
     ) -> anyhow::Result<usize> {
-        let (v, p) = (version.name.as_str(), profile.name.as_str());
+        let key = entries::run_version(self.campaign, index);
+        let (v, p) = (key.as_str(), profile.name.as_str());
         let rows = store.read_phases(v, p)?;
         let done = self.stored(store, v, p)?;
         let segment = rows.last().map_or(1, |r| r.segment + 1);
@@ -161,7 +181,7 @@ impl Design<'_> {
         let elapsed: f64 = done.iter().map(|d| d.seconds).sum();
         let trial = self.trial(elapsed);
         let key = TrialKey {
-            version: version.name.clone(),
+            version: v.to_string(),
             config: self.names.join("+"),
             profile: profile.name.clone(),
             iteration: segment,
@@ -193,7 +213,9 @@ impl Design<'_> {
             plan: Vec::new(),
             spans: Vec::new(),
             next_at: trial.warmup,
+            entries: entries::entries(self.campaign, index),
             in_force: None,
+            version_in_force: (!self.campaign.alternates_versions()).then_some(index),
             first_switch: None,
             measured: 0,
             ended: None,
@@ -279,9 +301,13 @@ struct Controller<'d, 'b, 'e> {
     spans: Vec<PhaseSpan>,
     /// When the next phase starts, seconds since the traffic started.
     next_at: f64,
-    /// The set in force on the DUT: a phase of the same set as the one before goes on without
-    /// a switch (each switch costs a dozen commands on a saturated DUT).
+    /// What the phases alternate, in the order of `design.names`.
+    entries: Vec<entries::Entry>,
+    /// The entry in force on the DUT: a phase of the same entry as the one before goes on
+    /// without a switch (each switch costs a dozen commands on a saturated DUT).
     in_force: Option<usize>,
+    /// The version in force (`None`: unknown, the next switch applies it).
+    version_in_force: Option<usize>,
     first_switch: Option<f64>,
     measured: usize,
     ended: Option<Decision>,
@@ -321,18 +347,27 @@ impl Watch for Controller<'_, '_, '_> {
         let set = self.plan[self.spans.len()];
         let started = Instant::now();
         if self.in_force != Some(set) {
+            let (to, sets) = (
+                self.entries[set],
+                self.in_force.map(|e| self.entries[e].set),
+            );
             self.in_force = None;
-            self.switcher
-                .switch(&self.design.campaign.config_sets[set])
-                .with_context(|| {
-                    format!(
-                        "switching the DUT to config set `{}` (block {}); the blocks before it \
-                         are kept",
-                        self.design.names[set],
-                        self.blocks_so_far() + 1
-                    )
-                })?;
+            let version = self.version_in_force.take();
+            entries::switch_entry(
+                &mut *self.switcher,
+                self.design.campaign,
+                (version, sets),
+                to,
+            )
+            .with_context(|| {
+                format!(
+                    "switching the DUT to `{}` (block {}); the blocks before it are kept",
+                    self.design.names[set],
+                    self.blocks_so_far() + 1
+                )
+            })?;
             self.in_force = Some(set);
+            self.version_in_force = Some(to.version);
         }
         let switched_s = now + started.elapsed().as_secs_f64();
         self.first_switch.get_or_insert(switched_s);

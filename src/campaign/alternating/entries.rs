@@ -48,20 +48,32 @@ pub fn entry_name(campaign: &Campaign, entry: Entry) -> String {
     }
 }
 
-/// Switches the DUT from the entry in force (`None`: unknown, apply everything) to `to`.
+/// The version key an alternating run is stored under: the version's name, or every version's
+/// name joined by `+` when they alternate (the run then holds them all: one directory
+/// `alternating/<v1>+<v2>.<profile>/`, whose phases name their `<version>.<set>` entry).
+pub fn run_version(campaign: &Campaign, version: usize) -> String {
+    if campaign.alternates_versions() {
+        let names: Vec<&str> = campaign.versions.iter().map(|v| v.name.as_str()).collect();
+        names.join("+")
+    } else {
+        campaign.versions[version].name.clone()
+    }
+}
+
+/// Switches the DUT from the version and set in force (`None`: unknown, apply it) to `to`.
 pub fn switch_entry(
     switcher: &mut dyn Switcher,
     campaign: &Campaign,
-    from: Option<Entry>,
+    (version, set): (Option<usize>, Option<usize>),
     to: Entry,
 ) -> anyhow::Result<()> {
-    if from.map(|f| f.version) != Some(to.version) {
+    if version != Some(to.version) {
         let version = &campaign.versions[to.version];
         switcher
             .set_version(version)
             .with_context(|| format!("applying version `{}` under traffic", version.name))?;
     }
-    if from.map(|f| f.set) != Some(to.set) {
+    if set != Some(to.set) {
         switcher.switch(&campaign.config_sets[to.set])?;
     }
     Ok(())
@@ -148,10 +160,13 @@ mod tests {
         let c = campaign(true);
         let mut s = RecordingSwitcher::default();
         let (a, b) = (Entry { version: 0, set: 0 }, Entry { version: 1, set: 0 });
-        switch_entry(&mut s, &c, None, a).unwrap();
-        switch_entry(&mut s, &c, Some(a), b).unwrap();
+        let of = |e: Entry| (Some(e.version), Some(e.set));
+        switch_entry(&mut s, &c, (None, None), a).unwrap();
+        switch_entry(&mut s, &c, of(a), b).unwrap();
         let d = Entry { version: 0, set: 1 };
-        switch_entry(&mut s, &c, Some(b), d).unwrap();
+        switch_entry(&mut s, &c, of(b), d).unwrap();
+        // A version already in force (set by the run loop) is not applied again.
+        switch_entry(&mut s, &c, (Some(0), None), a).unwrap();
         assert_eq!(
             s.applied,
             [
@@ -159,7 +174,8 @@ mod tests {
                 "set nft-stateless",
                 "version acct-on",
                 "version acct-off",
-                "set /sets/nft-stateful"
+                "set /sets/nft-stateful",
+                "set nft-stateless"
             ]
         );
     }

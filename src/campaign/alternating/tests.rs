@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::*;
 use crate::campaign::trial::mock::{steady, MockReceiver, MockSend, MockSender};
 use crate::campaign::trial::Rig;
-use crate::config::{Alternating, Design};
+use crate::config::{Alternating, Design, Version};
 use crate::store::Store;
 use crate::traffic::endpoint::{ReceiverRecord, Tick};
 use crate::transport::MockTransport;
@@ -44,6 +44,19 @@ struct MockSwitcher {
     rates: Vec<(String, f64)>,
     fail_at: Option<(String, usize)>,
     applied: std::collections::BTreeMap<String, usize>,
+    /// The rate of the set in force, and the factor of the version in force (`acct-on`
+    /// forwards 10 % less).
+    set_pps: f64,
+    factor: f64,
+}
+
+impl MockSwitcher {
+    fn forward(&mut self) {
+        let mut dut = self.dut.borrow_mut();
+        let t = dut.now();
+        dut.steps.push((t, self.set_pps * self.factor));
+        dut.applies += 1;
+    }
 }
 
 impl Switcher for MockSwitcher {
@@ -53,11 +66,14 @@ impl Switcher for MockSwitcher {
         if self.fail_at.as_ref() == Some(&(entry.to_string(), *n)) {
             anyhow::bail!("apply: exit status 1");
         }
-        let pps = self.rates.iter().find(|r| r.0 == entry).unwrap().1;
-        let mut dut = self.dut.borrow_mut();
-        let t = dut.now();
-        dut.steps.push((t, pps));
-        dut.applies += 1;
+        self.set_pps = self.rates.iter().find(|r| r.0 == entry).unwrap().1;
+        self.forward();
+        Ok(())
+    }
+
+    fn set_version(&mut self, version: &Version) -> anyhow::Result<()> {
+        self.factor = if version.name == "acct-on" { 0.9 } else { 1.0 };
+        self.forward();
         Ok(())
     }
 
@@ -140,6 +156,8 @@ impl Bench for MockLab {
             rates: vec![("forwarding".into(), 1e6), ("nft-stateful".into(), 7e5)],
             fail_at: self.fail_at.clone(),
             applied: Default::default(),
+            set_pps: 0.0,
+            factor: 1.0,
         };
         Ok((rig, Box::new(switcher)))
     }
@@ -240,7 +258,7 @@ fn a_failed_switch_ends_the_run_with_its_error_and_keeps_the_blocks_before() {
     let err = run(&c, &store, &mut bad, &Cancel::new(), &mut |_| {}).unwrap_err();
     let text = format!("{err:#}");
     assert!(
-        text.contains("switching the DUT to config set `nft-stateful` (block 2)")
+        text.contains("switching the DUT to `nft-stateful` (block 2)")
             && text.contains("apply: exit status 1"),
         "{text}"
     );
@@ -257,4 +275,53 @@ fn a_failed_switch_ends_the_run_with_its_error_and_keeps_the_blocks_before() {
     let rows = again.read_phases("default", "inet4").unwrap();
     assert_eq!((rows[4].segment, rows[4].block), (2, 2));
     assert_eq!(rows[4].config, "nft-stateful", "block 2 is BAAB");
+}
+
+#[test]
+fn quick_versions_alternate_with_the_sets_in_one_run_stored_under_a_combined_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = campaign(8.0);
+    c.versions = ["acct-off", "acct-on"]
+        .iter()
+        .map(|n| toml::from_str(&format!("name = \"{n}\"")).unwrap())
+        .collect();
+    let store = Store::create(tmp.path(), &c).unwrap();
+    let mut lab = lab(None);
+    let mut runs: Vec<(String, Estimates)> = Vec::new();
+    let n = run(&c, &store, &mut lab, &Cancel::new(), &mut |e| {
+        if let Event::RunDone {
+            version, estimates, ..
+        } = e
+        {
+            runs.push((version.to_string(), estimates.to_vec()));
+        }
+    })
+    .unwrap();
+    assert!(n >= 2, "{n} blocks");
+    assert_eq!(runs.len(), 1, "one run holds both versions");
+    let (key, estimates) = &runs[0];
+    assert_eq!(key, "acct-off+acct-on");
+    // Each entry against (acct-off, forwarding): the set costs 30 %, acct-on 10 %, both 37 %.
+    let expected = [
+        ("acct-off.nft-stateful", -30.0),
+        ("acct-on.forwarding", -10.0),
+        ("acct-on.nft-stateful", -37.0),
+    ];
+    for ((name, e), (want, pct)) in estimates.iter().zip(expected) {
+        assert_eq!(name, want);
+        let e = e.unwrap();
+        assert!((e.change_pct - pct).abs() < 1.5, "{name}: {e:?}");
+    }
+    let rows = store.read_phases(key, "inet4").unwrap();
+    assert_eq!(rows.len(), 8 * n, "every entry runs twice per block");
+    let mut seen: Vec<&str> = rows.iter().take(8).map(|r| r.config.as_str()).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    drop(store);
+    let again = Store::resume(tmp.path(), &c, &crate::config::defaults::CONFIG_SETS).unwrap();
+    assert_eq!(
+        run(&c, &again, &mut lab, &Cancel::new(), &mut |_| {}).unwrap(),
+        0
+    );
 }
