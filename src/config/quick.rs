@@ -7,7 +7,7 @@
 //! its versions only when every one of them is quick and there are at least two, otherwise
 //! versions run one after another as before (a mix would need a reboot between entries).
 
-use super::{Campaign, Design, Version};
+use super::{config_set_name, Campaign, Design, Version};
 
 impl Version {
     /// Whether this version's switch needs no reboot: no `install`, no `reboot`.
@@ -23,6 +23,51 @@ impl Campaign {
         self.design == Design::Alternating
             && self.versions.len() > 1
             && self.versions.iter().all(Version::is_quick)
+    }
+}
+
+/// One alternated entry: indices into the campaign's versions and config sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// Index into `campaign.versions`.
+    pub version: usize,
+    /// Index into `campaign.config_sets`.
+    pub set: usize,
+}
+
+/// The entries an alternating run switches between, baseline first: every (version, set) pair
+/// when the campaign alternates its versions, else the sets of `version`.
+pub fn entries(campaign: &Campaign, version: usize) -> Vec<Entry> {
+    let versions = if campaign.alternates_versions() {
+        0..campaign.versions.len()
+    } else {
+        version..version + 1
+    };
+    versions
+        .flat_map(|v| (0..campaign.config_sets.len()).map(move |s| Entry { version: v, set: s }))
+        .collect()
+}
+
+/// An entry's name in results and reports: `<version>.<set>` when versions alternate (the
+/// seeds' ministat file stem), else the set's name.
+pub fn entry_name(campaign: &Campaign, entry: Entry) -> String {
+    let set = config_set_name(&campaign.config_sets[entry.set]);
+    if campaign.alternates_versions() {
+        format!("{}.{set}", campaign.versions[entry.version].name)
+    } else {
+        set.to_string()
+    }
+}
+
+/// The version key an alternating run is stored under: the version's name, or every version's
+/// name joined by `+` when they alternate (the run then holds them all: one directory
+/// `alternating/<v1>+<v2>.<profile>/`, whose phases name their `<version>.<set>` entry).
+pub fn run_version(campaign: &Campaign, version: usize) -> String {
+    if campaign.alternates_versions() {
+        let names: Vec<&str> = campaign.versions.iter().map(|v| v.name.as_str()).collect();
+        names.join("+")
+    } else {
+        campaign.versions[version].name.clone()
     }
 }
 

@@ -3,7 +3,7 @@
 //! and each run keeps its paired estimates and its short-window series for the time chart.
 
 use super::{Iteration, Results, Series, Setup};
-use crate::config::{Campaign, Profile, ALTERNATING_INTERVAL};
+use crate::config::{Campaign, Entry, Profile, ALTERNATING_INTERVAL};
 use crate::error::InputError;
 use crate::stats::{window_rates, Block, PairedEstimate, PhaseOptions, StopRule};
 use crate::store::Store;
@@ -22,6 +22,9 @@ pub struct AlternatingRun {
     /// Each set after the baseline with its estimate (95 % over the rule's looks), over the
     /// blocks at the machine's quiet level.
     pub estimates: Vec<(String, Option<PairedEstimate>)>,
+    /// When versions alternate: each later version against the first within each set, as
+    /// (version, `<first version> (<set>)`, estimate), from the same blocks.
+    pub versus: Vec<(String, String, Option<PairedEstimate>)>,
     /// The same comparisons over the blocks left out (at other speed levels), in the same order.
     pub slowed: Vec<Option<PairedEstimate>>,
     /// How each segment of traffic ended (`precise`, `time up`, an error, or `interrupted`).
@@ -41,8 +44,9 @@ pub struct AlternatingRun {
 pub fn read(store: &Store, campaign: &Campaign, results: &mut Results) -> Result<(), InputError> {
     let alt = campaign.alternating.clone().unwrap_or_default();
     let options = alt.phase_options();
-    let names: Vec<&str> = campaign.config_set_names().collect();
-    let rule = StopRule::new(alt.stop_options(), alt.block_duration(names.len()))
+    // Blocks as long as the run's: one phase per entry, twice.
+    let n = crate::config::entries(campaign, 0).len();
+    let rule = StopRule::new(alt.stop_options(), alt.block_duration(n))
         .map_err(|e| InputError::new(format!("campaign.toml: {e}")))?;
     results.method = format!(
         "one block of the alternating design (traffic runs on while the DUT switches config \
@@ -53,76 +57,142 @@ pub fn read(store: &Store, campaign: &Campaign, results: &mut Results) -> Result
         alt.estimator,
         ALTERNATING_INTERVAL.as_secs_f64()
     );
-    for version in &campaign.versions {
+    let runs = if campaign.alternates_versions() {
+        1
+    } else {
+        campaign.versions.len()
+    };
+    for index in 0..runs {
         for profile in &campaign.profiles {
-            let (v, p) = (version.name.as_str(), profile.name.as_str());
-            let stored = store.read_blocks(v, p, &names, &options)?;
-            let mut run = AlternatingRun {
-                version: v.into(),
-                profile: p.into(),
-                sets: names.iter().map(|s| s.to_string()).collect(),
-                blocks: 0,
-                estimates: Vec::new(),
-                slowed: Vec::new(),
-                ended: Vec::new(),
-                discarded: Vec::new(),
-                windows: Vec::new(),
-                window_s: ALTERNATING_INTERVAL.as_secs_f64(),
-                switches: Vec::new(),
-            };
-            let mut blocks: Vec<Block> = Vec::new();
-            let mut series = empty_series((v, p), &names, profile);
-            read_windows(store, (v, p), &stored, &options, &mut run, results)?;
-            for block in &stored {
-                match &block.values {
-                    Ok(values) => {
-                        for (set, s) in series.iter_mut().enumerate() {
-                            s.iterations.push(Iteration {
-                                index: block.block,
-                                median_pps: values.values()[set],
-                                samples: (block.phases.iter())
-                                    .filter(|ph| ph.span.set == set)
-                                    .map(|ph| ph.windows)
-                                    .sum(),
-                                offered_pps: None,
-                                source: format!("alternating/{v}.{p}/phases.csv"),
-                            });
-                        }
-                        blocks.push(values.clone());
-                    }
-                    Err(why) => run
-                        .discarded
-                        .push(format!("{v}.{p}: block {} left out: {why}", block.block)),
-                }
-            }
-            run.blocks = blocks.len();
-            run.estimates = names[1..]
-                .iter()
-                .map(|n| n.to_string())
-                .zip(rule.estimates(&blocks))
-                .collect();
-            run.slowed = rule.slowed_estimates(&blocks);
-            results.series.extend(series);
-            results.alternating.push(run);
+            read_run(
+                store,
+                campaign,
+                (index, profile),
+                (&rule, &options),
+                results,
+            )?;
         }
     }
     Ok(())
 }
 
-/// One series per config set of `v`.`p`, without iterations yet.
-fn empty_series((v, p): (&str, &str), names: &[&str], profile: &Profile) -> Vec<Series> {
-    names
+/// Reads one run: the version at `index` (every version, when they alternate) and `profile`.
+fn read_run(
+    store: &Store,
+    campaign: &Campaign,
+    (index, profile): (usize, &Profile),
+    (rule, options): (&StopRule, &PhaseOptions),
+    results: &mut Results,
+) -> Result<(), InputError> {
+    let entries = crate::config::entries(campaign, index);
+    let names: Vec<String> = (entries.iter())
+        .map(|&e| crate::config::entry_name(campaign, e))
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let key = crate::config::run_version(campaign, index);
+    let (v, p) = (key.as_str(), profile.name.as_str());
+    let stored = store.read_blocks(v, p, &names, options)?;
+    let mut run = AlternatingRun {
+        version: v.into(),
+        profile: p.into(),
+        sets: names.iter().map(|s| s.to_string()).collect(),
+        blocks: 0,
+        estimates: Vec::new(),
+        versus: Vec::new(),
+        slowed: Vec::new(),
+        ended: Vec::new(),
+        discarded: Vec::new(),
+        windows: Vec::new(),
+        window_s: ALTERNATING_INTERVAL.as_secs_f64(),
+        switches: Vec::new(),
+    };
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut series = empty_series(campaign, &entries, profile);
+    read_windows(store, (v, p), &stored, options, &mut run, results)?;
+    for block in &stored {
+        match &block.values {
+            Ok(values) => {
+                for (set, s) in series.iter_mut().enumerate() {
+                    s.iterations.push(Iteration {
+                        index: block.block,
+                        median_pps: values.values()[set],
+                        samples: (block.phases.iter())
+                            .filter(|ph| ph.span.set == set)
+                            .map(|ph| ph.windows)
+                            .sum(),
+                        offered_pps: None,
+                        source: format!("alternating/{v}.{p}/phases.csv"),
+                    });
+                }
+                blocks.push(values.clone());
+            }
+            Err(why) => run
+                .discarded
+                .push(format!("{v}.{p}: block {} left out: {why}", block.block)),
+        }
+    }
+    run.blocks = blocks.len();
+    run.estimates = names[1..]
         .iter()
-        .map(|c| Series {
-            name: format!("{v}.{c}.{p}"),
-            version: v.into(),
-            config: c.to_string(),
-            profile: p.into(),
-            setup: Setup {
-                uname: None,
-                traffic: Some(super::Traffic::of_profile(profile)),
-            },
-            ..Series::default()
+        .map(|n| n.to_string())
+        .zip(rule.estimates(&blocks))
+        .collect();
+    run.slowed = rule.slowed_estimates(&blocks);
+    run.versus = versus(campaign, &entries, &blocks, rule);
+    results.series.extend(series);
+    results.alternating.push(run);
+    Ok(())
+}
+
+/// When versions alternate, each later version against the first within each config set,
+/// from the same blocks: (version, `<first version> (<set>)`, estimate).
+fn versus(
+    campaign: &Campaign,
+    entries: &[Entry],
+    blocks: &[Block],
+    rule: &StopRule,
+) -> Vec<(String, String, Option<PairedEstimate>)> {
+    let at = |version: usize, set: usize| {
+        entries
+            .iter()
+            .position(|e| e.version == version && e.set == set)
+    };
+    let mut lines = Vec::new();
+    for (k, entry) in entries.iter().enumerate() {
+        let Some(base) = at(0, entry.set).filter(|_| entry.version > 0) else {
+            continue;
+        };
+        let pairs: Vec<Block> = (blocks.iter())
+            .filter_map(|b| Block::new(vec![b.values()[base], b.values()[k]]).ok())
+            .collect();
+        let set = crate::config::config_set_name(&campaign.config_sets[entry.set]);
+        lines.push((
+            campaign.versions[entry.version].name.clone(),
+            format!("{} ({set})", campaign.versions[0].name),
+            rule.estimates(&pairs).into_iter().next().flatten(),
+        ));
+    }
+    lines
+}
+
+/// One series per entry of a run (`<version>.<set>.<profile>`, as the seeds' files).
+fn empty_series(campaign: &Campaign, entries: &[Entry], profile: &Profile) -> Vec<Series> {
+    entries
+        .iter()
+        .map(|e| {
+            let v = &campaign.versions[e.version].name;
+            let c = crate::config::config_set_name(&campaign.config_sets[e.set]);
+            Series {
+                name: format!("{v}.{c}.{}", profile.name),
+                version: v.clone(),
+                config: c.to_string(),
+                profile: profile.name.clone(),
+                setup: Setup {
+                    uname: None,
+                    traffic: Some(super::Traffic::of_profile(profile)),
+                },
+                ..Series::default()
+            }
         })
         .collect()
 }

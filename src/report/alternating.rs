@@ -10,6 +10,7 @@ use super::chart::{encode_png, register_font, FONT_FAMILY, HEIGHT, PALETTE, WIDT
 use super::{Exporter, OutputFile};
 use crate::ingest::alternating::AlternatingRun;
 use crate::stats::quiet::{MIN_QUIET_SHARE, QUIET_QUANTILE, SLOWED_BELOW};
+use crate::stats::PairedEstimate;
 use crate::units::format_pps;
 
 /// The chart's file name.
@@ -120,19 +121,7 @@ pub fn section(report: &super::Report) -> String {
             report.label(&run.profile)
         ));
         for (k, (set, estimate)) in run.estimates.iter().enumerate() {
-            let line = match estimate {
-                Some(e) if e.is_significant() => {
-                    format!("{:.1}", e.line(report.label(set), baseline))
-                }
-                Some(e) => format!(
-                    "{:.1}: no difference proven",
-                    e.line(report.label(set), baseline)
-                ),
-                None => format!(
-                    "{} vs {baseline}: too few blocks for an interval",
-                    report.label(set)
-                ),
-            };
+            let line = estimate_line(report.label(set), baseline, estimate.as_ref());
             md.push_str(&format!("- {line}\n"));
             if let Some(e) = run.slowed.get(k).copied().flatten() {
                 md.push_str(&format!(
@@ -141,6 +130,10 @@ pub fn section(report: &super::Report) -> String {
                     e.change()
                 ));
             }
+        }
+        for (version, base, estimate) in &run.versus {
+            let line = estimate_line(report.version_label(version), base, estimate.as_ref());
+            md.push_str(&format!("- {line}\n"));
         }
         md.push_str(&format!(
             "- {} blocks; the run ended: {}\n",
@@ -178,5 +171,14 @@ impl Exporter for AlternatingExporter {
             }
         }
         Ok(files)
+    }
+}
+
+/// One comparison line: the estimate, whether it proves a difference, or why there is none.
+fn estimate_line(set: &str, baseline: &str, estimate: Option<&PairedEstimate>) -> String {
+    match estimate {
+        Some(e) if e.is_significant() => format!("{:.1}", e.line(set, baseline)),
+        Some(e) => format!("{:.1}: no difference proven", e.line(set, baseline)),
+        None => format!("{set} vs {baseline}: too few blocks for an interval"),
     }
 }

@@ -13,52 +13,9 @@
 use anyhow::Context;
 
 use super::Switcher;
-use crate::config::{config_set_name, Campaign};
+use crate::config::Campaign;
 
-/// One alternated entry: indices into the campaign's versions and config sets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Entry {
-    /// Index into `campaign.versions`.
-    pub version: usize,
-    /// Index into `campaign.config_sets`.
-    pub set: usize,
-}
-
-/// The entries an alternating run switches between, baseline first: every (version, set) pair
-/// when the campaign alternates its versions, else the sets of `version`.
-pub fn entries(campaign: &Campaign, version: usize) -> Vec<Entry> {
-    let versions = if campaign.alternates_versions() {
-        0..campaign.versions.len()
-    } else {
-        version..version + 1
-    };
-    versions
-        .flat_map(|v| (0..campaign.config_sets.len()).map(move |s| Entry { version: v, set: s }))
-        .collect()
-}
-
-/// An entry's name in results and reports: `<version>.<set>` when versions alternate (the
-/// seeds' ministat file stem), else the set's name.
-pub fn entry_name(campaign: &Campaign, entry: Entry) -> String {
-    let set = config_set_name(&campaign.config_sets[entry.set]);
-    if campaign.alternates_versions() {
-        format!("{}.{set}", campaign.versions[entry.version].name)
-    } else {
-        set.to_string()
-    }
-}
-
-/// The version key an alternating run is stored under: the version's name, or every version's
-/// name joined by `+` when they alternate (the run then holds them all: one directory
-/// `alternating/<v1>+<v2>.<profile>/`, whose phases name their `<version>.<set>` entry).
-pub fn run_version(campaign: &Campaign, version: usize) -> String {
-    if campaign.alternates_versions() {
-        let names: Vec<&str> = campaign.versions.iter().map(|v| v.name.as_str()).collect();
-        names.join("+")
-    } else {
-        campaign.versions[version].name.clone()
-    }
-}
+pub use crate::config::{entries, entry_name, run_version, Entry};
 
 /// Switches the DUT from the version and set in force (`None`: unknown, apply it) to `to`.
 pub fn switch_entry(

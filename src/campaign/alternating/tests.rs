@@ -318,6 +318,31 @@ fn quick_versions_alternate_with_the_sets_in_one_run_stored_under_a_combined_key
     seen.sort_unstable();
     seen.dedup();
     assert_eq!(seen.len(), 4, "{seen:?}");
+    // Read back: one series per entry, named as the seeds' ministat files, and each version
+    // against the first within each set.
+    let mut results = crate::ingest::Results::default();
+    crate::ingest::alternating::read(&store, &c, &mut results).unwrap();
+    let names: Vec<&str> = results.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "acct-off.forwarding.inet4",
+            "acct-off.nft-stateful.inet4",
+            "acct-on.forwarding.inet4",
+            "acct-on.nft-stateful.inet4"
+        ]
+    );
+    assert!(results.series.iter().all(|s| s.iterations.len() == n));
+    let versus = &results.alternating[0].versus;
+    assert_eq!(versus.len(), 2);
+    for ((version, base, e), set) in versus.iter().zip(["forwarding", "nft-stateful"]) {
+        assert_eq!(
+            (version.as_str(), base.as_str()),
+            ("acct-on", &*format!("acct-off ({set})"))
+        );
+        let e = e.unwrap();
+        assert!((e.change_pct + 10.0).abs() < 1.5, "{set}: {e:?}");
+    }
     drop(store);
     let again = Store::resume(tmp.path(), &c, &crate::config::defaults::CONFIG_SETS).unwrap();
     assert_eq!(
