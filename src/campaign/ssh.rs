@@ -304,4 +304,8 @@ impl Switcher for SshSwitcher<'_> {
     fn counters(&mut self) -> anyhow::Result<Option<u64>> {
         self.sets.counters(self.dut)
     }
+
+    fn set_version(&mut self, version: &Version) -> anyhow::Result<()> {
+        version::run_commands(self.dut, version)
+    }
 }

@@ -11,7 +11,7 @@ use super::SshBench;
 use crate::cancel::Cancel;
 use crate::config::Version;
 use crate::store::VersionRecord;
-use crate::transport::{display_argv, Command, Transport};
+use crate::transport::{display_argv, Command, SshTransport, Transport};
 
 /// Seconds `online` may take after a reboot when the version sets no `online_timeout`.
 pub const DEFAULT_ONLINE_TIMEOUT: f64 = 300.0;
@@ -25,12 +25,7 @@ impl SshBench {
     /// Puts `version` on the DUT and records its kernel.
     pub(super) fn install(&mut self, version: &Version, cancel: &Cancel) -> anyhow::Result<()> {
         self.revert_current()?;
-        let ctx = || format!("version `{}`", version.name);
-        for argv in &version.commands {
-            self.dut
-                .check(&Command::new(argv.clone()))
-                .with_context(ctx)?;
-        }
+        run_commands(&self.dut, version)?;
         for argv in &version.install {
             self.dut
                 .check(&Command::new(argv.clone()).timeout(INSTALL_TIMEOUT))
@@ -113,4 +108,15 @@ impl SshBench {
         };
         self.store.record_version(&version.name, record, config)
     }
+}
+
+/// Runs a version's `commands` on the DUT: all of a quick version's install, which the
+/// alternating design also runs under traffic (a real lab keeps no value to restore: each
+/// version's commands set what it needs).
+pub(super) fn run_commands(dut: &SshTransport, version: &Version) -> anyhow::Result<()> {
+    for argv in &version.commands {
+        dut.check(&Command::new(argv.clone()))
+            .with_context(|| format!("version `{}`", version.name))?;
+    }
+    Ok(())
 }
