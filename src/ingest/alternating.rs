@@ -144,8 +144,10 @@ fn read_run(
     Ok(())
 }
 
-/// When versions alternate, each later version against the first within each config set,
-/// from the same blocks: (version, `<first version> (<set>)`, estimate).
+/// When versions alternate, from the same blocks: each later version against the first within
+/// each config set (`acct-on` vs `acct-off (nft-stateful)`), and each later version's sets
+/// against its first set (`acct-on.nft-stateful` vs `acct-on.forwarding`); the first version's
+/// set comparisons are the run's `estimates`.
 fn versus(
     campaign: &Campaign,
     entries: &[Entry],
@@ -157,20 +159,26 @@ fn versus(
             .iter()
             .position(|e| e.version == version && e.set == set)
     };
-    let mut lines = Vec::new();
-    for (k, entry) in entries.iter().enumerate() {
-        let Some(base) = at(0, entry.set).filter(|_| entry.version > 0) else {
-            continue;
-        };
+    let estimate = |base: usize, k: usize| {
         let pairs: Vec<Block> = (blocks.iter())
             .filter_map(|b| Block::new(vec![b.values()[base], b.values()[k]]).ok())
             .collect();
-        let set = crate::config::config_set_name(&campaign.config_sets[entry.set]);
-        lines.push((
-            campaign.versions[entry.version].name.clone(),
-            format!("{} ({set})", campaign.versions[0].name),
-            rule.estimates(&pairs).into_iter().next().flatten(),
-        ));
+        rule.estimates(&pairs).into_iter().next().flatten()
+    };
+    let name = |e: Entry| crate::config::entry_name(campaign, e);
+    let mut lines = Vec::new();
+    for (k, &entry) in entries.iter().enumerate().filter(|(_, e)| e.version > 0) {
+        if let Some(base) = at(0, entry.set) {
+            let set = crate::config::config_set_name(&campaign.config_sets[entry.set]);
+            lines.push((
+                campaign.versions[entry.version].name.clone(),
+                format!("{} ({set})", campaign.versions[0].name),
+                estimate(base, k),
+            ));
+        }
+        if let Some(base) = at(entry.version, 0).filter(|_| entry.set > 0) {
+            lines.push((name(entry), name(entries[base]), estimate(base, k)));
+        }
     }
     lines
 }

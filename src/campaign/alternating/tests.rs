@@ -334,14 +334,16 @@ fn quick_versions_alternate_with_the_sets_in_one_run_stored_under_a_combined_key
     );
     assert!(results.series.iter().all(|s| s.iterations.len() == n));
     let versus = &results.alternating[0].versus;
-    assert_eq!(versus.len(), 2);
-    for ((version, base, e), set) in versus.iter().zip(["forwarding", "nft-stateful"]) {
-        assert_eq!(
-            (version.as_str(), base.as_str()),
-            ("acct-on", &*format!("acct-off ({set})"))
-        );
+    let expected = [
+        ("acct-on", "acct-off (forwarding)", -10.0),
+        ("acct-on", "acct-off (nft-stateful)", -10.0),
+        ("acct-on.nft-stateful", "acct-on.forwarding", -30.0),
+    ];
+    assert_eq!(versus.len(), expected.len());
+    for ((a, b, e), (want_a, want_b, pct)) in versus.iter().zip(expected) {
+        assert_eq!((a.as_str(), b.as_str()), (want_a, want_b));
         let e = e.unwrap();
-        assert!((e.change_pct + 10.0).abs() < 1.5, "{set}: {e:?}");
+        assert!((e.change_pct - pct).abs() < 1.5, "{a} vs {b}: {e:?}");
     }
     drop(store);
     let again = Store::resume(tmp.path(), &c, &crate::config::defaults::CONFIG_SETS).unwrap();
