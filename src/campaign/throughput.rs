@@ -22,7 +22,6 @@
 //! (the rfc2544 preset) after more than 30 s without traffic loses that: its first trial may
 //! count state creation as loss.
 
-use crate::units::format_pps;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -34,14 +33,16 @@ use crate::cancel::{Cancel, Cancelled};
 use crate::config::{Campaign, Hooks, Profile, Rate, Trial};
 use crate::search::{self, SearchResult, SearchState, TrialOutcome, TrialRunner};
 use crate::store::{SampleRow, SearchRecord, SearchTrial, Status, Store, TrialKey, TrialMeta};
+use crate::units::format_pps;
 
 /// A sender below this share of the intended packets did not send the load: the trial is
 /// invalid, not lossy.
 pub const SENT_SHARE: f64 = 0.99;
 /// The most the senders are asked above a trial's load, to make up for what their pacing loses:
-/// the XDP engine paces frames in the kernel and forgets those it was too late for (it catches
-/// up 32 at most), which on the virtual lab's two CPUs costs it a steady 3 to 25 % of a fixed
-/// rate. A trial is judged on what the senders actually sent.
+/// the XDP engine paces frames in the kernel and forgets a backlog older than 20 ms (see
+/// [`crate::traffic::xdp`]), which on the virtual lab's two CPUs cost it 0.6–3 % of a fixed
+/// rate on an idle machine, more beside other work. A trial is judged on what the senders
+/// actually sent.
 pub const MAX_CORRECTION: f64 = 1.3;
 /// Share of the intended packets below which a sender that held the rate started too late in
 /// its time for the trial to count.

@@ -149,7 +149,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
 }
 
 /// Refuses a `--cpu` this host does not have.
-fn check_cpu(cpu: Option<usize>) -> Result<(), InputError> {
+pub fn check_cpu(cpu: Option<usize>) -> Result<(), InputError> {
     if let (Some(cpu), n) = (cpu, traffic::os::cpu_count()) {
         if cpu >= n {
             return Err(InputError::new(format!(

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
 
-use super::gen::{parse_secs, stop_flag};
+use super::gen::{check_cpu, parse_secs, stop_flag};
 use crate::traffic::receiver::{Receiver, RxConfig, Sample, Series};
 use crate::traffic::wire::{RxLine, TxCounterLine};
 use crate::traffic::{IfRef, TxSample};
@@ -65,6 +65,7 @@ fn human(s: &Sample, watch: &[IfRef]) -> String {
 
 /// Runs `benchlab rx`.
 pub fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Result<i32> {
+    check_cpu(args.cpu)?;
     let stop = stop_flag()?;
     let cfg = RxConfig {
         iface: args.iface.clone(),

@@ -179,13 +179,6 @@ impl Receiver {
                 .map(Probe::open)
                 .collect::<anyhow::Result<_>>()?,
         };
-        if let Some(cpu) = cfg.cpu.filter(|&c| c >= super::os::cpu_count()) {
-            return Err(crate::error::InputError::new(format!(
-                "bad sampling CPU {cpu}: this host has CPUs 0-{}",
-                super::os::cpu_count() - 1
-            ))
-            .into());
-        }
         let base = counters.read()?;
         let start = base.at;
         let stop = Arc::new(AtomicBool::new(false));
@@ -281,13 +274,13 @@ impl Drop for Receiver {
     }
 }
 
-/// Sleeps until `due` in short steps; true when stopped before.
 /// The number of the first tick of `interval` after `elapsed`.
 fn next_tick(elapsed: Duration, interval: Duration) -> u32 {
     let done = elapsed.as_nanos() / interval.as_nanos().max(1);
     u32::try_from(done + 1).unwrap_or(u32::MAX)
 }
 
+/// Sleeps until `due` in short steps; true when stopped before.
 fn sleep_until(due: Instant, stop: &AtomicBool) -> bool {
     loop {
         if stop.load(Ordering::Relaxed) {

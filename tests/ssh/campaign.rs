@@ -7,8 +7,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::sshd::{sh, SshNodes};
-use benchlab::lab::{Lab, LabConfig};
+use crate::sshd::{sh, three_nodes};
 
 fn finished_trials(results: &Path) -> Vec<String> {
     let mut done: Vec<String> = fs::read_dir(results.join("runs"))
@@ -25,17 +24,8 @@ fn finished_trials(results: &Path) -> Vec<String> {
 
 #[test]
 fn a_campaign_over_ssh_changes_versions_and_resumes_after_a_dut_that_did_not_come_back() {
-    let lab = Lab::up(&LabConfig {
-        id: "ts1".into(),
-        ..LabConfig::default()
-    })
-    .unwrap();
+    let (lab, nodes) = three_nodes("ts1", &[]);
     let facts = lab.facts().clone();
-    let nodes = SshNodes::start(&[
-        ("blssh-dut", &facts.dut.namespace),
-        ("blssh-sender", &facts.senders[0].namespace),
-        ("blssh-receiver", &facts.receiver.namespace),
-    ]);
     let keys = &nodes.keys;
     let dir = keys.dir();
     let marker = dir.join("v3-breaks-once");
@@ -166,17 +156,8 @@ online_timeout = 5
 /// reported as on the virtual lab.
 #[test]
 fn an_alternating_run_over_ssh_switches_rulesets_under_continuous_traffic() {
-    let lab = Lab::up(&LabConfig {
-        id: "ts2".into(),
-        ..LabConfig::default()
-    })
-    .unwrap();
+    let (lab, nodes) = three_nodes("ts2", &[]);
     let facts = lab.facts().clone();
-    let nodes = SshNodes::start(&[
-        ("blssh-dut", &facts.dut.namespace),
-        ("blssh-sender", &facts.senders[0].namespace),
-        ("blssh-receiver", &facts.receiver.namespace),
-    ]);
     let dir = nodes.keys.dir();
     let campaign = dir.join("ssh-alternating.toml");
     fs::write(

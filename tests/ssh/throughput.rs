@@ -5,22 +5,12 @@
 
 use std::fs;
 
-use crate::sshd::SshNodes;
-use benchlab::lab::{Lab, LabConfig};
+use crate::sshd::three_nodes;
 
 #[test]
 fn a_search_runs_over_ssh_with_benchlab_gen_and_rx_on_the_remote_nodes() {
-    let lab = Lab::up(&LabConfig {
-        id: "tst".into(),
-        ..LabConfig::default()
-    })
-    .unwrap();
+    let (lab, nodes) = three_nodes("tst", &[]);
     let facts = lab.facts().clone();
-    let nodes = SshNodes::start(&[
-        ("blssh-dut", &facts.dut.namespace),
-        ("blssh-sender", &facts.senders[0].namespace),
-        ("blssh-receiver", &facts.receiver.namespace),
-    ]);
     let dir = nodes.keys.dir();
     let campaign = dir.join("ssh-throughput.toml");
     fs::write(

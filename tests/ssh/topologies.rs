@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::sshd::SshNodes;
+use crate::sshd::{three_nodes, SshNodes};
 use benchlab::lab::{Lab, LabConfig};
 
 /// The rows of a trial's samples.csv: t_s, tx_pkts, rx_pkts, tx_pps, rx_pps.
@@ -151,18 +151,9 @@ fn two_senders_send_at_once_each_its_share_and_the_receiver_counts_the_sum() {
 
 #[test]
 fn a_trafgen_sender_delivers_its_flows_through_the_dut_firewall() {
-    let lab = Lab::up(&LabConfig {
-        id: "ts3".into(),
-        ..LabConfig::default()
-    })
-    .unwrap();
+    let (lab, nodes) = three_nodes("ts3", &[]);
     let facts = lab.facts().clone();
     let s1 = &facts.senders[0];
-    let nodes = SshNodes::start(&[
-        ("blssh-dut", &facts.dut.namespace),
-        ("blssh-sender", &s1.namespace),
-        ("blssh-receiver", &facts.receiver.namespace),
-    ]);
     let senders = crate::sshd::sender_toml("[lab.hosts.sender]", "blssh-sender", s1, "trafgen");
     // Paced below what the DUT forwards: trafgen gives up when frames queue (notes).
     // Profiled too: perf record on the DUT host, driven over SSH.
