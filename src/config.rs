@@ -441,7 +441,7 @@ mod quick;
 mod validate;
 
 pub use design::{Alternating, Design, ALTERNATING_INTERVAL};
-pub use quick::{entries, entry_name, run_version, Entry};
+pub use quick::{Entry, Runs};
 pub use validate::MAX_SECONDS;
 
 #[cfg(test)]

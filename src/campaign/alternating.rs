@@ -26,7 +26,7 @@ use super::order::BalancedOrder;
 use super::trial::{self, Flow, TrialSpec, Watch};
 use crate::cancel::Cancel;
 use crate::clock::unix_now;
-use crate::config::{Alternating, Campaign, Profile, Trial};
+use crate::config::{Alternating, Campaign, Profile, Runs, Trial};
 use crate::stats::{phase_values, Block, Decision, PhaseOptions, PhaseSpan};
 use crate::stats::{CounterSample, StopRule};
 use crate::store::{samples_csv, PhaseRow, SampleRow, SegmentMeta, Store, TrialKey};
@@ -38,6 +38,8 @@ struct Design<'c> {
     settings: Alternating,
     /// Entry names (as in results: config sets, or `<version>.<set>` pairs), baseline first.
     names: Vec<String>,
+    /// How the runs are laid out: versions alternated, or in turn (an older directory).
+    runs: Runs<'c>,
     order: BalancedOrder,
     rule: StopRule,
     options: PhaseOptions,
@@ -54,8 +56,13 @@ pub fn run(
 ) -> anyhow::Result<usize> {
     store.write_lab(|| bench.facts().context("collecting lab facts"))?;
     let settings = campaign.alternating.clone().unwrap_or_default();
-    let names: Vec<String> = (entries::entries(campaign, 0).into_iter())
-        .map(|e| entries::entry_name(campaign, e))
+    // A directory started before versions alternated goes on in its own layout.
+    let runs = Runs {
+        campaign,
+        alternates: store.alternates_versions(campaign)?,
+    };
+    let names: Vec<String> = (runs.entries(0).into_iter())
+        .map(|e| runs.entry_name(e))
         .collect();
     let order = BalancedOrder::new(names.len())?;
     let block = settings.block_duration(names.len());
@@ -65,19 +72,15 @@ pub fn run(
         campaign,
         settings,
         names,
+        runs,
         order,
     };
     // Alternated versions make one run per profile, under the first version's index.
-    let alternates = campaign.alternates_versions();
-    let versions = if alternates {
-        1
-    } else {
-        campaign.versions.len()
-    };
+    let versions = runs.per_profile();
     let mut todo = Vec::new();
     for version in 0..versions {
         for profile in &campaign.profiles {
-            let key = entries::run_version(campaign, version);
+            let key = runs.run_version(version);
             let blocks = design.stored(store, &key, &profile.name)?;
             if design.decide(&blocks) == Decision::Continue {
                 todo.push((version, profile));
@@ -95,7 +98,7 @@ pub fn run(
         cancel.check()?;
         let version = &campaign.versions[index];
         // Alternated versions are applied by the switches, under traffic.
-        if !alternates && version_in_force != Some(index) {
+        if !runs.alternates && version_in_force != Some(index) {
             bench
                 .set_version(version, cancel)
                 .with_context(|| format!("applying version `{}`", version.name))?;
@@ -172,7 +175,7 @@ impl Design<'_> {
         cancel: &Cancel,
         on_event: &mut dyn FnMut(&Event<'_>),
     ) -> anyhow::Result<usize> {
-        let key = entries::run_version(self.campaign, index);
+        let key = self.runs.run_version(index);
         let (v, p) = (key.as_str(), profile.name.as_str());
         let rows = store.read_phases(v, p)?;
         let done = self.stored(store, v, p)?;
@@ -213,9 +216,9 @@ impl Design<'_> {
             plan: Vec::new(),
             spans: Vec::new(),
             next_at: trial.warmup,
-            entries: entries::entries(self.campaign, index),
+            entries: self.runs.entries(index),
             in_force: None,
-            version_in_force: (!self.campaign.alternates_versions()).then_some(index),
+            version_in_force: (!self.runs.alternates).then_some(index),
             first_switch: None,
             measured: 0,
             ended: None,

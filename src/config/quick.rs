@@ -35,39 +35,72 @@ pub struct Entry {
     pub set: usize,
 }
 
-/// The entries an alternating run switches between, baseline first: every (version, set) pair
-/// when the campaign alternates its versions, else the sets of `version`.
-pub fn entries(campaign: &Campaign, version: usize) -> Vec<Entry> {
-    let versions = if campaign.alternates_versions() {
-        0..campaign.versions.len()
-    } else {
-        version..version + 1
-    };
-    versions
-        .flat_map(|v| (0..campaign.config_sets.len()).map(move |s| Entry { version: v, set: s }))
-        .collect()
+/// How a campaign's alternating runs are laid out in a results directory: the versions
+/// alternated in one run per profile, or measured in turn, one run per version and profile
+/// (every campaign before issue 12, and a directory started then: `Store::alternates_versions`).
+#[derive(Debug, Clone, Copy)]
+pub struct Runs<'c> {
+    /// The campaign.
+    pub campaign: &'c Campaign,
+    /// Whether its versions alternate in one run per profile.
+    pub alternates: bool,
 }
 
-/// An entry's name in results and reports: `<version>.<set>` when versions alternate (the
-/// seeds' ministat file stem), else the set's name.
-pub fn entry_name(campaign: &Campaign, entry: Entry) -> String {
-    let set = config_set_name(&campaign.config_sets[entry.set]);
-    if campaign.alternates_versions() {
-        format!("{}.{set}", campaign.versions[entry.version].name)
-    } else {
-        set.to_string()
+impl<'c> Runs<'c> {
+    /// The layout a new run of `campaign` takes.
+    pub fn of(campaign: &'c Campaign) -> Self {
+        Self {
+            campaign,
+            alternates: campaign.alternates_versions(),
+        }
     }
-}
 
-/// The version key an alternating run is stored under: the version's name, or every version's
-/// name joined by `+` when they alternate (the run then holds them all: one directory
-/// `alternating/<v1>+<v2>.<profile>/`, whose phases name their `<version>.<set>` entry).
-pub fn run_version(campaign: &Campaign, version: usize) -> String {
-    if campaign.alternates_versions() {
-        let names: Vec<&str> = campaign.versions.iter().map(|v| v.name.as_str()).collect();
-        names.join("+")
-    } else {
-        campaign.versions[version].name.clone()
+    /// How many runs per profile: one when versions alternate, else one per version.
+    pub fn per_profile(&self) -> usize {
+        if self.alternates {
+            1
+        } else {
+            self.campaign.versions.len()
+        }
+    }
+
+    /// The entries the run of version `version` switches between, baseline first: every
+    /// (version, set) pair when versions alternate (the run holds them all), else its sets.
+    pub fn entries(&self, version: usize) -> Vec<Entry> {
+        let versions = if self.alternates {
+            0..self.campaign.versions.len()
+        } else {
+            version..version + 1
+        };
+        let sets = self.campaign.config_sets.len();
+        versions
+            .flat_map(|v| (0..sets).map(move |s| Entry { version: v, set: s }))
+            .collect()
+    }
+
+    /// An entry's name in results and reports: `<version>.<set>` when versions alternate (the
+    /// seeds' ministat file stem), else the set's name.
+    pub fn entry_name(&self, entry: Entry) -> String {
+        let set = config_set_name(&self.campaign.config_sets[entry.set]);
+        if self.alternates {
+            format!("{}.{set}", self.campaign.versions[entry.version].name)
+        } else {
+            set.to_string()
+        }
+    }
+
+    /// The version key a run is stored under: the version's name, or every version's name
+    /// joined by `+` when they alternate (one directory `alternating/<v1>+<v2>.<profile>/`,
+    /// whose phases name their `<version>.<set>` entry).
+    pub fn run_version(&self, version: usize) -> String {
+        if self.alternates {
+            let names: Vec<&str> = (self.campaign.versions.iter())
+                .map(|v| v.name.as_str())
+                .collect();
+            names.join("+")
+        } else {
+            self.campaign.versions[version].name.clone()
+        }
     }
 }
 

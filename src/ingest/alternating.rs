@@ -3,7 +3,7 @@
 //! and each run keeps its paired estimates and its short-window series for the time chart.
 
 use super::{Iteration, Results, Series, Setup};
-use crate::config::{Campaign, Entry, Profile, ALTERNATING_INTERVAL};
+use crate::config::{Campaign, Entry, Profile, Runs, ALTERNATING_INTERVAL};
 use crate::error::InputError;
 use crate::stats::{window_rates, Block, PairedEstimate, PhaseOptions, StopRule};
 use crate::store::Store;
@@ -44,8 +44,13 @@ pub struct AlternatingRun {
 pub fn read(store: &Store, campaign: &Campaign, results: &mut Results) -> Result<(), InputError> {
     let alt = campaign.alternating.clone().unwrap_or_default();
     let options = alt.phase_options();
+    // A directory started before versions alternated is read in its own layout.
+    let runs = Runs {
+        campaign,
+        alternates: store.alternates_versions(campaign)?,
+    };
     // Blocks as long as the run's: one phase per entry, twice.
-    let n = crate::config::entries(campaign, 0).len();
+    let n = runs.entries(0).len();
     let rule = StopRule::new(alt.stop_options(), alt.block_duration(n))
         .map_err(|e| InputError::new(format!("campaign.toml: {e}")))?;
     results.method = format!(
@@ -57,20 +62,9 @@ pub fn read(store: &Store, campaign: &Campaign, results: &mut Results) -> Result
         alt.estimator,
         ALTERNATING_INTERVAL.as_secs_f64()
     );
-    let runs = if campaign.alternates_versions() {
-        1
-    } else {
-        campaign.versions.len()
-    };
-    for index in 0..runs {
+    for index in 0..runs.per_profile() {
         for profile in &campaign.profiles {
-            read_run(
-                store,
-                campaign,
-                (index, profile),
-                (&rule, &options),
-                results,
-            )?;
+            read_run(store, runs, (index, profile), (&rule, &options), results)?;
         }
     }
     Ok(())
@@ -79,17 +73,15 @@ pub fn read(store: &Store, campaign: &Campaign, results: &mut Results) -> Result
 /// Reads one run: the version at `index` (every version, when they alternate) and `profile`.
 fn read_run(
     store: &Store,
-    campaign: &Campaign,
+    runs: Runs<'_>,
     (index, profile): (usize, &Profile),
     (rule, options): (&StopRule, &PhaseOptions),
     results: &mut Results,
 ) -> Result<(), InputError> {
-    let entries = crate::config::entries(campaign, index);
-    let names: Vec<String> = (entries.iter())
-        .map(|&e| crate::config::entry_name(campaign, e))
-        .collect();
+    let entries = runs.entries(index);
+    let names: Vec<String> = entries.iter().map(|&e| runs.entry_name(e)).collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    let key = crate::config::run_version(campaign, index);
+    let key = runs.run_version(index);
     let (v, p) = (key.as_str(), profile.name.as_str());
     let stored = store.read_blocks(v, p, &names, options)?;
     let mut run = AlternatingRun {
@@ -107,7 +99,7 @@ fn read_run(
         switches: Vec::new(),
     };
     let mut blocks: Vec<Block> = Vec::new();
-    let mut series = empty_series(campaign, &entries, profile);
+    let mut series = empty_series(runs.campaign, &entries, profile);
     read_windows(store, (v, p), &stored, options, &mut run, results)?;
     for block in &stored {
         match &block.values {
@@ -138,7 +130,9 @@ fn read_run(
         .zip(rule.estimates(&blocks))
         .collect();
     run.slowed = rule.slowed_estimates(&blocks);
-    run.versus = versus(campaign, &entries, &blocks, rule);
+    if runs.alternates {
+        run.versus = versus(runs, &entries, &blocks, rule);
+    }
     results.series.extend(series);
     results.alternating.push(run);
     Ok(())
@@ -149,7 +143,7 @@ fn read_run(
 /// against its first set (`acct-on.nft-stateful` vs `acct-on.forwarding`); the first version's
 /// set comparisons are the run's `estimates`.
 fn versus(
-    campaign: &Campaign,
+    runs: Runs<'_>,
     entries: &[Entry],
     blocks: &[Block],
     rule: &StopRule,
@@ -165,7 +159,7 @@ fn versus(
             .collect();
         rule.estimates(&pairs).into_iter().next().flatten()
     };
-    let name = |e: Entry| crate::config::entry_name(campaign, e);
+    let (campaign, name) = (runs.campaign, |e: Entry| runs.entry_name(e));
     let mut lines = Vec::new();
     for (k, &entry) in entries.iter().enumerate().filter(|(_, e)| e.version > 0) {
         if let Some(base) = at(0, entry.set) {

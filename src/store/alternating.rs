@@ -1,5 +1,7 @@
 //! What an alternating run leaves (`design = "alternating"`), one directory per version and
-//! profile:
+//! profile (per profile under `<v1>+<v2>`, the versions' names joined, when quick versions
+//! alternate; a directory started before they did keeps one per version:
+//! [`Store::alternates_versions`]):
 //!
 //! ```text
 //! DIR/alternating/<version>.<profile>/
@@ -23,6 +25,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::Store;
+use crate::config::{Campaign, Runs};
 use crate::error::InputError;
 use crate::stats::{phase_values, Block, CounterSample, PhaseOptions, PhaseSpan, PhaseValue};
 
@@ -270,9 +273,40 @@ impl Store {
         serde_json::from_str(&crate::file::read_text(&path).ok()?).ok()
     }
 
+    /// Whether this directory's alternating runs alternate `campaign`'s versions in one run per
+    /// profile (stored under their names joined by `+`): when the campaign alternates them,
+    /// unless the directory was started before they did, with a run of each version in turn
+    /// (`alternating/<version>.<profile>/`): then it stays in that layout, so that `--resume`
+    /// neither measures those runs again nor mixes the two layouts, and a report reads them.
+    pub fn alternates_versions(&self, campaign: &Campaign) -> Result<bool, InputError> {
+        if !campaign.alternates_versions() {
+            return Ok(false);
+        }
+        // A run exists once its directory does (its first segment made it).
+        let started = |version: &str| {
+            (campaign.profiles.iter())
+                .map(|p| self.alternating_dir(version, &p.name))
+                .find(|dir| fs::symlink_metadata(dir).is_ok())
+        };
+        let combined = started(&Runs::of(campaign).run_version(0));
+        let in_turn = campaign.versions.iter().find_map(|v| started(&v.name));
+        match (combined, in_turn) {
+            (Some(a), Some(b)) => Err(InputError::new(format!(
+                "{} and {}: this results directory holds runs of the versions alternated and                  measured in turn; move one of them out of {}, or start a new results directory",
+                a.display(),
+                b.display(),
+                self.dir.join(ALTERNATING).display()
+            ))),
+            (_, in_turn) => Ok(in_turn.is_none()),
+        }
+    }
+
     /// Whether any alternating block finished.
     pub(super) fn has_blocks(&self) -> bool {
         fs::read_dir(self.dir.join(ALTERNATING))
             .is_ok_and(|runs| runs.flatten().any(|run| run.path().join(PHASES).is_file()))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -15,7 +15,7 @@ use anyhow::Context;
 use super::Switcher;
 use crate::config::Campaign;
 
-pub use crate::config::{entries, entry_name, run_version, Entry};
+pub use crate::config::{Entry, Runs};
 
 /// Switches the DUT from the version and set in force (`None`: unknown, apply it) to `to`.
 pub fn switch_entry(
@@ -80,10 +80,12 @@ mod tests {
     #[test]
     fn quick_versions_alternate_as_pairs_with_the_baseline_first() {
         let c = campaign(true);
-        let all = entries(&c, 0);
+        let runs = Runs::of(&c);
+        assert!(runs.alternates && runs.per_profile() == 1);
+        let all = runs.entries(0);
         assert_eq!(all.len(), 4);
         assert_eq!(all[0], Entry { version: 0, set: 0 });
-        let names: Vec<String> = all.iter().map(|&e| entry_name(&c, e)).collect();
+        let names: Vec<String> = all.iter().map(|&e| runs.entry_name(e)).collect();
         assert_eq!(
             names,
             [
@@ -104,12 +106,23 @@ mod tests {
     #[test]
     fn other_campaigns_alternate_the_sets_of_one_version() {
         let c = campaign(false);
-        let all = entries(&c, 1);
+        let runs = Runs::of(&c);
+        assert_eq!(runs.per_profile(), 2);
+        let all = runs.entries(1);
         assert_eq!(
             all,
             [Entry { version: 1, set: 0 }, Entry { version: 1, set: 1 }]
         );
-        assert_eq!(entry_name(&c, all[1]), "nft-stateful");
+        assert_eq!(runs.entry_name(all[1]), "nft-stateful");
+        assert_eq!(runs.run_version(1), "acct-on");
+        // A directory that measured quick versions in turn keeps that layout.
+        let c = campaign(true);
+        let in_turn = Runs {
+            campaign: &c,
+            alternates: false,
+        };
+        assert_eq!(in_turn.entries(1), all);
+        assert_eq!(in_turn.run_version(1), "acct-on");
     }
 
     #[test]

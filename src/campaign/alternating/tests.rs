@@ -193,6 +193,46 @@ fn campaign(max_s: f64) -> Campaign {
     c
 }
 
+/// [`campaign`] with two quick versions, `acct-off` and `acct-on`.
+fn quick(max_s: f64) -> Campaign {
+    let mut c = campaign(max_s);
+    c.versions = ["acct-off", "acct-on"]
+        .iter()
+        .map(|n| toml::from_str(&format!("name = \"{n}\"")).unwrap())
+        .collect();
+    c
+}
+
+/// Resuming runs that ended measures nothing more (once `store` lets go of the directory).
+fn assert_resume_measures_nothing(
+    dir: &std::path::Path,
+    c: &Campaign,
+    store: Store,
+    lab: &mut MockLab,
+) {
+    drop(store);
+    let again = Store::resume(dir, c, &crate::config::defaults::CONFIG_SETS).unwrap();
+    assert_eq!(run(c, &again, lab, &Cancel::new(), &mut |_| {}).unwrap(), 0);
+}
+
+/// What a report reads of a [`quick`] campaign's directory: one series per (version, set),
+/// named as the seeds' ministat files, whichever layout the directory holds.
+fn read_quick(store: &Store, c: &Campaign) -> crate::ingest::Results {
+    let mut results = crate::ingest::Results::default();
+    crate::ingest::alternating::read(store, c, &mut results).unwrap();
+    let names: Vec<&str> = results.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "acct-off.forwarding.inet4",
+            "acct-off.nft-stateful.inet4",
+            "acct-on.forwarding.inet4",
+            "acct-on.nft-stateful.inet4"
+        ]
+    );
+    results
+}
+
 #[test]
 fn blocks_measure_the_set_that_runs_and_are_stored_as_they_finish() {
     let tmp = tempfile::tempdir().unwrap();
@@ -239,13 +279,7 @@ fn blocks_measure_the_set_that_runs_and_are_stored_as_they_finish() {
         ][..8.min(sets.len())]
     );
     assert!(rows.iter().all(|r| r.end_s > r.switched_s));
-    // Resuming a run that ended measures nothing more (once the first let go of the directory).
-    drop(store);
-    let again = Store::resume(tmp.path(), &c, &crate::config::defaults::CONFIG_SETS).unwrap();
-    assert_eq!(
-        run(&c, &again, &mut lab, &Cancel::new(), &mut |_| {}).unwrap(),
-        0
-    );
+    assert_resume_measures_nothing(tmp.path(), &c, store, &mut lab);
 }
 
 #[test]
@@ -280,11 +314,7 @@ fn a_failed_switch_ends_the_run_with_its_error_and_keeps_the_blocks_before() {
 #[test]
 fn quick_versions_alternate_with_the_sets_in_one_run_stored_under_a_combined_key() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut c = campaign(8.0);
-    c.versions = ["acct-off", "acct-on"]
-        .iter()
-        .map(|n| toml::from_str(&format!("name = \"{n}\"")).unwrap())
-        .collect();
+    let c = quick(8.0);
     let store = Store::create(tmp.path(), &c).unwrap();
     let mut lab = lab(None);
     let mut runs: Vec<(String, Estimates)> = Vec::new();
@@ -320,18 +350,7 @@ fn quick_versions_alternate_with_the_sets_in_one_run_stored_under_a_combined_key
     assert_eq!(seen.len(), 4, "{seen:?}");
     // Read back: one series per entry, named as the seeds' ministat files, and each version
     // against the first within each set.
-    let mut results = crate::ingest::Results::default();
-    crate::ingest::alternating::read(&store, &c, &mut results).unwrap();
-    let names: Vec<&str> = results.series.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "acct-off.forwarding.inet4",
-            "acct-off.nft-stateful.inet4",
-            "acct-on.forwarding.inet4",
-            "acct-on.nft-stateful.inet4"
-        ]
-    );
+    let results = read_quick(&store, &c);
     assert!(results.series.iter().all(|s| s.iterations.len() == n));
     let versus = &results.alternating[0].versus;
     let expected = [
@@ -345,10 +364,35 @@ fn quick_versions_alternate_with_the_sets_in_one_run_stored_under_a_combined_key
         let e = e.unwrap();
         assert!((e.change_pct - pct).abs() < 1.5, "{a} vs {b}: {e:?}");
     }
-    drop(store);
-    let again = Store::resume(tmp.path(), &c, &crate::config::defaults::CONFIG_SETS).unwrap();
-    assert_eq!(
-        run(&c, &again, &mut lab, &Cancel::new(), &mut |_| {}).unwrap(),
-        0
-    );
+    assert_resume_measures_nothing(tmp.path(), &c, store, &mut lab);
+}
+
+#[test]
+fn a_directory_that_measured_quick_versions_in_turn_is_resumed_and_read_in_its_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = quick(4.0);
+    let store = Store::create(tmp.path(), &c).unwrap();
+    let mut lab = lab(None);
+    // The layout before issue 12 (one run per version): acct-off measured, acct-on not yet.
+    let mut first = c.clone();
+    first.versions.truncate(1);
+    assert!(run(&first, &store, &mut lab, &Cancel::new(), &mut |_| {}).unwrap() >= 2);
+    // Resumed with both versions: acct-on runs in turn too, acct-off is not measured again,
+    // and no run of the other layout starts.
+    let mut runs = Vec::new();
+    run(&c, &store, &mut lab, &Cancel::new(), &mut |e| {
+        if let Event::RunDone { version, .. } = e {
+            runs.push(version.to_string());
+        }
+    })
+    .unwrap();
+    assert_eq!(runs, ["acct-on"]);
+    assert!(!store.alternating_dir("acct-off+acct-on", "inet4").exists());
+    // The report reads each version's run, its sets against the baseline set.
+    let results = read_quick(&store, &c);
+    assert!(results.series.iter().all(|s| s.iterations.len() >= 2));
+    for run in &results.alternating {
+        assert_eq!(run.estimates[0].0, "nft-stateful");
+        assert!(run.versus.is_empty());
+    }
 }
