@@ -8,6 +8,8 @@ pub mod bench;
 pub mod order;
 /// Running the trials through a lab, checking and storing them.
 pub mod run;
+/// A version's DUT settings (sysctls, commands), applied alike by every lab and under traffic.
+pub mod settings;
 /// A real lab over SSH as a campaign bench: install, reboot and online hooks per version.
 pub mod ssh;
 /// Throughput profiles: one MLRsearch or RFC 2544 search per iteration, over the trial

@@ -9,7 +9,8 @@
 //! second is the sum of the senders' seconds against the receiver's.
 //!
 //! Versions: `commands`, then `install` (argv lists run on the DUT), then `reboot`, then
-//! `online` retried once a second until `online_timeout`; a DUT that does not come back fails
+//! `online` retried once a second until `online_timeout`, then `sysctls` (restored before the
+//! next version and at the end; `campaign::settings`); a DUT that does not come back fails
 //! the campaign with one line (finished trials stay stored, `--resume` continues). Once a
 //! version is online its `uname -a` and kernel configuration (`/proc/config.gz` or
 //! `/boot/config-$(uname -r)` on Linux, `sysctl -n kern.conftxt` on FreeBSD) go into
@@ -26,6 +27,7 @@ use std::sync::Arc;
 
 use super::bench::Bench;
 use super::bench::Switcher;
+use super::settings::{self, Restore};
 use super::trial::{Rig, TrialSpec};
 use crate::cancel::Cancel;
 use crate::config::{Campaign, Version, ALTERNATING_INTERVAL};
@@ -37,7 +39,7 @@ use crate::traffic::endpoint::{Receiver, Sender};
 use crate::traffic::registry;
 use crate::traffic::remote::generator::fallback_receiver;
 use crate::traffic::remote::{RemoteNode, RemoteRx};
-use crate::transport::SshTransport;
+use crate::transport::{SshTransport, Transport};
 pub use version::DEFAULT_ONLINE_TIMEOUT;
 
 /// The DUT's profiler, picked by its operating system.
@@ -57,6 +59,8 @@ pub struct SshBench {
     store: Store,
     /// The DUT's OS, asked once.
     os: Option<Os>,
+    /// The sysctls the version in force changed, restored before the next one and at the end.
+    restore: Restore,
     /// Why the DUT cannot be profiled (a FreeBSD DUT without hwpmc), when it cannot: the
     /// campaign then runs without flamegraphs, and `lab.json` says why.
     no_profiler: Option<String>,
@@ -128,6 +132,7 @@ impl SshBench {
             sets,
             store: Store::open(results)?,
             os: Some(os),
+            restore: Restore::default(),
             no_profiler,
         })
     }
@@ -188,6 +193,9 @@ impl SshBench {
 impl Drop for SshBench {
     fn drop(&mut self) {
         let _ = self.revert_current();
+        if let Some(os) = self.os {
+            let _ = settings::restore_sysctls(&self.dut, os, &mut self.restore);
+        }
         let lab = &self.lab;
         for node in lab.senders.iter().chain([&lab.receiver, &lab.dut]) {
             lab.ssh.transport(node).close();
@@ -229,12 +237,14 @@ impl Bench for SshBench {
         let rx = remote_node(&self.lab.receiver, &self.lab, "");
         let receiver = Box::new(RemoteRx::sampling(&rx, ALTERNATING_INTERVAL));
         // Asked before the rig borrows the DUT's connection.
-        self.os()?;
+        let os = self.os()?;
         let senders = self.senders(spec)?;
-        let counters = self.os()?.counters_argv();
+        let counters = os.counters_argv();
         let switcher = SshSwitcher {
             sets: &mut self.sets,
             dut: &self.dut,
+            os,
+            restore: &mut self.restore,
         };
         let rig = Rig {
             dut: &self.dut,
@@ -290,10 +300,14 @@ impl Bench for SshBench {
     }
 }
 
-/// Switches the SSH DUT's config sets during an alternating run: rulesets reloaded in place.
+/// Switches the SSH DUT's config sets during an alternating run: rulesets reloaded in place;
+/// and its quick versions: sysctls and commands, as between trials.
 struct SshSwitcher<'a> {
     sets: &'a mut ConfigSets,
-    dut: &'a SshTransport,
+    dut: &'a dyn Transport,
+    os: Os,
+    /// The bench's sysctls to restore, kept as `Bench::set_version` keeps them.
+    restore: &'a mut Restore,
 }
 
 impl Switcher for SshSwitcher<'_> {
@@ -306,6 +320,9 @@ impl Switcher for SshSwitcher<'_> {
     }
 
     fn set_version(&mut self, version: &Version) -> anyhow::Result<()> {
-        version::run_commands(self.dut, version)
+        settings::apply(self.dut, self.os, self.restore, version)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -8,10 +8,11 @@ use anyhow::Context;
 
 use super::bench::Bench;
 use super::bench::Switcher;
+use super::settings::{self, Restore};
 use super::trial::{Rig, TrialSpec};
 use crate::cancel::Cancel;
 use crate::config::{Campaign, Profile, Version, ALTERNATING_INTERVAL};
-use crate::dut::{self, ConfigSets};
+use crate::dut::{self, ConfigSets, Os};
 use crate::lab::Lab;
 use crate::profile::PerfProfiler;
 use crate::store::LabRecord;
@@ -28,7 +29,7 @@ pub struct VirtualBench {
     sets: ConfigSets,
     /// Sysctls the version in force changed, with their values before it: restored before the
     /// next version, so versions do not inherit each other's settings.
-    restore: Vec<(String, String)>,
+    restore: Restore,
     /// How much later than the end of warm-up profiling trials start their capture (zero but
     /// in tests that misplace the capture on purpose).
     capture_delay: Duration,
@@ -53,7 +54,7 @@ impl VirtualBench {
         Ok(Self {
             lab: Some(lab),
             sets,
-            restore: Vec::new(),
+            restore: Restore::default(),
             capture_delay: Duration::ZERO,
         })
     }
@@ -106,7 +107,7 @@ impl Bench for VirtualBench {
         let dut = lab
             .node(crate::lab::Role::Dut)
             .expect("every lab has a DUT");
-        apply_version(dut, &mut self.restore, version)
+        settings::apply(dut, Os::Linux, &mut self.restore, version)
     }
 
     fn set_config(&mut self, entry: &str) -> anyhow::Result<()> {
@@ -224,7 +225,7 @@ struct SetSwitcher<'a> {
     sets: &'a mut ConfigSets,
     /// The bench's sysctls to restore: a quick version switched under traffic keeps them
     /// as `set_version` does.
-    restore: &'a mut Vec<(String, String)>,
+    restore: &'a mut Restore,
     dut: &'a dyn Transport,
 }
 
@@ -238,42 +239,8 @@ impl Switcher for SetSwitcher<'_> {
     }
 
     fn set_version(&mut self, version: &Version) -> anyhow::Result<()> {
-        apply_version(self.dut, self.restore, version)
+        settings::apply(self.dut, Os::Linux, self.restore, version)
     }
-}
-
-/// Puts `version` on the virtual DUT: restores the sysctls the previous version changed, sets
-/// this version's (remembering their values before, in `restore`) and runs its commands.
-fn apply_version(
-    dut: &dyn Transport,
-    restore: &mut Vec<(String, String)>,
-    version: &Version,
-) -> anyhow::Result<()> {
-    let sysctl = |key: &str, value: &str| {
-        dut.run(&["sysctl", "-q", "-w", &format!("{key}={value}")])
-            .map(drop)
-    };
-    for (key, value) in std::mem::take(restore) {
-        sysctl(&key, &value)?;
-    }
-    for (key, value) in &version.sysctls {
-        let before = dut
-            .run(&["sysctl", "-n", key])
-            .with_context(|| format!("version `{}`: reading sysctl {key}", version.name))?;
-        sysctl(key, value).with_context(|| {
-            format!(
-                "version `{}`: sysctl {key}={value} cannot be set inside the DUT's namespace",
-                version.name
-            )
-        })?;
-        restore.push((key.clone(), before.trim().to_string()));
-    }
-    for argv in &version.commands {
-        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-        dut.run(&argv)
-            .with_context(|| format!("version `{}`", version.name))?;
-    }
-    Ok(())
 }
 
 /// The frames a traffic profile asks for, from `src_mac` to `dst_mac`.

@@ -36,6 +36,16 @@ impl Os {
         argv.iter().map(|s| s.to_string()).collect()
     }
 
+    /// The command that sets sysctl `key` to `value`: `sysctl -q -w k=v` on Linux (quiet: the
+    /// new value is not echoed), `sysctl k=v` on FreeBSD.
+    pub fn sysctl_argv(self, key: &str, value: &str) -> Vec<String> {
+        let setting = format!("{key}={value}");
+        match self {
+            Self::Linux => vec!["sysctl".into(), "-q".into(), "-w".into(), setting],
+            Self::FreeBsd => vec!["sysctl".into(), setting],
+        }
+    }
+
     /// The command that prints the running kernel's configuration, first line its source.
     pub fn kernel_config_argv(self) -> Vec<String> {
         let argv: &[&str] = match self {

@@ -1,5 +1,6 @@
 //! Versions on a real DUT: `commands`, then `install` (argv lists run on the DUT), then
-//! `reboot`, then `online` retried once a second until `online_timeout`. Once a version is
+//! `reboot`, then `online` retried once a second until `online_timeout`, then `sysctls` (a
+//! quick version's, with no install nor reboot, before its commands: `campaign::settings`). Once a version is
 //! online its `uname -a` and kernel configuration are recorded with the results, so a report
 //! never labels a kernel by an image's file name alone.
 
@@ -7,11 +8,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
+use super::settings;
 use super::SshBench;
 use crate::cancel::Cancel;
 use crate::config::Version;
 use crate::store::VersionRecord;
-use crate::transport::{display_argv, Command, SshTransport, Transport};
+use crate::transport::{display_argv, Command, Transport};
 
 /// Seconds `online` may take after a reboot when the version sets no `online_timeout`.
 pub const DEFAULT_ONLINE_TIMEOUT: f64 = 300.0;
@@ -25,7 +27,13 @@ impl SshBench {
     /// Puts `version` on the DUT and records its kernel.
     pub(super) fn install(&mut self, version: &Version, cancel: &Cancel) -> anyhow::Result<()> {
         self.revert_current()?;
-        run_commands(&self.dut, version)?;
+        let os = self.os()?;
+        settings::restore_sysctls(&self.dut, os, &mut self.restore)?;
+        if version.is_quick() {
+            // Before its commands, as `settings::apply` does under traffic.
+            settings::set_sysctls(&self.dut, os, &mut self.restore, version)?;
+        }
+        settings::run_commands(&self.dut, version)?;
         for argv in &version.install {
             self.dut
                 .check(&Command::new(argv.clone()).timeout(INSTALL_TIMEOUT))
@@ -47,6 +55,11 @@ impl SshBench {
                 )
             })?;
             self.wait_online(version, timeout, cancel)?;
+        }
+        if !version.is_quick() {
+            // After the install and reboot (which resets them).
+            let os = self.os()?;
+            settings::set_sysctls(&self.dut, os, &mut self.restore, version)?;
         }
         self.record_kernel(version)
             .with_context(|| format!("recording the kernel of version `{}`", version.name))
@@ -108,15 +121,4 @@ impl SshBench {
         };
         self.store.record_version(&version.name, record, config)
     }
-}
-
-/// Runs a version's `commands` on the DUT: all of a quick version's install, which the
-/// alternating design also runs under traffic (a real lab keeps no value to restore: each
-/// version's commands set what it needs).
-pub(super) fn run_commands(dut: &SshTransport, version: &Version) -> anyhow::Result<()> {
-    for argv in &version.commands {
-        dut.check(&Command::new(argv.clone()))
-            .with_context(|| format!("version `{}`", version.name))?;
-    }
-    Ok(())
 }
