@@ -92,3 +92,72 @@ af = "inet4"
     assert!(results.join("alternating.default.inet4.png").is_file());
     assert!(lab_namespaces("ta1").is_empty());
 }
+
+/// Issue 12: two quick versions (a sysctl each) alternate with two config sets in one run:
+/// the report has a series per (version, set) and each version against the first within a set.
+#[test]
+fn quick_versions_alternate_with_the_config_sets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let campaign = tmp.path().join("quick.toml");
+    fs::write(
+        &campaign,
+        r#"title = "quick versions"
+design = "alternating"
+config_sets = ["forwarding", "nft-stateful"]
+
+[lab]
+id = "tq1"
+
+# Four entries make a block of eight 0.5 s phases (4.7 s with the switches): 12 s hold two.
+[alternating]
+max_duration = 12
+min_blocks = 2
+precision = 10
+
+[trial]
+warmup = 1
+
+[[versions]]
+name = "acct-off"
+sysctls = { "net.netfilter.nf_conntrack_acct" = "0" }
+
+[[versions]]
+name = "acct-on"
+sysctls = { "net.netfilter.nf_conntrack_acct" = "1" }
+
+[[profiles]]
+name = "inet4"
+af = "inet4"
+"#,
+    )
+    .unwrap();
+    let results = tmp.path().join("results");
+    let out = run(&[
+        "run",
+        campaign.to_str().unwrap(),
+        "-o",
+        results.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(out.status.success(), "run failed: {}", stderr(&out));
+    assert!(results
+        .join("alternating/acct-off+acct-on.inet4/phases.csv")
+        .is_file());
+    let readme = fs::read_to_string(results.join("README.md")).unwrap();
+    for series in [
+        "acct-off.forwarding.inet4",
+        "acct-off.nft-stateful.inet4",
+        "acct-on.forwarding.inet4",
+        "acct-on.nft-stateful.inet4",
+    ] {
+        assert!(readme.contains(series), "no {series}:\n{readme}");
+    }
+    assert!(
+        readme
+            .lines()
+            .any(|l| l.starts_with("- acct-on vs acct-off (nft-stateful)")),
+        "{readme}"
+    );
+    // The versions' sysctls lived in the DUT's namespace, gone with the lab.
+    assert!(lab_namespaces("tq1").is_empty());
+}
