@@ -9,7 +9,7 @@ use std::fs;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{benchlab, lab_namespaces, run, stderr};
+use common::{benchlab, lab_namespaces, run, run_campaign, stderr};
 
 #[test]
 fn kill_9_after_a_block_then_resume_keeps_it_and_reports_the_paired_estimate() {
@@ -98,9 +98,8 @@ af = "inet4"
 #[test]
 fn quick_versions_alternate_with_the_config_sets() {
     let tmp = tempfile::tempdir().unwrap();
-    let campaign = tmp.path().join("quick.toml");
-    fs::write(
-        &campaign,
+    let (results, out) = run_campaign(
+        tmp.path(),
         r#"title = "quick versions"
 design = "alternating"
 config_sets = ["forwarding", "nft-stateful"]
@@ -129,16 +128,7 @@ sysctls = { "net.netfilter.nf_conntrack_acct" = "1" }
 name = "inet4"
 af = "inet4"
 "#,
-    )
-    .unwrap();
-    let results = tmp.path().join("results");
-    let out = run(&[
-        "run",
-        campaign.to_str().unwrap(),
-        "-o",
-        results.to_str().unwrap(),
-        "-q",
-    ]);
+    );
     assert!(out.status.success(), "run failed: {}", stderr(&out));
     assert!(results
         .join("alternating/acct-off+acct-on.inet4/phases.csv")
@@ -157,6 +147,14 @@ af = "inet4"
             .lines()
             .any(|l| l.starts_with("- acct-on vs acct-off (nft-stateful)")),
         "{readme}"
+    );
+    // lab.json names each alternated version with the sysctl its switches set.
+    let lab = fs::read_to_string(results.join("lab.json")).unwrap();
+    let lab: serde_json::Value = serde_json::from_str(&lab).unwrap();
+    let acct = |v: &str| lab["versions"][v]["sysctls"]["net.netfilter.nf_conntrack_acct"].clone();
+    assert_eq!(
+        (acct("acct-off"), acct("acct-on")),
+        ("0".into(), "1".into())
     );
     // The versions' sysctls lived in the DUT's namespace, gone with the lab.
     assert!(lab_namespaces("tq1").is_empty());

@@ -76,6 +76,9 @@ pub fn run(
         order,
     };
     // Alternated versions make one run per profile, under the first version's index.
+    if runs.alternates {
+        entries::record_versions(store, campaign)?;
+    }
     let versions = runs.per_profile();
     let mut todo = Vec::new();
     for version in 0..versions {

@@ -1,7 +1,9 @@
 //! `lab.json`, the lab's record: the DUT host's facts, the lab's layout, what sent the
-//! traffic, each config set's ruleset and, on an SSH lab, the kernel each version booted.
+//! traffic, each config set's ruleset, on an SSH lab the kernel each version booted, and the
+//! settings of quick versions alternated under traffic.
 //! The run loop writes it once ([`Store::write_lab`](super::Store::write_lab)), an SSH DUT
-//! adds each version as it boots it ([`Store::record_version`](super::Store::record_version))
+//! adds each version as it boots it ([`Store::record_version`](super::Store::record_version)),
+//! the alternating design each quick version it alternates,
 //! and the report reads it back ([`Store::read_lab`](super::Store::read_lab)).
 //!
 //! Every field may be missing: a file written by an older benchlab, or by a lab kind that
@@ -11,7 +13,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::Version;
 use crate::lab::host::HostFacts;
+use crate::transport::display_argv;
 
 /// What `lab.json` holds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -65,6 +69,24 @@ pub struct VersionRecord {
     /// (`kernel-config/<version>.txt`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_config: Option<String>,
+    /// The sysctls the lab set for this version.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub sysctls: BTreeMap<String, String>,
+    /// The commands the lab ran for this version (`commands`, not `install`), one line each,
+    /// shell-quoted where needed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
+}
+
+impl VersionRecord {
+    /// What the lab applies for `version`: its sysctls and commands, no kernel facts yet.
+    pub fn settings(version: &Version) -> Self {
+        Self {
+            sysctls: version.sysctls.clone(),
+            commands: version.commands.iter().map(|a| display_argv(a)).collect(),
+            ..Self::default()
+        }
+    }
 }
 
 #[cfg(test)]

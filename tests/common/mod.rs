@@ -64,3 +64,19 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// Writes `toml` as a campaign file in `dir` and runs it to the end into `dir/results`
+/// (quietly): the results directory and the run's output.
+pub fn run_campaign(dir: &std::path::Path, toml: &str) -> (std::path::PathBuf, Output) {
+    let campaign = dir.join("campaign.toml");
+    std::fs::write(&campaign, toml).unwrap();
+    let results = dir.join("results");
+    let out = run(&[
+        "run",
+        campaign.to_str().unwrap(),
+        "-o",
+        results.to_str().unwrap(),
+        "-q",
+    ]);
+    (results, out)
+}

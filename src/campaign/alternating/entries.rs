@@ -14,6 +14,7 @@ use anyhow::Context;
 
 use super::Switcher;
 use crate::config::Campaign;
+use crate::store::{Store, VersionRecord};
 
 pub use crate::config::{Entry, Runs};
 
@@ -32,6 +33,17 @@ pub fn switch_entry(
     }
     if set != Some(to.set) {
         switcher.switch(&campaign.config_sets[to.set])?;
+    }
+    Ok(())
+}
+
+/// Records in `lab.json` what each alternated version's switches apply (its sysctls and
+/// commands), as an SSH lab records the kernel each version boots between trials.
+pub fn record_versions(store: &Store, campaign: &Campaign) -> anyhow::Result<()> {
+    for version in &campaign.versions {
+        store
+            .record_version(&version.name, VersionRecord::settings(version), None)
+            .with_context(|| format!("recording version `{}` in lab.json", version.name))?;
     }
     Ok(())
 }

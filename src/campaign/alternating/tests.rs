@@ -193,12 +193,19 @@ fn campaign(max_s: f64) -> Campaign {
     c
 }
 
-/// [`campaign`] with two quick versions, `acct-off` and `acct-on`.
+/// [`campaign`] with two quick versions, `acct-off` and `acct-on` (conntrack accounting).
 fn quick(max_s: f64) -> Campaign {
     let mut c = campaign(max_s);
-    c.versions = ["acct-off", "acct-on"]
+    c.versions = ["0", "1"]
         .iter()
-        .map(|n| toml::from_str(&format!("name = \"{n}\"")).unwrap())
+        .map(|on| {
+            let name = if *on == "1" { "acct-on" } else { "acct-off" };
+            toml::from_str(&format!(
+                "name = \"{name}\"\nsysctls = {{ \"net.netfilter.nf_conntrack_acct\" = \"{on}\" }}\n\
+                 commands = [[\"modprobe\", \"nf_conntrack\"]]"
+            ))
+            .unwrap()
+        })
         .collect();
     c
 }
@@ -348,6 +355,11 @@ fn quick_versions_alternate_with_the_sets_in_one_run_stored_under_a_combined_key
     seen.sort_unstable();
     seen.dedup();
     assert_eq!(seen.len(), 4, "{seen:?}");
+    // lab.json names each alternated version with what its switches applied.
+    let record = store.read_lab().unwrap().unwrap();
+    let on = &record.versions["acct-on"];
+    assert_eq!(on.sysctls["net.netfilter.nf_conntrack_acct"], "1");
+    assert_eq!(on.commands, ["modprobe nf_conntrack"]);
     // Read back: one series per entry, named as the seeds' ministat files, and each version
     // against the first within each set.
     let results = read_quick(&store, &c);

@@ -118,6 +118,7 @@ impl SshBench {
             uname: Some(uname),
             kernel_config_source: source.map(str::to_string),
             kernel_config: None,
+            ..VersionRecord::settings(version)
         };
         self.store.record_version(&version.name, record, config)
     }
