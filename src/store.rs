@@ -203,6 +203,8 @@ impl Store {
             _lock: Some(lock::lock(dir)?),
         };
         store.finished()?;
+        // Before any lab is built: a directory holding both alternating layouts is refused.
+        store.alternates_versions(campaign)?;
         Ok(store)
     }
 

@@ -292,7 +292,8 @@ impl Store {
         let in_turn = campaign.versions.iter().find_map(|v| started(&v.name));
         match (combined, in_turn) {
             (Some(a), Some(b)) => Err(InputError::new(format!(
-                "{} and {}: this results directory holds runs of the versions alternated and                  measured in turn; move one of them out of {}, or start a new results directory",
+                "{} and {}: this results directory holds runs of the versions alternated and \
+                 measured in turn; move one of them out of {}, or start a new results directory",
                 a.display(),
                 b.display(),
                 self.dir.join(ALTERNATING).display()

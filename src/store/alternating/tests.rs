@@ -1,7 +1,7 @@
 //! Unit tests of the alternating layout: which layout a directory holds.
 
 use super::*;
-use crate::config::{Design, Version};
+use crate::config::{Alternating, Design, Version};
 
 /// Two quick versions alternating `forwarding` and `nft-stateful` on `inet4`.
 fn campaign() -> Campaign {
@@ -9,6 +9,7 @@ fn campaign() -> Campaign {
         |name: &str| -> Version { toml::from_str(&format!("name = \"{name}\"")).unwrap() };
     let mut c = Campaign {
         design: Design::Alternating,
+        alternating: Some(Alternating::default()),
         versions: vec![version("acct-off"), version("acct-on")],
         config_sets: vec!["forwarding".into(), "nft-stateful".into()],
         ..Campaign::default()
@@ -64,7 +65,7 @@ fn a_directory_that_measured_quick_versions_in_turn_keeps_its_layout() {
     // The layout before issue 12: one run per version, phases naming the config set.
     write_block(&store, "acct-off");
     assert!(!store.alternates_versions(&c).unwrap());
-    let options = c.alternating.clone().unwrap_or_default().phase_options();
+    let options = Alternating::default().phase_options();
     let sets = ["forwarding", "nft-stateful"];
     let blocks = store
         .read_blocks("acct-off", "inet4", &sets, &options)
@@ -84,6 +85,11 @@ fn a_directory_that_measured_quick_versions_in_turn_keeps_its_layout() {
             && err.contains("move one of them out"),
         "{err}"
     );
+    // `--resume` says so before any lab is built.
+    drop(store);
+    let sets = crate::config::defaults::CONFIG_SETS;
+    let err = Store::resume(tmp.path(), &c, &sets).unwrap_err();
+    assert!(err.to_string().contains("move one of them out"), "{err}");
 }
 
 #[test]
