@@ -13,10 +13,11 @@ use super::trial::{Rig, TrialSpec};
 use crate::cancel::Cancel;
 use crate::config::{Campaign, Profile, Version, ALTERNATING_INTERVAL};
 use crate::dut::{self, ConfigSets, Os};
-use crate::lab::Lab;
+use crate::lab::{Lab, Placement};
 use crate::profile::PerfProfiler;
 use crate::store::LabRecord;
 use crate::traffic::local::{LocalReceiver, LocalSender};
+use crate::traffic::os::{avoid_cpu, CpuAvoidance};
 use crate::traffic::packet::{FrameSpec, Mac};
 use crate::traffic::receiver::RxConfig;
 use crate::traffic::{GenConfig, IfRef, Limit};
@@ -33,6 +34,9 @@ pub struct VirtualBench {
     /// How much later than the end of warm-up profiling trials start their capture (zero but
     /// in tests that misplace the capture on purpose).
     capture_delay: Duration,
+    /// Keeps the thread driving the lab, and the commands it runs in the DUT, off the DUT's
+    /// CPU while the lab is up (in separate placement).
+    _off_dut_cpu: Option<CpuAvoidance>,
 }
 
 impl std::fmt::Debug for VirtualBench {
@@ -51,11 +55,17 @@ impl VirtualBench {
         let sets = ConfigSets::load(&campaign.config_sets, |entry| {
             Ok(dut::config_set(entry, &env)?)
         })?;
+        let t = lab.topology();
+        let off_dut_cpu = match t.placement {
+            Placement::Separate => avoid_cpu(t.dut_cpu)?,
+            Placement::Shared => None,
+        };
         Ok(Self {
             lab: Some(lab),
             sets,
             restore: Restore::default(),
             capture_delay: Duration::ZERO,
+            _off_dut_cpu: off_dut_cpu,
         })
     }
 

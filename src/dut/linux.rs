@@ -178,9 +178,10 @@ impl ConfigSet for Nft {
     }
 
     fn revert(&self, dut: &dyn Transport) -> Result<()> {
-        if nft_table_exists(dut, "inet", NFT_TABLE)? {
-            dut.run(&["nft", "delete", "table", "inet", NFT_TABLE])?;
-        }
+        // Declaring the table first makes the delete succeed whether or not it is there, in
+        // one command: under traffic every command spawned waits for a busy CPU.
+        let script = format!("table inet {NFT_TABLE}\ndelete table inet {NFT_TABLE}\n");
+        dut.check(&Command::new(["nft", "-f", "-"]).stdin(script))?;
         Ok(())
     }
 
@@ -304,33 +305,74 @@ impl Iptables {
         )))
     }
 
-    /// Removes our chain and its jump in one family, if they are there, in one restore: one
+    /// Removes our chain and its jump in one family, if they are there: when the filter table
+    /// holds nothing else (iptables-nft), by deleting the table; else in one restore, one
     /// transaction (each `iptables -D/-F/-X` is one, and on a DUT under load each waits for
-    /// the kernel's grace period).
+    /// the kernel's grace period). Switching sets under traffic runs this twice per switch,
+    /// and each command spawned then waits for a CPU the generator keeps busy, so the common
+    /// cases take one command: a save that shows nothing of ours, or a table that is all ours.
     fn remove(&self, dut: &dyn Transport, family: &str) -> Result<()> {
         let saved = self.save(dut, family)?;
-        let jump = format!("-A FORWARD -j {IPTABLES_CHAIN}");
+        let ours = OurFilter::read(&saved);
+        if ours.jumps == 0 && !ours.chain {
+            return Ok(());
+        }
+        let table = if family.is_empty() { "ip" } else { "ip6" };
+        if self.backend == Backend::Nft && ours.whole_table {
+            dut.run(&["nft", "delete", "table", table, "filter"])?;
+            return Ok(());
+        }
         let mut script = String::from("*filter\n");
-        for _ in saved.lines().filter(|l| l.ends_with(&jump)) {
+        for _ in 0..ours.jumps {
             script.push_str(&format!("-D FORWARD -j {IPTABLES_CHAIN}\n"));
         }
-        if saved
-            .lines()
-            .any(|l| l.starts_with(&format!(":{IPTABLES_CHAIN} ")))
-        {
+        if ours.chain {
             script.push_str(&format!("-F {IPTABLES_CHAIN}\n-X {IPTABLES_CHAIN}\n"));
         }
-        if script.lines().count() > 1 {
-            let restore = self.backend.program(family, "-restore");
-            dut.check(
-                &Command::new([restore.as_str(), "-w", "--noflush"]).stdin(script + "COMMIT\n"),
-            )?;
-        }
+        let restore = self.backend.program(family, "-restore");
+        dut.check(&Command::new([restore.as_str(), "-w", "--noflush"]).stdin(script + "COMMIT\n"))?;
         if self.backend == Backend::Nft {
-            let table = if family.is_empty() { "ip" } else { "ip6" };
             drop_empty_filter_table(dut, table)?;
         }
         Ok(())
+    }
+}
+
+/// What of ours an `ip[6]tables-save -t filter` shows.
+#[derive(Debug, PartialEq, Eq)]
+struct OurFilter {
+    /// `FORWARD` rules jumping to our chain.
+    jumps: usize,
+    /// Whether our chain exists.
+    chain: bool,
+    /// Nothing else is there: built-in chains accept, no other chain or rule.
+    whole_table: bool,
+}
+
+impl OurFilter {
+    fn read(saved: &str) -> Self {
+        let jump = format!("-A FORWARD -j {IPTABLES_CHAIN}");
+        let own_rule = format!("-A {IPTABLES_CHAIN} ");
+        let mut ours = OurFilter {
+            jumps: 0,
+            chain: false,
+            whole_table: true,
+        };
+        for line in saved.lines() {
+            if let Some(chain) = line.strip_prefix(':') {
+                let mut words = chain.split_whitespace();
+                match (words.next(), words.next()) {
+                    (Some(IPTABLES_CHAIN), _) => ours.chain = true,
+                    (Some("INPUT" | "FORWARD" | "OUTPUT"), Some("ACCEPT")) => {}
+                    _ => ours.whole_table = false,
+                }
+            } else if line.ends_with(&jump) {
+                ours.jumps += 1;
+            } else if line.contains("-A ") && !line.contains(&own_rule) {
+                ours.whole_table = false;
+            }
+        }
+        ours
     }
 }
 

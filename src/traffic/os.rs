@@ -112,6 +112,44 @@ pub fn pin_to_cpu(cpu: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The calling thread's CPUs before [`avoid_cpu`] took one away, given back when dropped.
+#[derive(Debug)]
+pub struct CpuAvoidance {
+    before: nix::sched::CpuSet,
+}
+
+impl Drop for CpuAvoidance {
+    fn drop(&mut self) {
+        // The thread keeps fewer CPUs if this fails, which costs speed, not correctness.
+        let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &self.before);
+    }
+}
+
+/// Keeps the calling thread, and the processes it starts from now on, off `cpu` until the
+/// returned guard drops; `None` when `cpu` is the only CPU it may use.
+///
+/// A process started on the DUT's CPU waits behind its real-time NAPI kthread, which under a
+/// saturating load leaves ordinary tasks only what RT throttling spares: tens to hundreds of
+/// milliseconds per command, a config-set switch of a dozen commands lasting a second.
+pub fn avoid_cpu(cpu: usize) -> anyhow::Result<Option<CpuAvoidance>> {
+    use nix::sched::{sched_getaffinity, sched_setaffinity};
+    let me = nix::unistd::Pid::from_raw(0);
+    let before = sched_getaffinity(me).context("reading this thread's CPUs")?;
+    if !before.is_set(cpu).unwrap_or(false) {
+        return Ok(None);
+    }
+    let mut after = before;
+    after
+        .unset(cpu)
+        .with_context(|| format!("CPU {cpu} cannot be left out"))?;
+    let left = (0..nix::sched::CpuSet::count()).any(|c| after.is_set(c).unwrap_or(false));
+    if !left {
+        return Ok(None);
+    }
+    sched_setaffinity(me, &after).with_context(|| format!("keeping this thread off CPU {cpu}"))?;
+    Ok(Some(CpuAvoidance { before }))
+}
+
 /// Blocks SIGINT and SIGTERM on the calling thread, so that they go to another thread and never
 /// interrupt a system call in the middle of a counted batch.
 pub fn block_stop_signals() -> io::Result<()> {

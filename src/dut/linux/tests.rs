@@ -35,19 +35,13 @@ fn nft_apply_replaces_a_leftover_table_atomically() {
 }
 
 #[test]
-fn nft_revert_deletes_only_its_own_table_when_present() {
+fn nft_revert_deletes_only_its_own_table_in_one_command() {
     let dut = MockTransport::new("dut");
-    dut.reply(&["nft", "list", "tables"], Output::ok("table inet other\n"));
     Nft { stateful: false }.revert(&dut).unwrap();
-    assert_eq!(dut.commands(), ["nft list tables inet"]);
-    dut.reply(
-        &["nft", "list", "tables"],
-        Output::ok("table inet benchlab\n"),
-    );
-    Nft { stateful: false }.revert(&dut).unwrap();
+    assert_eq!(dut.commands(), ["nft -f -"]);
     assert_eq!(
-        dut.commands().last().unwrap(),
-        "nft delete table inet benchlab"
+        dut.calls()[0].stdin.as_deref(),
+        Some(&b"table inet benchlab\ndelete table inet benchlab\n"[..])
     );
 }
 
@@ -75,6 +69,56 @@ fn iptables_revert_removes_the_jump_and_the_chain_in_both_families() {
     assert_eq!(
         dut.calls()[1].stdin.as_deref(),
         Some(&b"*filter\n-D FORWARD -j benchlab-forward\n-F benchlab-forward\n-X benchlab-forward\nCOMMIT\n"[..])
+    );
+}
+
+#[test]
+fn iptables_nft_revert_deletes_a_filter_table_that_is_all_ours() {
+    let dut = MockTransport::new("dut");
+    let saved = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n\
+                 :benchlab-forward - [0:0]\n[5:300] -A FORWARD -j benchlab-forward\n\
+                 [5:300] -A benchlab-forward -j DROP\nCOMMIT\n";
+    dut.reply(&["iptables-nft-save"], Output::ok(saved));
+    dut.reply(
+        &["ip6tables-nft-save"],
+        Output::ok("*filter\n:FORWARD ACCEPT [0:0]\nCOMMIT\n"),
+    );
+    Iptables {
+        backend: Backend::Nft,
+    }
+    .revert(&dut)
+    .unwrap();
+    assert_eq!(
+        dut.commands(),
+        [
+            "iptables-nft-save -c -t filter",
+            "nft delete table ip filter",
+            "ip6tables-nft-save -c -t filter",
+        ]
+    );
+}
+
+#[test]
+fn iptables_nft_revert_keeps_what_others_put_in_the_filter_table() {
+    let dut = MockTransport::new("dut");
+    let saved = "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:benchlab-forward - [0:0]\n\
+                 [0:0] -A INPUT -i lo -j ACCEPT\n[5:300] -A FORWARD -j benchlab-forward\nCOMMIT\n";
+    dut.reply(&["iptables-nft-save"], Output::ok(saved));
+    dut.reply(&["ip6tables-nft-save"], Output::ok("*filter\nCOMMIT\n"));
+    dut.reply(
+        &["nft", "-j"],
+        Output::ok(r#"{"nftables": [{"rule": {}}]}"#),
+    );
+    Iptables {
+        backend: Backend::Nft,
+    }
+    .revert(&dut)
+    .unwrap();
+    let commands = dut.commands();
+    assert_eq!(commands[1], "iptables-nft-restore -w --noflush");
+    assert!(
+        !commands.iter().any(|c| c.starts_with("nft delete")),
+        "{commands:?}"
     );
 }
 
