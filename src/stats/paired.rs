@@ -185,8 +185,9 @@ impl PairedEstimate {
         self.low_pct > 0.0 || self.high_pct < 0.0
     }
 
-    /// The change and its half-width, `−32.4 % ± 0.9 %`; one decimal unless the formatter
-    /// asks for a precision.
+    /// The change and its half-width, `−32.4 % ± 0.9 %`, or its interval, `−18.1 % [−36.1 %,
+    /// +5.0 %]`, when that is visibly asymmetric (wide intervals); one decimal unless the
+    /// formatter asks for a precision.
     pub fn change(&self) -> Change<'_> {
         Change(self)
     }
@@ -220,11 +221,28 @@ pub struct Change<'a>(&'a PairedEstimate);
 impl fmt::Display for Change<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let decimals = f.precision().unwrap_or(1);
+        let e = self.0;
+        let (below, above) = (e.change_pct - e.low_pct, e.high_pct - e.change_pct);
+        let half = e.half_width_pct();
+        // Back-transformed, a wide interval is asymmetric: `−18.1 % ± 20.5 %` reads as −38.6 to
+        // +2.4 % when the interval is −36.1 to +5.0 %, and near 0 `±` could even misstate
+        // whether it holds 0. Such an interval is printed as it is.
+        let misread =
+            (e.change_pct - half > 0.0 || e.change_pct + half < 0.0) != e.is_significant();
+        if misread || (below - above).abs() > 0.1 * half {
+            return write!(
+                f,
+                "{} % [{} %, {} %]",
+                signed(e.change_pct, decimals),
+                signed(e.low_pct, decimals),
+                signed(e.high_pct, decimals)
+            );
+        }
         write!(
             f,
             "{} % ± {:.decimals$} %",
-            signed(self.0.change_pct, decimals),
-            self.0.half_width_pct()
+            signed(e.change_pct, decimals),
+            e.half_width_pct()
         )
     }
 }

@@ -41,7 +41,7 @@ fn hand_computed_estimate() {
     assert!(!e.is_significant());
     assert_eq!(
         e.line("nft-stateful", "forwarding").to_string(),
-        "nft-stateful vs forwarding: \u{2212}18.1 % ± 20.5 % (paired, 95 %, 3 blocks)"
+        "nft-stateful vs forwarding: \u{2212}18.1 % [\u{2212}36.1 %, +5.0 %] (paired, 95 %, 3 blocks)"
     );
 }
 
@@ -74,6 +74,8 @@ fn report_line_style() {
     assert_eq!(format!("{:.2}", e.change()), "−32.44 % ± 0.90 %");
     let up = PairedEstimate {
         change_pct: 1.25,
+        low_pct: 0.35,
+        high_pct: 2.15,
         ..e
     };
     assert!(up
@@ -82,12 +84,22 @@ fn report_line_style() {
         .starts_with("a vs b: +1.2 % ±"));
     let zero = PairedEstimate {
         change_pct: -0.04,
+        low_pct: -0.94,
+        high_pct: 0.86,
         ..e
     };
     assert!(zero
         .line("a", "b")
         .to_string()
         .starts_with("a vs b: 0.0 % ±"));
+    // Shown as `−1.0 % ± 0.9 %` this interval would seem to leave 0 out; it holds it.
+    let near = PairedEstimate {
+        change_pct: -1.0,
+        low_pct: -1.6,
+        high_pct: 0.1,
+        ..e
+    };
+    assert_eq!(near.change().to_string(), "−1.0 % [−1.6 %, +0.1 %]");
 }
 
 #[test]
