@@ -6,7 +6,7 @@
 //!
 //! [alternating]
 //! phase = 0.5               # seconds each config set runs before the next switch
-//! settle = 0.2              # seconds dropped after each switch
+//! settle = 0.1              # seconds dropped after each switch
 //! estimator = "p90"         # a phase's value from its 0.05 s windows: mean, median or pNN
 //! precision = 1.0           # stop once every comparison's half-width is this (percent)…
 //! max_duration = 150        # …or after this many seconds of traffic per profile
@@ -31,9 +31,25 @@
 //!
 //! Short phases give twice the blocks of 1 s ones in the same time, and the estimate is made of
 //! blocks; disturbance, which only ever lowers throughput, moves an upper quantile of a phase's
-//! windows less than its mean or median (p90 of 6 windows lies between the two highest); 0.1 s of
-//! settle was as good as 0.2 s on the virtual lab, whose switches are a few milliseconds of nft,
-//! but a real DUT's ruleset reload disturbs it longer, so 0.2 s stays.
+//! windows less than its mean or median (p90 of 8 windows lies between the two highest).
+//!
+//! The settle time was 0.2 s until switches got faster (the commands run off the DUT's CPU and
+//! fewer of them: a switch now takes 0.1 s, half what it did). What a switch disturbs was then
+//! read from the windows of the README's first command on an idle machine (inet4, 150 s, 0.2 s
+//! settle: each window against the median of its phase's windows from 0.2 s on, medians over
+//! about 45 phases per set):
+//!
+//! | after the switch | forwarding | nft-stateless | nft-stateful | iptables-stateful |
+//! |---|---|---|---|---|
+//! | 0–50 ms | 0.986 | 0.992 | 1.000 | 0.954 |
+//! | 50–100 ms | 0.979 | 0.982 | 1.006 | 0.990 |
+//! | 100–150 ms | 1.006 | 0.996 | 1.007 | 0.996 |
+//! | 150–200 ms | 0.994 | 1.001 | 1.003 | 1.000 |
+//!
+//! From 100 ms on the windows are at their phase's level within 1 %, so 0.1 s is dropped and a
+//! 0.5 s phase keeps 8 windows instead of 6. A real DUT whose ruleset reload disturbs it longer
+//! shows it on the time chart (the first windows after each switch mark, drawn grey when
+//! dropped): raise `settle` there.
 
 use std::time::Duration;
 
@@ -72,7 +88,7 @@ pub struct Alternating {
     /// Seconds each config set runs before the next switch. Default is 0.5.
     pub phase: f64,
     /// Seconds dropped after each switch (the switch itself and what it disturbs). Default is
-    /// 0.2.
+    /// 0.1.
     pub settle: f64,
     /// A phase's value from its short windows: `mean`, `median` or `pNN`. Default is `p90`.
     pub estimator: String,
@@ -88,7 +104,7 @@ impl Default for Alternating {
     fn default() -> Self {
         Alternating {
             phase: 0.5,
-            settle: 0.2,
+            settle: 0.1,
             estimator: "p90".into(),
             precision: 1.0,
             max_duration: 150.0,

@@ -131,7 +131,7 @@ pub struct PhaseOptions {
 impl Default for PhaseOptions {
     fn default() -> Self {
         PhaseOptions {
-            settle_s: 0.2,
+            settle_s: 0.1,
             estimator: Estimator::Quantile(0.9),
             min_windows: 4,
             min_window_s: 0.0,
@@ -346,7 +346,7 @@ mod tests {
         let samples = counter(1.0, |_| 1000.0);
         let phases = [PhaseSpan {
             set: 1,
-            switched_s: 0.5,
+            switched_s: 0.6,
             end_s: 1.0,
         }];
         let options = PhaseOptions::default();
