@@ -21,8 +21,10 @@ const GRACE: Duration = Duration::from_secs(60);
 /// The longest the receiver keeps counting after the generator stops, for packets in flight.
 const DRAIN: Duration = Duration::from_millis(200);
 /// Time between two reads of the receiving interface's count that must agree for the packets
-/// in flight to be in: on the virtual lab they arrive within a millisecond of the generator's
-/// stop, and 20 ms without one is far longer than the DUT takes to empty its queues.
+/// in flight to be in: on the virtual lab the read taken as the generator stopped already
+/// agrees with the next (search trials settle in one step), and 20 ms without a packet is far
+/// longer than the DUT takes to empty its queues (`tests/drain.rs`: nothing more arrives in the
+/// 0.5 s after, from full rate).
 const SETTLE_STEP: Duration = Duration::from_millis(20);
 
 /// The built-in generator as a trial's sender.
