@@ -104,6 +104,20 @@ impl<F: FnMut(&SampleRow)> Watch for F {
 
 /// How often the procedure looks at the senders and the receiver while traffic flows.
 const POLL: Duration = Duration::from_millis(100);
+/// How often it looks in the `POLL` after the senders' time is up: they end by themselves a
+/// few milliseconds after it, and a whole `POLL` more would add 50 ms to every trial on average.
+const TAIL_POLL: Duration = Duration::from_millis(5);
+
+/// The time to the next look at the senders, `elapsed` into traffic due to end at `due`: every
+/// `POLL`, one look right at `due`, then every `TAIL_POLL` for a `POLL` (a sender still
+/// running then overran, and is looked at every `POLL` again until its grace is up).
+fn next_poll(elapsed: Duration, due: Duration) -> Duration {
+    match due.checked_sub(elapsed).filter(|left| !left.is_zero()) {
+        Some(left) => left.min(POLL),
+        None if elapsed < due.saturating_add(POLL) => TAIL_POLL,
+        None => POLL,
+    }
+}
 
 /// Runs one trial of `spec` on `rig`; `watch` sees each paired second as it arrives and may end
 /// the traffic early. Every process it started is stopped when it returns, whatever happened.
@@ -142,7 +156,9 @@ pub fn run(
         &mut files,
     )?;
     let end_unix_s = unix_now();
-    std::thread::sleep(rig.receiver.drain());
+    rig.receiver
+        .settle()
+        .context("waiting for the packets in flight")?;
     let received = rig.receiver.finish().context("stopping the receiver")?;
     let capture = capture.map(|c| c.finish(cancel)).transpose()?;
     cancel.check()?;
@@ -184,9 +200,8 @@ fn traffic(
     files: &mut Vec<(String, String)>,
 ) -> anyhow::Result<()> {
     let grace = rig.senders.iter().map(|s| s.grace()).min();
-    let limit = Duration::try_from_secs_f64(spec.trial.duration)
-        .context("the trial's duration")?
-        .saturating_add(grace.unwrap_or_default());
+    let due = Duration::try_from_secs_f64(spec.trial.duration).context("the trial's duration")?;
+    let limit = due.saturating_add(grace.unwrap_or_default());
     let mut during = (!spec.hooks.during.is_empty()).then_some(&spec.hooks.during);
     loop {
         let states = rig
@@ -232,7 +247,7 @@ fn traffic(
         }
         let wait = capture.as_ref().and_then(CaptureSchedule::until_next);
         let wanted = match flow {
-            Flow::Continue(within) => within.min(POLL),
+            Flow::Continue(within) => within.min(next_poll(t0.elapsed(), due)),
             Flow::Stop => POLL,
         };
         std::thread::sleep(wait.map_or(wanted, |w| w.min(wanted)));

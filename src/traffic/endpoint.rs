@@ -128,8 +128,14 @@ pub trait Receiver {
     fn traffic_starts(&mut self) -> anyhow::Result<()>;
     /// Its complete seconds since the senders started.
     fn ticks(&mut self) -> anyhow::Result<Vec<Tick>>;
-    /// How long it keeps counting after the senders ended, for packets in flight.
+    /// The longest it keeps counting after the senders ended, for packets in flight.
     fn drain(&self) -> Duration;
+    /// Waits, once the senders ended, for the packets still in flight: [`Receiver::drain`]'s
+    /// time, or less for a receiver that sees its count stop moving sooner.
+    fn settle(&mut self) -> anyhow::Result<()> {
+        std::thread::sleep(self.drain());
+        Ok(())
+    }
     /// Its cumulative count at every sample so far, seconds since the senders started (the
     /// first sample is the count at that moment): the short windows of the alternating design.
     /// A receiver that counts whole seconds only says so.

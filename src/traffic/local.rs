@@ -10,6 +10,7 @@ use super::endpoint::{
     ticks_every, ticks_from_totals, Receiver, ReceiverRecord, Sender, SenderRecord, SenderState,
     StopReason, Tick,
 };
+use super::receiver::quiet::Quiet;
 use super::receiver::{self, RxConfig, Sample};
 use super::{GenConfig, Generator, TxSample, TxSummary};
 use crate::stats::CounterSample;
@@ -17,8 +18,14 @@ use crate::stats::CounterSample;
 /// The in-process generator may overrun its duration this much before it is stopped: it ends
 /// by itself, so only a stuck one ever is.
 const GRACE: Duration = Duration::from_secs(60);
-/// How long the receiver keeps counting after the generator stops, for packets in flight.
+/// The longest the receiver keeps counting after the generator stops, for packets in flight.
 const DRAIN: Duration = Duration::from_millis(200);
+/// Time between two reads of the receiving interface's count that must agree for the packets
+/// in flight to be in: on the virtual lab the read taken as the generator stopped already
+/// agrees with the next (search trials settle in one step), and 20 ms without a packet is far
+/// longer than the DUT takes to empty its queues (`tests/drain.rs`: nothing more arrives in the
+/// 0.5 s after, from full rate).
+const SETTLE_STEP: Duration = Duration::from_millis(20);
 
 /// The built-in generator as a trial's sender.
 pub struct LocalSender {
@@ -123,6 +130,8 @@ pub struct LocalReceiver {
     /// Its configuration, until started.
     config: Option<RxConfig>,
     receiver: Option<receiver::Receiver>,
+    /// The receiving interface's count, read while the trial drains.
+    quiet: Option<Quiet>,
     samples: Vec<Sample>,
     /// Samples taken before the senders started.
     skip: usize,
@@ -139,6 +148,7 @@ impl LocalReceiver {
         Self {
             config: Some(config),
             receiver: None,
+            quiet: None,
             samples: Vec::new(),
             skip: 0,
             per_tick,
@@ -170,6 +180,7 @@ fn rx_ticks(samples: &[Sample], skip: usize, per_tick: usize) -> Vec<Tick> {
 impl Receiver for LocalReceiver {
     fn start(&mut self) -> anyhow::Result<()> {
         let config = self.config.take().context("the receiver is started once")?;
+        self.quiet = Some(Quiet::open(&config)?);
         self.receiver = Some(receiver::Receiver::start(config)?);
         Ok(())
     }
@@ -202,6 +213,11 @@ impl Receiver for LocalReceiver {
 
     fn drain(&self) -> Duration {
         DRAIN
+    }
+
+    fn settle(&mut self) -> anyhow::Result<()> {
+        let quiet = self.quiet.as_mut().context("the receiver is not started")?;
+        quiet.wait(SETTLE_STEP, DRAIN).map(drop)
     }
 
     fn finish(mut self: Box<Self>) -> anyhow::Result<ReceiverRecord> {

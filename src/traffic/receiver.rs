@@ -259,6 +259,8 @@ impl Receiver {
             .thread
             .take()
             .context("the receiver was already stopped")?;
+        // Its last sample now, not at the end of its current sleep.
+        thread.thread().unpark();
         thread
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("the receiver thread panicked")))
@@ -280,7 +282,8 @@ fn next_tick(elapsed: Duration, interval: Duration) -> u32 {
     u32::try_from(done + 1).unwrap_or(u32::MAX)
 }
 
-/// Sleeps until `due` in short steps; true when stopped before.
+/// Sleeps until `due` in short steps, or until [`Receiver::stop`] wakes it; true when stopped
+/// before.
 fn sleep_until(due: Instant, stop: &AtomicBool) -> bool {
     loop {
         if stop.load(Ordering::Relaxed) {
@@ -290,9 +293,12 @@ fn sleep_until(due: Instant, stop: &AtomicBool) -> bool {
         if now >= due {
             return false;
         }
-        std::thread::sleep((due - now).min(Duration::from_millis(20)));
+        std::thread::park_timeout((due - now).min(Duration::from_millis(20)));
     }
 }
+
+/// Waiting for the count to stop moving once the senders stopped.
+pub mod quiet;
 
 #[cfg(test)]
 mod tests {

@@ -128,3 +128,15 @@ fn a_sender_that_overruns_is_stopped_when_its_grace_is_over() {
     assert_eq!(data.unwrap().samples.len(), 4);
     assert!(t0.elapsed() >= Duration::from_secs(4));
 }
+
+/// A sender ends by itself a few milliseconds after its time: it is looked at right then and
+/// often after, not up to a `POLL` later, and every `POLL` again once it overran.
+#[test]
+fn senders_are_looked_at_when_their_time_is_up_then_often() {
+    let ms = Duration::from_millis;
+    assert_eq!(next_poll(ms(0), ms(1000)), POLL);
+    assert_eq!(next_poll(ms(960), ms(1000)), ms(40));
+    assert_eq!(next_poll(ms(1000), ms(1000)), TAIL_POLL);
+    assert_eq!(next_poll(ms(1090), ms(1000)), TAIL_POLL);
+    assert_eq!(next_poll(ms(1100), ms(1000)), POLL);
+}
