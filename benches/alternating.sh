@@ -41,6 +41,7 @@ config_sets = [$2]
 [alternating]
 max_duration = $3
 phase = ${4:-0.5}
+precision = ${PRECISION:-1.0}
 [[profiles]]
 name = "inet4"
 af = "inet4"
@@ -85,9 +86,10 @@ default)
     paired "$WORK/default" ;;
 params)
     COST='"forwarding", "nft-stateless", "nft-stateful", "iptables-stateful"'
-    echo "== phase length, settle time, estimator: $RUNS cost runs of at most $MAX s per phase length"
+    echo "== phase length, settle time, estimator: $RUNS cost runs of $MAX s per phase length"
+    # Every run lasts MAX s (no stop on precision), so that the settings compare on equal time.
     for phase in 0.5 1.0; do for i in $(seq "$RUNS"); do
-        alternating "p$phase-$i" "$COST" "$MAX" "$phase" >/dev/null
+        PRECISION=0.01 alternating "p$phase-$i" "$COST" "$MAX" "$phase" >/dev/null
     done; done
     for phase in 0.5 1.0; do for settle in 0.1 0.2 0.3; do for est in mean median p75 p90; do
         line="phase $phase settle $settle $est:"
@@ -97,7 +99,8 @@ params)
             sed -i "/^\[alternating\]/a settle = $settle\nestimator = \"$est\"" "$d/campaign.toml"
             "$BL" report "$d" >/dev/null 2>&1 || { line="$line (report failed)"; continue; }
             line="$line |$(grep -E '^- .* vs .*\(paired' "$d/README.md" \
-                | sed -E 's/^- ([a-z-]+) vs [a-z]+: ([^ ]+) % ± ([0-9.]+) % \(paired, 95 %, ([0-9]+)( of [0-9]+)? blocks.*/ \2±\3 (\4)/' | tr -d '\n')"
+                | sed -E -e 's/^- ([a-z-]+) vs [a-z]+: ([^ ]+) % ± ([0-9.]+) % \(paired, 95 %, ([0-9]+)( of [0-9]+)? blocks.*/ \2±\3 (\4)/' \
+                    -e 's/^- ([a-z-]+) vs [a-z]+: ([^ ]+) % (\[[^]]*\]) \(paired, 95 %, ([0-9]+)( of [0-9]+)? blocks.*/ \2 \3 (\4)/' | tr -d '\n')"
         done
         echo "    $line"
     done; done; done ;;
