@@ -87,8 +87,9 @@ default)
 params)
     COST='"forwarding", "nft-stateless", "nft-stateful", "iptables-stateful"'
     echo "== phase length, settle time, estimator: $RUNS cost runs of $MAX s per phase length"
-    # Every run lasts MAX s (no stop on precision), so that the settings compare on equal time.
-    for phase in 0.5 1.0; do for i in $(seq "$RUNS"); do
+    # Every run lasts MAX s (no stop on precision), so that the settings compare on equal time,
+    # and the phase lengths take turns, so that the machine's slower stretches hit both alike.
+    for i in $(seq "$RUNS"); do for phase in 0.5 1.0; do
         PRECISION=0.01 alternating "p$phase-$i" "$COST" "$MAX" "$phase" >/dev/null
     done; done
     for phase in 0.5 1.0; do for settle in 0.1 0.2 0.3; do for est in mean median p75 p90; do
