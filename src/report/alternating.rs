@@ -124,8 +124,12 @@ pub fn section(report: &super::Report) -> String {
             let line = estimate_line(report.label(set), baseline, estimate.as_ref());
             md.push_str(&format!("- {line}\n"));
             if let Some(e) = run.slowed.get(k).copied().flatten() {
+                let level = e
+                    .baseline_pps
+                    .map(|pps| format!(" ({baseline} at {})", format_pps(pps)))
+                    .unwrap_or_default();
                 md.push_str(&format!(
-                    "  - on the {} blocks at other speed levels: {:.1}\n",
+                    "  - on the {} blocks at other speed levels{level}: {:.1}\n",
                     e.blocks,
                     e.change()
                 ));

@@ -17,6 +17,7 @@ use thiserror::Error;
 
 use super::phase::PhaseValue;
 use super::student::Confidence;
+use crate::units::format_pps;
 
 /// One block: one value per config set (index 0 the baseline), in packets per second.
 #[derive(Debug, Clone, PartialEq)]
@@ -140,6 +141,9 @@ pub struct PairedEstimate {
     pub low_pct: f64,
     /// Upper end of the interval, percent change.
     pub high_pct: f64,
+    /// The baseline's mean rate over the blocks used, packets/s: the machine's speed level the
+    /// estimate holds at (`None` when not known).
+    pub baseline_pps: Option<f64>,
 }
 
 impl PairedEstimate {
@@ -170,6 +174,7 @@ impl PairedEstimate {
             change_pct: pct(mean),
             low_pct: pct(mean - half),
             high_pct: pct(mean + half),
+            baseline_pps: None,
         })
     }
 
@@ -268,9 +273,13 @@ impl fmt::Display for PairedLine<'_> {
             e.level_pct,
         )?;
         if e.of > e.blocks {
-            write!(f, "{} of {} blocks)", e.blocks, e.of)
+            write!(f, "{} of {} blocks", e.blocks, e.of)?;
         } else {
-            write!(f, "{} blocks)", e.blocks)
+            write!(f, "{} blocks", e.blocks)?;
+        }
+        match e.baseline_pps {
+            Some(pps) => write!(f, ", {} at {})", self.baseline, format_pps(pps)),
+            None => write!(f, ")"),
         }
     }
 }

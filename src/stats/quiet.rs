@@ -58,6 +58,23 @@ pub fn quiet_split(blocks: &[Block], set: usize) -> Option<(Vec<f64>, Vec<f64>)>
     Some((kept, left))
 }
 
+/// The baseline's mean block value over the blocks [`quiet_split`] keeps and over those it
+/// leaves out (`None` for no block): the speed level each estimate holds at, which a report
+/// states because the costs differ between levels.
+pub fn baseline_levels(blocks: &[Block], set: usize) -> (Option<f64>, Option<f64>) {
+    let at = held_level(blocks, set).unwrap_or_else(|| vec![true; blocks.len()]);
+    let mean = |kept: bool| {
+        let values: Vec<f64> = blocks
+            .iter()
+            .zip(&at)
+            .filter(|(_, &a)| a == kept)
+            .map(|(b, _)| b.values()[0])
+            .collect();
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    };
+    (mean(true), mean(false))
+}
+
 /// Which blocks ran at the highest level that both sets held for at least [`MIN_QUIET_SHARE`]
 /// of the blocks: the quiet level, or, when too few blocks reach it, the highest level among
 /// the rest, and so on. `None` when no level qualifies before fewer than [`MIN_SCREENED`]

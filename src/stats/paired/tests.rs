@@ -57,6 +57,7 @@ fn report_line_style() {
         change_pct: -32.44,
         low_pct: -33.3,
         high_pct: -31.5,
+        baseline_pps: None,
     };
     assert_eq!(
         e.line("nft-stateful", "forwarding").to_string(),
@@ -72,6 +73,15 @@ fn report_line_style() {
         "a vs b: −32.4 % ± 0.9 % (paired, 95 %, 180 of 200 blocks)"
     );
     assert_eq!(format!("{:.2}", e.change()), "−32.44 % ± 0.90 %");
+    // The speed level the estimate holds at, when known: costs differ between levels.
+    let at = PairedEstimate {
+        baseline_pps: Some(738_416.7),
+        ..screened
+    };
+    assert_eq!(
+        at.line("a", "b").to_string(),
+        "a vs b: −32.4 % ± 0.9 % (paired, 95 %, 180 of 200 blocks, b at 738 Kpps)"
+    );
     let up = PairedEstimate {
         change_pct: 1.25,
         low_pct: 0.35,
