@@ -243,7 +243,9 @@ fn read_quick(store: &Store, c: &Campaign) -> crate::ingest::Results {
 #[test]
 fn blocks_measure_the_set_that_runs_and_are_stored_as_they_finish() {
     let tmp = tempfile::tempdir().unwrap();
-    let c = campaign(4.0);
+    // Time for several looks: with 2 blocks the 99 % t is 63.7, so the real clock's jitter
+    // alone can keep the first look from being precise on a loaded machine.
+    let c = campaign(8.0);
     let store = Store::create(tmp.path(), &c).unwrap();
     let mut lab = lab(None);
     let mut ended = Vec::new();
@@ -262,7 +264,7 @@ fn blocks_measure_the_set_that_runs_and_are_stored_as_they_finish() {
     let (why, estimate) = &ended[0];
     assert_eq!(
         why, "precise",
-        "a noise-free DUT is precise at the first look"
+        "a noise-free DUT is precise at one of the looks"
     );
     // The DUT forwards 30 % less with nft-stateful: the mock has no noise, only the real
     // clock's jitter.
