@@ -247,7 +247,7 @@ impl fmt::Display for Change<'_> {
             f,
             "{} % ± {:.decimals$} %",
             signed(e.change_pct, decimals),
-            e.half_width_pct()
+            half
         )
     }
 }
