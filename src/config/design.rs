@@ -176,7 +176,13 @@ impl Alternating {
                 format!("must be 0.2 to 60 seconds, not {:?}", self.phase),
             ));
         }
-        if !(self.settle.is_finite() && self.settle >= 0.0) || self.windows_per_phase() < 4 {
+        if !(self.settle.is_finite() && self.settle >= 0.0) {
+            return Some((
+                "alternating.settle",
+                format!("must be 0 seconds or more, not {:?}", self.settle),
+            ));
+        }
+        if self.windows_per_phase() < 4 {
             return Some((
                 "alternating.settle",
                 format!(

@@ -115,6 +115,7 @@ fn the_alternating_settings_are_checked_at_load() {
     };
     assert!(bad("[alternating]\nestimator = \"p0\"\n").contains("alternating.estimator"));
     assert!(bad("[alternating]\nphase = 0.25\n").contains("alternating.settle"));
+    assert!(bad("[alternating]\nsettle = -1\n").contains("must be 0 seconds or more, not -1.0"));
     assert!(bad("[alternating]\nprecision = -1\n").contains("alternating.precision"));
     assert!(bad("config_sets = [\"forwarding\"]\n").contains("at least two"));
     let trials = Campaign::from_toml("[alternating]\n", "c.toml", crate::dut::KNOWN_PRESETS);

@@ -239,6 +239,7 @@ fn campaign_shapes() -> Vec<Case> {
         "phase = -1",
         "phase = nan",
         "settle = 1e300",
+        "settle = -1",
         "precision = -1",
         "max_duration = inf",
         "min_blocks = -1",
