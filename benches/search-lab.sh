@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Benchmark: the throughput search (MLRsearch NDR and PDR) on the virtual lab, as a user runs it:
 # `benchlab run examples/throughput.toml` (forwarding and nft-stateful, inet4, three searches
-# each), then, per search: the forwarded rate at max load (the search's warm-up trial, the
-# saturated rate of this machine at that moment), NDR, PDR, the trials, the trial seconds, the
-# invalid trials (the generator missed the load) and the search's wall time.
+# each), then, per search: max load, what the DUT forwarded there at the search's start and end
+# (the saturated rate of this machine at those moments), NDR, PDR, whether the PDR lies at or
+# below a saturated rate ("n/a": the generator, not the DUT, set the rate at max load), the
+# trials, the invalid ones (the generator missed the load), the trials at or below the NDR
+# that lost packets anyway (the machine's noise) and the search's wall time (calibration in).
 # Figures are printed, never asserted: the machine is shared and noisy.
 #
 # Usage: benches/search-lab.sh [CAMPAIGN.toml]     (as root; KEEP=1 keeps the results)
@@ -22,8 +24,9 @@ echo "campaign: $(( $(date +%s) - start )) s of wall time ($campaign)"
 python3 - "$work/results" <<'PY'
 import glob, json, os, sys
 root = sys.argv[1]
-fmt = lambda x: "-" if x is None else f"{x / 1e3:8.1f} k"
-print(f"{'search':34} {'max-load fwd':>12} {'NDR':>11} {'PDR':>11} {'trials':>6} {'invalid':>7} {'trial s':>7} {'wall s':>6}")
+fmt = lambda x: "-" if x is None else f"{x / 1e3:7.1f} k"
+print(f"{'search':30} {'max load':>9} {'fwd start':>9} {'fwd end':>9} {'NDR':>9} {'PDR':>9} "
+      f"{'PDR<=sat':>8} {'trials':>6} {'invalid':>7} {'lossy<=NDR':>10} {'wall s':>6}")
 for d in sorted(glob.glob(os.path.join(root, "runs", "*"))):
     name = os.path.basename(d)
     try:
@@ -31,20 +34,35 @@ for d in sorted(glob.glob(os.path.join(root, "runs", "*"))):
     except OSError:
         continue
     if meta.get("status") == "failed":
-        print(f"{name:34} failed: {meta.get('failure', '?')[:160]}")
+        print(f"{name:30} failed: {meta.get('failure', '?')[:160]}")
         continue
     try:
         s = json.load(open(os.path.join(d, "search.json")))
     except OSError:
         continue
     r, trials = s["result"], s["trials"]
-    goals = {g["goal"]["name"]: g["conditional_throughput"] for g in r["goals"]}
-    # The warm-up trial at max load: what the DUT forwarded when offered all it could take.
-    first = trials[0] if trials else None
-    sat = first["received"] / first["duration"] if first else None
+    goals = {g["goal"]["name"]: g for g in r["goals"]}
+    ct = lambda g: goals.get(g, {}).get("conditional_throughput")
+    # What the DUT forwarded at max load: the first measured trial there (after the warm-up)
+    # and the closing one; saturated when it lost more than 0.5 % (the DUT, not the generator,
+    # set the rate).
+    def at_max(t):
+        if t is None:
+            return None, False
+        return t["received"] / t["duration"], t["sent"] and (t["sent"] - t["received"]) / t["sent"] > 0.005
+    first = next((lab for tr, lab in zip(r["trials"], trials)
+                  if not tr["warmup"] and tr["load"] == r["max_load"]), None)
+    (start, s_sat), (end, e_sat) = at_max(first), at_max(s.get("closing"))
+    sat = [x for x, ok in ((start, s_sat), (end, e_sat)) if x is not None and ok]
+    pdr = ct("PDR")
+    below = "n/a" if not sat or pdr is None else ("yes" if pdr <= max(sat) else "NO")
+    ndr_lb = goals.get("NDR", {}).get("relevant_lower_bound")
+    low = [lab for tr, lab in zip(r["trials"], trials)
+           if tr["valid"] and not tr["warmup"] and ndr_lb is not None and tr["load"] <= ndr_lb]
+    lossy = sum(1 for t in low if t["received"] < t["sent"])
     invalid = sum(1 for t in trials if not t["valid"])
-    wall = trials[-1]["end_unix_s"] - trials[0]["start_unix_s"] if trials else 0
-    print(f"{name:34} {fmt(sat):>12} {fmt(goals.get('NDR')):>11} {fmt(goals.get('PDR')):>11} "
-          f"{len(trials):6} {invalid:7} {r['trial_seconds']:7.0f} {wall:6.0f}")
+    print(f"{name:30} {fmt(r['max_load']):>9} {fmt(start):>9} {fmt(end):>9} {fmt(ct('NDR')):>9} "
+          f"{fmt(pdr):>9} {below:>8} {len(trials):6} {invalid:7} {f'{lossy}/{len(low)}':>10} "
+          f"{s['wall_s']:6.0f}")
 PY
 echo "report: $work/results/README.md${KEEP:+ (kept)}"

@@ -86,10 +86,15 @@ pub struct TrialOutcome {
 impl TrialOutcome {
     /// Loss ratio: |sent - received| / sent (0 when nothing was sent).
     pub fn loss_ratio(&self) -> f64 {
-        if self.sent == 0 {
-            return 0.0;
-        }
-        self.sent.abs_diff(self.received) as f64 / self.sent as f64
+        loss_ratio(self.sent, self.received)
+    }
+}
+
+/// Loss ratio of a trial: |sent - received| / sent (0 when nothing was sent).
+pub fn loss_ratio(sent: u64, received: u64) -> f64 {
+    match sent {
+        0 => 0.0,
+        sent => sent.abs_diff(received) as f64 / sent as f64,
     }
 }
 

@@ -35,7 +35,7 @@ pub use plan::{plan, TrialKey, PROFILING};
 pub use record::{
     measured, parse_samples_csv, samples_csv, SampleRow, SamplesError, Status, TrialMeta,
 };
-pub use search::{SearchRecord, SearchTrial, SEARCH_FILE};
+pub use search::{AtMaxLoad, SearchRecord, SearchTrial, SEARCH_FILE, SPEED_CHANGE};
 
 /// A results directory, opened for a campaign.
 #[derive(Debug)]

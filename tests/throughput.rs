@@ -97,7 +97,13 @@ fn a_search_on_the_virtual_lab_ends_with_its_trials_table_and_chart() {
         let lower = goal["relevant_lower_bound"].as_f64().unwrap();
         assert!((10000.0..=150000.0).contains(&lower), "{goal}");
     }
+    // One more trial at max load closed the search, and the searches' table shows it.
+    assert_eq!(search["closing"]["load"], 150000.0, "{search}");
     assert!(readme.contains("## Throughput (NDR/PDR)"), "{readme}");
+    assert!(
+        readme.contains("| default.forwarding.inet4.1 | 150 Kpps |"),
+        "{readme}"
+    );
     assert!(
         readme.contains("| default | forwarding | inet4 | NDR | 0 % | 1 |"),
         "{readme}"

@@ -160,6 +160,25 @@ impl<'a> SearchRunner<'a> {
     }
 }
 
+impl SearchRunner<'_> {
+    /// A trial at a fixed `load`: the senders asked for that much more as they fell short so
+    /// far, judged against `load`; also the senders' own rate while they sent.
+    fn fixed(
+        &mut self,
+        load: f64,
+        duration: f64,
+    ) -> Result<(SearchTrial, Option<f64>), TrialError> {
+        // The generator sends whole packets a second.
+        let asked = (load * self.correction).round() as u64;
+        let (record, sending) = self.measure(Rate::Pps(asked), duration, Some(load))?;
+        if let Some(rate) = sending.filter(|&r| r > 0.0) {
+            let wanted = self.correction * load / rate;
+            self.correction = wanted.clamp(1.0, MAX_CORRECTION);
+        }
+        Ok((record, sending))
+    }
+}
+
 /// The record of a trial that ran: its counts, drops and whether the senders sent the
 /// `intended` packets (`None`: full rate, anything goes). The senders' own rate while they sent
 /// ([`sending_rate`]) is what must reach the load: a sender starts sending a few milliseconds
@@ -236,13 +255,7 @@ impl TrialRunner for SearchRunner<'_> {
                 "load {load} packets/s is not a rate a sender can send"
             )));
         }
-        // The generator sends whole packets a second.
-        let asked = (load * self.correction).round() as u64;
-        let (record, sending) = self.measure(Rate::Pps(asked), duration, Some(load))?;
-        if let Some(rate) = sending.filter(|&r| r > 0.0) {
-            let wanted = self.correction * load / rate;
-            self.correction = wanted.clamp(1.0, MAX_CORRECTION);
-        }
+        let (record, _) = self.fixed(load, duration)?;
         Ok(TrialOutcome {
             offered_load: record.sent as f64 / duration,
             duration,
@@ -314,6 +327,7 @@ pub fn run_search(
         result: None,
         failure: None,
         trials: Vec::new(),
+        closing: None,
         wall_s: 0.0,
     };
     let outcome = match (config.max_load, profile.rate) {
@@ -324,6 +338,10 @@ pub fn run_search(
     .and_then(|max| {
         search::search(&config, max, &mut runner).map_err(|e| TrialError(anyhow::Error::new(e)))
     });
+    if let Ok(result) = &outcome {
+        // A closing trial the lab could not run leaves the search's result as it is.
+        record.closing = closing_trial(&mut runner, result).ok().flatten();
+    }
     record.trials = std::mem::take(&mut runner.trials);
     let generator = runner.generator.take();
     if cancel.is_cancelled() {
@@ -347,10 +365,30 @@ pub fn run_search(
     Ok(meta)
 }
 
+/// One more trial at max load once the search is over, as long as the search's first measured
+/// trial there (else its shortest): with that first one, what the DUT forwarded at max load at
+/// the start and at the end. A shared machine changes speed for minutes at a time, and a search
+/// lasts minutes: when the two differ, the bounds mix two machines, and the report says so.
+/// `None` without a max-load trial to repeat.
+fn closing_trial(
+    runner: &mut SearchRunner<'_>,
+    result: &SearchResult,
+) -> Result<Option<SearchTrial>, TrialError> {
+    let first = (result.trials.iter()).find(|t| !t.warmup && t.load == result.max_load);
+    let Some(duration) = first.map(|t| t.duration) else {
+        return Ok(None);
+    };
+    TrialRunner::run(runner, result.max_load, duration)?;
+    Ok(runner.trials.pop())
+}
+
 /// The highest fixed rate the generator holds, from calibration trials: one at full rate
 /// (`max`: the largest bursts), then fixed rates, each a tenth below what the senders sent in
 /// the previous one ([`sending_rate`], else the count), until one is held ([`HELD_SHARE`]);
-/// the max load is a share of what the senders sent in that one. A fixed rate sends
+/// the max load is a share of what the senders sent in that one. The senders are asked for
+/// more than each fixed rate as they fell short so far, as in the search's trials (a generator
+/// that sends 90 % of every rate asked never holds one a tenth lower, and failed a calibration
+/// on a busy machine: 894 Kpps sent of 987 Kpps at its eighth trial). A fixed rate sends
 /// less than full rate (smaller bursts, a due time per burst), and on the virtual lab less again
 /// as the DUT's forwarding shares the machine's two CPUs with the sender. Each lasts as long as
 /// the search's shortest trial.
@@ -368,7 +406,10 @@ fn calibrate(
             Rate::Pps(pps) => Some(pps as f64),
             Rate::Max => None,
         };
-        let (trial, sending) = runner.measure(rate, seconds, load)?;
+        let (trial, sending) = match load {
+            Some(pps) => runner.fixed(pps, seconds)?,
+            None => runner.measure(rate, seconds, load)?,
+        };
         runner.trials.pop();
         record.calibration.push(trial.clone());
         if trial.sent == 0 {
@@ -426,7 +467,7 @@ fn summarize(key: &TrialKey, record: &SearchRecord) -> TrialMeta {
     let end = record.trials.last().map_or(0.0, |t| t.end_unix_s);
     let (status, flags, figure, max) = match &record.result {
         Some(result) => {
-            let flags = flags(result);
+            let flags = flags(result, record.speed_change());
             let status = if flags.is_empty() {
                 Status::Ok
             } else {
@@ -463,24 +504,42 @@ fn summarize(key: &TrialKey, record: &SearchRecord) -> TrialMeta {
     }
 }
 
-/// What a finished search did not reach: its time limit, or a goal's lower bound.
-fn flags(result: &SearchResult) -> Vec<String> {
+/// What a finished search did not reach (its time limit, a goal's lower bound, a bound above
+/// what the generator offered), and a machine that changed speed during it (`speed`: what the
+/// DUT forwarded at max load at the start and at the end).
+fn flags(result: &SearchResult, speed: Option<(f64, f64)>) -> Vec<String> {
     let mut flags = Vec::new();
+    if let Some((start, end)) = speed {
+        flags.push(format!(
+            "the machine changed speed during the search: the DUT forwarded {} at max load at \
+             its start, {} at its end; its bounds mix both",
+            format_pps(start),
+            format_pps(end)
+        ));
+    }
     if result.end == search::SearchEnd::Timeout {
         flags.push(format!(
             "the search stopped at its time limit ({} s of trials) before every goal's width",
             result.trial_seconds
         ));
     }
-    for goal in result
-        .goals
-        .iter()
-        .filter(|g| g.relevant_lower_bound.is_none())
-    {
+    // A search cut short by its time limit may lack bounds for no other reason.
+    let reached = result.end == search::SearchEnd::GoalsReached;
+    let goals = || result.goals.iter().filter(|_| reached);
+    for goal in goals().filter(|g| g.relevant_lower_bound.is_none()) {
         flags.push(format!(
             "{}: even min load ({:.0} packets/s) lost more than {} %",
             goal.goal.name,
             result.min_load,
+            100.0 * goal.goal.loss_ratio
+        ));
+    }
+    for goal in goals().filter(|g| g.relevant_upper_bound.is_none()) {
+        flags.push(format!(
+            "{}: max load ({}) lost no more than {} %: the throughput is at least that (a \
+             higher search.max_load finds its bound, if the generator can send more)",
+            goal.goal.name,
+            format_pps(result.max_load),
             100.0 * goal.goal.loss_ratio
         ));
     }

@@ -11,6 +11,8 @@ use crate::units::format_pps;
 
 /// The loss charts of the searches.
 pub mod chart;
+/// One row per search: max load at start and end, results, noise.
+pub mod searches;
 
 /// One row of the NDR/PDR table: a goal of one (version, config set, profile), over its
 /// searches (iterations).
@@ -147,6 +149,7 @@ pub fn markdown(report: &Report) -> String {
             mean(row.wall_seconds.iter().copied()),
         ));
     }
+    md.push_str(&searches::markdown(&report.searches));
     md.push('\n');
     for c in chart::charts(report) {
         md.push_str(&format!("![{}]({})\n", c.title, c.file_name));

@@ -58,6 +58,11 @@ pub struct SearchRecord {
     pub failure: Option<String>,
     /// Every trial of the search, in order.
     pub trials: Vec<SearchTrial>,
+    /// A trial at max load after the search, as long as its first one there: what the DUT
+    /// forwards at max load at the end, to compare with the start (the machine may have
+    /// changed speed in between). `None` when the search failed (or in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closing: Option<SearchTrial>,
     /// Wall-clock seconds the search took, setup between trials included.
     pub wall_s: f64,
 }
@@ -79,5 +84,63 @@ impl Store {
                 path.display()
             ))
         })
+    }
+}
+
+/// Relative change of the DUT's forwarding at max load, between a search's first trial there
+/// and its closing one, beyond which the machine changed speed during the search. Back-to-back
+/// max-load trials at one speed level of the virtual lab's VM differ by 1–3 %; its levels, by
+/// 30–50 %.
+pub const SPEED_CHANGE: f64 = 0.05;
+
+/// What the DUT did at max load in one trial: the rate it forwarded and whether it lost more
+/// than every goal allows (it, not the generator, set the rate).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AtMaxLoad {
+    /// Packets/s received over the trial's seconds.
+    pub forwarded: f64,
+    /// The loss ratio was above every goal's: the DUT was saturated.
+    pub saturated: bool,
+}
+
+impl SearchTrial {
+    /// The trial's loss ratio, |sent − received| / sent (0 when nothing was sent).
+    pub fn loss_ratio(&self) -> f64 {
+        crate::search::loss_ratio(self.sent, self.received)
+    }
+
+    fn at_max_load(&self, worst_goal: f64) -> AtMaxLoad {
+        AtMaxLoad {
+            forwarded: self.received as f64 / self.duration,
+            saturated: self.loss_ratio() > worst_goal,
+        }
+    }
+}
+
+impl SearchRecord {
+    /// The DUT at max load at the start of the search (its first measured trial there, after
+    /// the warm-up) and at its end (the closing trial); `None` where there was no such trial.
+    pub fn max_load(&self) -> (Option<AtMaxLoad>, Option<AtMaxLoad>) {
+        let Some(result) = &self.result else {
+            return (None, None);
+        };
+        let worst = (result.goals.iter()).fold(0.0, |w: f64, g| w.max(g.goal.loss_ratio));
+        // The search's trace and the lab's trials are the same trials, in the same order.
+        let first = (result.trials.iter().zip(&self.trials))
+            .find(|(t, _)| !t.warmup && t.load == result.max_load)
+            .map(|(_, lab)| lab.at_max_load(worst));
+        (first, self.closing.as_ref().map(|t| t.at_max_load(worst)))
+    }
+
+    /// What the DUT forwarded at max load at the start and at the end of the search, when the
+    /// two differ by more than [`SPEED_CHANGE`] and the DUT was saturated in at least one: the
+    /// machine changed speed while the search ran, and its bounds mix both speeds.
+    pub fn speed_change(&self) -> Option<(f64, f64)> {
+        let (Some(start), Some(end)) = self.max_load() else {
+            return None;
+        };
+        let (a, b) = (start.forwarded, end.forwarded);
+        let moved = (a - b).abs() > SPEED_CHANGE * a.max(b);
+        (moved && (start.saturated || end.saturated)).then_some((a, b))
     }
 }

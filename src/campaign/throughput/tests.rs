@@ -163,34 +163,16 @@ fn small_search() -> SearchConfig {
 
 #[test]
 fn a_search_finds_the_capacity_and_stores_every_trial() {
-    let tmp = tempfile::tempdir().unwrap();
-    let campaign = Campaign {
-        profiles: vec![throughput_profile()],
-        config_sets: vec!["forwarding".into()],
-        search: Some(small_search()),
-        ..Campaign::default()
-    };
-    let store = Store::create(tmp.path(), &campaign).unwrap();
     let mut bench = MockDut::new(6e5, 1e6);
     let mut bounds = 0;
-    let mut on_event = |e: &Event<'_>| bounds += usize::from(matches!(e, Event::Search { .. }));
-    let (key, profile) = (key(), throughput_profile());
-    let cancel = Cancel::new();
-    let meta = run_search(
-        &campaign,
-        &store,
-        &mut bench,
-        (&key, &profile),
-        (Instant::now(), &cancel),
-        &mut on_event,
-    )
-    .unwrap();
+    let (meta, record) = search_on(&mut bench, &mut |e| {
+        bounds += usize::from(matches!(e, Event::Search { .. }))
+    });
     // The generator's capacity was measured first (full rate, then that rate asked), and the
     // search stayed below 90 % of it.
     assert_eq!(bench.rates[..2], [Rate::Max, Rate::Pps(1_000_000)]);
-    let record = store.read_search(&key).unwrap();
     assert_eq!(record.generator_max, Some(1e6));
-    let result = record.result.unwrap();
+    let result = record.result.clone().unwrap();
     assert_eq!(result.max_load, 9e5);
     assert_eq!(record.trials.len(), result.trials.len());
     assert_eq!(bounds, result.trials.len());
@@ -201,5 +183,70 @@ fn a_search_finds_the_capacity_and_stores_every_trial() {
     }
     assert_eq!(meta.status, Status::Ok);
     assert_eq!(meta.rx_pps, result.goals[0].conditional_throughput.unwrap());
+    // One more trial at max load closed the search, kept apart from its trials.
+    assert_eq!(bench.rates.last(), Some(&Rate::Pps(900_000)));
+    let closing = record.closing.as_ref().unwrap();
+    assert_eq!((closing.load, closing.received), (9e5, 600_000));
+    let (start, end) = record.max_load();
+    assert_eq!(start, end);
+    assert!(start.is_some_and(|s| s.saturated && s.forwarded == 6e5));
+    assert_eq!(record.speed_change(), None);
+}
+
+/// A search of `bench` with [`small_search`], its events to `on_event`: its `meta.json` (as
+/// returned, which is what was stored) and `search.json`.
+fn search_on(
+    bench: &mut MockDut,
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> (TrialMeta, SearchRecord) {
+    let tmp = tempfile::tempdir().unwrap();
+    let campaign = Campaign {
+        profiles: vec![throughput_profile()],
+        config_sets: vec!["forwarding".into()],
+        search: Some(small_search()),
+        ..Campaign::default()
+    };
+    let store = Store::create(tmp.path(), &campaign).unwrap();
+    let (key, profile) = (key(), throughput_profile());
+    let meta = run_search(
+        &campaign,
+        &store,
+        bench,
+        (&key, &profile),
+        (Instant::now(), &Cancel::new()),
+        on_event,
+    )
+    .unwrap();
     assert_eq!(store.read_meta(&key).unwrap(), meta);
+    (meta, store.read_search(&key).unwrap())
+}
+
+#[test]
+fn a_dut_faster_than_the_generator_is_flagged_with_what_max_load_shows() {
+    let (meta, record) = search_on(&mut MockDut::new(2e6, 1e6), &mut |_| {});
+    let result = record.result.as_ref().unwrap();
+    assert!(result
+        .goals
+        .iter()
+        .all(|g| g.relevant_upper_bound.is_none()));
+    assert_eq!(meta.status, Status::Flagged);
+    assert!(meta.flags[0].starts_with("NDR: max load (900 Kpps) lost no more than 0 %"));
+    // At max load the generator, not the DUT, set the rate.
+    let (start, _) = record.max_load();
+    assert!(start.is_some_and(|s| !s.saturated));
+}
+
+#[test]
+fn a_machine_that_changed_speed_during_the_search_is_named_in_the_flags() {
+    let (_, mut record) = search_on(&mut MockDut::new(6e5, 1e6), &mut |_| {});
+    let result = record.result.clone().unwrap();
+    // The closing trial at max load (900 Kpps, 1 s) forwarded a third more than the first.
+    record.closing.as_mut().unwrap().received = 800_000;
+    assert_eq!(record.speed_change(), Some((6e5, 8e5)));
+    // Within the noise of one speed level, no change.
+    record.closing.as_mut().unwrap().received = 620_000;
+    assert_eq!(record.speed_change(), None);
+    let flags = flags(&result, Some((6e5, 8e5)));
+    assert!(flags[0].contains("forwarded 600 Kpps at max load at its start, 800 Kpps at its end"));
+    assert_eq!(super::flags(&result, None), Vec::<String>::new());
 }
