@@ -32,7 +32,9 @@ use super::trial::{self, TrialData, TrialSpec};
 use crate::cancel::{Cancel, Cancelled};
 use crate::config::{Campaign, Hooks, Profile, Rate, Trial};
 use crate::search::{self, SearchResult, SearchState, TrialOutcome, TrialRunner};
-use crate::store::{SampleRow, SearchRecord, SearchTrial, Status, Store, TrialKey, TrialMeta};
+use crate::store::{
+    SampleRow, SearchRecord, SearchTrial, SearchTrialId, Status, Store, TrialKey, TrialMeta,
+};
 use crate::units::format_pps;
 
 /// A sender below this share of the intended packets did not send the load: the trial is
@@ -67,6 +69,8 @@ pub struct TrialError(anyhow::Error);
 /// Runs a search's trials on a bench: the [`TrialRunner`] of a throughput profile.
 pub struct SearchRunner<'a> {
     bench: &'a mut dyn Bench,
+    /// Where each trial's files go as it ends.
+    store: &'a Store,
     key: &'a TrialKey,
     profile: &'a Profile,
     hooks: &'a Hooks,
@@ -81,15 +85,17 @@ pub struct SearchRunner<'a> {
 }
 
 impl<'a> SearchRunner<'a> {
-    /// A runner of `profile`'s trials for iteration `key`, on `bench`.
+    /// A runner of `profile`'s trials for iteration `key`, on `bench`, keeping each trial's
+    /// files in `store`.
     pub fn new(
-        bench: &'a mut dyn Bench,
+        (bench, store): (&'a mut dyn Bench, &'a Store),
         (key, profile, hooks): (&'a TrialKey, &'a Profile, &'a Hooks),
         cancel: &'a Cancel,
         on_event: &'a mut dyn FnMut(&Event<'_>),
     ) -> Self {
         Self {
             bench,
+            store,
             key,
             profile,
             hooks,
@@ -102,14 +108,15 @@ impl<'a> SearchRunner<'a> {
     }
 
     /// Runs the trial procedure once, the senders asked for `rate`, for `duration` seconds, and
-    /// keeps its record, judged against `load` packets/s (`None`: any load will do); also
-    /// returns the senders' own rate while they sent, when they said. `Err` only when the lab
-    /// could not run it or the campaign was interrupted.
+    /// keeps its record, judged against `load` packets/s (`None`: any load will do), and its
+    /// files as search trial `id` (a trial that failed to run has none); also returns the
+    /// senders' own rate while they sent, when they said. `Err` only when the lab could not run
+    /// it, its files could not be written or the campaign was interrupted.
     fn measure(
         &mut self,
-        rate: Rate,
-        duration: f64,
+        (rate, duration): (Rate, f64),
         load: Option<f64>,
+        id: SearchTrialId,
     ) -> Result<(SearchTrial, Option<f64>), TrialError> {
         let profile = Profile {
             rate,
@@ -141,6 +148,11 @@ impl<'a> SearchRunner<'a> {
             Ok(data) => {
                 self.generator.clone_from(&data.generator);
                 sending = sending_rate(&data.files);
+                let kept = self
+                    .store
+                    .write_search_trial_files(self.key, id, &data.files);
+                kept.with_context(|| format!("writing the files of {id} of {}", self.key))
+                    .map_err(TrialError)?;
                 judge(&data, duration, intended)
             }
             Err(e) => SearchTrial {
@@ -199,34 +211,6 @@ fn judge(data: &TrialData, duration: f64, intended: Option<f64>) -> SearchTrial 
     }
 }
 
-/// The senders' summed rate while they sent (packets over the seconds from their first to
-/// their last packet), from their own summaries: `generator.json` (in-process) or
-/// `generator*.jsonl` (`benchlab gen` on a remote host); `None` when a sender left none.
-pub fn sending_rate(files: &[(String, String)]) -> Option<f64> {
-    let summaries: Vec<serde_json::Value> = (files.iter())
-        .filter(|(name, _)| name.starts_with("generator"))
-        .filter_map(|(name, text)| match name.ends_with(".jsonl") {
-            true => text.lines().rev().find_map(|line| {
-                let v: serde_json::Value = serde_json::from_str(line).ok()?;
-                (v["type"] == "summary").then_some(v)
-            }),
-            false if name.ends_with(".json") => serde_json::from_str(text).ok(),
-            false => None,
-        })
-        .collect();
-    let generators = files.iter().filter(|(n, _)| n.starts_with("generator"));
-    if summaries.is_empty() || summaries.len() != generators.count() {
-        return None;
-    }
-    summaries
-        .iter()
-        .map(|v| {
-            let (pkts, secs) = (v["tx_pkts"].as_f64()?, v["elapsed_s"].as_f64()?);
-            (secs > 0.0).then(|| pkts / secs)
-        })
-        .sum()
-}
-
 impl TrialRunner for SearchRunner<'_> {
     type Error = TrialError;
 
@@ -238,7 +222,9 @@ impl TrialRunner for SearchRunner<'_> {
         }
         // The generator sends whole packets a second.
         let asked = (load * self.correction).round() as u64;
-        let (record, sending) = self.measure(Rate::Pps(asked), duration, Some(load))?;
+        // `measure` pushes the record: its index in `trials` is the next one.
+        let id = SearchTrialId::Trial(self.trials.len() + 1);
+        let (record, sending) = self.measure((Rate::Pps(asked), duration), Some(load), id)?;
         if let Some(rate) = sending.filter(|&r| r > 0.0) {
             let wanted = self.correction * load / rate;
             self.correction = wanted.clamp(1.0, MAX_CORRECTION);
@@ -260,38 +246,6 @@ impl TrialRunner for SearchRunner<'_> {
     }
 }
 
-/// Drops per interface over a trial, from the receiver's file: `receiver.json` (in-process:
-/// counts since the receiver started, so the last sample's) or `receiver.jsonl` (`benchlab rx`
-/// on a remote host: its summary line).
-pub fn drops(files: &[(String, String)]) -> BTreeMap<String, u64> {
-    let last = files.iter().find_map(|(name, text)| match name.as_str() {
-        "receiver.json" => {
-            let series: serde_json::Value = serde_json::from_str(text).ok()?;
-            let last = series["samples"].as_array()?.last()?.clone();
-            Some((series["iface"].clone(), series["watch"].clone(), last))
-        }
-        "receiver.jsonl" => text.lines().rev().find_map(|line| {
-            let v: serde_json::Value = serde_json::from_str(line).ok()?;
-            (v["type"] == "summary").then(|| (v["iface"].clone(), v["watch"].clone(), v))
-        }),
-        _ => None,
-    });
-    let Some((iface, watch, counts)) = last else {
-        return BTreeMap::new();
-    };
-    let names = watch.as_array().cloned().unwrap_or_default();
-    let values = counts["drops"].as_array().cloned().unwrap_or_default();
-    let mut drops: BTreeMap<String, u64> = names
-        .iter()
-        .zip(&values)
-        .filter_map(|(n, v)| Some((n.as_str()?.to_string(), v.as_u64()?)))
-        .collect();
-    if let (Some(name), Some(n)) = (iface.as_str(), counts["rx_drops"].as_u64()) {
-        drops.insert(name.to_string(), n);
-    }
-    drops
-}
-
 /// Runs the search of throughput iteration `key` (its profile `profile`), stores `search.json`
 /// and the iteration's `meta.json`, and returns the meta; `t0` is when its turn came.
 pub fn run_search(
@@ -307,7 +261,12 @@ pub fn run_search(
         .with_context(|| format!("preparing {}", store.trial_dir(key).display()))?;
     on_event(&Event::TrialStart { key, attempt: 1 });
     let config = campaign.search();
-    let mut runner = SearchRunner::new(bench, (key, profile, &campaign.hooks), cancel, on_event);
+    let mut runner = SearchRunner::new(
+        (bench, store),
+        (key, profile, &campaign.hooks),
+        cancel,
+        on_event,
+    );
     let mut record = SearchRecord {
         generator_max: None,
         calibration: Vec::new(),
@@ -368,7 +327,9 @@ fn calibrate(
             Rate::Pps(pps) => Some(pps as f64),
             Rate::Max => None,
         };
-        let (trial, sending) = runner.measure(rate, seconds, load)?;
+        // Moved from the runner's trials to the record's calibration, numbered there.
+        let id = SearchTrialId::Calibration(record.calibration.len() + 1);
+        let (trial, sending) = runner.measure((rate, seconds), load, id)?;
         runner.trials.pop();
         record.calibration.push(trial.clone());
         if trial.sent == 0 {
@@ -486,6 +447,10 @@ fn flags(result: &SearchResult) -> Vec<String> {
     }
     flags
 }
+
+/// What a search trial's files say: the senders' rate, the drops.
+mod files;
+pub use files::{drops, sending_rate};
 
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,9 @@
 //! What a throughput search leaves in its iteration's directory: `search.json`, the search's
 //! result (goals, bounds, the trace) and every trial as the lab measured it (counters, drops,
-//! times), written atomically before the iteration's `meta.json`.
+//! times), written atomically before the iteration's `meta.json`; and each trial's own files
+//! (DUT counters and hook outputs, the senders' and receiver's records) in `trials/<NNN>/`
+//! (`calibration/<N>/` for the calibration trials), NNN its 1-based index in `trials`
+//! ([`super::search_files`]).
 
 use std::collections::BTreeMap;
 
