@@ -59,9 +59,9 @@ impl Store {
         Ok(self.trial_dir(key).join(rel))
     }
 
-    /// Writes the files of search trial `id` of iteration `key` (name and content, as
-    /// [`crate::campaign::trial::TrialData::files`] holds them), each atomically, into its own
-    /// directory; refuses a name that is not a plain file name, which would land elsewhere.
+    /// Writes the files of search trial `id` of iteration `key` (name and content, as the trial
+    /// procedure returns them), each atomically, into its own directory; refuses a name that is
+    /// not a plain file name, which would land elsewhere.
     pub fn write_search_trial_files(
         &self,
         key: &TrialKey,
