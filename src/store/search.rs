@@ -3,7 +3,7 @@
 //! times), written atomically before the iteration's `meta.json`; and each trial's own files
 //! (DUT counters and hook outputs, the senders' and receiver's records) in `trials/<NNN>/`
 //! (`calibration/<N>/` for the calibration trials), NNN its 1-based index in `trials`
-//! ([`super::search_files`]).
+//! ([`crate::store::search_files`]).
 
 use std::collections::BTreeMap;
 
