@@ -109,14 +109,15 @@ impl<'a> SearchRunner<'a> {
 
     /// Runs the trial procedure once, the senders asked for `rate`, for `duration` seconds, and
     /// keeps its record, judged against `load` packets/s (`None`: any load will do), and its
-    /// files as search trial `id` (a trial that failed to run has none); also returns the
-    /// senders' own rate while they sent, when they said. `Err` only when the lab could not run
-    /// it, its files could not be written or the campaign was interrupted.
+    /// files as the next search trial's (a trial that failed to run has none: whoever takes
+    /// the record off `trials` moves them); also returns the senders' own rate while they sent,
+    /// when they said. `Err` only when the lab could not run it, its files could not be written
+    /// or the campaign was interrupted.
     fn measure(
         &mut self,
-        (rate, duration): (Rate, f64),
+        rate: Rate,
+        duration: f64,
         load: Option<f64>,
-        id: SearchTrialId,
     ) -> Result<(SearchTrial, Option<f64>), TrialError> {
         let profile = Profile {
             rate,
@@ -148,6 +149,8 @@ impl<'a> SearchRunner<'a> {
             Ok(data) => {
                 self.generator.clone_from(&data.generator);
                 sending = sending_rate(&data.files);
+                // Its index once pushed, as in `search.json`.
+                let id = SearchTrialId::Trial(self.trials.len() + 1);
                 let kept = self
                     .store
                     .write_search_trial_files(self.key, id, &data.files);
@@ -169,6 +172,16 @@ impl<'a> SearchRunner<'a> {
         };
         self.trials.push(record.clone());
         Ok((record, sending))
+    }
+
+    /// Takes the last trial off `trials`, its files moved to search trial `to`'s directory.
+    fn take_last(&mut self, to: SearchTrialId) -> Result<Option<SearchTrial>, TrialError> {
+        let from = SearchTrialId::Trial(self.trials.len());
+        let moved = self.store.move_search_trial_files(self.key, from, to);
+        moved
+            .with_context(|| format!("moving the files of {from} of {} to {to}", self.key))
+            .map_err(TrialError)?;
+        Ok(self.trials.pop())
     }
 }
 
@@ -222,9 +235,7 @@ impl TrialRunner for SearchRunner<'_> {
         }
         // The generator sends whole packets a second.
         let asked = (load * self.correction).round() as u64;
-        // `measure` pushes the record: its index in `trials` is the next one.
-        let id = SearchTrialId::Trial(self.trials.len() + 1);
-        let (record, sending) = self.measure((Rate::Pps(asked), duration), Some(load), id)?;
+        let (record, sending) = self.measure(Rate::Pps(asked), duration, Some(load))?;
         if let Some(rate) = sending.filter(|&r| r > 0.0) {
             let wanted = self.correction * load / rate;
             self.correction = wanted.clamp(1.0, MAX_CORRECTION);
@@ -327,10 +338,8 @@ fn calibrate(
             Rate::Pps(pps) => Some(pps as f64),
             Rate::Max => None,
         };
-        // Moved from the runner's trials to the record's calibration, numbered there.
-        let id = SearchTrialId::Calibration(record.calibration.len() + 1);
-        let (trial, sending) = runner.measure((rate, seconds), load, id)?;
-        runner.trials.pop();
+        let (trial, sending) = runner.measure(rate, seconds, load)?;
+        runner.take_last(SearchTrialId::Calibration(record.calibration.len() + 1))?;
         record.calibration.push(trial.clone());
         if trial.sent == 0 {
             let problem = trial.problem.unwrap_or_else(|| "nothing was sent".into());

@@ -4,8 +4,9 @@
 //! directory per trial under the iteration's: `trials/<NNN>/` for the search's trials (NNN the
 //! trial's 1-based index in `search.json`'s `trials`, three digits so that `ls` sorts them)
 //! and `calibration/<N>/` for the calibration trials (N the 1-based index in its
-//! `calibration`). Each file is written atomically as its trial ends; a trial that failed to
-//! run has none. Like the iteration's other files, they count only once its `meta.json` is
+//! `calibration`). Each file is written atomically as its trial ends, as the search's next
+//! trial (the runner takes a calibration trial off the search's list afterwards: its directory
+//! is moved, by one rename); a trial that failed to run has none. Like the iteration's other files, they count only once its `meta.json` is
 //! written, and [`Store::begin_trial`] removes them with the rest of an interrupted iteration.
 
 use std::path::{Component, Path, PathBuf};
@@ -81,6 +82,29 @@ impl Store {
         }
         Ok(())
     }
+
+    /// Moves the files of search trial `from` of iteration `key` to search trial `to`'s
+    /// directory, by one rename (atomic): a trial taken off the search's list into another
+    /// (calibration). A trial without files (it failed to run) has nothing to move.
+    pub fn move_search_trial_files(
+        &self,
+        key: &TrialKey,
+        from: SearchTrialId,
+        to: SearchTrialId,
+    ) -> std::io::Result<()> {
+        let (from, to) = (
+            self.search_trial_dir(key, from)?,
+            self.search_trial_dir(key, to)?,
+        );
+        if !from.exists() {
+            return Ok(());
+        }
+        let parent = to.parent().unwrap_or(&to);
+        std::fs::create_dir_all(parent)?;
+        std::fs::rename(&from, &to)?;
+        // Like every atomic write here: without the sync, a reboot can lose the rename.
+        std::fs::File::open(parent)?.sync_all()
+    }
 }
 
 /// Whether `name` is one ordinary path component (no `/`, `..`, or root).
@@ -149,6 +173,24 @@ mod tests {
         );
         // The iteration is not finished by its trials' files.
         assert!(store.finished().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_trial_taken_into_the_calibration_moves_its_files_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (store, key) = (begun(&tmp), key());
+        let (from, to) = (SearchTrialId::Trial(1), SearchTrialId::Calibration(1));
+        store
+            .write_search_trial_files(&key, from, &files())
+            .unwrap();
+        store.move_search_trial_files(&key, from, to).unwrap();
+        let iteration = store.trial_dir(&key);
+        assert!(iteration.join("calibration/1/receiver.json").is_file());
+        assert!(!iteration.join("trials/001").exists());
+        // A failed trial left no files: nothing to move, and nothing made.
+        let none = SearchTrialId::Calibration(2);
+        store.move_search_trial_files(&key, from, none).unwrap();
+        assert!(!iteration.join("calibration/2").exists());
     }
 
     #[test]
