@@ -6,8 +6,9 @@
 //! and `calibration/<N>/` for the calibration trials (N the 1-based index in its
 //! `calibration`). Each file is written atomically as its trial ends, as the search's next
 //! trial (the runner takes a calibration trial off the search's list afterwards: its directory
-//! is moved, by one rename); a trial that failed to run has none. Like the iteration's other files, they count only once its `meta.json` is
-//! written, and [`Store::begin_trial`] removes them with the rest of an interrupted iteration.
+//! is moved, by one rename); a trial that failed to run has none. Like the iteration's other
+//! files, they count only once its `meta.json` is written, and [`Store::begin_trial`] removes
+//! them with the rest of an interrupted iteration.
 
 use std::path::{Component, Path, PathBuf};
 
