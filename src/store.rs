@@ -28,6 +28,8 @@ pub mod plan;
 pub mod record;
 /// What a throughput search leaves: `search.json`.
 pub mod search;
+/// The files of each trial of a throughput search: `trials/<NNN>/`, `calibration/<N>/`.
+pub mod search_files;
 
 pub use alternating::{PhaseRow, SegmentMeta, StoredBlock};
 pub use lab::{LabRecord, VersionRecord};
@@ -36,6 +38,7 @@ pub use record::{
     measured, parse_samples_csv, samples_csv, SampleRow, SamplesError, Status, TrialMeta,
 };
 pub use search::{AtMaxLoad, SearchRecord, SearchTrial, SEARCH_FILE, SPEED_CHANGE};
+pub use search_files::SearchTrialId;
 
 /// A results directory, opened for a campaign.
 #[derive(Debug)]

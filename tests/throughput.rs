@@ -69,6 +69,17 @@ fn a_search_on_the_virtual_lab_ends_with_its_trials_table_and_chart() {
         serde_json::from_str(&fs::read_to_string(trial.join("search.json")).unwrap()).unwrap();
     let trials = search["trials"].as_array().unwrap();
     assert!(!trials.is_empty(), "{search}");
+    // Every trial that ran keeps its files, numbered as in `search.json`: the DUT's counters
+    // before and after, the generator's and the receiver's records.
+    let ran = |t: &serde_json::Value| !t["problem"].as_str().is_some_and(|p| p.contains("failed"));
+    let kept = fs::read_dir(trial.join("trials")).unwrap().count();
+    assert_eq!(kept, trials.iter().filter(|t| ran(t)).count());
+    for (n, _) in (1..).zip(trials).filter(|(_, t)| ran(t)) {
+        let dir = trial.join(format!("trials/{n:03}"));
+        for name in ["dut-before.txt", "dut-after.txt", "receiver.json"] {
+            assert!(dir.join(name).is_file(), "{}/{name}", dir.display());
+        }
+    }
     for t in trials {
         // Counted after the drain: the receiver never counts more than was sent.
         assert!(t["received"].as_u64() <= t["sent"].as_u64(), "{t}");

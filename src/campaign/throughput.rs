@@ -32,7 +32,9 @@ use super::trial::{self, TrialData, TrialSpec};
 use crate::cancel::{Cancel, Cancelled};
 use crate::config::{Campaign, Hooks, Profile, Rate, Trial};
 use crate::search::{self, SearchResult, SearchState, TrialOutcome, TrialRunner};
-use crate::store::{SampleRow, SearchRecord, SearchTrial, Status, Store, TrialKey, TrialMeta};
+use crate::store::{
+    SampleRow, SearchRecord, SearchTrial, SearchTrialId, Store, TrialKey, TrialMeta,
+};
 use crate::units::format_pps;
 
 /// A sender below this share of the intended packets did not send the load: the trial is
@@ -67,6 +69,8 @@ pub struct TrialError(anyhow::Error);
 /// Runs a search's trials on a bench: the [`TrialRunner`] of a throughput profile.
 pub struct SearchRunner<'a> {
     bench: &'a mut dyn Bench,
+    /// Where each trial's files go as it ends.
+    store: &'a Store,
     key: &'a TrialKey,
     profile: &'a Profile,
     hooks: &'a Hooks,
@@ -81,15 +85,17 @@ pub struct SearchRunner<'a> {
 }
 
 impl<'a> SearchRunner<'a> {
-    /// A runner of `profile`'s trials for iteration `key`, on `bench`.
+    /// A runner of `profile`'s trials for iteration `key`, on `bench`, keeping each trial's
+    /// files in `store`.
     pub fn new(
-        bench: &'a mut dyn Bench,
+        (bench, store): (&'a mut dyn Bench, &'a Store),
         (key, profile, hooks): (&'a TrialKey, &'a Profile, &'a Hooks),
         cancel: &'a Cancel,
         on_event: &'a mut dyn FnMut(&Event<'_>),
     ) -> Self {
         Self {
             bench,
+            store,
             key,
             profile,
             hooks,
@@ -102,9 +108,11 @@ impl<'a> SearchRunner<'a> {
     }
 
     /// Runs the trial procedure once, the senders asked for `rate`, for `duration` seconds, and
-    /// keeps its record, judged against `load` packets/s (`None`: any load will do); also
-    /// returns the senders' own rate while they sent, when they said. `Err` only when the lab
-    /// could not run it or the campaign was interrupted.
+    /// keeps its record, judged against `load` packets/s (`None`: any load will do), and its
+    /// files as the next search trial's (a trial that failed to run has none: whoever takes
+    /// the record off `trials` moves them); also returns the senders' own rate while they sent,
+    /// when they said. `Err` only when the lab could not run it, its files could not be written
+    /// or the campaign was interrupted.
     fn measure(
         &mut self,
         rate: Rate,
@@ -141,6 +149,13 @@ impl<'a> SearchRunner<'a> {
             Ok(data) => {
                 self.generator.clone_from(&data.generator);
                 sending = sending_rate(&data.files);
+                // Its index once pushed, as in `search.json`.
+                let id = SearchTrialId::Trial(self.trials.len() + 1);
+                let kept = self
+                    .store
+                    .write_search_trial_files(self.key, id, &data.files);
+                kept.with_context(|| format!("writing the files of {id} of {}", self.key))
+                    .map_err(TrialError)?;
                 judge(&data, duration, intended)
             }
             Err(e) => SearchTrial {
@@ -157,6 +172,16 @@ impl<'a> SearchRunner<'a> {
         };
         self.trials.push(record.clone());
         Ok((record, sending))
+    }
+
+    /// Takes the last trial off `trials`, its files moved to search trial `to`'s directory.
+    fn take_last(&mut self, to: SearchTrialId) -> Result<Option<SearchTrial>, TrialError> {
+        let from = SearchTrialId::Trial(self.trials.len());
+        let moved = self.store.move_search_trial_files(self.key, from, to);
+        moved
+            .with_context(|| format!("moving the files of {from} of {} to {to}", self.key))
+            .map_err(TrialError)?;
+        Ok(self.trials.pop())
     }
 }
 
@@ -218,34 +243,6 @@ fn judge(data: &TrialData, duration: f64, intended: Option<f64>) -> SearchTrial 
     }
 }
 
-/// The senders' summed rate while they sent (packets over the seconds from their first to
-/// their last packet), from their own summaries: `generator.json` (in-process) or
-/// `generator*.jsonl` (`benchlab gen` on a remote host); `None` when a sender left none.
-pub fn sending_rate(files: &[(String, String)]) -> Option<f64> {
-    let summaries: Vec<serde_json::Value> = (files.iter())
-        .filter(|(name, _)| name.starts_with("generator"))
-        .filter_map(|(name, text)| match name.ends_with(".jsonl") {
-            true => text.lines().rev().find_map(|line| {
-                let v: serde_json::Value = serde_json::from_str(line).ok()?;
-                (v["type"] == "summary").then_some(v)
-            }),
-            false if name.ends_with(".json") => serde_json::from_str(text).ok(),
-            false => None,
-        })
-        .collect();
-    let generators = files.iter().filter(|(n, _)| n.starts_with("generator"));
-    if summaries.is_empty() || summaries.len() != generators.count() {
-        return None;
-    }
-    summaries
-        .iter()
-        .map(|v| {
-            let (pkts, secs) = (v["tx_pkts"].as_f64()?, v["elapsed_s"].as_f64()?);
-            (secs > 0.0).then(|| pkts / secs)
-        })
-        .sum()
-}
-
 impl TrialRunner for SearchRunner<'_> {
     type Error = TrialError;
 
@@ -273,38 +270,6 @@ impl TrialRunner for SearchRunner<'_> {
     }
 }
 
-/// Drops per interface over a trial, from the receiver's file: `receiver.json` (in-process:
-/// counts since the receiver started, so the last sample's) or `receiver.jsonl` (`benchlab rx`
-/// on a remote host: its summary line).
-pub fn drops(files: &[(String, String)]) -> BTreeMap<String, u64> {
-    let last = files.iter().find_map(|(name, text)| match name.as_str() {
-        "receiver.json" => {
-            let series: serde_json::Value = serde_json::from_str(text).ok()?;
-            let last = series["samples"].as_array()?.last()?.clone();
-            Some((series["iface"].clone(), series["watch"].clone(), last))
-        }
-        "receiver.jsonl" => text.lines().rev().find_map(|line| {
-            let v: serde_json::Value = serde_json::from_str(line).ok()?;
-            (v["type"] == "summary").then(|| (v["iface"].clone(), v["watch"].clone(), v))
-        }),
-        _ => None,
-    });
-    let Some((iface, watch, counts)) = last else {
-        return BTreeMap::new();
-    };
-    let names = watch.as_array().cloned().unwrap_or_default();
-    let values = counts["drops"].as_array().cloned().unwrap_or_default();
-    let mut drops: BTreeMap<String, u64> = names
-        .iter()
-        .zip(&values)
-        .filter_map(|(n, v)| Some((n.as_str()?.to_string(), v.as_u64()?)))
-        .collect();
-    if let (Some(name), Some(n)) = (iface.as_str(), counts["rx_drops"].as_u64()) {
-        drops.insert(name.to_string(), n);
-    }
-    drops
-}
-
 /// Runs the search of throughput iteration `key` (its profile `profile`), stores `search.json`
 /// and the iteration's `meta.json`, and returns the meta; `t0` is when its turn came.
 pub fn run_search(
@@ -320,7 +285,12 @@ pub fn run_search(
         .with_context(|| format!("preparing {}", store.trial_dir(key).display()))?;
     on_event(&Event::TrialStart { key, attempt: 1 });
     let config = campaign.search();
-    let mut runner = SearchRunner::new(bench, (key, profile, &campaign.hooks), cancel, on_event);
+    let mut runner = SearchRunner::new(
+        (bench, store),
+        (key, profile, &campaign.hooks),
+        cancel,
+        on_event,
+    );
     let mut record = SearchRecord {
         generator_max: None,
         calibration: Vec::new(),
@@ -379,7 +349,7 @@ fn closing_trial(
         return Ok(None);
     };
     TrialRunner::run(runner, result.max_load, duration)?;
-    Ok(runner.trials.pop())
+    runner.take_last(SearchTrialId::Closing)
 }
 
 /// The highest fixed rate the generator holds, from calibration trials: one at full rate
@@ -410,7 +380,7 @@ fn calibrate(
             Some(pps) => runner.fixed(pps, seconds)?,
             None => runner.measure(rate, seconds, load)?,
         };
-        runner.trials.pop();
+        runner.take_last(SearchTrialId::Calibration(record.calibration.len() + 1))?;
         record.calibration.push(trial.clone());
         if trial.sent == 0 {
             let problem = trial.problem.unwrap_or_else(|| "nothing was sent".into());
@@ -457,94 +427,12 @@ fn calibrate(
     )))
 }
 
-/// The iteration's `meta.json` for a search: its figure (`rx_pps`) is the first goal's
-/// conditional throughput; a timeout or a goal without a lower bound flags it.
-fn summarize(key: &TrialKey, record: &SearchRecord) -> TrialMeta {
-    let valid: Vec<&SearchTrial> = record.trials.iter().filter(|t| t.valid).collect();
-    let tx_pkts = valid.iter().map(|t| t.sent).sum();
-    let rx_pkts = valid.iter().map(|t| t.received).sum();
-    let start = record.trials.first().map_or(0.0, |t| t.start_unix_s);
-    let end = record.trials.last().map_or(0.0, |t| t.end_unix_s);
-    let (status, flags, figure, max) = match &record.result {
-        Some(result) => {
-            let flags = flags(result, record.speed_change());
-            let status = if flags.is_empty() {
-                Status::Ok
-            } else {
-                Status::Flagged
-            };
-            let figure = result.goals.first().and_then(|g| g.conditional_throughput);
-            (status, flags, figure.unwrap_or(0.0), result.max_load)
-        }
-        None => (Status::Failed, Vec::new(), 0.0, 0.0),
-    };
-    let trial_s: f64 = record.trials.iter().map(|t| t.duration).sum();
-    TrialMeta {
-        trial: key.to_string(),
-        start_unix_s: start,
-        end_unix_s: end,
-        offered_pps: None,
-        tx_pps: max,
-        rx_pps: figure,
-        tx_pkts,
-        rx_pkts,
-        lost_pkts: valid
-            .iter()
-            .map(|t| t.sent.saturating_sub(t.received))
-            .sum(),
-        measured_samples: valid.len(),
-        generator: None,
-        status,
-        flags,
-        failure: record.failure.clone(),
-        attempts: 1,
-        discarded: None,
-        overhead_s: (record.wall_s - trial_s).max(0.0),
-        capture: None,
-    }
-}
-
-/// What a finished search did not reach (its time limit, a goal's lower bound, a bound above
-/// what the generator offered), and a machine that changed speed during it (`speed`: what the
-/// DUT forwarded at max load at the start and at the end).
-fn flags(result: &SearchResult, speed: Option<(f64, f64)>) -> Vec<String> {
-    let mut flags = Vec::new();
-    if let Some((start, end)) = speed {
-        flags.push(format!(
-            "the machine changed speed during the search: the DUT forwarded {} at max load at \
-             its start, {} at its end; its bounds mix both",
-            format_pps(start),
-            format_pps(end)
-        ));
-    }
-    if result.end == search::SearchEnd::Timeout {
-        flags.push(format!(
-            "the search stopped at its time limit ({} s of trials) before every goal's width",
-            result.trial_seconds
-        ));
-    }
-    // A search cut short by its time limit may lack bounds for no other reason.
-    let reached = result.end == search::SearchEnd::GoalsReached;
-    let goals = || result.goals.iter().filter(|_| reached);
-    for goal in goals().filter(|g| g.relevant_lower_bound.is_none()) {
-        flags.push(format!(
-            "{}: even min load ({:.0} packets/s) lost more than {} %",
-            goal.goal.name,
-            result.min_load,
-            100.0 * goal.goal.loss_ratio
-        ));
-    }
-    for goal in goals().filter(|g| g.relevant_upper_bound.is_none()) {
-        flags.push(format!(
-            "{}: max load ({}) lost no more than {} %: the throughput is at least that (a \
-             higher search.max_load finds its bound, if the generator can send more)",
-            goal.goal.name,
-            format_pps(result.max_load),
-            100.0 * goal.goal.loss_ratio
-        ));
-    }
-    flags
-}
+/// What a search trial's files say: the senders' rate, the drops.
+mod files;
+pub use files::{drops, sending_rate};
+/// A finished search's `meta.json` and flags.
+mod summary;
+use summary::summarize;
 
 #[cfg(test)]
 mod tests;

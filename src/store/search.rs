@@ -1,6 +1,10 @@
 //! What a throughput search leaves in its iteration's directory: `search.json`, the search's
 //! result (goals, bounds, the trace) and every trial as the lab measured it (counters, drops,
-//! times), written atomically before the iteration's `meta.json`.
+//! times), written atomically before the iteration's `meta.json`; and each trial's own files
+//! (DUT counters and hook outputs, the senders' and receiver's records) in `trials/<NNN>/`
+//! (`calibration/<N>/` for the calibration trials, `closing/` for the closing one), NNN its
+//! 1-based index in `trials`
+//! ([`crate::store::search_files`]).
 
 use std::collections::BTreeMap;
 

@@ -1,13 +1,15 @@
 //! Unit tests of the search runner on mock senders and a mock receiver (no root).
 
+use super::summary::flags;
 use super::*;
 use crate::campaign::bench::Bench;
 use crate::campaign::trial::mock::{MockReceiver, MockSend, MockSender};
 use crate::campaign::trial::Rig;
 use crate::config::{Family, Measure, Version};
 use crate::search::{Goal, SearchConfig};
+use crate::store::Status;
 use crate::traffic::endpoint::Tick;
-use crate::transport::MockTransport;
+use crate::transport::{MockTransport, Output};
 
 /// A mock DUT that forwards up to `capacity` packets/s behind a generator that sends up to
 /// `generator` packets/s; the receiver counts the last `in_flight` packets of each trial only
@@ -51,6 +53,8 @@ impl Bench for MockDut {
     }
     fn rig(&mut self, spec: &TrialSpec<'_>) -> anyhow::Result<Rig<'_>> {
         self.rates.push(spec.profile.rate);
+        // Which rig this is, in the DUT's counters file: which trial's files those are.
+        let counters = vec!["counters".into(), self.rates.len().to_string()];
         let pps = match spec.profile.rate {
             Rate::Pps(p) => (p as f64).min(self.generator),
             Rate::Max => self.generator,
@@ -65,7 +69,7 @@ impl Bench for MockDut {
         rx.push(tick(self.in_flight.min(forwarded)));
         Ok(Rig {
             dut: &self.dut,
-            counters: vec!["counters".into()],
+            counters,
             senders: vec![MockSender::new(tx, self.send)],
             receiver: Box::new(MockReceiver { ticks: rx }),
             profiler: None,
@@ -93,20 +97,28 @@ fn throughput_profile() -> Profile {
     }
 }
 
-/// One trial of `bench` at `load` for 2 s through a runner.
-fn one_trial(bench: &mut MockDut, load: f64) -> (TrialOutcome, SearchTrial) {
+/// One trial of `bench` at `load` for 2 s through a runner keeping its files in `store`.
+fn one_trial(bench: &mut MockDut, store: &Store, load: f64) -> (TrialOutcome, SearchTrial) {
     let (key, profile, hooks) = (key(), throughput_profile(), Hooks::default());
     let cancel = Cancel::new();
     let mut on_event = |_: &Event<'_>| {};
-    let mut runner = SearchRunner::new(bench, (&key, &profile, &hooks), &cancel, &mut on_event);
+    let parts = (&key, &profile, &hooks);
+    let mut runner = SearchRunner::new((bench, store), parts, &cancel, &mut on_event);
     let outcome = runner.run(load, 2.0).unwrap();
     (outcome, runner.trials.pop().unwrap())
 }
 
+/// A results directory for the tests' campaign, in `tmp`.
+fn results_dir(tmp: &tempfile::TempDir) -> Store {
+    Store::create(tmp.path(), &Campaign::default()).unwrap()
+}
+
 #[test]
 fn loss_is_counted_after_the_drain_over_the_whole_trial() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = results_dir(&tmp);
     let mut bench = MockDut::new(1e6, 2e6);
-    let (outcome, record) = one_trial(&mut bench, 5e5);
+    let (outcome, record) = one_trial(&mut bench, &store, 5e5);
     assert_eq!(bench.rates, [Rate::Pps(500_000)]);
     // The drained tick, which pairing with the senders' seconds leaves out, is counted.
     assert_eq!((outcome.sent, outcome.received), (1_000_000, 1_000_000));
@@ -114,23 +126,32 @@ fn loss_is_counted_after_the_drain_over_the_whole_trial() {
     assert!(outcome.valid && record.valid && record.problem.is_none());
     assert_eq!(outcome.offered_load, 5e5);
 
-    let (outcome, _) = one_trial(&mut bench, 1.5e6);
+    let (outcome, _) = one_trial(&mut bench, &store, 1.5e6);
     assert_eq!((outcome.sent, outcome.received), (3_000_000, 2_000_000));
     assert!(outcome.valid);
 }
 
 #[test]
 fn a_sender_short_of_the_load_or_failing_makes_the_trial_invalid_not_lossy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = results_dir(&tmp);
     let mut bench = MockDut::new(1e6, 4.9e5);
-    let (outcome, record) = one_trial(&mut bench, 5e5);
+    let (outcome, record) = one_trial(&mut bench, &store, 5e5);
     assert!(!outcome.valid);
     assert!(record.problem.unwrap().contains("98.0 %"));
+    // An invalid trial that ran keeps its files: they say why it fell short.
+    let kept = store.search_trial_dir(&key(), SearchTrialId::Trial(1));
+    assert!(kept.unwrap().join("dut-after.txt").is_file());
 
+    let tmp = tempfile::tempdir().unwrap();
+    let store = results_dir(&tmp);
     let mut bench = MockDut::new(1e6, 2e6);
     bench.send = MockSend::Fails;
-    let (outcome, record) = one_trial(&mut bench, 5e5);
+    let (outcome, record) = one_trial(&mut bench, &store, 5e5);
     assert!(!outcome.valid);
     assert!(record.problem.unwrap().contains("generator died"));
+    // A trial that failed to run left no files.
+    assert!(!store.trial_dir(&key()).join("trials").exists());
 }
 
 #[test]
@@ -246,7 +267,81 @@ fn a_machine_that_changed_speed_during_the_search_is_named_in_the_flags() {
     // Within the noise of one speed level, no change.
     record.closing.as_mut().unwrap().received = 620_000;
     assert_eq!(record.speed_change(), None);
-    let flags = flags(&result, Some((6e5, 8e5)));
-    assert!(flags[0].contains("forwarded 600 Kpps at max load at its start, 800 Kpps at its end"));
-    assert_eq!(super::flags(&result, None), Vec::<String>::new());
+    let changed = flags(&result, Some((6e5, 8e5)));
+    assert!(changed[0].contains("forwarded 600 Kpps at max load at its start, 800 Kpps at its end"));
+    assert_eq!(flags(&result, None), Vec::<String>::new());
+}
+
+#[test]
+fn every_trial_of_a_search_keeps_its_files_numbered_as_in_search_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut campaign = Campaign {
+        profiles: vec![throughput_profile()],
+        config_sets: vec!["forwarding".into()],
+        search: Some(small_search()),
+        ..Campaign::default()
+    };
+    campaign.hooks.after = vec![vec!["nstat".into(), "-az".into()]];
+    let store = Store::create(tmp.path(), &campaign).unwrap();
+    let mut bench = MockDut::new(6e5, 1e6);
+    bench
+        .dut
+        .reply(&["nstat"], Output::ok("IpExtInOctets 42\n"));
+    let (key, profile) = (key(), throughput_profile());
+    run_search(
+        &campaign,
+        &store,
+        &mut bench,
+        (&key, &profile),
+        (Instant::now(), &Cancel::new()),
+        &mut |_: &Event<'_>| {},
+    )
+    .unwrap();
+    let record = store.read_search(&key).unwrap();
+    let iteration = store.trial_dir(&key);
+    let listed = |dir: &str| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(iteration.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let numbered =
+        |n: usize, width: usize| (1..=n).map(|i| format!("{i:0width$}")).collect::<Vec<_>>();
+    assert!(record.trials.len() > 3 && record.calibration.len() == 2);
+    assert_eq!(listed("trials"), numbered(record.trials.len(), 3));
+    assert_eq!(listed("calibration"), numbered(record.calibration.len(), 1));
+    // The calibration trials ran first: the search's trial n is the bench's rig c + n.
+    let rigs = (1..=record.calibration.len()).map(|n| (format!("calibration/{n}"), n));
+    let rigs = rigs.chain(
+        (1..=record.trials.len()).map(|n| (format!("trials/{n:03}"), record.calibration.len() + n)),
+    );
+    for (dir, rig) in rigs {
+        let read = |name: &str| std::fs::read_to_string(iteration.join(&dir).join(name)).unwrap();
+        assert_eq!(
+            read("dut-before.txt"),
+            format!("$ counters {rig}\n"),
+            "{dir}"
+        );
+        assert_eq!(
+            read("dut-after.txt"),
+            format!("$ counters {rig}\n$ nstat -az\nIpExtInOctets 42\n"),
+            "{dir}"
+        );
+        assert_eq!(
+            listed(&dir),
+            [
+                "dut-after.txt",
+                "dut-before.txt",
+                "generator.log",
+                "receiver.log"
+            ]
+        );
+    }
+    // The closing trial at max load ran last, its files apart.
+    let closing = record.calibration.len() + record.trials.len() + 1;
+    let read = |name: &str| std::fs::read_to_string(iteration.join("closing").join(name)).unwrap();
+    assert_eq!(read("dut-before.txt"), format!("$ counters {closing}\n"));
+    assert_eq!(bench.rates.len(), closing);
 }
