@@ -111,6 +111,8 @@ fn a_search_on_the_virtual_lab_ends_with_its_trials_table_and_chart() {
     // One more trial at max load closed the search, and the searches' table shows it.
     assert_eq!(search["closing"]["load"], 150000.0, "{search}");
     assert!(readme.contains("## Throughput (NDR/PDR)"), "{readme}");
+    // The setup names the load the searches went up to, not a load of their own.
+    assert!(readme.contains("; max load 150 Kpps ("), "{readme}");
     assert!(
         readme.contains("| default.forwarding.inet4.1 | 150 Kpps |"),
         "{readme}"

@@ -1,6 +1,7 @@
 //! The line a report gives a traffic profile (flows, frame size, IP version, the load sent), in
 //! the README's setup list and under each chart's title.
 
+use crate::ingest::benchlab::throughput::goal_profile;
 use crate::ingest::Traffic;
 use crate::report::Report;
 use crate::stats::{Flavor, Summary};
@@ -31,7 +32,13 @@ pub fn traffic_summary(report: &Report, profile: &str) -> String {
     if !offered.is_empty() {
         let median = Summary::of(&offered, Flavor::Current).median;
         let by = report.generator.as_deref().unwrap_or("the sender");
-        parts.push(format!("traffic load {} ({by})", format_pps(median)));
+        // A search's iterations offered many loads; what they share is the highest one.
+        let what = if searched(report, profile) {
+            "max load"
+        } else {
+            "traffic load"
+        };
+        parts.push(format!("{what} {} ({by})", format_pps(median)));
     }
     if parts.is_empty() {
         return String::new();
@@ -42,6 +49,14 @@ pub fn traffic_summary(report: &Report, profile: &str) -> String {
     } else {
         format!("{}: {text}", report.label(profile))
     }
+}
+
+/// Whether `profile` is a goal of a throughput search (`inet4-NDR`).
+fn searched(report: &Report, profile: &str) -> bool {
+    report.searches.iter().any(|run| {
+        (run.record.result.iter().flat_map(|r| &r.goals))
+            .any(|g| goal_profile(&run.profile, &g.goal.name) == profile)
+    })
 }
 
 fn describe_traffic(traffic: &Traffic) -> String {
