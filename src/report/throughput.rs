@@ -30,10 +30,10 @@ pub struct GoalRow {
     pub loss_ratio: f64,
     /// Conditional throughput of each search that has one, packets/s.
     pub throughput: Vec<f64>,
-    /// Relevant lower bound of each search that has one, packets/s.
-    pub lower: Vec<f64>,
-    /// Relevant upper bound of each search that has one, packets/s.
-    pub upper: Vec<f64>,
+    /// Relevant lower and upper bound of the search whose conditional throughput is the
+    /// median (the lower of the middle two): one search's pair, so the lower stays below the
+    /// upper, which medians taken apart do not ensure. Packets/s.
+    pub bounds: (Option<f64>, Option<f64>),
     /// Searches that finished (with a result).
     pub searches: usize,
     /// Trials of each search (warm-up and invalid ones included).
@@ -84,8 +84,7 @@ pub fn rows(report: &Report) -> Vec<GoalRow> {
                 goal: goal.goal.name.clone(),
                 loss_ratio: goal.goal.loss_ratio,
                 throughput: of(&|g| g.conditional_throughput),
-                lower: of(&|g| g.relevant_lower_bound),
-                upper: of(&|g| g.relevant_upper_bound),
+                bounds: middle_bounds(results.iter().filter_map(|(_, res)| res.goals.get(g))),
                 searches: results.len(),
                 trials: results.iter().map(|(_, res)| res.trials.len()).collect(),
                 trial_seconds: results.iter().map(|(_, res)| res.trial_seconds).collect(),
@@ -94,6 +93,21 @@ pub fn rows(report: &Report) -> Vec<GoalRow> {
         }
     }
     rows
+}
+
+/// The bounds of the goal result with the median conditional throughput (the lower of the
+/// middle two; results without one sort first).
+fn middle_bounds<'r>(
+    results: impl Iterator<Item = &'r crate::search::GoalResult>,
+) -> (Option<f64>, Option<f64>) {
+    let mut results: Vec<_> = results.collect();
+    let key = |g: &crate::search::GoalResult| g.conditional_throughput.unwrap_or(f64::MIN);
+    results.sort_by(|a, b| key(a).total_cmp(&key(b)));
+    results
+        .get(results.len().saturating_sub(1) / 2)
+        .map_or((None, None), |g| {
+            (g.relevant_lower_bound, g.relevant_upper_bound)
+        })
 }
 
 fn median(values: &[f64]) -> Option<f64> {
@@ -119,7 +133,7 @@ pub fn markdown(report: &Report) -> String {
     let mut md = String::from(
         "\n## Throughput (NDR/PDR)\n\nOne search per iteration (draft-ietf-bmwg-mlrsearch, or \
          RFC 2544's binary search). Conditional throughput: the median over the searches \
-         (min – max); bounds: the median relevant lower and upper bound; trials, trial seconds \
+         (min – max); bounds: the relevant lower and upper bound of the median search; trials, trial seconds \
          and wall seconds: the mean per search.\n\n\
          | version | config set | profile | goal | loss ≤ | searches | conditional throughput \
          | min – max | lower bound | upper bound | trials | trial s | wall s |\n\
@@ -142,8 +156,8 @@ pub fn markdown(report: &Report) -> String {
             100.0 * row.loss_ratio,
             row.searches,
             pps_or_dash(median(&row.throughput)),
-            pps_or_dash(median(&row.lower)),
-            pps_or_dash(median(&row.upper)),
+            pps_or_dash(row.bounds.0),
+            pps_or_dash(row.bounds.1),
             mean(row.trials.iter().map(|&n| n as f64)),
             mean(row.trial_seconds.iter().copied()),
             mean(row.wall_seconds.iter().copied()),
@@ -169,5 +183,32 @@ impl Exporter for ThroughputExporter {
             })
         };
         chart::charts(report).iter().map(png).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::{Goal, GoalResult};
+
+    #[test]
+    fn the_bounds_shown_are_one_searchs_pair_so_lower_stays_below_upper() {
+        let result = |ct: f64, lo: f64, hi: f64| GoalResult {
+            goal: Goal::mlrsearch("PDR", 0.005),
+            conditional_throughput: Some(ct),
+            relevant_lower_bound: Some(lo),
+            relevant_upper_bound: Some(hi),
+            achieved_width: None,
+        };
+        // Medians taken apart would give 626 K and 565 K.
+        let results = [result(688e3, 688e3, 691e3), result(561e3, 563e3, 565e3)];
+        assert_eq!(middle_bounds(results.iter()), (Some(563e3), Some(565e3)));
+        let three = [
+            results[0].clone(),
+            results[1].clone(),
+            result(600e3, 601e3, 604e3),
+        ];
+        assert_eq!(middle_bounds(three.iter()), (Some(601e3), Some(604e3)));
+        assert_eq!(middle_bounds([].iter()), (None, None));
     }
 }
