@@ -228,6 +228,14 @@ pub struct SearchResult {
     pub trial_seconds: f64,
 }
 
+impl SearchResult {
+    /// The search's first measured trial at max load (the warm-up left out): what the DUT
+    /// did when offered all the search would offer, and its index in [`Self::trials`].
+    pub fn first_at_max_load(&self) -> Option<(usize, &TrialRecord)> {
+        (self.trials.iter().enumerate()).find(|(_, t)| !t.warmup && t.load == self.max_load)
+    }
+}
+
 /// Why a search failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError<E: std::error::Error + 'static> {

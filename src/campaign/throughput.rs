@@ -183,9 +183,7 @@ impl<'a> SearchRunner<'a> {
             .map_err(TrialError)?;
         Ok(self.trials.pop())
     }
-}
 
-impl SearchRunner<'_> {
     /// A trial at a fixed `load`: the senders asked for that much more as they fell short so
     /// far, judged against `load`; also the senders' own rate while they sent.
     fn fixed(
@@ -336,7 +334,7 @@ pub fn run_search(
 }
 
 /// One more trial at max load once the search is over, as long as the search's first measured
-/// trial there (else its shortest): with that first one, what the DUT forwarded at max load at
+/// trial there: with that first one, what the DUT forwarded at max load at
 /// the start and at the end. A shared machine changes speed for minutes at a time, and a search
 /// lasts minutes: when the two differ, the bounds mix two machines, and the report says so.
 /// `None` without a max-load trial to repeat.
@@ -344,10 +342,10 @@ fn closing_trial(
     runner: &mut SearchRunner<'_>,
     result: &SearchResult,
 ) -> Result<Option<SearchTrial>, TrialError> {
-    let first = (result.trials.iter()).find(|t| !t.warmup && t.load == result.max_load);
-    let Some(duration) = first.map(|t| t.duration) else {
+    let Some((_, first)) = result.first_at_max_load() else {
         return Ok(None);
     };
+    let duration = first.duration;
     TrialRunner::run(runner, result.max_load, duration)?;
     runner.take_last(SearchTrialId::Closing)
 }

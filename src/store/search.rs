@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Store, TrialKey};
 use crate::error::InputError;
-use crate::search::SearchResult;
+use crate::search::{SearchResult, TrialRecord};
 
 /// The file of a search, beside the iteration's `meta.json`.
 pub const SEARCH_FILE: &str = "search.json";
@@ -129,11 +129,16 @@ impl SearchRecord {
             return (None, None);
         };
         let worst = (result.goals.iter()).fold(0.0, |w: f64, g| w.max(g.goal.loss_ratio));
-        // The search's trace and the lab's trials are the same trials, in the same order.
-        let first = (result.trials.iter().zip(&self.trials))
-            .find(|(t, _)| !t.warmup && t.load == result.max_load)
-            .map(|(_, lab)| lab.at_max_load(worst));
+        let first = (result.first_at_max_load())
+            .and_then(|(i, _)| self.trials.get(i))
+            .map(|lab| lab.at_max_load(worst));
         (first, self.closing.as_ref().map(|t| t.at_max_load(worst)))
+    }
+
+    /// Each trial of the search's trace with the lab's record of it: they are the same
+    /// trials, in the same order. Empty without a result.
+    pub fn paired_trials(&self) -> impl Iterator<Item = (&TrialRecord, &SearchTrial)> {
+        (self.result.iter()).flat_map(|r| r.trials.iter().zip(&self.trials))
     }
 
     /// What the DUT forwarded at max load at the start and at the end of the search, when the

@@ -6,7 +6,7 @@ use crate::store::{SearchRecord, SearchTrial, Status, TrialKey, TrialMeta};
 use crate::units::format_pps;
 
 /// The iteration's `meta.json` for a search: its figure (`rx_pps`) is the first goal's
-/// conditional throughput; a timeout or a goal without a lower bound flags it.
+/// conditional throughput; what [`flags`] finds flags it.
 pub(super) fn summarize(key: &TrialKey, record: &SearchRecord) -> TrialMeta {
     let valid: Vec<&SearchTrial> = record.trials.iter().filter(|t| t.valid).collect();
     let tx_pkts = valid.iter().map(|t| t.sent).sum();

@@ -29,8 +29,7 @@ pub fn disturbed(run: &SearchRun) -> Option<Disturbed> {
     let bound = (result.goals.iter())
         .filter_map(|g| g.relevant_lower_bound)
         .reduce(f64::min)?;
-    // The search's trace and the lab's trials are the same trials, in the same order.
-    let below: Vec<&SearchTrial> = (result.trials.iter().zip(&run.record.trials))
+    let below: Vec<&SearchTrial> = (run.record.paired_trials())
         .filter(|(t, _)| t.valid && !t.warmup && t.load <= bound)
         .map(|(_, lab)| lab)
         .collect();
