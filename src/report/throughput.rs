@@ -133,8 +133,8 @@ pub fn markdown(report: &Report) -> String {
     let mut md = String::from(
         "\n## Throughput (NDR/PDR)\n\nOne search per iteration (draft-ietf-bmwg-mlrsearch, or \
          RFC 2544's binary search). Conditional throughput: the median over the searches \
-         (min – max); bounds: the relevant lower and upper bound of the median search; trials, trial seconds \
-         and wall seconds: the mean per search.\n\n\
+         (min – max); bounds: the relevant lower and upper bound of the median search; trials, \
+         trial seconds and wall seconds: the mean per search.\n\n\
          | version | config set | profile | goal | loss ≤ | searches | conditional throughput \
          | min – max | lower bound | upper bound | trials | trial s | wall s |\n\
          |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",

@@ -39,40 +39,36 @@ pub const MIN_QUIET_SHARE: f64 = 1.0 / 3.0;
 /// highest).
 pub const MIN_SCREENED: usize = 8;
 
-/// The per-block log ratios of `set` against the baseline, split into the blocks at the level
-/// the comparison is made at and the others; `None` for a set the blocks do not have.
-pub fn quiet_split(blocks: &[Block], set: usize) -> Option<(Vec<f64>, Vec<f64>)> {
+/// One side of a [`quiet_split`]: the blocks at the level the comparison is made at, or the
+/// others.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Side {
+    /// Per-block log ratios of the set against the baseline.
+    pub ratios: Vec<f64>,
+    /// The baseline's mean block value over these blocks, packets/s (`None` for no block): the
+    /// speed level an estimate over them holds at, which a report states because the costs
+    /// differ between levels.
+    pub baseline_pps: Option<f64>,
+}
+
+/// The blocks of `set` against the baseline, split into those at the level the comparison is
+/// made at and the others; `None` for a set the blocks do not have.
+pub fn quiet_split(blocks: &[Block], set: usize) -> Option<(Side, Side)> {
     let ratios = blocks
         .iter()
         .map(|b| b.log_ratio(set))
         .collect::<Option<Vec<f64>>>()?;
     let at = held_level(blocks, set).unwrap_or_else(|| vec![true; blocks.len()]);
-    let (mut kept, mut left) = (Vec::new(), Vec::new());
-    for (ratio, at) in ratios.into_iter().zip(at) {
-        if at {
-            kept.push(ratio);
-        } else {
-            left.push(ratio);
+    let side = |kept: bool| {
+        let mine = || (blocks.iter().zip(&ratios).zip(&at)).filter(move |(_, &a)| a == kept);
+        let baseline: Vec<f64> = mine().map(|((b, _), _)| b.values()[0]).collect();
+        Side {
+            ratios: mine().map(|((_, &r), _)| r).collect(),
+            baseline_pps: (!baseline.is_empty())
+                .then(|| baseline.iter().sum::<f64>() / baseline.len() as f64),
         }
-    }
-    Some((kept, left))
-}
-
-/// The baseline's mean block value over the blocks [`quiet_split`] keeps and over those it
-/// leaves out (`None` for no block): the speed level each estimate holds at, which a report
-/// states because the costs differ between levels.
-pub fn baseline_levels(blocks: &[Block], set: usize) -> (Option<f64>, Option<f64>) {
-    let at = held_level(blocks, set).unwrap_or_else(|| vec![true; blocks.len()]);
-    let mean = |kept: bool| {
-        let values: Vec<f64> = blocks
-            .iter()
-            .zip(&at)
-            .filter(|(_, &a)| a == kept)
-            .map(|(b, _)| b.values()[0])
-            .collect();
-        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
     };
-    (mean(true), mean(false))
+    Some((side(true), side(false)))
 }
 
 /// Which blocks ran at the highest level that both sets held for at least [`MIN_QUIET_SHARE`]
@@ -125,8 +121,16 @@ mod tests {
         let mut blocks: Vec<Block> = (0..6).map(|i| block(1000.0 + i as f64, 800.0)).collect();
         blocks.extend((0..4).map(|_| block(700.0, 588.0)));
         let (quiet, slowed) = quiet_split(&blocks, 1).unwrap();
-        assert_eq!((quiet.len(), slowed.len()), (6, 4));
-        assert!(slowed.iter().all(|r| (r - (0.84f64).ln()).abs() < 1e-12));
+        assert_eq!((quiet.ratios.len(), slowed.ratios.len()), (6, 4));
+        assert!(slowed
+            .ratios
+            .iter()
+            .all(|r| (r - (0.84f64).ln()).abs() < 1e-12));
+        // Each side names the baseline's level over its own blocks.
+        assert_eq!(
+            (quiet.baseline_pps, slowed.baseline_pps),
+            (Some(1002.5), Some(700.0))
+        );
     }
 
     #[test]
@@ -135,8 +139,8 @@ mod tests {
         blocks.push(block(500.0, 1000.0));
         blocks.push(block(1000.0, 500.0));
         let (quiet, slowed) = quiet_split(&blocks, 1).unwrap();
-        assert_eq!((quiet.len(), slowed.len()), (8, 2));
-        assert!(quiet.iter().all(|r| *r == 0.0));
+        assert_eq!((quiet.ratios.len(), slowed.ratios.len()), (8, 2));
+        assert!(quiet.ratios.iter().all(|r| *r == 0.0));
     }
 
     #[test]
@@ -145,7 +149,7 @@ mod tests {
         let mut blocks: Vec<Block> = (0..9).map(|_| block(700.0, 600.0)).collect();
         blocks.push(block(1050.0, 900.0));
         let (quiet, slowed) = quiet_split(&blocks, 1).unwrap();
-        assert_eq!((quiet.len(), slowed.len()), (10, 0));
+        assert_eq!((quiet.ratios.len(), slowed.ratios.len()), (10, 0));
     }
 
     #[test]
@@ -154,8 +158,11 @@ mod tests {
         let mut blocks = vec![block(1000.0, 800.0), block(1000.0, 800.0)];
         blocks.extend((0..8).map(|i| block(700.0 + i as f64, 490.0)));
         let (kept, left) = quiet_split(&blocks, 1).unwrap();
-        assert_eq!((kept.len(), left.len()), (8, 2));
-        assert!(left.iter().all(|r| (r - (0.8f64).ln()).abs() < 1e-12));
+        assert_eq!((kept.ratios.len(), left.ratios.len()), (8, 2));
+        assert!(left
+            .ratios
+            .iter()
+            .all(|r| (r - (0.8f64).ln()).abs() < 1e-12));
     }
 
     #[test]
@@ -168,14 +175,14 @@ mod tests {
             })
             .collect();
         let (kept, left) = quiet_split(&blocks, 1).unwrap();
-        assert_eq!((kept.len(), left.len()), (10, 0));
+        assert_eq!((kept.ratios.len(), left.ratios.len()), (10, 0));
     }
 
     #[test]
     fn few_blocks_are_all_kept_and_a_missing_set_has_no_split() {
         let mut blocks = vec![block(1000.0, 900.0); 6];
         blocks.push(block(500.0, 450.0));
-        assert_eq!(quiet_split(&blocks, 1).unwrap().0.len(), 7);
+        assert_eq!(quiet_split(&blocks, 1).unwrap().0.ratios.len(), 7);
         assert!(quiet_split(&blocks, 2).is_none());
     }
 }
@@ -193,7 +200,7 @@ mod lab_tests {
         let slow = recorded_blocks(include_str!(
             "../../tests/data/alternating/blocks-cost-slowed.txt"
         ));
-        let kept = |blocks: &[Block], set| quiet_split(blocks, set).unwrap().0.len();
+        let kept = |blocks: &[Block], set| quiet_split(blocks, set).unwrap().0.ratios.len();
         assert_eq!(
             (1..4).map(|s| kept(&fast, s)).collect::<Vec<_>>(),
             [7, 7, 8]

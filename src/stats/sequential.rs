@@ -30,11 +30,8 @@ use std::time::Duration;
 use thiserror::Error;
 
 use super::paired::{Block, PairedEstimate};
-use super::quiet::{baseline_levels, quiet_split};
+use super::quiet::{quiet_split, Side};
 use super::student::Confidence;
-
-/// Per-block log ratios with the baseline's mean rate over those blocks.
-type Ratios = (Vec<f64>, Option<f64>);
 
 /// How many looks the rule takes; with [`LOOK_CONFIDENCE`] they spend a 5 % error rate.
 pub const LOOKS: usize = 5;
@@ -143,19 +140,21 @@ impl StopRule {
         self.split_estimates(blocks, |_, slowed| slowed)
     }
 
-    /// `pick` chooses the kept blocks' or the others' log ratios with their baseline level.
+    /// `pick` chooses the kept blocks' side of the split or the others'.
     fn split_estimates(
         &self,
         blocks: &[Block],
-        pick: impl Fn(Ratios, Ratios) -> Ratios,
+        pick: impl Fn(Side, Side) -> Side,
     ) -> Vec<Option<PairedEstimate>> {
         let sets = blocks.first().map_or(0, |b| b.values().len());
         (1..sets)
             .map(|set| {
                 let (quiet, slowed) = quiet_split(blocks, set)?;
-                let of = quiet.len() + slowed.len();
-                let (quiet_level, slowed_level) = baseline_levels(blocks, set);
-                let (ratios, baseline_pps) = pick((quiet, quiet_level), (slowed, slowed_level));
+                let of = quiet.ratios.len() + slowed.ratios.len();
+                let Side {
+                    ratios,
+                    baseline_pps,
+                } = pick(quiet, slowed);
                 PairedEstimate::from_log_ratios(
                     &ratios,
                     |df| LOOK_CONFIDENCE.student_t(df),

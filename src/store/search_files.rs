@@ -2,13 +2,14 @@
 //! DUT's counters and the `[hooks]` outputs in `dut-before.txt`, `dut-during.txt`,
 //! `dut-after.txt`; the senders' `generator*` and the receiver's `receiver*` records), one
 //! directory per trial under the iteration's: `trials/<NNN>/` for the search's trials (NNN the
-//! trial's 1-based index in `search.json`'s `trials`, three digits so that `ls` sorts them)
-//! `calibration/<N>/` for the calibration trials (N the 1-based index in its
-//! `calibration`) and `closing/` for the trial at max load after the search. Each file is written atomically as its trial ends, as the search's next
-//! trial (the runner takes a calibration trial off the search's list afterwards: its directory
-//! is moved, by one rename); a trial that failed to run has none. Like the iteration's other
-//! files, they count only once its `meta.json` is written, and [`Store::begin_trial`] removes
-//! them with the rest of an interrupted iteration.
+//! trial's 1-based index in `search.json`'s `trials`, three digits so that `ls` sorts them),
+//! `calibration/<N>/` for the calibration trials (N the 1-based index in its `calibration`)
+//! and `closing/` for the trial at max load after the search. Each file is written atomically
+//! as its trial ends, as the search's next trial (the runner takes a calibration or closing
+//! trial off the search's list afterwards: its directory is moved, by one rename); a trial
+//! that failed to run has none. Like the iteration's other files, they count only once its
+//! `meta.json` is written, and [`Store::begin_trial`] removes them with the rest of an
+//! interrupted iteration.
 
 use std::path::{Component, Path, PathBuf};
 

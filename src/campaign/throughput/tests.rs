@@ -268,7 +268,8 @@ fn a_machine_that_changed_speed_during_the_search_is_named_in_the_flags() {
     record.closing.as_mut().unwrap().received = 620_000;
     assert_eq!(record.speed_change(), None);
     let changed = flags(&result, Some((6e5, 8e5)));
-    assert!(changed[0].contains("forwarded 600 Kpps at max load at its start, 800 Kpps at its end"));
+    let said = "forwarded 600 Kpps at max load at its start, 800 Kpps at its end";
+    assert!(changed[0].contains(said), "{changed:?}");
     assert_eq!(flags(&result, None), Vec::<String>::new());
 }
 

@@ -79,9 +79,10 @@ pub fn markdown(runs: &[SearchRun]) -> String {
          the rate). They differ when the machine changed speed during the search. Lossy \
          trials: of the trials at or below the lowest lower bound found (loads the DUT \
          forwards without loss in most trials), those that still lost packets, the median lost \
-         and where: the machine took the DUT's CPU away for a moment. Such a trial is bad for a zero-loss goal; with an \
-         exceed ratio of {exceed} a load stays a lower bound as long as no more than {share:.0} % \
-         of its trial seconds are bad, so they cost trials rather than move the bound.\n\n\
+         and where: the machine took the DUT's CPU away for a moment. Such a trial is bad for \
+         a zero-loss goal; with an exceed ratio of {exceed} a load stays a lower bound as long \
+         as no more than {share:.0} % of its trial seconds are bad, so they cost trials rather \
+         than move the bound.\n\n\
          | search | max load | at max load: start | end | {} | trials | invalid | lossy \
          trials | wall s |\n|---|---|---|---|{}---|---|---|---|\n",
         names.join(" | "),
