@@ -14,7 +14,8 @@
 //!
 //! The program keeps its own count of frames sent (redirected) in the map, stops sending at the
 //! limit, and at a fixed rate paces frames itself: a run whose frame is not yet due (by
-//! `bpf_ktime_get_ns`) drops it, so frames leave evenly spaced, one at a time. The generator
+//! `bpf_ktime_get_ns`) waits for it, reading the clock again (and drops it only after
+//! [`SPIN`] reads), so frames leave evenly spaced, one at a time. The generator
 //! loses its CPU now and then (the kernel's own work on it, other tasks): measured here, a
 //! generator that forgot any backlog over 32 frames sent 80–85 % of the rate asked, one that
 //! caught up at once sent all of it but in bursts that overflowed the DUT's input queue (256
@@ -64,6 +65,18 @@ const CATCH_UP_MIN_PPS: f64 = 100_000.0;
 /// a quarter more load for a while, which a DUT's input queue absorbs unless it is at its
 /// limit (1.1 did not catch up on a loaded machine; 1.5 dropped more).
 const CATCH_UP: f64 = 1.25;
+/// Clock reads a paced run makes, waiting for its frame's due time, before it drops the frame:
+/// a wait of ~17 µs here (`kernel.bpf_stats_enabled`: 16.5 µs a run at 10 Kpps, nearly all of
+/// them waiting in vain), so that at 100 Kpps no run drops its frame and at 50 Kpps about one
+/// per frame sent. Why wait instead of dropping: a dropped frame goes back to the run's page pool through
+/// the pool's shared ring, under the lock the DUT's CPU takes to give back every frame it
+/// forwarded. When most runs dropped (~6 M runs a second whatever the rate), the two CPUs
+/// fought over that lock: in `perf`, a quarter of the DUT's CPU went to page-pool returns and
+/// `__pv_queued_spin_lock_slowpath`, and its 256-frame input queue overflowed. Measured on the
+/// virtual lab (`benchlab gen`, 10 s runs, old and new engine alternating, 3 rounds): lost at
+/// 700 Kpps 1.1–2.4 % before, 0.02–0.07 % now; at 1 Mpps 0.15–18 % before (and 93 % of the
+/// rate sent), 0.14–1.5 % now; at 400 Kpps 0.03–0.06 % before, 0.01–0.04 % now.
+const SPIN: i32 = 512;
 
 /// The state map's one value: byte offsets of its fields (u32 flow indexes, u64 the rest).
 mod state {
@@ -145,7 +158,7 @@ enum Size {
     Dw = 0x18,
 }
 
-/// A tiny assembler: instructions plus forward jumps to labels resolved at the end.
+/// A tiny assembler: instructions plus jumps to labels resolved at the end.
 #[derive(Default)]
 struct Asm {
     insns: Vec<Insn>,
@@ -259,13 +272,19 @@ pub fn program(layout: &FlowLayout, ifindex: u32, map_fd: i32) -> Vec<Insn> {
     a.ldx(Size::Dw, R1, R8, state::SENT);
     a.ldx(Size::Dw, R2, R8, state::LIMIT);
     a.jmp_reg(0x3d, R1, R2, drop);
-    // Pacing (interval ≠ 0): a frame goes only once its due time has come, else it is dropped
-    // and the next run asks again. Times are ns since the first frame, shifted left by 8 bits.
+    // Pacing (interval ≠ 0): a frame goes once its due time has come. Until then the run waits,
+    // reading the clock again up to SPIN times, and drops its frame only after that (the next
+    // run asks again): see [`SPIN`] for why waiting beats dropping. Times are ns since the first
+    // frame, shifted left by 8 bits; r9 counts the reads left.
     let go = a.label();
     let have_start = a.label();
     let no_catch_up = a.label();
+    let wait = a.label();
+    let not_yet = a.label();
     a.ldx(Size::Dw, R1, R8, state::INTERVAL);
     a.jmp_imm(0x15, R1, 0, go);
+    a.alu_imm(0xb0, R9, SPIN);
+    a.bind(wait);
     a.call(BPF_FUNC_KTIME_GET_NS);
     a.ldx(Size::Dw, R1, R8, state::START);
     a.jmp_imm(0x55, R1, 0, have_start);
@@ -275,7 +294,7 @@ pub fn program(layout: &FlowLayout, ifindex: u32, map_fd: i32) -> Vec<Insn> {
     a.alu_reg(0x10, R0, R1);
     a.alu_imm(0x60, R0, FIXED_SHIFT);
     a.ldx(Size::Dw, R2, R8, state::DUE);
-    a.jmp_reg(0x2d, R2, R0, drop);
+    a.jmp_reg(0x2d, R2, R0, not_yet);
     // A backlog of a few frames goes at once; catching up a longer one, frames keep the gap.
     let at_once = a.label();
     a.alu_reg(0xb0, R4, R0);
@@ -283,7 +302,7 @@ pub fn program(layout: &FlowLayout, ifindex: u32, map_fd: i32) -> Vec<Insn> {
     a.ldx(Size::Dw, R5, R8, state::BURST);
     a.jmp_reg(0xbd, R4, R5, at_once);
     a.ldx(Size::Dw, R5, R8, state::NEXT);
-    a.jmp_reg(0x2d, R5, R0, drop);
+    a.jmp_reg(0x2d, R5, R0, not_yet);
     a.bind(at_once);
     // Late by more than the slack (preempted): forget the backlog rather than burst.
     a.ldx(Size::Dw, R3, R8, state::SLACK);
@@ -382,6 +401,10 @@ pub fn program(layout: &FlowLayout, ifindex: u32, map_fd: i32) -> Vec<Insn> {
     a.alu_imm(0xb0, R2, 0);
     a.call(BPF_FUNC_REDIRECT);
     a.exit();
+    // Not due yet: read the clock again while reads are left (the one backward jump).
+    a.bind(not_yet);
+    a.alu_imm(0x00, R9, -1);
+    a.jmp_imm(0x55, R9, 0, wait);
     a.bind(drop);
     a.alu_imm(0xb0, R0, XDP_DROP);
     a.exit();
@@ -533,7 +556,8 @@ impl XdpEngine {
             if sent >= self.limit || stop.load(std::sync::atomic::Ordering::Relaxed) {
                 return Ok(sent);
             }
-            // Unpaced, every run sends: ask for exactly what is left. Paced, most runs drop.
+            // Unpaced, every run sends: ask for exactly what is left. Paced, a run may drop
+            // its frame (below ~100 Kpps), so the count of runs says nothing.
             let repeat = if paced {
                 u32::MAX
             } else {
@@ -620,14 +644,15 @@ mod tests {
         .unwrap();
         let p = program(&FlowLayout::new(&spec), 7, 3);
         assert_eq!(p.last().unwrap().code, 0x95);
+        let mut backward = 0;
         for (pc, i) in p.iter().enumerate() {
-            if matches!(i.code, 0x15 | 0x55 | 0x2d) {
+            if matches!(i.code, 0x15 | 0x55 | 0x2d | 0x3d | 0xad | 0xbd) {
                 let target = pc as isize + 1 + i.off as isize;
-                assert!(
-                    target > pc as isize && (target as usize) < p.len(),
-                    "jump at {pc}"
-                );
+                assert!(target >= 0 && (target as usize) < p.len(), "jump at {pc}");
+                backward += usize::from(target <= pc as isize);
             }
         }
+        // The pacing wait is the program's one loop.
+        assert_eq!(backward, 1);
     }
 }
