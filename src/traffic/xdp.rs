@@ -68,14 +68,17 @@ const CATCH_UP: f64 = 1.25;
 /// Clock reads a paced run makes, waiting for its frame's due time, before it drops the frame:
 /// a wait of ~17 µs here (`kernel.bpf_stats_enabled`: 16.5 µs a run at 10 Kpps, nearly all of
 /// them waiting in vain), so that at 100 Kpps no run drops its frame and at 50 Kpps about one
-/// per frame sent. Why wait instead of dropping: a dropped frame goes back to the run's page pool through
-/// the pool's shared ring, under the lock the DUT's CPU takes to give back every frame it
+/// per frame sent.
+///
+/// Why wait instead of dropping: a dropped frame goes back to the run's page pool through the
+/// pool's shared ring, under the lock the DUT's CPU takes to give back every frame it
 /// forwarded. When most runs dropped (~6 M runs a second whatever the rate), the two CPUs
-/// fought over that lock: in `perf`, a quarter of the DUT's CPU went to page-pool returns and
-/// `__pv_queued_spin_lock_slowpath`, and its 256-frame input queue overflowed. Measured on the
-/// virtual lab (`benchlab gen`, 10 s runs, old and new engine alternating, 3 rounds): lost at
-/// 700 Kpps 1.1–2.4 % before, 0.02–0.07 % now; at 1 Mpps 0.15–18 % before (and 93 % of the
-/// rate sent), 0.14–1.5 % now; at 400 Kpps 0.03–0.06 % before, 0.01–0.04 % now.
+/// fought over that lock: in `perf`, up to a third of the DUT's CPU went to page-pool returns
+/// and `__pv_queued_spin_lock_slowpath`, and its 256-frame input queue overflowed. Measured on
+/// the virtual lab (`benches/pacing.sh`, 10 s runs, this engine and the dropping one
+/// alternating, 3 rounds): lost at 700 Kpps 1.1–4.8 % before, 0.01–0.07 % now; at 1 Mpps
+/// 0.15–21 % before (and 91–93 % of the rate sent), 0.03–1.5 % now; at 400 Kpps about the
+/// same, 0.03–1 % before, 0.01–0.08 % now.
 const SPIN: i32 = 512;
 
 /// The state map's one value: byte offsets of its fields (u32 flow indexes, u64 the rest).
