@@ -13,6 +13,7 @@
 # seconds after a 1.5 s warm-up, the same way for both generators.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benches/lib.sh
 
 RUNS=${RUNS:-5}
 SECS=${SECS:-3}
@@ -95,8 +96,6 @@ measure() {
     unset 'pgids[-1]'
     echo "$c1 $t1 $c2 $t2" | awk '{ printf "%.0f\n", ($3 - $1) / ($4 - $2) }'
 }
-
-median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 long=$((SECS + 10))
 bl=()

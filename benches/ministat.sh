@@ -9,6 +9,7 @@
 set -euo pipefail
 export LC_ALL=C # a '.' in $EPOCHREALTIME and in awk's numbers
 cd "$(dirname "$0")/.."
+source benches/lib.sh
 
 runs=${1:-7}
 ministat=/usr/bin/ministat
@@ -47,10 +48,6 @@ elapsed() {
     "$@" >/dev/null
     local end=$EPOCHREALTIME
     awk -v start="$start" -v end="$end" 'BEGIN { printf "%.3f\n", end - start }'
-}
-
-median() {
-    sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 echo "timing $runs alternating runs each (load before: $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -13,6 +13,7 @@
 # verdicts. Figures are printed, never asserted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benches/lib.sh
 
 RATE=${RATE:-1200000}
 ITER=${ITER:-3}
@@ -51,7 +52,6 @@ EOF
 
 target/release/benchlab run "$work/overload.toml" -o "$work/results" -q
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 echo "forwarded, median of $ITER trials (load: max, or fixed at $RATE packets/s):"
 for f in "$work"/results/default.*.pps; do
     printf "  %-32s %10.0f pps\n" "$(basename "$f" .pps)" "$(median <"$f")"

@@ -15,6 +15,7 @@
 # on exit. Figures are printed, never asserted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benches/lib.sh
 
 RUNS=${RUNS:-3}
 SECS=${SECS:-10}
@@ -62,8 +63,6 @@ run() {
         -v r=$(($(counter "$receiver_ns" "$receiver_if" rx_packets) - r0)) \
         'BEGIN { printf "%d %d %.4f\n", s, d, 100 * (s - r) / s }'
 }
-
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 echo "rate   build  run       sent  dropped at DUT input   lost %   [${SECS} s runs, load $(cut -d' ' -f1-3 /proc/loadavg)]"
 declare -A losses

@@ -16,6 +16,7 @@ set -euo pipefail
 rounds=${1:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+source benches/lib.sh
 command -v ministat >/dev/null || { echo "report.sh: ministat not found (apt-get install ministat)" >&2; exit 2; }
 cargo build --release --quiet
 benchlab=$root/target/release/benchlab
@@ -74,7 +75,6 @@ seconds() {
     t1=$(date +%s.%N)
     awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}'
 }
-median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 
 ours=() theirs=()
 for round in $(seq 1 "$rounds"); do
