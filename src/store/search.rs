@@ -3,8 +3,7 @@
 //! times), written atomically before the iteration's `meta.json`; and each trial's own files
 //! (DUT counters and hook outputs, the senders' and receiver's records) in `trials/<NNN>/`
 //! (`calibration/<N>/` for the calibration trials, `closing/` for the closing one), NNN its
-//! 1-based index in `trials`
-//! ([`crate::store::search_files`]).
+//! 1-based index in `trials` ([`crate::store::search_files`]).
 
 use std::collections::BTreeMap;
 

@@ -93,7 +93,7 @@ impl Store {
 
     /// Moves the files of search trial `from` of iteration `key` to search trial `to`'s
     /// directory, by one rename (atomic): a trial taken off the search's list into another
-    /// (calibration). A trial without files (it failed to run) has nothing to move.
+    /// (calibration, closing). A trial without files (it failed to run) has nothing to move.
     pub fn move_search_trial_files(
         &self,
         key: &TrialKey,

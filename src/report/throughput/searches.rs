@@ -79,8 +79,9 @@ pub fn markdown(runs: &[SearchRun]) -> String {
          the rate). They differ when the machine changed speed during the search. Lossy \
          trials: of the trials at or below the lowest lower bound found (loads the DUT \
          forwards without loss in most trials), those that still lost packets, the median lost \
-         and where: the machine took the DUT's CPU away for a moment. Such a trial is bad for \
-         a zero-loss goal; with an exceed ratio of {exceed} a load stays a lower bound as long \
+         and where they were dropped (on the virtual lab: the DUT's input queue, which \
+         overflows when its forwarding stalls for a fraction of a millisecond). Such a trial is \
+         bad for a zero-loss goal; with an exceed ratio of {exceed} a load stays a lower bound as long \
          as no more than {share:.0} % of its trial seconds are bad, so they cost trials rather \
          than move the bound.\n\n\
          | search | max load | at max load: start | end | {} | trials | invalid | lossy \
