@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Max load against a fixed load just above the DUT's capacity, on the virtual lab: what the DUT
 # forwards, and what nft-stateful costs against forwarding, at each. On hardware the two agree
-# (the NIC drops the excess for free); on the virtual lab a buried DUT forwards less, and a
-# firewall's cost looks smaller. One cause, seen in perf: the frames the DUT's full input queue
-# refuses go back to the generator's page pool under a lock the DUT's CPU takes for every frame
-# it forwards.
+# (the NIC drops the excess for free). On the virtual lab the frames a full DUT refuses go back
+# to the generator's page pool under a lock the DUT's CPU takes for every frame it forwards, so a
+# buried DUT forwards less and a firewall's cost looks smaller; that is why max follows the DUT
+# there (src/traffic/follow.rs). This bench shows whether max still agrees with a fixed load.
 #
 #   sudo benches/overload.sh            # RATE=1200000 ITER=3 SECS=6; KEEP=1 keeps the results
 #

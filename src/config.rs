@@ -184,7 +184,8 @@ pub struct Profile {
     /// Destination flows, pkt-gen syntax. Default depends on `af`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dst: Option<String>,
-    /// Offered load: `"max"` or packets per second. Default is `"max"`. A throughput profile
+    /// Offered load: `"max"` or packets per second. Default is `"max"`: on the virtual lab, a
+    /// margin above what the DUT takes ([`crate::traffic::follow`]). A throughput profile
     /// searches below it: a packet rate here is the search's max load unless `search.max_load`
     /// is set.
     #[serde(default = "default_rate")]

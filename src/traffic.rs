@@ -37,6 +37,8 @@ use crate::error::InputError;
 pub mod afpacket;
 /// The seam a trial drives: `Sender` and `Receiver`, and the seconds (`Tick`s) they count.
 pub mod endpoint;
+/// `max` following the next hop: a margin above what the interface accepted lately.
+pub mod follow;
 /// The built-in generator: a pinned thread, the rate limiter, per-second samples.
 pub mod generator;
 /// benchlab's generator and receiver in this process, as a trial's sender and receiver.
@@ -210,6 +212,10 @@ pub struct GenConfig {
     /// AF_PACKET packets per `sendmmsg` (`None`: [`generator::default_burst`]); the XDP
     /// engine sends frame by frame.
     pub burst: Option<u32>,
+    /// At `max`, the XDP engine offers a margin above what the interface accepted lately
+    /// instead of all it can ([`follow`]): on a virtual lab, the frames a full DUT refuses
+    /// cost the DUT's CPU.
+    pub follow: bool,
 }
 
 impl GenConfig {
@@ -223,6 +229,7 @@ impl GenConfig {
             cpu: None,
             engine: Engine::Auto,
             burst: None,
+            follow: false,
         }
     }
 }
@@ -253,6 +260,9 @@ pub struct TxSummary {
     pub tx_pps: f64,
     /// Whether the run stopped before its limit (Ctrl-C, [`Generator::stop`]).
     pub interrupted: bool,
+    /// At `max`, how much more than the interface accepted was offered, when the generator
+    /// followed it ([`GenConfig::follow`]); `None` when it sent all it could.
+    pub follow_margin: Option<f64>,
 }
 
 /// A packet generator: started once, sampled every second, stopped once.

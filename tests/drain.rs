@@ -6,10 +6,11 @@
 use std::time::Duration;
 
 use benchlab::lab::{Lab, LabConfig};
-use benchlab::traffic::packet::FrameSpec;
 use benchlab::traffic::receiver::quiet::Quiet;
 use benchlab::traffic::receiver::RxConfig;
 use benchlab::traffic::{self, GenConfig, IfRef, Limit, Rate};
+
+mod common;
 
 /// The step and cap the virtual lab's receiver settles with.
 const STEP: Duration = Duration::from_millis(20);
@@ -20,14 +21,7 @@ fn after_full_rate_the_count_settles_within_the_cap_and_stays() {
     let lab = Lab::up(&LabConfig::parse("id = \"td1\"", "test").unwrap()).unwrap();
     let f = lab.facts();
     let s = &f.senders[0];
-    let spec = FrameSpec::new(
-        s.mac,
-        s.dut_mac,
-        "198.18.10.1:2000-198.18.10.20".parse().unwrap(),
-        "198.19.10.1:2000-198.19.10.100".parse().unwrap(),
-        64,
-    )
-    .unwrap();
+    let spec = common::sender_frames(s);
     let rx = IfRef::parse(&format!(
         "{}/{}",
         f.receiver.namespace, f.receiver.interface

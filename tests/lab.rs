@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use benchlab::dut::{self, ConfigSet};
 use benchlab::lab::{self, Lab, LabConfig, Owner, Placement, Role};
+use benchlab::traffic::{self, Engine, GenConfig, IfRef, Limit};
 
 mod common;
 use common::{benchlab, lab_namespaces};
@@ -110,6 +111,76 @@ fn a_three_node_lab_forwards_through_the_dut_on_its_own_cpu_and_leaves_nothing()
     );
     lab.down().unwrap();
     assert_gone("t1");
+}
+
+/// A sender interface counter of `lab`'s first sender.
+fn sender_counter(lab: &Lab, name: &str) -> u64 {
+    let f = &lab.facts().senders[0];
+    let path = format!("/sys/class/net/{}/statistics/{name}", f.interface);
+    String::from_utf8(lab.node(Role::Sender(1)).unwrap().get_file(&path).unwrap())
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn max_following_the_dut_saturates_it_without_burying_it() {
+    let _serial = serial();
+    let lab = Lab::up(&config("id = \"t15\"")).unwrap();
+    let f = lab.facts().clone();
+    if f.placement.mode != Placement::Separate {
+        // One CPU: the DUT forwards on the generator's, and its queue never fills.
+        return lab.down().unwrap();
+    }
+    let s = &f.senders[0];
+    let spec = common::sender_frames(s);
+    // Sent per packet received and frames refused by the DUT's input queue, with max as all
+    // the engine can and as following the DUT, on the same lab one after the other.
+    let mut runs = Vec::new();
+    for follow in [false, true] {
+        let mut cfg = GenConfig::new(
+            IfRef {
+                netns: Some(s.namespace.clone()),
+                name: s.interface.clone(),
+            },
+            spec.clone(),
+        );
+        cfg.limit = Limit::Duration(Duration::from_secs(2));
+        cfg.cpu = Some(s.cpu);
+        cfg.engine = Engine::Xdp;
+        cfg.follow = follow;
+        let (rx0, refused0) = (received(&lab), sender_counter(&lab, "tx_dropped"));
+        let mut g = traffic::builtin(cfg).unwrap();
+        g.start().unwrap();
+        while !g.is_finished() {
+            g.next_sample(Duration::from_millis(50));
+        }
+        let summary = g.stop().unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let through = received(&lab) - rx0;
+        assert_eq!(
+            summary.follow_margin,
+            follow.then_some(traffic::follow::MARGIN)
+        );
+        runs.push((
+            summary.tx_pkts as f64 / through as f64,
+            sender_counter(&lab, "tx_dropped") - refused0,
+        ));
+    }
+    lab.down().unwrap();
+    let [(all, _), (followed, refusals)] = runs[..] else {
+        unreachable!()
+    };
+    // Saturated: its full queue refused frames. Not buried: far fewer sent per packet through.
+    assert!(
+        refusals > 0,
+        "following, the DUT's queue never filled: {runs:?}"
+    );
+    assert!(
+        followed < 2.0 && followed < all,
+        "sent per packet received: {followed:.2} following, {all:.2} all the engine can"
+    );
 }
 
 #[test]

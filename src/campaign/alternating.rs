@@ -198,6 +198,7 @@ impl Design<'_> {
             trial: &trial,
             hooks: &self.campaign.hooks,
             capture: false,
+            follow: true,
         };
         let ids = (v, p, segment);
         let meta = SegmentMeta {

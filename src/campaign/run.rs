@@ -98,6 +98,7 @@ pub fn run(
             trial: &campaign.trial,
             hooks: &campaign.hooks,
             capture: key.is_profiling(),
+            follow: true,
         };
         let reference = match profile.rate {
             Rate::Max => fastest.get(&key.profile).copied(),

@@ -134,6 +134,7 @@ impl<'a> SearchRunner<'a> {
             trial: &timing,
             hooks: self.hooks,
             capture: false,
+            follow: false,
         };
         let on_event = &mut *self.on_event;
         let outcome = self.bench.rig(&spec).map_err(TrialError)?;

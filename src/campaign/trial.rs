@@ -33,6 +33,10 @@ pub struct TrialSpec<'a> {
     pub hooks: &'a Hooks,
     /// Profile the DUT between warm-up and cool-down (a profiling trial).
     pub capture: bool,
+    /// At `max`, the senders offer a margin above what the DUT takes instead of all they can,
+    /// where the lab needs it ([`crate::traffic::GenConfig::follow`]: the virtual lab). A
+    /// search's calibration, which measures the generator, does not.
+    pub follow: bool,
 }
 
 /// What one trial gave back.

@@ -189,6 +189,7 @@ fn rig<'a>(
     };
     let mut gen_cfg = GenConfig::new(sender_if.clone(), frames);
     gen_cfg.rate = spec.profile.rate;
+    gen_cfg.follow = spec.follow;
     gen_cfg.limit = Limit::Duration(
         Duration::try_from_secs_f64(spec.trial.duration).context("the trial's duration")?,
     );

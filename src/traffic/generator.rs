@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use super::afpacket::{self, PacketEngine};
+use super::follow::{Follow, START_PPS};
 use super::netlink::{self, Netlink};
 use super::xdp::{XdpCounter, XdpEngine};
 use super::{os, Engine, GenConfig, Generator, Limit, Rate, TxSample, TxSummary};
@@ -84,12 +85,11 @@ enum Counter {
 }
 
 impl Counter {
-    /// The count so far; `None` when the map could not be read (that sample is skipped: the
-    /// final count comes from the sending thread).
-    fn sent(&self) -> Option<u64> {
+    /// The count so far.
+    fn sent(&self) -> u64 {
         match self {
-            Counter::Atomic(a) => Some(a.load(Ordering::Relaxed)),
-            Counter::Xdp(c) => c.sent().ok(),
+            Counter::Atomic(a) => a.load(Ordering::Relaxed),
+            Counter::Xdp(c) => c.sent(),
         }
     }
 }
@@ -100,6 +100,39 @@ struct Ready {
     start: Instant,
     thread: libc::pthread_t,
     done: Receiver<(u64, Instant)>,
+    follower: Option<Follower>,
+}
+
+/// `max` following the interface ([`GenConfig::follow`]): the engine's pace, the interface's
+/// refusals and the controller.
+struct Follower {
+    pace: XdpCounter,
+    /// A socket in the sender's namespace, to read the interface's `tx_dropped`.
+    netlink: Netlink,
+    ifindex: u32,
+    follow: Follow,
+    /// When the last window ended, frames sent and refused by then.
+    last: Option<(Instant, u64, u64)>,
+}
+
+impl Follower {
+    /// Ends a window: reads the refusals and sets the pace. A failed read skips the window.
+    fn step(&mut self, sent: u64) {
+        let Ok(link) = self.netlink.link_by_index(self.ifindex) else {
+            return;
+        };
+        let now = Instant::now();
+        let refused = link.stats.tx_dropped;
+        if let Some((t, sent0, refused0)) = self.last {
+            let rate = self.follow.step(
+                (now - t).as_secs_f64(),
+                sent.saturating_sub(sent0),
+                refused.saturating_sub(refused0),
+            );
+            self.pace.set_rate(rate);
+        }
+        self.last = Some((now, sent, refused));
+    }
 }
 
 impl Generator for Builtin {
@@ -192,7 +225,7 @@ fn send(
     ready_tx: &SyncSender<anyhow::Result<Ready>>,
     halt: &AtomicBool,
 ) -> anyhow::Result<TxSummary> {
-    let (mut sender, engine, fallback) = match setup(cfg) {
+    let (mut sender, engine, fallback, follower) = match setup(cfg) {
         Ok(s) => s,
         Err(e) => {
             let _ = ready_tx.send(Err(e));
@@ -201,9 +234,10 @@ fn send(
     };
     let atomic = Arc::new(AtomicU64::new(0));
     let counter = match &sender {
-        Sender::Xdp(e) => Counter::Xdp(e.counter().context("sharing the XDP state map")?),
+        Sender::Xdp(e) => Counter::Xdp(e.counter()),
         Sender::Packet(_) => Counter::Atomic(Arc::clone(&atomic)),
     };
+    let follow_margin = follower.as_ref().map(|_| super::follow::MARGIN);
     let (done_tx, done) = mpsc::channel();
     let start = Instant::now();
     let thread = os::current_thread();
@@ -212,6 +246,7 @@ fn send(
         start,
         thread,
         done,
+        follower,
     }));
     let sent = match &mut sender {
         Sender::Xdp(e) => e.run(halt),
@@ -239,6 +274,7 @@ fn send(
             0.0
         },
         interrupted: false,
+        follow_margin,
     })
 }
 
@@ -259,6 +295,7 @@ fn monitor(
         start,
         thread,
         done,
+        mut follower,
     } = ready;
     let mut last = TxSample {
         t_s: 0.0,
@@ -294,7 +331,10 @@ fn monitor(
             Err(mpsc::TryRecvError::Empty) => {}
         }
         let t = start.elapsed().as_secs_f64();
-        let Some(sent) = counter.sent() else { continue };
+        let sent = counter.sent();
+        if let Some(f) = follower.as_mut() {
+            f.step(sent);
+        }
         if t >= next_tick {
             sample(t, sent, &mut last);
             while next_tick <= t {
@@ -313,8 +353,9 @@ fn monitor(
     }
 }
 
-/// Enters the namespace, pins, finds the interface and opens the engine.
-fn setup(cfg: &GenConfig) -> anyhow::Result<(Sender, Engine, Option<String>)> {
+/// Enters the namespace, pins, finds the interface and opens the engine (and its follower, when
+/// `max` follows the interface).
+fn setup(cfg: &GenConfig) -> anyhow::Result<(Sender, Engine, Option<String>, Option<Follower>)> {
     os::block_stop_signals().context("blocking signals on the generator thread")?;
     if let Some(ns) = &cfg.iface.netns {
         os::enter_netns(ns)?;
@@ -322,10 +363,8 @@ fn setup(cfg: &GenConfig) -> anyhow::Result<(Sender, Engine, Option<String>)> {
     if let Some(cpu) = cfg.cpu {
         os::pin_to_cpu(cpu)?;
     }
-    let link = super::lookup(
-        &mut Netlink::route().context("opening a netlink socket")?,
-        &cfg.iface,
-    )?;
+    let mut netlink = Netlink::route().context("opening a netlink socket")?;
+    let link = super::lookup(&mut netlink, &cfg.iface)?;
     let l3 = cfg.spec.wire_len() - 14;
     if l3 > link.mtu as usize {
         return Err(InputError::new(format!(
@@ -366,6 +405,7 @@ fn setup(cfg: &GenConfig) -> anyhow::Result<(Sender, Engine, Option<String>)> {
             ));
         }
         let pps = match cfg.rate {
+            Rate::Max if cfg.follow => Some(START_PPS),
             Rate::Max => None,
             Rate::Pps(pps) => Some(pps),
         };
@@ -377,20 +417,37 @@ fn setup(cfg: &GenConfig) -> anyhow::Result<(Sender, Engine, Option<String>)> {
             .map(Sender::Xdp)
             .map_err(|e| format!("cannot load the XDP program: {e}"))
     };
-    match cfg.engine {
-        Engine::Packet => Ok((packet()?, Engine::Packet, None)),
+    let (sender, engine, fallback) = match cfg.engine {
+        Engine::Packet => (packet()?, Engine::Packet, None),
         Engine::Xdp => match xdp() {
-            Ok(s) => Ok((s, Engine::Xdp, None)),
-            Err(why) if !os::is_root() => Err(not_root(&format!("the XDP engine ({why})")).into()),
+            Ok(s) => (s, Engine::Xdp, None),
+            Err(why) if !os::is_root() => {
+                return Err(not_root(&format!("the XDP engine ({why})")).into())
+            }
             Err(why) => {
-                Err(InputError::new(format!("--engine xdp: {why}; use --engine packet")).into())
+                return Err(
+                    InputError::new(format!("--engine xdp: {why}; use --engine packet")).into(),
+                )
             }
         },
         Engine::Auto => match xdp() {
-            Ok(s) => Ok((s, Engine::Xdp, None)),
-            Err(why) => Ok((packet()?, Engine::Packet, Some(why))),
+            Ok(s) => (s, Engine::Xdp, None),
+            Err(why) => (packet()?, Engine::Packet, Some(why)),
         },
-    }
+    };
+    // The AF_PACKET engine needs no follower: the interface's backpressure already holds it
+    // to what the next hop takes.
+    let follower = match &sender {
+        Sender::Xdp(e) if cfg.follow && cfg.rate == Rate::Max => Some(Follower {
+            pace: e.counter(),
+            netlink,
+            ifindex: link.ifindex,
+            follow: Follow::default(),
+            last: None,
+        }),
+        _ => None,
+    };
+    Ok((sender, engine, fallback, follower))
 }
 
 /// The AF_PACKET loop: bursts, each at its due time at a fixed rate; returns the packets sent.

@@ -116,7 +116,14 @@ impl Sender for LocalSender {
         };
         Ok(SenderRecord {
             ticks,
-            description: format!("benchlab gen, {} engine", summary.engine),
+            description: match summary.follow_margin {
+                Some(m) => format!(
+                    "benchlab gen, {} engine, at max offering {:.0} % more than the DUT took",
+                    summary.engine,
+                    m * 100.0
+                ),
+                None => format!("benchlab gen, {} engine", summary.engine),
+            },
             files: vec![(
                 "generator.json".to_string(),
                 serde_json::to_string_pretty(&summary)? + "\n",

@@ -13,7 +13,9 @@
 //! 4. counts the frame and returns `bpf_redirect(ifindex)`.
 //!
 //! The program keeps its own count of frames sent (redirected) in the map, stops sending at the
-//! limit, and at a fixed rate paces frames itself: a run whose frame is not yet due (by
+//! limit, and at a fixed rate (or at `max` following the DUT, [`crate::traffic::follow`], at a
+//! rate the generator's monitor changes through the map, which is mapped into the process)
+//! paces frames itself: a run whose frame is not yet due (by
 //! `bpf_ktime_get_ns`) waits for it, reading the clock again (and drops it only after
 //! [`SPIN`] reads), so frames leave evenly spaced, one at a time. The generator
 //! loses its CPU now and then (the kernel's own work on it, other tasks): measured here, a
@@ -36,6 +38,8 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use super::packet::{build_frame, FlowLayout, FlowPos, FrameSpec};
 
@@ -45,10 +49,10 @@ const BPF_PROG_TEST_RUN: libc::c_long = 10;
 const BPF_MAP_TYPE_ARRAY: u32 = 2;
 const BPF_PROG_TYPE_XDP: u32 = 6;
 const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
+const BPF_F_MMAPABLE: u32 = 1 << 10;
 const BPF_FUNC_MAP_LOOKUP_ELEM: i32 = 1;
 const BPF_FUNC_KTIME_GET_NS: i32 = 5;
 const BPF_FUNC_REDIRECT: i32 = 23;
-const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
 const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
 /// Fractional bits of the pacing clock: intervals are exact to 1/256 ns.
 const FIXED_SHIFT: i32 = 8;
@@ -447,39 +451,115 @@ fn fd_from(rc: libc::c_long) -> OwnedFd {
 /// A loaded frame-writing program, its state map and the frame it starts from.
 #[derive(Debug)]
 pub struct XdpEngine {
+    /// The program (which holds its state map; so does the mapping).
     prog: OwnedFd,
-    map: OwnedFd,
     frame: Vec<u8>,
     limit: u64,
+    state: Arc<Mapped>,
 }
 
-/// Reads how many frames an [`XdpEngine`] has sent, from any thread.
+/// The state map's value mapped into this process (`BPF_F_MMAPABLE`): the monitor reads the
+/// count and changes the pace while the program runs, each field one aligned 8-byte word.
 #[derive(Debug)]
+struct Mapped {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is only touched through `AtomicU64`s (see `Mapped::word`), so sharing it
+// between threads is as safe as sharing the atomics.
+unsafe impl Send for Mapped {}
+// SAFETY: as for Send.
+unsafe impl Sync for Mapped {}
+
+impl Mapped {
+    fn new(map: &OwnedFd) -> io::Result<Mapped> {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        let len = (page.max(0) as usize).max(state::LEN);
+        // SAFETY: a fresh shared mapping of the map's fd; the kernel checks the length and
+        // the map's flags, and the result is checked before use.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                map.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr = std::ptr::NonNull::new(ptr.cast()).ok_or_else(io::Error::last_os_error)?;
+        Ok(Mapped { ptr, len })
+    }
+
+    /// The u64 field at byte offset `off` of the value (one of [`state`]'s offsets).
+    fn word(&self, off: i16) -> &AtomicU64 {
+        let off = off as usize;
+        assert!(
+            off % 8 == 0 && off + 8 <= state::LEN,
+            "a u64 field of the state"
+        );
+        // SAFETY: the mapping is page-aligned and at least state::LEN bytes long, so `off` is
+        // an aligned u64 inside it, live as long as `self`; the program writes it with plain
+        // aligned 8-byte stores, which atomic loads and stores of the same word tolerate.
+        unsafe { &*self.ptr.as_ptr().add(off).cast::<AtomicU64>() }
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new`, which nothing uses any more.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Reads how many frames an [`XdpEngine`] has sent and sets its pace, from any thread.
+#[derive(Debug, Clone)]
 pub struct XdpCounter {
-    map: OwnedFd,
+    state: Arc<Mapped>,
 }
 
 impl XdpCounter {
     /// Frames sent so far (exact once the sending thread is back from the kernel).
-    pub fn sent(&self) -> io::Result<u64> {
-        let v = read_state(&self.map)?;
-        Ok(u64::from_ne_bytes(
-            v[state::SENT as usize..state::SENT as usize + 8]
-                .try_into()
-                .expect("8 bytes"),
-        ))
+    pub fn sent(&self) -> u64 {
+        self.state.word(state::SENT).load(Ordering::Relaxed)
+    }
+
+    /// Paces the frames at `pps` from the next one on; an engine made unpaced stays so.
+    pub fn set_rate(&self, pps: u64) {
+        let word = |off| self.state.word(off);
+        if word(state::INTERVAL).load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let pace = Pace::new(Some(pps));
+        word(state::GAP).store(pace.gap, Ordering::Relaxed);
+        word(state::BURST).store(pace.burst, Ordering::Relaxed);
+        word(state::INTERVAL).store(pace.interval, Ordering::Relaxed);
     }
 }
 
-fn read_state(map: &OwnedFd) -> io::Result<[u8; state::LEN]> {
-    let key = 0u32;
-    let mut value = [0u8; state::LEN];
-    let mut attr = [0u8; ATTR_LEN];
-    put_u32(&mut attr, 0, map.as_raw_fd() as u32);
-    put_u64(&mut attr, 8, &key as *const u32 as u64);
-    put_u64(&mut attr, 16, value.as_mut_ptr() as u64);
-    bpf(BPF_MAP_LOOKUP_ELEM, &mut attr)?;
-    Ok(value)
+/// The pacing fields of the state for a rate (`None`: as fast as possible, all zero).
+struct Pace {
+    interval: u64,
+    gap: u64,
+    burst: u64,
+}
+
+impl Pace {
+    fn new(pps: Option<u64>) -> Pace {
+        let interval = pps.map_or(0, |pps| {
+            ((1_000_000_000u128 << FIXED_SHIFT) / u128::from(pps.max(1))).max(1) as u64
+        });
+        Pace {
+            interval,
+            gap: pps.map_or(0, catch_up_gap),
+            burst: interval * BURST_FRAMES,
+        }
+    }
 }
 
 impl XdpEngine {
@@ -497,19 +577,18 @@ impl XdpEngine {
         put_u32(&mut attr, 4, 4); // key: u32 index
         put_u32(&mut attr, 8, state::LEN as u32);
         put_u32(&mut attr, 12, 1); // one entry
+        put_u32(&mut attr, 16, BPF_F_MMAPABLE);
         attr[28..36].copy_from_slice(b"bl_state");
         let map = fd_from(bpf(BPF_MAP_CREATE, &mut attr)?);
         let limit = limit.unwrap_or(u64::MAX);
-        let interval = pps.map_or(0, |pps| {
-            ((1_000_000_000u128 << FIXED_SHIFT) / u128::from(pps)).max(1) as u64
-        });
+        let pace = Pace::new(pps);
         let mut value = [0u8; state::LEN];
         for (off, v) in [
             (state::LIMIT, limit),
-            (state::INTERVAL, interval),
+            (state::INTERVAL, pace.interval),
             (state::SLACK, SLACK_NS << FIXED_SHIFT),
-            (state::GAP, pps.map_or(0, catch_up_gap)),
-            (state::BURST, interval * BURST_FRAMES),
+            (state::GAP, pace.gap),
+            (state::BURST, pace.burst),
         ] {
             value[off as usize..off as usize + 8].copy_from_slice(&v.to_ne_bytes());
         }
@@ -525,19 +604,20 @@ impl XdpEngine {
             .collect();
         // A rejection is reloaded with the verifier's log, to say why.
         let prog = load(&code, false).or_else(|_| load(&code, true))?;
+        let state = Arc::new(Mapped::new(&map)?);
         Ok(XdpEngine {
             prog,
-            map,
             frame: build_frame(spec, FlowPos::default()),
             limit,
+            state,
         })
     }
 
-    /// A handle that reads the sent counter from another thread.
-    pub fn counter(&self) -> io::Result<XdpCounter> {
-        Ok(XdpCounter {
-            map: self.map.try_clone()?,
-        })
+    /// A handle that reads the sent counter and sets the pace from another thread.
+    pub fn counter(&self) -> XdpCounter {
+        XdpCounter {
+            state: Arc::clone(&self.state),
+        }
     }
 
     /// Sends until the limit, or until `stop` is set and a signal interrupts the kernel's loop
@@ -545,18 +625,12 @@ impl XdpEngine {
     ///
     /// Each `BPF_PROG_TEST_RUN` call runs as long as possible: setting up and tearing down its
     /// page pool costs an RCU grace period (tens of ms here), a gap in the traffic.
-    pub fn run(&mut self, stop: &std::sync::atomic::AtomicBool) -> io::Result<u64> {
-        let counter = XdpCounter {
-            map: self.map.try_clone()?,
-        };
-        let paced = u64::from_ne_bytes(
-            read_state(&self.map)?[state::INTERVAL as usize..state::INTERVAL as usize + 8]
-                .try_into()
-                .expect("8 bytes"),
-        ) != 0;
+    pub fn run(&mut self, stop: &AtomicBool) -> io::Result<u64> {
+        let counter = self.counter();
+        let paced = self.state.word(state::INTERVAL).load(Ordering::Relaxed) != 0;
         loop {
-            let sent = counter.sent()?;
-            if sent >= self.limit || stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let sent = counter.sent();
+            if sent >= self.limit || stop.load(Ordering::Relaxed) {
                 return Ok(sent);
             }
             // Unpaced, every run sends: ask for exactly what is left. Paced, a run may drop

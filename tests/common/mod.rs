@@ -80,3 +80,17 @@ pub fn run_campaign(dir: &std::path::Path, toml: &str) -> (std::path::PathBuf, O
     ]);
     (results, out)
 }
+
+/// 2000 flows of 64-byte IPv4 frames from a lab's sender to its DUT (the default profile's).
+pub fn sender_frames(
+    s: &benchlab::lab::facts::SenderFacts,
+) -> benchlab::traffic::packet::FrameSpec {
+    benchlab::traffic::packet::FrameSpec::new(
+        s.mac,
+        s.dut_mac,
+        "198.18.10.1:2000-198.18.10.20".parse().unwrap(),
+        "198.19.10.1:2000-198.19.10.100".parse().unwrap(),
+        64,
+    )
+    .unwrap()
+}

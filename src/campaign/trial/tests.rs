@@ -41,6 +41,7 @@ fn run_trial(rig: Rig<'_>, cancel: &Cancel) -> (anyhow::Result<TrialData>, usize
         trial: &trial,
         hooks: &hooks,
         capture: false,
+        follow: false,
     };
     let mut shown = 0;
     let data = run(rig, &spec, cancel, &mut |_: &SampleRow| shown += 1);
