@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Benchmark: the throughput search (MLRsearch NDR and PDR) on the virtual lab, as a user runs it:
 # `benchlab run examples/throughput.toml` (forwarding and nft-stateful, inet4, three searches
-# each), then, per search: max load, what the DUT forwarded there at the search's start and end
-# (the saturated rate of this machine at those moments), NDR, PDR, whether the PDR lies at or
-# below a saturated rate ("n/a": the generator, not the DUT, set the rate at max load), the
+# each), then, per search: max load, what the DUT forwarded saturated (at `max` following it, in
+# the opening and closing trials) at the search's start and end, NDR, PDR, whether the PDR lies
+# at or below a saturated rate ("n/a": the generator, not the DUT, set the rate there), the
 # trials, the invalid ones (the generator missed the load), the trials at or below the NDR
 # that lost packets anyway (the machine's noise) and the search's wall time (calibration in).
 # Figures are printed, never asserted: the machine is shared and noisy.
@@ -43,14 +43,14 @@ for d in sorted(glob.glob(os.path.join(root, "runs", "*"))):
     r, trials = s["result"], s["trials"]
     goals = {g["goal"]["name"]: g for g in r["goals"]}
     ct = lambda g: goals.get(g, {}).get("conditional_throughput")
-    # What the DUT forwarded at max load: the first measured trial there (after the warm-up)
-    # and the closing one; saturated when it lost more than 0.5 % (the DUT, not the generator,
-    # set the rate).
+    # What the DUT forwarded saturated: the opening trial (in older records, the first
+    # measured trial at max load) and the closing one; saturated when it lost more than 0.5 %
+    # (the DUT, not the generator, set the rate).
     def at_max(t):
         if t is None:
             return None, False
         return t["received"] / t["duration"], t["sent"] and (t["sent"] - t["received"]) / t["sent"] > 0.005
-    first = next((lab for tr, lab in zip(r["trials"], trials)
+    first = s.get("opening") or next((lab for tr, lab in zip(r["trials"], trials)
                   if not tr["warmup"] and tr["load"] == r["max_load"]), None)
     (start, s_sat), (end, e_sat) = at_max(first), at_max(s.get("closing"))
     sat = [x for x, ok in ((start, s_sat), (end, e_sat)) if x is not None and ok]

@@ -37,7 +37,7 @@ pub use plan::{plan, TrialKey, PROFILING};
 pub use record::{
     measured, parse_samples_csv, samples_csv, SampleRow, SamplesError, Status, TrialMeta,
 };
-pub use search::{AtMaxLoad, SearchRecord, SearchTrial, SEARCH_FILE, SPEED_CHANGE};
+pub use search::{Saturated, SearchRecord, SearchTrial, SEARCH_FILE, SPEED_CHANGE};
 pub use search_files::SearchTrialId;
 
 /// A results directory, opened for a campaign.

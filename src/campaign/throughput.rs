@@ -107,15 +107,16 @@ impl<'a> SearchRunner<'a> {
         }
     }
 
-    /// Runs the trial procedure once, the senders asked for `rate`, for `duration` seconds, and
-    /// keeps its record, judged against `load` packets/s (`None`: any load will do), and its
-    /// files as the next search trial's (a trial that failed to run has none: whoever takes
+    /// Runs the trial procedure once, the senders asked for `rate` (at `max`, following the DUT
+    /// when `follow`: [`TrialSpec::follow`]), for `duration` seconds, and keeps its record,
+    /// judged against `load` packets/s (`None`: any load will do), and its files as the next
+    /// search trial's (a trial that failed to run has none: whoever takes
     /// the record off `trials` moves them); also returns the senders' own rate while they sent,
     /// when they said. `Err` only when the lab could not run it, its files could not be written
     /// or the campaign was interrupted.
     fn measure(
         &mut self,
-        rate: Rate,
+        (rate, follow): (Rate, bool),
         duration: f64,
         load: Option<f64>,
     ) -> Result<(SearchTrial, Option<f64>), TrialError> {
@@ -134,7 +135,7 @@ impl<'a> SearchRunner<'a> {
             trial: &timing,
             hooks: self.hooks,
             capture: false,
-            follow: false,
+            follow,
         };
         let on_event = &mut *self.on_event;
         let outcome = self.bench.rig(&spec).map_err(TrialError)?;
@@ -194,7 +195,7 @@ impl<'a> SearchRunner<'a> {
     ) -> Result<(SearchTrial, Option<f64>), TrialError> {
         // The generator sends whole packets a second.
         let asked = (load * self.correction).round() as u64;
-        let (record, sending) = self.measure(Rate::Pps(asked), duration, Some(load))?;
+        let (record, sending) = self.measure((Rate::Pps(asked), false), duration, Some(load))?;
         if let Some(rate) = sending.filter(|&r| r > 0.0) {
             let wanted = self.correction * load / rate;
             self.correction = wanted.clamp(1.0, MAX_CORRECTION);
@@ -296,20 +297,28 @@ pub fn run_search(
         result: None,
         failure: None,
         trials: Vec::new(),
+        opening: None,
         closing: None,
         wall_s: 0.0,
     };
     let outcome = match (config.max_load, profile.rate) {
         (Some(max), _) => Ok(max),
         (None, Rate::Pps(pps)) => Ok(pps as f64),
-        (None, Rate::Max) => calibrate(&mut runner, &mut record, &config),
+        (None, Rate::Max) => calibrate(&mut runner, &mut record, &config).and_then(|max| {
+            record.opening = Some(saturating(&mut runner, shortest_trial(&config), true)?);
+            Ok(max)
+        }),
     }
     .and_then(|max| {
         search::search(&config, max, &mut runner).map_err(|e| TrialError(anyhow::Error::new(e)))
     });
     if let Ok(result) = &outcome {
         // A closing trial the lab could not run leaves the search's result as it is.
-        record.closing = closing_trial(&mut runner, result).ok().flatten();
+        let closing = match &record.opening {
+            Some(opening) => saturating(&mut runner, opening.duration, false).map(Some),
+            None => closing_at_max_load(&mut runner, result),
+        };
+        record.closing = closing.ok().flatten();
     }
     record.trials = std::mem::take(&mut runner.trials);
     let generator = runner.generator.take();
@@ -334,12 +343,31 @@ pub fn run_search(
     Ok(meta)
 }
 
-/// One more trial at max load once the search is over, as long as the search's first measured
-/// trial there: with that first one, what the DUT forwarded at max load at
-/// the start and at the end. A shared machine changes speed for minutes at a time, and a search
-/// lasts minutes: when the two differ, the bounds mix two machines, and the report says so.
-/// `None` without a max-load trial to repeat.
-fn closing_trial(
+/// A trial of `seconds` at `max` following the DUT, the opening one (before the search) or the
+/// closing one (after): the rate the DUT forwards saturated but not buried, as the trials and
+/// alternating designs measure it. A trial at the search's max load, which is the generator's
+/// (several Mpps on the virtual lab), would bury the virtual DUT and show less
+/// ([`crate::traffic::follow`]). A shared machine changes speed for minutes at a time, and a
+/// search lasts minutes: when the two differ, the bounds mix two machines, and the report says
+/// so.
+fn saturating(
+    runner: &mut SearchRunner<'_>,
+    seconds: f64,
+    opening: bool,
+) -> Result<SearchTrial, TrialError> {
+    runner.measure((Rate::Max, true), seconds, None)?;
+    let id = match opening {
+        true => SearchTrialId::Opening,
+        false => SearchTrialId::Closing,
+    };
+    let trial = runner.take_last(id)?;
+    trial.ok_or_else(|| TrialError(anyhow::anyhow!("{id} left no record")))
+}
+
+/// Without an opening trial (the max load was given, not calibrated), one more trial at max
+/// load once the search is over, as long as the search's first measured trial there, to
+/// compare with it. `None` without a max-load trial to repeat.
+fn closing_at_max_load(
     runner: &mut SearchRunner<'_>,
     result: &SearchResult,
 ) -> Result<Option<SearchTrial>, TrialError> {
@@ -349,6 +377,13 @@ fn closing_trial(
     let duration = first.duration;
     TrialRunner::run(runner, result.max_load, duration)?;
     runner.take_last(SearchTrialId::Closing)
+}
+
+/// The search's shortest trial, seconds: its shortest initial trial duration or warm-up.
+fn shortest_trial(config: &crate::search::SearchConfig) -> f64 {
+    (config.goals.iter().map(|g| g.initial_trial_duration))
+        .chain([config.warmup_duration].into_iter().filter(|&w| w > 0.0))
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// The highest fixed rate the generator holds, from calibration trials: one at full rate
@@ -366,9 +401,7 @@ fn calibrate(
     record: &mut SearchRecord,
     config: &crate::search::SearchConfig,
 ) -> Result<f64, TrialError> {
-    let seconds = (config.goals.iter().map(|g| g.initial_trial_duration))
-        .chain([config.warmup_duration].into_iter().filter(|&w| w > 0.0))
-        .fold(f64::INFINITY, f64::min);
+    let seconds = shortest_trial(config);
     let mut rate = Rate::Max;
     for _ in 0..CALIBRATIONS {
         let load = match rate {
@@ -377,7 +410,7 @@ fn calibrate(
         };
         let (trial, sending) = match load {
             Some(pps) => runner.fixed(pps, seconds)?,
-            None => runner.measure(rate, seconds, load)?,
+            None => runner.measure((rate, false), seconds, load)?,
         };
         runner.take_last(SearchTrialId::Calibration(record.calibration.len() + 1))?;
         record.calibration.push(trial.clone());

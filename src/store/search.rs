@@ -2,7 +2,8 @@
 //! result (goals, bounds, the trace) and every trial as the lab measured it (counters, drops,
 //! times), written atomically before the iteration's `meta.json`; and each trial's own files
 //! (DUT counters and hook outputs, the senders' and receiver's records) in `trials/<NNN>/`
-//! (`calibration/<N>/` for the calibration trials, `closing/` for the closing one), NNN its
+//! (`calibration/<N>/` for the calibration trials, `opening/` and `closing/` for the saturating
+//! trials before and after the search), NNN its
 //! 1-based index in `trials` ([`crate::store::search_files`]).
 
 use std::collections::BTreeMap;
@@ -61,9 +62,15 @@ pub struct SearchRecord {
     pub failure: Option<String>,
     /// Every trial of the search, in order.
     pub trials: Vec<SearchTrial>,
-    /// A trial at max load after the search, as long as its first one there: what the DUT
-    /// forwards at max load at the end, to compare with the start (the machine may have
-    /// changed speed in between). `None` when the search failed (or in older records).
+    /// A trial at `max` following the DUT (as the trials and alternating designs load it)
+    /// before the search, when its max load was calibrated: the rate the DUT forwards
+    /// saturated at the start. `None` otherwise (or in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opening: Option<SearchTrial>,
+    /// A trial after the search, as long as the opening one and like it (without an opening
+    /// trial: at max load, as long as the search's first trial there): the rate the DUT
+    /// forwards saturated at the end, to compare with the start (the machine may have changed
+    /// speed in between). `None` when the search failed (or in older records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub closing: Option<SearchTrial>,
     /// Wall-clock seconds the search took, setup between trials included.
@@ -90,16 +97,17 @@ impl Store {
     }
 }
 
-/// Relative change of the DUT's forwarding at max load, between a search's first trial there
-/// and its closing one, beyond which the machine changed speed during the search. On the
+/// Relative change of the DUT's saturated forwarding between the start of a search and its
+/// end, beyond which the machine changed speed during the search. On the
 /// virtual lab's VM, two searches that held one speed level saw 4.6 % and 5.0 % between the
 /// two (747 → 783 Kpps, 512 → 539 Kpps); its levels differ by 30–50 % (`benches/search-lab.sh`).
 pub const SPEED_CHANGE: f64 = 0.1;
 
-/// What the DUT did at max load in one trial: the rate it forwarded and whether it lost more
-/// than every goal allows (it, not the generator, set the rate).
+/// What the DUT did in a saturating trial (opening, closing, or at max load): the rate it
+/// forwarded and whether it lost more than every goal allows (it, not the generator, set the
+/// rate).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AtMaxLoad {
+pub struct Saturated {
     /// Packets/s received over the trial's seconds.
     pub forwarded: f64,
     /// The loss ratio was above every goal's: the DUT was saturated.
@@ -112,8 +120,8 @@ impl SearchTrial {
         crate::search::loss_ratio(self.sent, self.received)
     }
 
-    fn at_max_load(&self, worst_goal: f64) -> AtMaxLoad {
-        AtMaxLoad {
+    fn saturated(&self, worst_goal: f64) -> Saturated {
+        Saturated {
             forwarded: self.received as f64 / self.duration,
             saturated: self.loss_ratio() > worst_goal,
         }
@@ -121,17 +129,20 @@ impl SearchTrial {
 }
 
 impl SearchRecord {
-    /// The DUT at max load at the start of the search (its first measured trial there, after
-    /// the warm-up) and at its end (the closing trial); `None` where there was no such trial.
-    pub fn max_load(&self) -> (Option<AtMaxLoad>, Option<AtMaxLoad>) {
+    /// The DUT saturated at the start of the search (the opening trial; without one, the
+    /// search's first measured trial at max load) and at its end (the closing trial); `None`
+    /// where there was no such trial.
+    pub fn saturated(&self) -> (Option<Saturated>, Option<Saturated>) {
         let Some(result) = &self.result else {
             return (None, None);
         };
         let worst = (result.goals.iter()).fold(0.0, |w: f64, g| w.max(g.goal.loss_ratio));
-        let first = (result.first_at_max_load())
-            .and_then(|(i, _)| self.trials.get(i))
-            .map(|lab| lab.at_max_load(worst));
-        (first, self.closing.as_ref().map(|t| t.at_max_load(worst)))
+        let first = self
+            .opening
+            .as_ref()
+            .or_else(|| (result.first_at_max_load()).and_then(|(i, _)| self.trials.get(i)));
+        let at = |t: &SearchTrial| t.saturated(worst);
+        (first.map(at), self.closing.as_ref().map(at))
     }
 
     /// Each trial of the search's trace with the lab's record of it: they are the same
@@ -140,11 +151,11 @@ impl SearchRecord {
         (self.result.iter()).flat_map(|r| r.trials.iter().zip(&self.trials))
     }
 
-    /// What the DUT forwarded at max load at the start and at the end of the search, when the
+    /// What the DUT forwarded saturated at the start and at the end of the search, when the
     /// two differ by more than [`SPEED_CHANGE`] and the DUT was saturated in at least one: the
     /// machine changed speed while the search ran, and its bounds mix both speeds.
     pub fn speed_change(&self) -> Option<(f64, f64)> {
-        let (Some(start), Some(end)) = self.max_load() else {
+        let (Some(start), Some(end)) = self.saturated() else {
             return None;
         };
         let (a, b) = (start.forwarded, end.forwarded);

@@ -19,8 +19,10 @@ use super::{Store, TrialKey};
 pub const SEARCH_TRIALS_DIR: &str = "trials";
 /// The directory, in a search iteration's, of the calibration trials.
 pub const CALIBRATION_DIR: &str = "calibration";
-/// The directory, in a search iteration's, of the closing trial (at max load, after the search).
+/// The directory, in a search iteration's, of the closing trial (saturating, after the search).
 pub const CLOSING_DIR: &str = "closing";
+/// The directory, in a search iteration's, of the opening trial (saturating, before the search).
+pub const OPENING_DIR: &str = "opening";
 
 /// Which trial of a search: its list in `search.json` and its 1-based index in that list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,7 +31,9 @@ pub enum SearchTrialId {
     Trial(usize),
     /// The calibration trial number n (`calibration[n - 1]`).
     Calibration(usize),
-    /// The trial at max load after the search (`closing`).
+    /// The saturating trial before the search (`opening`).
+    Opening,
+    /// The saturating trial after the search (`closing`).
     Closing,
 }
 
@@ -41,6 +45,7 @@ impl SearchTrialId {
             Self::Trial(0) | Self::Calibration(0) => None,
             Self::Trial(n) => Some(Path::new(SEARCH_TRIALS_DIR).join(format!("{n:03}"))),
             Self::Calibration(n) => Some(Path::new(CALIBRATION_DIR).join(n.to_string())),
+            Self::Opening => Some(PathBuf::from(OPENING_DIR)),
             Self::Closing => Some(PathBuf::from(CLOSING_DIR)),
         }
     }
@@ -51,6 +56,7 @@ impl std::fmt::Display for SearchTrialId {
         match self {
             Self::Trial(n) => write!(f, "search trial {n}"),
             Self::Calibration(n) => write!(f, "calibration trial {n}"),
+            Self::Opening => write!(f, "the opening trial"),
             Self::Closing => write!(f, "the closing trial"),
         }
     }

@@ -22,6 +22,10 @@
 //! generator that fell short (it lost its CPU) keeps its rate.
 
 use std::collections::VecDeque;
+use std::time::Instant;
+
+use super::netlink::Netlink;
+use super::xdp::XdpCounter;
 
 /// How much more than it accepted the interface is offered.
 pub const MARGIN: f64 = 0.05;
@@ -86,6 +90,50 @@ impl Follow {
         }
         .max(START_PPS as f64);
         self.rate()
+    }
+}
+
+/// [`Follow`] as the generator's monitor runs it ([`crate::traffic::GenConfig::follow`]): the
+/// engine's pace, the interface's refusals and the controller.
+pub struct Follower {
+    pace: XdpCounter,
+    /// A socket in the sender's namespace, to read the interface's `tx_dropped`.
+    netlink: Netlink,
+    ifindex: u32,
+    follow: Follow,
+    /// When the last window ended, frames sent and refused by then.
+    last: Option<(Instant, u64, u64)>,
+}
+
+impl Follower {
+    /// A follower pacing `pace`, reading the refusals of interface `ifindex` through `netlink`
+    /// (a socket in its namespace).
+    pub fn new(pace: XdpCounter, netlink: Netlink, ifindex: u32) -> Follower {
+        Follower {
+            pace,
+            netlink,
+            ifindex,
+            follow: Follow::default(),
+            last: None,
+        }
+    }
+
+    /// Ends a window: reads the refusals and sets the pace. A failed read skips the window.
+    pub fn step(&mut self, sent: u64) {
+        let Ok(link) = self.netlink.link_by_index(self.ifindex) else {
+            return;
+        };
+        let now = Instant::now();
+        let refused = link.stats.tx_dropped;
+        if let Some((t, sent0, refused0)) = self.last {
+            let rate = self.follow.step(
+                (now - t).as_secs_f64(),
+                sent.saturating_sub(sent0),
+                refused.saturating_sub(refused0),
+            );
+            self.pace.set_rate(rate);
+        }
+        self.last = Some((now, sent, refused));
     }
 }
 

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use super::afpacket::{self, PacketEngine};
-use super::follow::{Follow, START_PPS};
+use super::follow::{Follower, START_PPS};
 use super::netlink::{self, Netlink};
 use super::xdp::{XdpCounter, XdpEngine};
 use super::{os, Engine, GenConfig, Generator, Limit, Rate, TxSample, TxSummary};
@@ -101,38 +101,6 @@ struct Ready {
     thread: libc::pthread_t,
     done: Receiver<(u64, Instant)>,
     follower: Option<Follower>,
-}
-
-/// `max` following the interface ([`GenConfig::follow`]): the engine's pace, the interface's
-/// refusals and the controller.
-struct Follower {
-    pace: XdpCounter,
-    /// A socket in the sender's namespace, to read the interface's `tx_dropped`.
-    netlink: Netlink,
-    ifindex: u32,
-    follow: Follow,
-    /// When the last window ended, frames sent and refused by then.
-    last: Option<(Instant, u64, u64)>,
-}
-
-impl Follower {
-    /// Ends a window: reads the refusals and sets the pace. A failed read skips the window.
-    fn step(&mut self, sent: u64) {
-        let Ok(link) = self.netlink.link_by_index(self.ifindex) else {
-            return;
-        };
-        let now = Instant::now();
-        let refused = link.stats.tx_dropped;
-        if let Some((t, sent0, refused0)) = self.last {
-            let rate = self.follow.step(
-                (now - t).as_secs_f64(),
-                sent.saturating_sub(sent0),
-                refused.saturating_sub(refused0),
-            );
-            self.pace.set_rate(rate);
-        }
-        self.last = Some((now, sent, refused));
-    }
 }
 
 impl Generator for Builtin {
@@ -353,6 +321,21 @@ fn monitor(
     }
 }
 
+/// Refuses frames that do not fit the interface's MTU.
+fn check_mtu(cfg: &GenConfig, link: &netlink::LinkInfo) -> Result<(), InputError> {
+    let l3 = cfg.spec.wire_len() - 14;
+    if l3 > link.mtu as usize {
+        return Err(InputError::new(format!(
+            "frame size {} does not fit {}'s MTU {} (at most {} bytes)",
+            cfg.spec.frame_size,
+            cfg.iface,
+            link.mtu,
+            link.mtu as usize + 18
+        )));
+    }
+    Ok(())
+}
+
 /// Enters the namespace, pins, finds the interface and opens the engine (and its follower, when
 /// `max` follows the interface).
 fn setup(cfg: &GenConfig) -> anyhow::Result<(Sender, Engine, Option<String>, Option<Follower>)> {
@@ -365,17 +348,7 @@ fn setup(cfg: &GenConfig) -> anyhow::Result<(Sender, Engine, Option<String>, Opt
     }
     let mut netlink = Netlink::route().context("opening a netlink socket")?;
     let link = super::lookup(&mut netlink, &cfg.iface)?;
-    let l3 = cfg.spec.wire_len() - 14;
-    if l3 > link.mtu as usize {
-        return Err(InputError::new(format!(
-            "frame size {} does not fit {}'s MTU {} (at most {} bytes)",
-            cfg.spec.frame_size,
-            cfg.iface,
-            link.mtu,
-            link.mtu as usize + 18
-        ))
-        .into());
-    }
+    check_mtu(cfg, &link)?;
     let not_root = |what: &str| {
         InputError::new(format!(
             "{what} on {} needs root (CAP_NET_RAW, CAP_BPF); run as root",
@@ -438,13 +411,9 @@ fn setup(cfg: &GenConfig) -> anyhow::Result<(Sender, Engine, Option<String>, Opt
     // The AF_PACKET engine needs no follower: the interface's backpressure already holds it
     // to what the next hop takes.
     let follower = match &sender {
-        Sender::Xdp(e) if cfg.follow && cfg.rate == Rate::Max => Some(Follower {
-            pace: e.counter(),
-            netlink,
-            ifindex: link.ifindex,
-            follow: Follow::default(),
-            last: None,
-        }),
+        Sender::Xdp(e) if cfg.follow && cfg.rate == Rate::Max => {
+            Some(Follower::new(e.counter(), netlink, link.ifindex))
+        }
         _ => None,
     };
     Ok((sender, engine, fallback, follower))

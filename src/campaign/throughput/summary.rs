@@ -54,12 +54,12 @@ pub(super) fn summarize(key: &TrialKey, record: &SearchRecord) -> TrialMeta {
 
 /// What a finished search did not reach (its time limit, a goal's lower bound, a bound above
 /// what the generator offered), and a machine that changed speed during it (`speed`: what the
-/// DUT forwarded at max load at the start and at the end).
+/// DUT forwarded saturated at the start and at the end).
 pub(super) fn flags(result: &SearchResult, speed: Option<(f64, f64)>) -> Vec<String> {
     let mut flags = Vec::new();
     if let Some((start, end)) = speed {
         flags.push(format!(
-            "the machine changed speed during the search: the DUT forwarded {} at max load at \
+            "the machine changed speed during the search: the DUT forwarded {} saturated at \
              its start, {} at its end; its bounds mix both",
             format_pps(start),
             format_pps(end)

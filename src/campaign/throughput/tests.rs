@@ -22,6 +22,8 @@ struct MockDut {
     send: MockSend,
     dut: MockTransport,
     rates: Vec<Rate>,
+    /// Whether each rig's senders followed the DUT at `max`.
+    follows: Vec<bool>,
 }
 
 impl MockDut {
@@ -33,6 +35,7 @@ impl MockDut {
             send: MockSend::Ends,
             dut: MockTransport::new("dut"),
             rates: Vec::new(),
+            follows: Vec::new(),
         }
     }
 }
@@ -53,6 +56,7 @@ impl Bench for MockDut {
     }
     fn rig(&mut self, spec: &TrialSpec<'_>) -> anyhow::Result<Rig<'_>> {
         self.rates.push(spec.profile.rate);
+        self.follows.push(spec.follow);
         // Which rig this is, in the DUT's counters file: which trial's files those are.
         let counters = vec!["counters".into(), self.rates.len().to_string()];
         let pps = match spec.profile.rate {
@@ -189,9 +193,13 @@ fn a_search_finds_the_capacity_and_stores_every_trial() {
     let (meta, record) = search_on(&mut bench, &mut |e| {
         bounds += usize::from(matches!(e, Event::Search { .. }))
     });
-    // The generator's capacity was measured first (full rate, then that rate asked), and the
-    // search stayed below 90 % of it.
-    assert_eq!(bench.rates[..2], [Rate::Max, Rate::Pps(1_000_000)]);
+    // The generator's capacity was measured first (full rate, then that rate asked), then the
+    // DUT's saturated rate (max, following it), and the search stayed below 90 % of the first.
+    assert_eq!(
+        bench.rates[..3],
+        [Rate::Max, Rate::Pps(1_000_000), Rate::Max]
+    );
+    assert_eq!(bench.follows[..3], [false, false, true]);
     assert_eq!(record.generator_max, Some(1e6));
     let result = record.result.clone().unwrap();
     assert_eq!(result.max_load, 9e5);
@@ -204,11 +212,13 @@ fn a_search_finds_the_capacity_and_stores_every_trial() {
     }
     assert_eq!(meta.status, Status::Ok);
     assert_eq!(meta.rx_pps, result.goals[0].conditional_throughput.unwrap());
-    // One more trial at max load closed the search, kept apart from its trials.
-    assert_eq!(bench.rates.last(), Some(&Rate::Pps(900_000)));
+    // One more saturating trial closed the search, kept apart from its trials.
+    assert_eq!(bench.rates.last(), Some(&Rate::Max));
+    assert_eq!(bench.follows.last(), Some(&true));
     let closing = record.closing.as_ref().unwrap();
-    assert_eq!((closing.load, closing.received), (9e5, 600_000));
-    let (start, end) = record.max_load();
+    assert_eq!(closing.received, 600_000);
+    assert_eq!(record.opening.as_ref().unwrap().received, 600_000);
+    let (start, end) = record.saturated();
     assert_eq!(start, end);
     assert!(start.is_some_and(|s| s.saturated && s.forwarded == 6e5));
     assert_eq!(record.speed_change(), None);
@@ -220,11 +230,20 @@ fn search_on(
     bench: &mut MockDut,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> (TrialMeta, SearchRecord) {
+    search_with(small_search(), bench, on_event)
+}
+
+/// A search of `bench` with `search`, as [`search_on`].
+fn search_with(
+    search: SearchConfig,
+    bench: &mut MockDut,
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> (TrialMeta, SearchRecord) {
     let tmp = tempfile::tempdir().unwrap();
     let campaign = Campaign {
         profiles: vec![throughput_profile()],
         config_sets: vec!["forwarding".into()],
-        search: Some(small_search()),
+        search: Some(search),
         ..Campaign::default()
     };
     let store = Store::create(tmp.path(), &campaign).unwrap();
@@ -243,6 +262,23 @@ fn search_on(
 }
 
 #[test]
+fn a_given_max_load_is_not_calibrated_and_closes_at_max_load() {
+    let config = SearchConfig {
+        max_load: Some(8e5),
+        ..small_search()
+    };
+    let mut bench = MockDut::new(6e5, 1e6);
+    let (_, record) = search_with(config, &mut bench, &mut |_| {});
+    // No trial at max: neither calibration nor opening; the closing one at the max load given.
+    assert!(record.calibration.is_empty() && record.opening.is_none());
+    assert!(!bench.rates.contains(&Rate::Max) && !bench.follows.contains(&true));
+    assert_eq!(bench.rates.last(), Some(&Rate::Pps(800_000)));
+    let (start, end) = record.saturated();
+    assert_eq!(start, end);
+    assert!(start.is_some_and(|s| s.saturated && s.forwarded == 6e5));
+}
+
+#[test]
 fn a_dut_faster_than_the_generator_is_flagged_with_what_max_load_shows() {
     let (meta, record) = search_on(&mut MockDut::new(2e6, 1e6), &mut |_| {});
     let result = record.result.as_ref().unwrap();
@@ -252,8 +288,8 @@ fn a_dut_faster_than_the_generator_is_flagged_with_what_max_load_shows() {
         .all(|g| g.relevant_upper_bound.is_none()));
     assert_eq!(meta.status, Status::Flagged);
     assert!(meta.flags[0].starts_with("NDR: max load (900 Kpps) lost no more than 0 %"));
-    // At max load the generator, not the DUT, set the rate.
-    let (start, _) = record.max_load();
+    // Saturating, the generator, not the DUT, set the rate.
+    let (start, _) = record.saturated();
     assert!(start.is_some_and(|s| !s.saturated));
 }
 
@@ -261,14 +297,14 @@ fn a_dut_faster_than_the_generator_is_flagged_with_what_max_load_shows() {
 fn a_machine_that_changed_speed_during_the_search_is_named_in_the_flags() {
     let (_, mut record) = search_on(&mut MockDut::new(6e5, 1e6), &mut |_| {});
     let result = record.result.clone().unwrap();
-    // The closing trial at max load (900 Kpps, 1 s) forwarded a third more than the first.
+    // The closing trial forwarded a third more than the opening one.
     record.closing.as_mut().unwrap().received = 800_000;
     assert_eq!(record.speed_change(), Some((6e5, 8e5)));
     // Within the noise of one speed level, no change.
     record.closing.as_mut().unwrap().received = 620_000;
     assert_eq!(record.speed_change(), None);
     let changed = flags(&result, Some((6e5, 8e5)));
-    let said = "forwarded 600 Kpps at max load at its start, 800 Kpps at its end";
+    let said = "forwarded 600 Kpps saturated at its start, 800 Kpps at its end";
     assert!(changed[0].contains(said), "{changed:?}");
     assert_eq!(flags(&result, None), Vec::<String>::new());
 }
@@ -313,11 +349,13 @@ fn every_trial_of_a_search_keeps_its_files_numbered_as_in_search_json() {
     assert!(record.trials.len() > 3 && record.calibration.len() == 2);
     assert_eq!(listed("trials"), numbered(record.trials.len(), 3));
     assert_eq!(listed("calibration"), numbered(record.calibration.len(), 1));
-    // The calibration trials ran first: the search's trial n is the bench's rig c + n.
-    let rigs = (1..=record.calibration.len()).map(|n| (format!("calibration/{n}"), n));
-    let rigs = rigs.chain(
-        (1..=record.trials.len()).map(|n| (format!("trials/{n:03}"), record.calibration.len() + n)),
-    );
+    // The calibration trials ran first, then the opening one: the search's trial n is the
+    // bench's rig c + 1 + n.
+    let c = record.calibration.len();
+    let rigs = (1..=c).map(|n| (format!("calibration/{n}"), n));
+    let rigs = rigs
+        .chain([("opening".to_string(), c + 1)])
+        .chain((1..=record.trials.len()).map(|n| (format!("trials/{n:03}"), c + 1 + n)));
     for (dir, rig) in rigs {
         let read = |name: &str| std::fs::read_to_string(iteration.join(&dir).join(name)).unwrap();
         assert_eq!(
@@ -340,8 +378,8 @@ fn every_trial_of_a_search_keeps_its_files_numbered_as_in_search_json() {
             ]
         );
     }
-    // The closing trial at max load ran last, its files apart.
-    let closing = record.calibration.len() + record.trials.len() + 1;
+    // The closing trial ran last, its files apart.
+    let closing = c + 1 + record.trials.len() + 1;
     let read = |name: &str| std::fs::read_to_string(iteration.join("closing").join(name)).unwrap();
     assert_eq!(read("dut-before.txt"), format!("$ counters {closing}\n"));
     assert_eq!(bench.rates.len(), closing);

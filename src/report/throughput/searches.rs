@@ -1,11 +1,11 @@
-//! One row per search: what the DUT forwarded at max load at the search's start and end, each
+//! One row per search: what the DUT forwarded saturated at the search's start and end, each
 //! goal's conditional throughput, the trials, the invalid ones, and the trials that lost
 //! packets at loads the DUT forwards — how the machine's noise showed in that search.
 
 use std::collections::BTreeMap;
 
 use crate::ingest::benchlab::throughput::SearchRun;
-use crate::store::{AtMaxLoad, SearchTrial};
+use crate::store::{Saturated, SearchTrial};
 use crate::units::format_pps;
 
 /// What the machine's noise did to one search: the trials at or below its lowest relevant lower
@@ -56,7 +56,7 @@ pub fn disturbed(run: &SearchRun) -> Option<Disturbed> {
     })
 }
 
-fn at_max(at: Option<AtMaxLoad>) -> String {
+fn saturated(at: Option<Saturated>) -> String {
     at.map_or_else(
         || "–".to_string(),
         |a| {
@@ -74,9 +74,11 @@ pub fn markdown(runs: &[SearchRun]) -> String {
     let names: Vec<&str> = goals.goals.iter().map(|g| g.goal.name.as_str()).collect();
     let exceed = goals.goals.first().map_or(0.5, |g| g.goal.exceed_ratio);
     let mut md = format!(
-        "\n### Searches\n\nAt max load: what the DUT forwarded in the search's first trial at \
-         max load and in one more after its last (\"no loss\": the generator, not the DUT, set \
-         the rate). They differ when the machine changed speed during the search. Lossy \
+        "\n### Searches\n\nSaturated: what the DUT forwarded in a trial before the search and \
+         one after it, at `max` following the DUT (offered a little more than it takes, as the \
+         other designs load it; with a max load given instead of calibrated, the search's first \
+         trial at max load and one more there after its last; \"no loss\": the generator, not \
+         the DUT, set the rate). They differ when the machine changed speed during the search. Lossy \
          trials: of the trials at or below the lowest lower bound found (loads the DUT \
          forwards without loss in most trials), those that still lost packets, the median lost \
          and where they were dropped (on the virtual lab: the DUT's input queue, which \
@@ -84,7 +86,7 @@ pub fn markdown(runs: &[SearchRun]) -> String {
          bad for a zero-loss goal; with an exceed ratio of {exceed} a load stays a lower bound as long \
          as no more than {share:.0} % of its trial seconds are bad, so they cost trials rather \
          than move the bound.\n\n\
-         | search | max load | at max load: start | end | {} | trials | invalid | lossy \
+         | search | max load | saturated: start | end | {} | trials | invalid | lossy \
          trials | wall s |\n|---|---|---|---|{}---|---|---|---|\n",
         names.join(" | "),
         "---|".repeat(names.len()),
@@ -100,7 +102,7 @@ pub fn markdown(runs: &[SearchRun]) -> String {
             md.push_str(&format!("| {name} | failed: {why} |\n"));
             continue;
         };
-        let (start, end) = run.record.max_load();
+        let (start, end) = run.record.saturated();
         let figures: Vec<String> = (result.goals.iter())
             .map(|g| g.conditional_throughput.map_or("–".into(), format_pps))
             .collect();
@@ -118,8 +120,8 @@ pub fn markdown(runs: &[SearchRun]) -> String {
         md.push_str(&format!(
             "| {name} | {} | {} | {} | {} | {} | {invalid} | {lossy} | {:.0} |\n",
             format_pps(result.max_load),
-            at_max(start),
-            at_max(end),
+            saturated(start),
+            saturated(end),
             figures.join(" | "),
             result.trials.len(),
             run.record.wall_s,
@@ -163,6 +165,7 @@ mod tests {
                 result: Some(result),
                 failure: None,
                 trials,
+                opening: None,
                 closing: None,
                 wall_s: 40.0,
             },
