@@ -5,7 +5,8 @@
 //! AF_PACKET sends bursts, each waiting at a fixed rate for its due time
 //! `start + packets_sent / pps` on the monotonic clock (sleeping, then spinning the last 100 µs),
 //! so that bursts are evenly spaced and the rate never drifts. The monitor reads the count every
-//! 5 ms, records a sample each second, and ends the run when its limit or a stop comes: it sets
+//! 5 ms (and, at `max` following the DUT, sets the XDP engine's pace: [`crate::traffic::follow`]),
+//! records a sample each second, and ends the run when its limit or a stop comes: it sets
 //! a flag and signals the sending thread, whose long system call then returns `EINTR` (the count
 //! lives in the kernel map or in an atomic, so nothing is lost). SIGINT and SIGTERM are blocked
 //! on the sending thread: Ctrl-C reaches the CLI, which calls [`Generator::stop`].
