@@ -5,7 +5,9 @@
 # the opening and closing trials) at the search's start and end, NDR, PDR, whether the PDR lies
 # at or below a saturated rate ("n/a": the generator, not the DUT, set the rate there), the
 # trials, the invalid ones (the generator missed the load), the trials at or below the NDR
-# that lost packets anyway (the machine's noise) and the search's wall time (calibration in).
+# that lost packets anyway (the machine's noise), of all the trials that lost packets those
+# during which the DUT's CPU stalled longer than its input queue holds at their load (the
+# hypervisor took it away: `dut_cpu` in search.json) and the search's wall time (calibration in).
 # Figures are printed, never asserted: the machine is shared and noisy.
 #
 # Usage: benches/search-lab.sh [CAMPAIGN.toml]     (as root; KEEP=1 keeps the results)
@@ -26,7 +28,7 @@ import glob, json, os, sys
 root = sys.argv[1]
 fmt = lambda x: "-" if x is None else f"{x / 1e3:7.1f} k"
 print(f"{'search':30} {'max load':>9} {'fwd start':>9} {'fwd end':>9} {'NDR':>9} {'PDR':>9} "
-      f"{'PDR<=sat':>8} {'trials':>6} {'invalid':>7} {'lossy<=NDR':>10} {'wall s':>6}")
+      f"{'PDR<=sat':>8} {'trials':>6} {'invalid':>7} {'lossy<=NDR':>10} {'stalled':>9} {'wall s':>6}")
 for d in sorted(glob.glob(os.path.join(root, "runs", "*"))):
     name = os.path.basename(d)
     try:
@@ -61,8 +63,13 @@ for d in sorted(glob.glob(os.path.join(root, "runs", "*"))):
            if tr["valid"] and not tr["warmup"] and ndr_lb is not None and tr["load"] <= ndr_lb]
     lossy = sum(1 for t in low if t["received"] < t["sent"])
     invalid = sum(1 for t in trials if not t["valid"])
+    # Of the trials that lost packets, those with a stall of the DUT's CPU longer than its input
+    # queue holds at their load.
+    lost = [t for t in trials if t["received"] < t["sent"] and "dut_cpu" in t]
+    outlasted = lambda t: t["dut_cpu"]["longest_ms"] / 1e3 * t["load"] > t["dut_cpu"]["queue_frames"]
+    stalled = f"{sum(1 for t in lost if outlasted(t))}/{len(lost)}"
     print(f"{name:30} {fmt(r['max_load']):>9} {fmt(start):>9} {fmt(end):>9} {fmt(ct('NDR')):>9} "
           f"{fmt(pdr):>9} {below:>8} {len(trials):6} {invalid:7} {f'{lossy}/{len(low)}':>10} "
-          f"{s['wall_s']:6.0f}")
+          f"{stalled:>9} {s['wall_s']:6.0f}")
 PY
 echo "report: $work/results/README.md${KEEP:+ (kept)}"

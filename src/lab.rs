@@ -27,6 +27,8 @@ pub mod facts;
 pub mod host;
 /// Real labs: nodes reached over SSH (`[dut]`, `[sender]`, `[receiver]` in LAB.toml).
 pub mod ssh;
+/// How long the virtual DUT's CPU went without running during a trial (`dut-cpu.json`).
+pub mod stall;
 /// The `LAB.toml` model, roles, names of namespaces and interfaces.
 pub mod topology;
 /// Building and removing the lab on this machine (namespaces, veths, CPU placement).

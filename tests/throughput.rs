@@ -76,7 +76,13 @@ fn a_search_on_the_virtual_lab_ends_with_its_trials_table_and_chart() {
     assert_eq!(kept, trials.iter().filter(|t| ran(t)).count());
     for (n, _) in (1..).zip(trials).filter(|(_, t)| ran(t)) {
         let dir = trial.join(format!("trials/{n:03}"));
-        for name in ["dut-before.txt", "dut-after.txt", "receiver.json"] {
+        // The DUT's CPU watched for stalls too: they say whether a loss was the machine's.
+        for name in [
+            "dut-before.txt",
+            "dut-after.txt",
+            "receiver.json",
+            "dut-cpu.json",
+        ] {
             assert!(dir.join(name).is_file(), "{}/{name}", dir.display());
         }
     }
@@ -84,6 +90,18 @@ fn a_search_on_the_virtual_lab_ends_with_its_trials_table_and_chart() {
         // Counted after the drain: the receiver never counts more than was sent.
         assert!(t["received"].as_u64() <= t["sent"].as_u64(), "{t}");
         assert!(t["drops"].as_object().is_some_and(|d| !d.is_empty()), "{t}");
+        if ran(t) {
+            // The watch woke about every millisecond of the trial (more than half of them,
+            // however busy the machine) and saw how late, at most, it woke.
+            let cpu = &t["dut_cpu"];
+            let wakes = cpu["wakes"].as_u64().unwrap();
+            assert!(
+                wakes as f64 > 0.5e3 * t["duration"].as_f64().unwrap(),
+                "{t}"
+            );
+            assert!(cpu["longest_ms"].as_f64().is_some_and(|l| l >= 0.0), "{t}");
+            assert_eq!(cpu["queue_frames"], 256, "{t}");
+        }
     }
     let readme = fs::read_to_string(results.join("README.md")).unwrap();
     if meta["status"] == "failed" {

@@ -199,6 +199,7 @@ impl Design<'_> {
             hooks: &self.campaign.hooks,
             capture: false,
             follow: true,
+            watch_cpu: false,
         };
         let ids = (v, p, segment);
         let meta = SegmentMeta {

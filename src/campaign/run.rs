@@ -99,6 +99,7 @@ pub fn run(
             hooks: &campaign.hooks,
             capture: key.is_profiling(),
             follow: true,
+            watch_cpu: false,
         };
         let reference = match profile.rate {
             Rate::Max => fastest.get(&key.profile).copied(),

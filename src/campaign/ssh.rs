@@ -176,6 +176,7 @@ impl SshBench {
             senders,
             receiver,
             profiler: (self.no_profiler.is_none()).then(|| os::profiler(os, &self.dut, event)),
+            dut_cpu: None,
             capture_delay: std::time::Duration::ZERO,
         })
     }
@@ -252,6 +253,7 @@ impl Bench for SshBench {
             senders,
             receiver,
             profiler: None,
+            dut_cpu: None,
             capture_delay: std::time::Duration::ZERO,
         };
         Ok((rig, Box::new(switcher)))

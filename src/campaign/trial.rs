@@ -1,6 +1,7 @@
 //! The trial procedure, once for every lab: snapshot the DUT → ready the profiler → start the
-//! receiver → ready and start the senders → poll and pair their seconds (placing the capture
-//! window, running the `during` hooks) → stop → drain → keep the files.
+//! receiver → ready the senders, watch the DUT's CPU (when asked and the lab can) and start
+//! the senders → poll and pair their seconds (placing the capture window, running the `during`
+//! hooks) → stop → drain → keep the files.
 //!
 //! A lab kind only hands out a [`Rig`]: its DUT, its senders, its receiver and its profiler.
 //! Everything about time — when the trial clock starts, which seconds pair with which, when an
@@ -13,6 +14,7 @@ use anyhow::Context;
 use crate::cancel::Cancel;
 use crate::clock::unix_now;
 use crate::config::{Hooks, Profile, Trial};
+use crate::lab::stall::{DutCpu, StallWatch};
 use crate::profile::{CaptureResult, CaptureSchedule, Profiler};
 use crate::store::{SampleRow, TrialKey};
 use crate::traffic::endpoint::{
@@ -37,6 +39,9 @@ pub struct TrialSpec<'a> {
     /// where the lab needs it ([`crate::traffic::GenConfig::follow`]: the virtual lab). A
     /// search's calibration, which measures the generator, does not.
     pub follow: bool,
+    /// Watch the DUT's CPU for stalls, where the lab can ([`crate::lab::stall`]: the virtual
+    /// lab): a search's trials at a fixed load, whose loss it explains.
+    pub watch_cpu: bool,
 }
 
 /// What one trial gave back.
@@ -74,6 +79,9 @@ pub struct Rig<'a> {
     pub receiver: Box<dyn Receiver + 'a>,
     /// The DUT's profiler, used by profiling trials.
     pub profiler: Option<Box<dyn Profiler + 'a>>,
+    /// The DUT's CPU to watch for stalls during the traffic (`dut-cpu.json`), when asked and
+    /// the lab can.
+    pub dut_cpu: Option<DutCpu>,
     /// How much later than the end of warm-up a capture starts (zero, but in tests that
     /// misplace the capture on purpose).
     pub capture_delay: Duration,
@@ -144,6 +152,7 @@ pub fn run(
         sender.prepare()?;
     }
     rig.receiver.traffic_starts()?;
+    let stalls = rig.dut_cpu.map(StallWatch::start).transpose()?;
     let start_unix_s = unix_now();
     for sender in &mut rig.senders {
         sender.start()?;
@@ -160,6 +169,10 @@ pub fn run(
         &mut files,
     )?;
     let end_unix_s = unix_now();
+    if let Some(watch) = stalls {
+        let seen = watch.finish().context("watching the DUT's CPU")?;
+        files.push(("dut-cpu.json".into(), serde_json::to_string_pretty(&seen)?));
+    }
     rig.receiver
         .settle()
         .context("waiting for the packets in flight")?;

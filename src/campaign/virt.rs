@@ -13,6 +13,7 @@ use super::trial::{Rig, TrialSpec};
 use crate::cancel::Cancel;
 use crate::config::{Campaign, Profile, Version, ALTERNATING_INTERVAL};
 use crate::dut::{self, ConfigSets, Os};
+use crate::lab::stall::{DutCpu, VETH_QUEUE_FRAMES};
 use crate::lab::{Lab, Placement};
 use crate::profile::PerfProfiler;
 use crate::store::LabRecord;
@@ -227,6 +228,10 @@ fn rig<'a>(
         senders: vec![Box::new(LocalSender::new(gen_cfg))],
         receiver: Box::new(LocalReceiver::new(rx_cfg)),
         profiler: Some(Box::new(profiler)),
+        dut_cpu: spec.watch_cpu.then_some(DutCpu {
+            cpu: facts.dut.cpu,
+            queue_frames: VETH_QUEUE_FRAMES,
+        }),
         capture_delay,
     })
 }

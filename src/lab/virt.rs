@@ -57,7 +57,7 @@ const DUT_SYSCTLS: &[&str] = &[
 
 /// The SCHED_FIFO priority of the DUT's NAPI kthreads (the kernel's own threaded IRQ
 /// handlers run at 50; the DUT's forwarding is the same kind of work).
-const NAPI_PRIORITY: &str = "50";
+pub(crate) const NAPI_PRIORITY: i32 = 50;
 
 /// Builds the lab of `t` as `plan` lays it out. On error the caller removes what was built.
 pub(crate) fn build(t: &Topology, plan: &Plan) -> Result<()> {
@@ -163,7 +163,13 @@ fn thread_napi(t: &Topology, dut: &NetnsTransport, dev: &str) -> Result<()> {
         // Real-time, so that whatever else runs on this machine (a compiler, CI)
         // cannot preempt the DUT and overflow its 256-frame veth ring; the kernel's
         // RT throttling still leaves 5 % of the CPU to others.
-        LocalTransport.run(&["chrt", "-f", "-p", NAPI_PRIORITY, &pid.to_string()])?;
+        LocalTransport.run(&[
+            "chrt",
+            "-f",
+            "-p",
+            &NAPI_PRIORITY.to_string(),
+            &pid.to_string(),
+        ])?;
     }
     Ok(())
 }

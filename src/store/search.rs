@@ -1,6 +1,6 @@
 //! What a throughput search leaves in its iteration's directory: `search.json`, the search's
 //! result (goals, bounds, the trace) and every trial as the lab measured it (counters, drops,
-//! times), written atomically before the iteration's `meta.json`; and each trial's own files
+//! times, the DUT CPU's stalls), written atomically before the iteration's `meta.json`; and each trial's own files
 //! (DUT counters and hook outputs, the senders' and receiver's records) in `trials/<NNN>/`
 //! (`calibration/<N>/` for the calibration trials, `opening/` and `closing/` for the saturating
 //! trials before and after the search), NNN its
@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Store, TrialKey};
 use crate::error::InputError;
+use crate::lab::stall::CpuStalls;
 use crate::search::{SearchResult, TrialRecord};
 
 /// The file of a search, beside the iteration's `meta.json`.
@@ -34,6 +35,10 @@ pub struct SearchTrial {
     /// not watch any.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub drops: BTreeMap<String, u64>,
+    /// How long the DUT's CPU stalled during the trial, where the lab watched it (the virtual
+    /// lab's trials at a fixed load): whether its loss was the machine's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dut_cpu: Option<CpuStalls>,
     /// False when the senders missed the intended load (or failed): retried, not a loss.
     pub valid: bool,
     /// Why it is invalid, when it is.
@@ -118,6 +123,14 @@ impl SearchTrial {
     /// The trial's loss ratio, |sent − received| / sent (0 when nothing was sent).
     pub fn loss_ratio(&self) -> f64 {
         crate::search::loss_ratio(self.sent, self.received)
+    }
+
+    /// Whether the DUT's CPU stalls, where the lab watched them, account for the packets the
+    /// trial lost ([`CpuStalls::explain`], at the rate the senders sent): the machine's loss.
+    pub fn lost_to_stalls(&self) -> bool {
+        let lost = self.sent.saturating_sub(self.received);
+        let sent_rate = self.sent as f64 / self.duration;
+        (self.dut_cpu.as_ref()).is_some_and(|c| c.explain(sent_rate, lost))
     }
 
     fn saturated(&self, worst_goal: f64) -> Saturated {

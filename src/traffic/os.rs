@@ -19,10 +19,12 @@ use crate::error::InputError;
 /// Where `ip netns` keeps its named namespaces.
 pub const NETNS_DIR: &str = "/run/netns";
 
-/// Gives the calling thread the lowest real-time priority (SCHED_FIFO 1), so that it runs as
-/// soon as it wakes, ahead of every ordinary thread on its CPU.
-pub fn realtime() -> io::Result<()> {
-    let param = libc::sched_param { sched_priority: 1 };
+/// Gives the calling thread real-time `priority` (SCHED_FIFO, 1 the lowest), so that it runs as
+/// soon as it wakes, ahead of every ordinary thread on its CPU and of lower real-time ones.
+pub fn realtime(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
     // SAFETY: pid 0 is the calling thread; `param` lives for the call.
     let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
     if rc != 0 {

@@ -190,7 +190,7 @@ impl Receiver {
                 if let Some(cpu) = cfg.cpu {
                     super::os::pin_to_cpu(cpu)?;
                     // Best effort: without CAP_SYS_NICE the sampler keeps its ordinary priority.
-                    let _ = super::os::realtime();
+                    let _ = super::os::realtime(1);
                 }
                 let mut series = Series {
                     iface: cfg.iface.to_string(),

@@ -149,6 +149,7 @@ impl Bench for MockLab {
                 inner: MockReceiver { ticks: Vec::new() },
             }),
             profiler: None,
+            dut_cpu: None,
             capture_delay: Duration::ZERO,
         };
         let switcher = MockSwitcher {

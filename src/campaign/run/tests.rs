@@ -81,6 +81,7 @@ impl Bench for MockBench {
             senders: vec![MockSender::new(steady(seconds, tx), send)],
             receiver: Box::new(MockReceiver { ticks: rx }),
             profiler: None,
+            dut_cpu: None,
             capture_delay: std::time::Duration::ZERO,
         })
     }

@@ -1,7 +1,16 @@
-//! What a search trial's own files say: the senders' rate while they sent and where packets
-//! were dropped, read from the senders' and the receiver's records.
+//! What a search trial's own files say: the senders' rate while they sent, where packets were
+//! dropped and how long the DUT's CPU stalled, read from the senders', the receiver's and the
+//! CPU watch's records.
 
 use std::collections::BTreeMap;
+
+use crate::lab::stall::CpuStalls;
+
+/// What the DUT's CPU watch saw (`dut-cpu.json`), when the lab watched it.
+pub fn cpu_stalls(files: &[(String, String)]) -> Option<CpuStalls> {
+    let (_, text) = files.iter().find(|(name, _)| name == "dut-cpu.json")?;
+    serde_json::from_str(text).ok()
+}
 
 /// The senders' summed rate while they sent (packets over the seconds from their first to
 /// their last packet), from their own summaries: `generator.json` (in-process) or

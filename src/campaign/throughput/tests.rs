@@ -77,6 +77,7 @@ impl Bench for MockDut {
             senders: vec![MockSender::new(tx, self.send)],
             receiver: Box::new(MockReceiver { ticks: rx }),
             profiler: None,
+            dut_cpu: None,
             capture_delay: std::time::Duration::ZERO,
         })
     }

@@ -18,6 +18,7 @@ fn rig<'a>(dut: &'a MockTransport, senders: Vec<Box<dyn Sender + 'a>>, rx: Vec<T
         senders,
         receiver: Box::new(MockReceiver { ticks: rx }),
         profiler: None,
+        dut_cpu: None,
         capture_delay: Duration::ZERO,
     }
 }
@@ -42,6 +43,7 @@ fn run_trial(rig: Rig<'_>, cancel: &Cancel) -> (anyhow::Result<TrialData>, usize
         hooks: &hooks,
         capture: false,
         follow: false,
+        watch_cpu: false,
     };
     let mut shown = 0;
     let data = run(rig, &spec, cancel, &mut |_: &SampleRow| shown += 1);

@@ -1,6 +1,7 @@
 //! One row per search: what the DUT forwarded saturated at the search's start and end, each
-//! goal's conditional throughput, the trials, the invalid ones, and the trials that lost
-//! packets at loads the DUT forwards — how the machine's noise showed in that search.
+//! goal's conditional throughput, the trials, the invalid ones, those that lost packets and
+//! of them those the DUT's CPU stalls account for (the machine's loss), and the trials that
+//! lost packets at loads the DUT forwards — how the machine's noise showed in that search.
 
 use std::collections::BTreeMap;
 
@@ -20,6 +21,9 @@ pub struct Disturbed {
     pub median_lost: u64,
     /// The watched interface that dropped most of them, when the receiver watched any.
     pub at: Option<String>,
+    /// Those of them whose loss the DUT's CPU stalls account for (the machine's loss:
+    /// [`crate::lab::stall`]); `None` when the lab did not watch the DUT's CPU.
+    pub stalled: Option<usize>,
 }
 
 /// The trials of `run` at or below its lowest relevant lower bound, and those that lost
@@ -33,10 +37,10 @@ pub fn disturbed(run: &SearchRun) -> Option<Disturbed> {
         .filter(|(t, _)| t.valid && !t.warmup && t.load <= bound)
         .map(|(_, lab)| lab)
         .collect();
-    let mut lost: Vec<u64> = (below.iter())
-        .map(|t| t.sent.saturating_sub(t.received))
-        .filter(|&n| n > 0)
-        .collect();
+    let lossy: Vec<&&SearchTrial> = (below.iter()).filter(|t| t.sent > t.received).collect();
+    let watched = below.iter().any(|t| t.dut_cpu.is_some());
+    let stalled = watched.then(|| lossy.iter().filter(|t| t.lost_to_stalls()).count());
+    let mut lost: Vec<u64> = (lossy.iter()).map(|t| t.sent - t.received).collect();
     lost.sort_unstable();
     let mut drops: BTreeMap<&str, u64> = BTreeMap::new();
     for (iface, n) in below.iter().flat_map(|t| &t.drops) {
@@ -53,7 +57,23 @@ pub fn disturbed(run: &SearchRun) -> Option<Disturbed> {
         lossy: lost.len(),
         median_lost: lost.get(lost.len() / 2).copied().unwrap_or(0),
         at,
+        stalled,
     })
+}
+
+/// "K of N lossy": of the trials `run` counted that lost packets, those its DUT's CPU stalls
+/// account for; "–" when the lab did not watch the DUT's CPU.
+fn lost_to_stalls(run: &SearchRun) -> String {
+    let counted: Vec<&SearchTrial> = (run.record.paired_trials())
+        .filter(|(t, _)| t.valid && !t.warmup)
+        .map(|(_, lab)| lab)
+        .collect();
+    if counted.iter().all(|t| t.dut_cpu.is_none()) {
+        return "–".into();
+    }
+    let lossy = counted.iter().filter(|t| t.sent > t.received);
+    let stalled = lossy.clone().filter(|t| t.lost_to_stalls()).count();
+    format!("{stalled} of {} lossy", lossy.count())
 }
 
 fn saturated(at: Option<Saturated>) -> String {
@@ -82,12 +102,19 @@ pub fn markdown(runs: &[SearchRun]) -> String {
          trials: of the trials at or below the lowest lower bound found (loads the DUT \
          forwards without loss in most trials), those that still lost packets, the median lost \
          and where they were dropped (on the virtual lab: the DUT's input queue, which \
-         overflows when its forwarding stalls for a fraction of a millisecond). Such a trial is \
+         overflows when its forwarding stalls for a fraction of a millisecond), and on the \
+         virtual lab how many of them the DUT's CPU stalls account for (a watch on the DUT's \
+         CPU sees the hypervisor take it away for milliseconds; one stall outlasted what the \
+         queue holds at the load, and no more was lost than arrived during them: the \
+         machine's loss, not the DUT's). Such a \
+         trial is \
          bad for a zero-loss goal; with an exceed ratio of {exceed} a load stays a lower bound as long \
          as no more than {share:.0} % of its trial seconds are bad, so they cost trials rather \
          than move the bound.\n\n\
-         | search | max load | saturated: start | end | {} | trials | invalid | lossy \
-         trials | wall s |\n|---|---|---|---|{}---|---|---|---|\n",
+         Lost to stalls: of the trials the search counted that lost packets, those the DUT's \
+         CPU stalls account for (virtual lab).\n\n\
+         | search | max load | saturated: start | end | {} | trials | invalid | lost to stalls | lossy \
+         trials | wall s |\n|---|---|---|---|{}---|---|---|---|---|\n",
         names.join(" | "),
         "---|".repeat(names.len()),
         share = 100.0 * exceed,
@@ -107,18 +134,25 @@ pub fn markdown(runs: &[SearchRun]) -> String {
             .map(|g| g.conditional_throughput.map_or("–".into(), format_pps))
             .collect();
         let invalid = result.trials.iter().filter(|t| !t.valid).count();
+        let stalled = lost_to_stalls(run);
         let lossy = disturbed(run).map_or_else(
             || "–".to_string(),
             |d| {
                 let at = d.at.map(|a| format!(", at {a}")).unwrap_or_default();
+                let stalled = (d.stalled)
+                    .map(|k| format!("; {k} to the DUT's CPU stalls"))
+                    .unwrap_or_default();
                 match d.lossy {
                     0 => format!("0 of {}", d.trials),
-                    n => format!("{n} of {} ({} packets{at})", d.trials, d.median_lost),
+                    n => format!(
+                        "{n} of {} ({} packets{at}{stalled})",
+                        d.trials, d.median_lost
+                    ),
                 }
             },
         );
         md.push_str(&format!(
-            "| {name} | {} | {} | {} | {} | {} | {invalid} | {lossy} | {:.0} |\n",
+            "| {name} | {} | {} | {} | {} | {} | {invalid} | {stalled} | {lossy} | {:.0} |\n",
             format_pps(result.max_load),
             saturated(start),
             saturated(end),
@@ -148,6 +182,7 @@ mod tests {
                 sent: t.sent,
                 received: t.received,
                 drops: BTreeMap::new(),
+                dut_cpu: None,
                 valid: t.valid,
                 problem: None,
                 start_unix_s: 0.0,
@@ -210,5 +245,58 @@ mod tests {
             md.contains("| v.forwarding.inet4.1 | 2 Mpps | 1 Mpps | – |"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn lossy_trials_the_dut_cpu_stalls_account_for_are_counted() {
+        let mut run = run();
+        let bound = run.record.result.as_ref().unwrap().goals[0]
+            .relevant_lower_bound
+            .unwrap();
+        let watch = |longest_ms| crate::lab::stall::CpuStalls {
+            cpu: 1,
+            wakes: 1000,
+            longest_ms,
+            stalls_ms: vec![longest_ms],
+            steal_ms: 0.0,
+            queue_frames: 256,
+        };
+        for t in &mut run.record.trials {
+            t.dut_cpu = Some(watch(0.05));
+        }
+        let below: Vec<usize> = (run.record.trials.iter().enumerate())
+            .filter(|(_, t)| t.load <= bound && t.load > 0.9e6)
+            .map(|(i, _)| i)
+            .take(2)
+            .collect();
+        assert_eq!(below.len(), 2);
+        // Both lose 100 packets; during the first the DUT's CPU was away for 9 ms (at ~1 Mpps
+        // some 8,700 packets beyond its 256-frame queue), during the second for 0.1 ms (none).
+        for (&i, longest_ms) in below.iter().zip([9.0, 0.1]) {
+            let t = &mut run.record.trials[i];
+            t.received -= 100;
+            t.dut_cpu = Some(watch(longest_ms));
+        }
+        let d = disturbed(&run).unwrap();
+        assert_eq!((d.lossy, d.stalled), (2, Some(1)));
+        let run_lossy = run.clone();
+        let md = markdown(&[run]);
+        assert!(
+            md.contains("(100 packets; 1 to the DUT's CPU stalls)"),
+            "{md}"
+        );
+        // Of all the lossy trials the search counted (above capacity too), the one.
+        let lossy = (run_lossy.record.paired_trials())
+            .filter(|(t, lab)| t.valid && !t.warmup && lab.sent > lab.received)
+            .count();
+        assert!(md.contains(&format!("| 1 of {lossy} lossy |")), "{md}");
+        // A lab that does not watch the DUT's CPU says nothing of it.
+        let mut unwatched = self::run();
+        unwatched
+            .record
+            .trials
+            .iter_mut()
+            .for_each(|t| t.dut_cpu = None);
+        assert_eq!(disturbed(&unwatched).unwrap().stalled, None);
     }
 }
