@@ -27,7 +27,7 @@ pub enum PointKind {
     Measured,
     /// The discarded warm-up trial at max load.
     Warmup,
-    /// Retried, not counted: the senders missed the load, or the machine caused its loss.
+    /// The senders missed the load: retried, not counted.
     Invalid,
 }
 
