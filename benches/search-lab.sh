@@ -5,9 +5,11 @@
 # the opening and closing trials) at the search's start and end, NDR, PDR, whether the PDR lies
 # at or below a saturated rate ("n/a": the generator, not the DUT, set the rate there), the
 # trials, the invalid ones (the generator missed the load), the trials at or below the NDR
-# that lost packets anyway (the machine's noise), of all the trials that lost packets those
-# during which the DUT's CPU stalled longer than its input queue holds at their load (the
-# hypervisor took it away: `dut_cpu` in search.json) and the search's wall time (calibration in).
+# that lost packets anyway (the machine's noise), of the trials the search counted that lost
+# packets those the DUT's CPU stalls account for (one stall outlasted the DUT's input queue at
+# their load and no more was lost than arrived during the stalls, as the report's "lost to
+# stalls" column: `dut_cpu` in search.json, src/lab/stall.rs) and the search's wall time
+# (calibration in).
 # Figures are printed, never asserted: the machine is shared and noisy.
 #
 # Usage: benches/search-lab.sh [CAMPAIGN.toml]     (as root; KEEP=1 keeps the results)
@@ -63,11 +65,15 @@ for d in sorted(glob.glob(os.path.join(root, "runs", "*"))):
            if tr["valid"] and not tr["warmup"] and ndr_lb is not None and tr["load"] <= ndr_lb]
     lossy = sum(1 for t in low if t["received"] < t["sent"])
     invalid = sum(1 for t in trials if not t["valid"])
-    # Of the trials that lost packets, those with a stall of the DUT's CPU longer than its input
-    # queue holds at their load.
-    lost = [t for t in trials if t["received"] < t["sent"] and "dut_cpu" in t]
-    outlasted = lambda t: t["dut_cpu"]["longest_ms"] / 1e3 * t["load"] > t["dut_cpu"]["queue_frames"]
-    stalled = f"{sum(1 for t in lost if outlasted(t))}/{len(lost)}"
+    # Of the counted trials that lost packets, those the DUT's CPU stalls account for
+    # (CpuStalls::explain, at the rate the senders sent).
+    lost = [lab for tr, lab in zip(r["trials"], trials) if tr["valid"] and not tr["warmup"]
+            and lab["received"] < lab["sent"] and "dut_cpu" in lab]
+    def explained(t):
+        c, rate = t["dut_cpu"], t["sent"] / t["duration"]
+        outlasted = c["longest_ms"] / 1e3 * rate > c["queue_frames"]
+        return outlasted and t["sent"] - t["received"] <= sum(c["stalls_ms"]) / 1e3 * rate
+    stalled = f"{sum(1 for t in lost if explained(t))}/{len(lost)}"
     print(f"{name:30} {fmt(r['max_load']):>9} {fmt(start):>9} {fmt(end):>9} {fmt(ct('NDR')):>9} "
           f"{fmt(pdr):>9} {below:>8} {len(trials):6} {invalid:7} {f'{lossy}/{len(low)}':>10} "
           f"{stalled:>9} {s['wall_s']:6.0f}")
