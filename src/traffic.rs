@@ -216,6 +216,10 @@ pub struct GenConfig {
     /// instead of all it can ([`follow`]): on a virtual lab, the frames a full DUT refuses
     /// cost the DUT's CPU.
     pub follow: bool,
+    /// The XDP engine passes its frames up the stack, to leave through the interface's qdisc
+    /// ([`xdp::Delivery::Stack`]), instead of redirecting them past it: only where a rule
+    /// sends them on (the virtual lab's deep DUT input queue, `lab::virt`).
+    pub via_qdisc: bool,
 }
 
 impl GenConfig {
@@ -230,6 +234,7 @@ impl GenConfig {
             engine: Engine::Auto,
             burst: None,
             follow: false,
+            via_qdisc: false,
         }
     }
 }

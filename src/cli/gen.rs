@@ -74,6 +74,11 @@ pub struct Args {
     /// refuses, a NIC's DUT does not.
     #[arg(long)]
     pub follow: bool,
+    /// The XDP engine passes its frames up the sending namespace's stack, to leave through the
+    /// interface's qdisc, as a campaign's fixed loads do on the virtual lab (whose deep DUT
+    /// input queue that qdisc is): only on a lab's sender, whose rule sends them on.
+    #[arg(long)]
+    pub via_qdisc: bool,
     /// Print JSON lines ({"type":"sample",...} each second, {"type":"summary",...} at the end).
     #[arg(long)]
     pub json: bool,
@@ -131,6 +136,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
         engine: args.engine,
         burst: args.burst,
         follow: args.follow,
+        via_qdisc: args.via_qdisc,
     };
     let stop = stop_flag()?;
     let mut generator = traffic::builtin(cfg)?;

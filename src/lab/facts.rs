@@ -305,7 +305,8 @@ fn placement_facts(t: &Topology) -> PlacementFacts {
     };
     let summary = match t.placement {
         Placement::Separate => format!(
-            "separate: the DUT forwards on CPU {} (threaded NAPI: {}), generators on CPU {}",
+            "separate: the DUT forwards on CPU {} (threaded NAPI: {}), generators on CPU {}; \
+             its input queue at a fixed load: veth's {} frames and {} in the sender's qdisc",
             t.dut_cpu,
             napi_threads
                 .iter()
@@ -317,7 +318,9 @@ fn placement_facts(t: &Topology) -> PlacementFacts {
                 ))
                 .collect::<Vec<_>>()
                 .join(", "),
-            t.generator_cpu
+            t.generator_cpu,
+            super::stall::VETH_QUEUE_FRAMES,
+            super::virt::INPUT_QUEUE_FRAMES,
         ),
         Placement::Shared => format!(
             "shared: the DUT forwards in the sender's softirq, on the generators' CPU {}",

@@ -8,10 +8,12 @@
 //! 2-vCPU VM (150 one-second trials at 9–90 Kpps): 87 of the 89 trials that lost packets had a
 //! stall longer than that, 6 of the 61 that lost none ([`CpuStalls::explain`] has a forwarding
 //! search's figures). So a trial's loss on the virtual lab is often the machine's, not the
-//! DUT's, and the watch says which.
+//! DUT's, and the watch says which. That was with veth's ring as the DUT's whole input queue;
+//! at a fixed load the lab now puts 4,096 frames in front of it ([`crate::lab::virt`]), and the
+//! stalls accounted for 4 of 384 lossy trials in six searches on an equally noisy day.
 //!
 //! The watch is a thread pinned to the DUT's CPU at a real-time priority above the DUT's NAPI
-//! threads ([`super::virt::NAPI_PRIORITY`]), which wakes every [`PERIOD`] and records how late
+//! threads (`lab::virt::NAPI_PRIORITY`), which wakes every [`PERIOD`] and records how late
 //! it woke: only a CPU that ran nothing of the guest (or the kernel's interrupt work) delays
 //! it. A stall longer than the period is always seen, short by up to one period; shorter ones
 //! are seen only when they cover a wake-up. Its cost to the DUT, one wake-up per period, was
@@ -45,7 +47,8 @@ pub const VETH_QUEUE_FRAMES: u64 = 256;
 pub struct DutCpu {
     /// The DUT's CPU.
     pub cpu: usize,
-    /// Frames its input queue holds ([`VETH_QUEUE_FRAMES`] on the virtual lab).
+    /// Frames its input queue holds (on the virtual lab veth's [`VETH_QUEUE_FRAMES`], plus at a
+    /// fixed load the sender qdisc's [`super::virt::INPUT_QUEUE_FRAMES`]).
     pub queue_frames: u64,
 }
 

@@ -5,6 +5,9 @@
 //! the one measured in `notes/virtual-lab.md`: with TSO off on the sender's veth and GRO on the
 //! DUT's ingress veth, veth hands frames to NAPI, which runs threaded, in a kthread pinned to
 //! the DUT's CPU; otherwise the DUT forwards in the sender's softirq on the generator's CPU.
+//! At a fixed load the DUT's input queue is a NIC's, not veth's 256 frames: a qdisc on the
+//! sender's veth holds [`INPUT_QUEUE_FRAMES`](crate::lab::virt::INPUT_QUEUE_FRAMES) more while
+//! the DUT's CPU is away (`input_queue` says why and how).
 
 use std::path::Path;
 
@@ -84,6 +87,82 @@ pub(crate) fn build(t: &Topology, plan: &Plan) -> Result<()> {
             thread_napi(t, &dut, &t.dut_in_if(k))?;
         }
     }
+    for (a, b) in plan.links.iter().take(usize::from(t.senders)) {
+        input_queue(a, b)?;
+    }
+    Ok(())
+}
+
+/// Frames the sender's qdisc holds in front of the DUT's veth ring ([`VETH_QUEUE_FRAMES`]):
+/// a server NIC's largest common receive ring (ixgbe, i40e, ice: 4096 descriptors).
+///
+/// [`VETH_QUEUE_FRAMES`]: crate::lab::stall::VETH_QUEUE_FRAMES
+pub const INPUT_QUEUE_FRAMES: u64 = 4096;
+
+/// The DUT's deep input queue on the link from sender port `a` to DUT port `b`.
+///
+/// Why: veth's ring holds 256 frames, 0.5 ms at 500 Kpps, and on a cloud VM the hypervisor
+/// takes the DUT's CPU away for 3–20 ms at a time (`lab::stall`): at any fixed load a
+/// quarter to nine tenths of the 1 s trials lost frames, so the search measured the
+/// hypervisor, not the DUT. Since Linux 6.16 a veth whose peer's ring is full stops its
+/// queue and its qdisc holds the frames (backpressure) instead of dropping them; a `pfifo`
+/// of [`INPUT_QUEUE_FRAMES`] makes the DUT's input as deep as a NIC's. The XDP engine's
+/// frames reach it through the stack (`GenConfig::via_qdisc`, a redirect skips qdiscs):
+/// they arrive at the sender namespace's loopback, where this rule sends the ones to the
+/// DUT's MAC out of `a`. Both vanish with the namespace.
+///
+/// What it costs the model: the kernel refills veth's ring from the qdisc where the ring
+/// drains, on the DUT's CPU (`perf`: 17 % of it in `net_tx_action` while overloaded), and a
+/// hypervisor stall of that CPU holding the qdisc's lock holds the sender too. So a
+/// backlogged virtual DUT forwards less than a fresh one: its loss rises steeply past the
+/// knee (NDR ≈ PDR) and the knee lies below the rate it forwards saturated at `max`, which
+/// keeps veth's ring alone (the surplus must be refused at once there:
+/// [`crate::traffic::follow`]).
+fn input_queue(a: &Port, b: &Port) -> Result<()> {
+    let ns = NetnsTransport::new(&a.ns);
+    let limit = INPUT_QUEUE_FRAMES.to_string();
+    ns.run(&[
+        "tc", "qdisc", "replace", "dev", &a.name, "root", "pfifo", "limit", &limit,
+    ])?;
+    ns.run(&["tc", "qdisc", "add", "dev", "lo", "clsact"])?;
+    // u32 matches 32-bit words at offsets from the network header: the MAC's first two
+    // bytes, then its last four.
+    let m = b.mac.0;
+    let (head, tail) = (
+        format!("0x{:02x}{:02x}", m[0], m[1]),
+        format!("0x{:02x}{:02x}{:02x}{:02x}", m[2], m[3], m[4], m[5]),
+    );
+    ns.run(&[
+        "tc",
+        "filter",
+        "add",
+        "dev",
+        "lo",
+        "ingress",
+        "protocol",
+        "all",
+        "prio",
+        "1",
+        "u32",
+        "match",
+        "u16",
+        &head,
+        "0xffff",
+        "at",
+        "-14",
+        "match",
+        "u32",
+        &tail,
+        "0xffffffff",
+        "at",
+        "-12",
+        "action",
+        "mirred",
+        "egress",
+        "redirect",
+        "dev",
+        &a.name,
+    ])?;
     Ok(())
 }
 

@@ -22,7 +22,7 @@ use anyhow::Context;
 use super::afpacket::{self, PacketEngine};
 use super::follow::{Follower, START_PPS};
 use super::netlink::{self, Netlink};
-use super::xdp::{XdpCounter, XdpEngine};
+use super::xdp::{Delivery, XdpCounter, XdpEngine};
 use super::{os, Engine, GenConfig, Generator, Limit, Rate, TxSample, TxSummary};
 use crate::error::InputError;
 
@@ -372,7 +372,7 @@ fn setup(cfg: &GenConfig) -> anyhow::Result<(Sender, Engine, Option<String>, Opt
         let features = Netlink::generic()
             .and_then(|mut nl| nl.xdp_features(link.ifindex))
             .map_err(|e| format!("cannot read {}'s XDP features: {e}", cfg.iface))?;
-        if features & netlink::XDP_ACT_NDO_XMIT == 0 {
+        if !cfg.via_qdisc && features & netlink::XDP_ACT_NDO_XMIT == 0 {
             return Err(format!(
                 "{} does not take XDP frames (a veth needs GRO or an XDP program on its peer; a NIC, a driver with ndo_xdp_xmit)",
                 cfg.iface
@@ -387,7 +387,12 @@ fn setup(cfg: &GenConfig) -> anyhow::Result<(Sender, Engine, Option<String>, Opt
             Limit::Count(n) => Some(n),
             _ => None,
         };
-        XdpEngine::new(&cfg.spec, link.ifindex, pps, limit)
+        let delivery = if cfg.via_qdisc {
+            Delivery::Stack
+        } else {
+            Delivery::Redirect(link.ifindex)
+        };
+        XdpEngine::new(&cfg.spec, delivery, pps, limit)
             .map(Sender::Xdp)
             .map_err(|e| format!("cannot load the XDP program: {e}"))
     };

@@ -1,5 +1,5 @@
-//! Just enough netlink: an interface's index, MAC and counters (rtnetlink `RTM_GETLINK`), and its
-//! XDP features (generic netlink family `netdev`).
+//! Just enough netlink: an interface's index, MAC and counters (rtnetlink `RTM_GETLINK`), its
+//! root qdisc's drops (`RTM_GETQDISC`), and its XDP features (generic netlink family `netdev`).
 //!
 //! Netlink, unlike sysfs, works for any namespace from inside one process: a socket answers for
 //! the namespace it was created in, whatever thread uses it later.
@@ -12,12 +12,20 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 const NLMSG_ERROR: u16 = 2;
 const NLMSG_DONE: u16 = 3;
 const NLM_F_REQUEST: u16 = 1;
+const NLM_F_ACK: u16 = 4;
+const NLM_F_ECHO: u16 = 8;
 const RTM_GETLINK: u16 = 18;
 const RTM_NEWLINK: u16 = 16;
 const IFLA_ADDRESS: u16 = 1;
 const IFLA_IFNAME: u16 = 3;
 const IFLA_MTU: u16 = 4;
 const IFLA_STATS64: u16 = 23;
+const RTM_NEWQDISC: u16 = 36;
+const RTM_GETQDISC: u16 = 38;
+const TCA_STATS2: u16 = 7;
+const TCA_STATS_QUEUE: u16 = 3;
+/// `TC_H_ROOT`: the parent that names an interface's root qdisc.
+const TC_H_ROOT: u32 = 0xffff_ffff;
 const GENL_ID_CTRL: u16 = 0x10;
 const CTRL_CMD_GETFAMILY: u8 = 3;
 const CTRL_ATTR_FAMILY_ID: u16 = 1;
@@ -162,11 +170,18 @@ impl Netlink {
     /// Sends one request (`kind`, header bytes after nlmsghdr) and returns the payload of the
     /// single answer of type `answer` (after its nlmsghdr).
     fn request(&mut self, kind: u16, body: &[u8], answer: u16) -> io::Result<&[u8]> {
+        self.send(kind, NLM_F_REQUEST, body, answer)
+    }
+
+    /// [`Self::request`] with `flags`: `NLM_F_ACK` for a request the kernel may answer with
+    /// nothing (the ack, an error of 0, then ends the wait), `NLM_F_ECHO` for one it would
+    /// otherwise answer to a multicast group.
+    fn send(&mut self, kind: u16, flags: u16, body: &[u8], answer: u16) -> io::Result<&[u8]> {
         self.seq = self.seq.wrapping_add(1);
         let mut msg = Vec::with_capacity(16 + body.len());
         msg.extend_from_slice(&((16 + body.len()) as u32).to_ne_bytes());
         msg.extend_from_slice(&kind.to_ne_bytes());
-        msg.extend_from_slice(&NLM_F_REQUEST.to_ne_bytes());
+        msg.extend_from_slice(&flags.to_ne_bytes());
         msg.extend_from_slice(&self.seq.to_ne_bytes());
         msg.extend_from_slice(&0u32.to_ne_bytes());
         msg.extend_from_slice(body);
@@ -205,6 +220,12 @@ impl Netlink {
                     match typ {
                         NLMSG_ERROR => {
                             let code = i32::from_ne_bytes(h[16..20].try_into().expect("4 bytes"));
+                            if code == 0 {
+                                return Err(io::Error::new(
+                                    io::ErrorKind::NotFound,
+                                    "no netlink answer but the ack",
+                                ));
+                            }
                             return Err(io::Error::from_raw_os_error(-code));
                         }
                         NLMSG_DONE => {
@@ -283,6 +304,24 @@ impl Netlink {
             }
         }
         Ok(info)
+    }
+
+    /// Packets the root qdisc of an interface dropped (`struct gnet_stats_queue`'s drops; 0
+    /// for a veth's default `noqueue`): `Err` when the kernel describes none.
+    pub fn qdisc_drops(&mut self, ifindex: u32) -> io::Result<u64> {
+        let mut body = vec![0u8; 20]; // struct tcmsg
+        body[4..8].copy_from_slice(&ifindex.to_ne_bytes());
+        body[12..16].copy_from_slice(&TC_H_ROOT.to_ne_bytes());
+        // The kernel multicasts its answer unless asked to echo it; a root qdisc that keeps
+        // no statistics (noqueue) is not described at all: no answer but the ack.
+        let flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_ECHO;
+        let payload = self.send(RTM_GETQDISC, flags, &body, RTM_NEWQDISC)?;
+        attrs(payload.get(20..).unwrap_or_default())
+            .filter(|(kind, _)| *kind == TCA_STATS2)
+            .flat_map(|(_, nested)| attrs(nested))
+            .find(|(kind, data)| *kind == TCA_STATS_QUEUE && data.len() >= 12)
+            .map(|(_, q)| u64::from(u32::from_ne_bytes(q[8..12].try_into().expect("4 bytes"))))
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no qdisc queue statistics"))
     }
 
     /// The XDP features (`NETDEV_XDP_ACT_*` bits) of an interface; needs a generic socket.

@@ -79,17 +79,26 @@ pub struct Series {
 struct Probe {
     nl: Netlink,
     ifindex: u32,
+    /// Whether the interface's root qdisc keeps drop counts, read with its own.
+    qdisc: bool,
 }
 
 impl Probe {
     fn open(iface: &IfRef) -> anyhow::Result<Probe> {
         let mut nl = super::netlink_for(iface)?;
         let ifindex = super::lookup(&mut nl, iface)?.ifindex;
-        Ok(Probe { nl, ifindex })
+        let qdisc = nl.qdisc_drops(ifindex).is_ok();
+        Ok(Probe { nl, ifindex, qdisc })
     }
 
+    /// The interface's counters; what its qdisc dropped counts as `tx_dropped`: frames it
+    /// could not send either (the virtual lab's DUT input queue, in front of veth's ring).
     fn read(&mut self) -> std::io::Result<LinkStats> {
-        Ok(self.nl.link_by_index(self.ifindex)?.stats)
+        let mut stats = self.nl.link_by_index(self.ifindex)?.stats;
+        if self.qdisc {
+            stats.tx_dropped += self.nl.qdisc_drops(self.ifindex)?;
+        }
+        Ok(stats)
     }
 }
 

@@ -101,8 +101,9 @@ pub fn markdown(runs: &[SearchRun]) -> String {
          the DUT, set the rate). They differ when the machine changed speed during the search. Lossy \
          trials: of the trials at or below the lowest lower bound found (loads the DUT \
          forwards without loss in most trials), those that still lost packets, the median lost \
-         and where they were dropped (on the virtual lab: the DUT's input queue, which \
-         overflows when its forwarding stalls for a fraction of a millisecond), and on the \
+         and where they were dropped (on the virtual lab: the DUT's input queue, whose size \
+         the setup's \"Virtual lab\" line gives, which overflows when the DUT's forwarding stalls \
+         longer than it holds at the load), and on the \
          virtual lab how many of them the DUT's CPU stalls account for (a watch on the DUT's \
          CPU sees the hypervisor take it away for milliseconds; one stall outlasted what the \
          queue holds at the load, and no more was lost than arrived during them: the \
