@@ -14,7 +14,7 @@ use crate::cancel::Cancel;
 use crate::config::{Campaign, Profile, Version, ALTERNATING_INTERVAL};
 use crate::dut::{self, ConfigSets, Os};
 use crate::lab::stall::{DutCpu, VETH_QUEUE_FRAMES};
-use crate::lab::virt::INPUT_QUEUE_FRAMES;
+use crate::lab::virt::{veth_backpressure, INPUT_QUEUE_FRAMES};
 use crate::lab::{Lab, Placement};
 use crate::profile::PerfProfiler;
 use crate::store::LabRecord;
@@ -195,7 +195,7 @@ fn rig<'a>(
     // At a fixed load the DUT gets its deep input queue; at `max` the surplus must be refused
     // at once, as the follower expects, and a backlog would make the DUT's CPU refill veth's
     // ring from the qdisc (the kernel runs that where the ring drains): 17 % of its time.
-    gen_cfg.via_qdisc = matches!(spec.profile.rate, Rate::Pps(_));
+    gen_cfg.via_qdisc = matches!(spec.profile.rate, Rate::Pps(_)) && veth_backpressure();
     let queue_frames = VETH_QUEUE_FRAMES
         + if gen_cfg.via_qdisc {
             INPUT_QUEUE_FRAMES

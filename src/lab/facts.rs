@@ -98,6 +98,19 @@ pub struct PlacementFacts {
     pub summary: String,
 }
 
+/// The DUT's input queue in words.
+fn input_queue() -> String {
+    let ring = super::stall::VETH_QUEUE_FRAMES;
+    if super::virt::veth_backpressure() {
+        format!(
+            "its input queue at a fixed load: veth's {ring} frames and {} in the sender's qdisc",
+            super::virt::INPUT_QUEUE_FRAMES
+        )
+    } else {
+        format!("its input queue: veth's {ring} frames (Linux < 6.16: no veth backpressure)")
+    }
+}
+
 /// A NAPI kthread of the DUT.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NapiThread {
@@ -305,8 +318,7 @@ fn placement_facts(t: &Topology) -> PlacementFacts {
     };
     let summary = match t.placement {
         Placement::Separate => format!(
-            "separate: the DUT forwards on CPU {} (threaded NAPI: {}), generators on CPU {}; \
-             its input queue at a fixed load: veth's {} frames and {} in the sender's qdisc",
+            "separate: the DUT forwards on CPU {} (threaded NAPI: {}), generators on CPU {}; {}",
             t.dut_cpu,
             napi_threads
                 .iter()
@@ -319,8 +331,7 @@ fn placement_facts(t: &Topology) -> PlacementFacts {
                 .collect::<Vec<_>>()
                 .join(", "),
             t.generator_cpu,
-            super::stall::VETH_QUEUE_FRAMES,
-            super::virt::INPUT_QUEUE_FRAMES,
+            input_queue(),
         ),
         Placement::Shared => format!(
             "shared: the DUT forwards in the sender's softirq, on the generators' CPU {}",

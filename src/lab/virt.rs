@@ -87,10 +87,26 @@ pub(crate) fn build(t: &Topology, plan: &Plan) -> Result<()> {
             thread_napi(t, &dut, &t.dut_in_if(k))?;
         }
     }
-    for (a, b) in plan.links.iter().take(usize::from(t.senders)) {
-        input_queue(a, b)?;
+    if veth_backpressure() {
+        for (a, b) in plan.links.iter().take(usize::from(t.senders)) {
+            input_queue(a, b)?;
+        }
     }
     Ok(())
+}
+
+/// Whether this kernel's veth holds frames in its qdisc while the peer's ring is full (Linux
+/// ≥ 6.16); before, it dropped them, and a qdisc in front of the ring deepened nothing.
+pub fn veth_backpressure() -> bool {
+    backpressure_in(&std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default())
+}
+
+/// Whether kernel `release` (`uname -r`) has veth backpressure.
+fn backpressure_in(release: &str) -> bool {
+    let mut numbers = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0)) >= (6, 16)
 }
 
 /// Frames the sender's qdisc holds in front of the DUT's veth ring ([`VETH_QUEUE_FRAMES`]):
@@ -369,6 +385,7 @@ pub(crate) fn online_cpus() -> usize {
 /// What building a lab and applying the Linux config sets need: (tool, Debian package).
 pub(crate) const LAB_TOOLS: &[(&str, &str)] = &[
     ("ip", "iproute2"),
+    ("tc", "iproute2"),
     ("ethtool", "ethtool"),
     ("sysctl", "procps"),
     ("chrt", "util-linux"),
@@ -396,7 +413,8 @@ pub(crate) fn preflight(tools: &[(&str, &str)]) -> Result<(), InputError> {
             .iter()
             .map(|(tool, pkg)| format!("{tool} (package {pkg})"))
             .collect();
-        let packages: Vec<&str> = missing.iter().map(|(_, pkg)| *pkg).collect();
+        let mut packages: Vec<&str> = missing.iter().map(|(_, pkg)| *pkg).collect();
+        packages.dedup();
         return Err(InputError::new(format!(
             "the virtual lab needs {}: install them (Debian: apt install {})",
             names.join(", "),
@@ -418,4 +436,23 @@ pub(crate) fn find_in_path(tool: &str) -> Option<std::path::PathBuf> {
         .chain(["/usr/sbin", "/sbin"].map(Into::into))
         .map(|dir| dir.join(tool))
         .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn veth_backpressure_comes_with_linux_6_16() {
+        for (release, has) in [
+            ("6.18.44-fc-v595", true),
+            ("6.16.0", true),
+            ("7.0.1-arch1-1", true),
+            ("6.15.11-amd64", false),
+            ("6.12.48+deb13-amd64", false),
+            ("", false),
+        ] {
+            assert_eq!(backpressure_in(release), has, "{release}");
+        }
+    }
 }
