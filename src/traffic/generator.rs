@@ -378,21 +378,7 @@ fn setup(cfg: &GenConfig) -> anyhow::Result<(Sender, Engine, Option<String>, Opt
                 cfg.iface
             ));
         }
-        let pps = match cfg.rate {
-            Rate::Max if cfg.follow => Some(START_PPS),
-            Rate::Max => None,
-            Rate::Pps(pps) => Some(pps),
-        };
-        let limit = match cfg.limit {
-            Limit::Count(n) => Some(n),
-            _ => None,
-        };
-        let delivery = if cfg.via_qdisc {
-            Delivery::Stack
-        } else {
-            Delivery::Redirect(link.ifindex)
-        };
-        XdpEngine::new(&cfg.spec, delivery, pps, limit)
+        open_xdp(cfg, link.ifindex)
             .map(Sender::Xdp)
             .map_err(|e| format!("cannot load the XDP program: {e}"))
     };
@@ -423,6 +409,25 @@ fn setup(cfg: &GenConfig) -> anyhow::Result<(Sender, Engine, Option<String>, Opt
         _ => None,
     };
     Ok((sender, engine, fallback, follower))
+}
+
+/// The XDP engine for `cfg` on interface `ifindex`: its pace, limit and delivery.
+fn open_xdp(cfg: &GenConfig, ifindex: u32) -> std::io::Result<XdpEngine> {
+    let pps = match cfg.rate {
+        Rate::Max if cfg.follow => Some(START_PPS),
+        Rate::Max => None,
+        Rate::Pps(pps) => Some(pps),
+    };
+    let limit = match cfg.limit {
+        Limit::Count(n) => Some(n),
+        _ => None,
+    };
+    let delivery = if cfg.via_qdisc {
+        Delivery::Stack
+    } else {
+        Delivery::Redirect(ifindex)
+    };
+    XdpEngine::new(&cfg.spec, delivery, pps, limit)
 }
 
 /// The AF_PACKET loop: bursts, each at its due time at a fixed rate; returns the packets sent.
