@@ -4,6 +4,9 @@
 
 use std::fs;
 
+use benchlab::lab::stall::VETH_QUEUE_FRAMES;
+use benchlab::lab::virt::{veth_backpressure, INPUT_QUEUE_FRAMES};
+
 mod common;
 use common::{lab_namespaces, run, stderr};
 
@@ -100,7 +103,14 @@ fn a_search_on_the_virtual_lab_ends_with_its_trials_table_and_chart() {
                 "{t}"
             );
             assert!(cpu["longest_ms"].as_f64().is_some_and(|l| l >= 0.0), "{t}");
-            assert_eq!(cpu["queue_frames"], 256, "{t}");
+            // veth's ring, and where veth has backpressure the qdisc in front of it.
+            let queue = VETH_QUEUE_FRAMES
+                + if veth_backpressure() {
+                    INPUT_QUEUE_FRAMES
+                } else {
+                    0
+                };
+            assert_eq!(cpu["queue_frames"], queue, "{t}");
         }
     }
     let readme = fs::read_to_string(results.join("README.md")).unwrap();
