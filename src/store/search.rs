@@ -1,7 +1,8 @@
 //! What a throughput search leaves in its iteration's directory: `search.json`, the search's
 //! result (goals, bounds, the trace) and every trial as the lab measured it (counters, drops,
-//! times, the DUT CPU's stalls), written atomically before the iteration's `meta.json`; and each trial's own files
-//! (DUT counters and hook outputs, the senders' and receiver's records) in `trials/<NNN>/`
+//! times, the DUT CPU's stalls), written atomically before the iteration's `meta.json`; and
+//! each trial's own files (DUT counters and hook outputs, the senders' and receiver's records)
+//! in `trials/<NNN>/`
 //! (`calibration/<N>/` for the calibration trials, `opening/` and `closing/` for the saturating
 //! trials before and after the search), NNN its
 //! 1-based index in `trials` ([`crate::store::search_files`]).

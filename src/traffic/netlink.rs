@@ -22,6 +22,7 @@ const IFLA_MTU: u16 = 4;
 const IFLA_STATS64: u16 = 23;
 const RTM_NEWQDISC: u16 = 36;
 const RTM_GETQDISC: u16 = 38;
+const TCA_KIND: u16 = 1;
 const TCA_STATS2: u16 = 7;
 const TCA_STATS_QUEUE: u16 = 3;
 /// `TC_H_ROOT`: the parent that names an interface's root qdisc.
@@ -306,8 +307,9 @@ impl Netlink {
         Ok(info)
     }
 
-    /// Packets the root qdisc of an interface dropped (`struct gnet_stats_queue`'s drops; 0
-    /// for a veth's default `noqueue`): `Err` when the kernel describes none.
+    /// Packets the root qdisc of an interface dropped (`struct gnet_stats_queue`'s drops):
+    /// `Err` when it has none that queues (`noqueue`, a veth's default, never drops) or the
+    /// kernel describes none.
     pub fn qdisc_drops(&mut self, ifindex: u32) -> io::Result<u64> {
         let mut body = vec![0u8; 20]; // struct tcmsg
         body[4..8].copy_from_slice(&ifindex.to_ne_bytes());
@@ -316,7 +318,11 @@ impl Netlink {
         // no statistics (noqueue) is not described at all: no answer but the ack.
         let flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_ECHO;
         let payload = self.send(RTM_GETQDISC, flags, &body, RTM_NEWQDISC)?;
-        attrs(payload.get(20..).unwrap_or_default())
+        let area = payload.get(20..).unwrap_or_default();
+        if attrs(area).any(|(kind, name)| kind == TCA_KIND && name == b"noqueue\0") {
+            return Err(io::Error::new(io::ErrorKind::NotFound, "noqueue: no qdisc"));
+        }
+        attrs(area)
             .filter(|(kind, _)| *kind == TCA_STATS2)
             .flat_map(|(_, nested)| attrs(nested))
             .find(|(kind, data)| *kind == TCA_STATS_QUEUE && data.len() >= 12)

@@ -79,7 +79,8 @@ pub struct Series {
 struct Probe {
     nl: Netlink,
     ifindex: u32,
-    /// Whether the interface's root qdisc keeps drop counts, read with its own.
+    /// Whether the interface has a root qdisc that queues (and may drop), read with its own:
+    /// most have none (`noqueue`), and their samples cost no second request.
     qdisc: bool,
 }
 
