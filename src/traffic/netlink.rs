@@ -98,6 +98,9 @@ pub struct LinkInfo {
     pub stats: LinkStats,
 }
 
+/// Seconds a request waits for the kernel's answer.
+const ANSWER_TIMEOUT_S: libc::time_t = 2;
+
 /// A netlink socket bound to the namespace it was opened in.
 #[derive(Debug)]
 pub struct Netlink {
@@ -161,6 +164,26 @@ impl Netlink {
         }
         // SAFETY: fd was just returned by socket(2) and is owned by nobody else.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // The kernel answers within microseconds; a request it does not answer at all (an
+        // RTM_GETQDISC without NLM_F_ECHO did so) would otherwise block the thread, and the
+        // trial with it, beyond Ctrl-C's reach.
+        let timeout = libc::timeval {
+            tv_sec: ANSWER_TIMEOUT_S,
+            tv_usec: 0,
+        };
+        // SAFETY: the option value is a live timeval passed with its size.
+        let rc = unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&timeout as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as u32,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
         Ok(Netlink {
             fd,
             seq: 0,
@@ -202,7 +225,14 @@ impl Netlink {
                 )
             };
             if n < 0 {
-                return Err(io::Error::last_os_error());
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::WouldBlock {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("no netlink answer within {ANSWER_TIMEOUT_S} s"),
+                    ));
+                }
+                return Err(e);
             }
             let n = n as usize;
             let mut off = 0;
@@ -378,6 +408,16 @@ mod tests {
             0,
             "a truncated attribute ends the walk"
         );
+    }
+
+    #[test]
+    fn a_request_the_kernel_does_not_answer_times_out() {
+        // Without NLM_F_REQUEST the kernel ignores a message, answers nothing, acks nothing.
+        let mut netlink = Netlink::route().unwrap();
+        let e = netlink
+            .send(RTM_GETLINK, 0, &[0u8; 16], RTM_NEWLINK)
+            .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
     }
 
     #[test]
