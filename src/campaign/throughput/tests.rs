@@ -18,6 +18,10 @@ use crate::transport::{MockTransport, Output};
 struct MockDut {
     capacity: f64,
     generator: f64,
+    /// Share of a fixed rate asked that the senders send.
+    efficiency: f64,
+    /// Whether the senders leave a summary with their rate (`generator.json`).
+    summary: bool,
     in_flight: u64,
     send: MockSend,
     dut: MockTransport,
@@ -31,6 +35,8 @@ impl MockDut {
         Self {
             capacity,
             generator,
+            efficiency: 1.0,
+            summary: false,
             in_flight: 1000,
             send: MockSend::Ends,
             dut: MockTransport::new("dut"),
@@ -60,7 +66,7 @@ impl Bench for MockDut {
         // Which rig this is, in the DUT's counters file: which trial's files those are.
         let counters = vec!["counters".into(), self.rates.len().to_string()];
         let pps = match spec.profile.rate {
-            Rate::Pps(p) => (p as f64).min(self.generator),
+            Rate::Pps(p) => (p as f64 * self.efficiency).min(self.generator),
             Rate::Max => self.generator,
         };
         let seconds = spec.trial.duration.ceil() as usize;
@@ -71,10 +77,16 @@ impl Bench for MockDut {
             last.pkts -= self.in_flight.min(last.pkts);
         }
         rx.push(tick(self.in_flight.min(forwarded)));
+        let mut sender = MockSender::new(tx, self.send);
+        if self.summary {
+            let sent = pps as u64 * seconds as u64;
+            let summary = format!("{{\"tx_pkts\": {sent}, \"elapsed_s\": {seconds}}}");
+            sender.files = vec![("generator.json".into(), summary)];
+        }
         Ok(Rig {
             dut: &self.dut,
             counters,
-            senders: vec![MockSender::new(tx, self.send)],
+            senders: vec![sender],
             receiver: Box::new(MockReceiver { ticks: rx }),
             profiler: None,
             dut_cpu: None,
@@ -134,6 +146,29 @@ fn loss_is_counted_after_the_drain_over_the_whole_trial() {
     let (outcome, _) = one_trial(&mut bench, &store, 1.5e6);
     assert_eq!((outcome.sent, outcome.received), (3_000_000, 2_000_000));
     assert!(outcome.valid);
+}
+
+#[test]
+fn a_sender_that_falls_short_is_asked_for_more_aimed_just_above_the_load() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = results_dir(&tmp);
+    let mut bench = MockDut::new(1e6, 2e6);
+    (bench.efficiency, bench.summary) = (0.985, true);
+    let (key, profile, hooks) = (key(), throughput_profile(), Hooks::default());
+    let cancel = Cancel::new();
+    let mut on_event = |_: &Event<'_>| {};
+    let parts = (&key, &profile, &hooks);
+    let mut runner = SearchRunner::new((&mut bench, &store), parts, &cancel, &mut on_event);
+    let valid: Vec<bool> = (0..3)
+        .map(|_| runner.run(5e5, 1.0).unwrap().valid)
+        .collect();
+    // The first trial, asked for the load, falls short; the next ones make up for it.
+    assert_eq!(valid, [false, true, true]);
+    let asked = (5e5 * (1.0 + AIM) / 0.985).round() as u64;
+    assert_eq!(
+        bench.rates,
+        [Rate::Pps(500_000), Rate::Pps(asked), Rate::Pps(asked)]
+    );
 }
 
 #[test]

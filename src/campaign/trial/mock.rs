@@ -29,6 +29,8 @@ pub struct MockSender {
     pub stopped: Option<StopReason>,
     /// Seconds past the trial it may run.
     pub grace: Duration,
+    /// The files it leaves.
+    pub files: Vec<(String, String)>,
 }
 
 impl MockSender {
@@ -39,6 +41,7 @@ impl MockSender {
             send,
             stopped: None,
             grace: Duration::ZERO,
+            files: vec![("generator.log".into(), "sent\n".into())],
         })
     }
 }
@@ -76,7 +79,7 @@ impl Sender for MockSender {
         Ok(SenderRecord {
             ticks: self.ticks,
             description: "mock".into(),
-            files: vec![("generator.log".into(), "sent\n".into())],
+            files: self.files,
         })
     }
 }
