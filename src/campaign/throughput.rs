@@ -53,25 +53,6 @@ use crate::units::format_pps;
 /// A sender below this share of the intended packets did not send the load: the trial is
 /// invalid, not lossy.
 pub const SENT_SHARE: f64 = 0.99;
-/// The most the senders are asked above a trial's load, to make up for what their pacing loses:
-/// the XDP engine paces frames in the kernel and forgets a backlog older than 20 ms (see
-/// [`crate::traffic::xdp`]), which on the virtual lab's two CPUs cost it 0.6–3 % of a fixed
-/// rate on an idle machine, more beside other work. A trial is judged on what the senders
-/// actually sent.
-pub const MAX_CORRECTION: f64 = 1.3;
-/// How far above a trial's load the senders' rate is aimed. What they send of the rate asked
-/// varies by about 0.6 % from one trial to the next on the virtual lab, so a rate aimed at the
-/// load itself falls under [`SENT_SHARE`] in one trial of ten and the trial is run again.
-/// Replayed on the 2,847 trials of 23 recorded virtual-lab searches: 9.0 % invalid when each
-/// trial was corrected by the last one's shortfall and aimed at the load, 2.9 % with this aim
-/// and [`EFFICIENCY_WEIGHT`] (the median rate 0.36 % above the load, under the 0.5 % goal
-/// width). Run for real the same day: 55 of 1,142 trials invalid (4.8 %), against 75 of 673
-/// (11.1 %) in the six searches before.
-pub const AIM: f64 = 0.003;
-/// Weight of a trial in the estimate of what share of the rate asked the senders send: one
-/// trial's shortfall is mostly noise, and correcting each trial by the last one's alone swung
-/// the rate by about as much again.
-pub const EFFICIENCY_WEIGHT: f64 = 0.2;
 /// Share of the intended packets below which a sender that held the rate started too late in
 /// its time for the trial to count.
 pub const LATE_SHARE: f64 = 0.9;
@@ -106,8 +87,8 @@ pub struct SearchRunner<'a> {
     pub trials: Vec<SearchTrial>,
     /// What sent the traffic, in words (from the last trial that ran).
     pub generator: Option<String>,
-    /// What share of the rate asked the senders sent so far (a moving average), once known.
-    efficiency: Option<f64>,
+    /// What the senders are asked for at a load.
+    aim: Aim,
 }
 
 impl<'a> SearchRunner<'a> {
@@ -129,7 +110,7 @@ impl<'a> SearchRunner<'a> {
             on_event,
             trials: Vec::new(),
             generator: None,
-            efficiency: None,
+            aim: Aim::default(),
         }
     }
 
@@ -222,20 +203,10 @@ impl<'a> SearchRunner<'a> {
         load: f64,
         duration: f64,
     ) -> Result<(SearchTrial, Option<f64>), TrialError> {
-        let correction = self
-            .efficiency
-            .map_or(1.0, |e| ((1.0 + AIM) / e).clamp(1.0, MAX_CORRECTION));
-        // The generator sends whole packets a second.
-        let asked = (load * correction).round().max(1.0) as u64;
+        let asked = self.aim.ask(load);
         let (record, sending) = self.measure((Rate::Pps(asked), false), duration, Some(load))?;
         if let Some(rate) = sending.filter(|&r| r > 0.0) {
-            // A sender never falls short by more than the correction can make up, and one that
-            // sent more than asked (a backlog sent at once) does not mean the next will.
-            let seen = (rate / asked as f64).clamp(1.0 / MAX_CORRECTION, 1.0);
-            let e = self
-                .efficiency
-                .map_or(seen, |e| e + EFFICIENCY_WEIGHT * (seen - e));
-            self.efficiency = Some(e);
+            self.aim.learn(asked, rate);
         }
         Ok((record, sending))
     }
@@ -350,7 +321,7 @@ pub fn run_search(
     .and_then(|max| {
         // Calibration's rates are the generator's highest; what it held there says little of
         // what it holds at the search's loads.
-        runner.efficiency = None;
+        runner.aim = Aim::default();
         search::search(&config, max, &mut runner).map_err(|e| TrialError(anyhow::Error::new(e)))
     });
     if let Ok(result) = &outcome {
@@ -500,6 +471,10 @@ fn calibrate(
     )))
 }
 
+/// What the senders are asked for at a trial's load.
+mod aim;
+use aim::Aim;
+pub use aim::{AIM, EFFICIENCY_WEIGHT, MAX_CORRECTION};
 /// What a search trial's files say: the senders' rate, the drops.
 mod files;
 pub use files::{cpu_stalls, drops, sending_rate};
