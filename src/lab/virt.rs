@@ -98,7 +98,12 @@ pub(crate) fn build(t: &Topology, plan: &Plan) -> Result<()> {
 /// Whether this kernel's veth holds frames in its qdisc while the peer's ring is full (Linux
 /// ≥ 6.16); before, it dropped them, and a qdisc in front of the ring deepened nothing.
 pub fn veth_backpressure() -> bool {
-    backpressure_in(&std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default())
+    // Every trial's rig asks; the running kernel does not change, so it is read once.
+    static BACKPRESSURE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *BACKPRESSURE.get_or_init(|| {
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease");
+        backpressure_in(&release.unwrap_or_default())
+    })
 }
 
 /// Whether kernel `release` (`uname -r`) has veth backpressure.
