@@ -418,8 +418,13 @@ pub(crate) fn preflight(tools: &[(&str, &str)]) -> Result<(), InputError> {
             .iter()
             .map(|(tool, pkg)| format!("{tool} (package {pkg})"))
             .collect();
-        let mut packages: Vec<&str> = missing.iter().map(|(_, pkg)| *pkg).collect();
-        packages.dedup();
+        // Several tools come in one package (ip and tc: iproute2), wherever they are listed.
+        let mut packages: Vec<&str> = Vec::new();
+        for (_, pkg) in &missing {
+            if !packages.contains(pkg) {
+                packages.push(pkg);
+            }
+        }
         return Err(InputError::new(format!(
             "the virtual lab needs {}: install them (Debian: apt install {})",
             names.join(", "),
