@@ -31,12 +31,19 @@ pub fn facts(host: &dyn Transport) -> HostFacts {
             .map(|o| o.trim().to_string())
             .filter(|s| !s.is_empty())
     };
-    let cpu = text(&["cat", "/proc/cpuinfo"]).and_then(|info| {
-        info.lines()
-            .find(|l| l.starts_with("model name"))
-            .and_then(|l| l.split_once(':'))
-            .map(|(_, v)| v.trim().to_string())
-    });
+    let cpu = text(&["cat", "/proc/cpuinfo"])
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .or_else(|| text(&["sysctl", "-n", "hw.model"]));
+    // Not `nproc`: it counts the CPUs the command may run on, and the virtual lab keeps the
+    // commands it starts off the DUT's CPU (a 2-CPU machine read as "1 CPUs").
+    let cores = text(&["getconf", "_NPROCESSORS_ONLN"])
+        .or_else(|| text(&["sysctl", "-n", "hw.ncpu"]))
+        .and_then(|n| n.parse().ok());
     let os = text(&["cat", "/etc/os-release"]).and_then(|rel| {
         rel.lines()
             .find_map(|l| l.strip_prefix("PRETTY_NAME="))
@@ -58,7 +65,7 @@ pub fn facts(host: &dyn Transport) -> HostFacts {
     .collect();
     HostFacts {
         cpu,
-        cores: text(&["nproc"]).and_then(|n| n.parse().ok()),
+        cores,
         kernel: text(&["uname", "-a"]),
         os,
         tools,
@@ -77,12 +84,25 @@ mod tests {
             &["cat", "/proc/cpuinfo"],
             Output::ok("processor\t: 0\nmodel name\t: AMD EPYC 7B13\n"),
         );
-        host.reply(&["nproc"], Output::ok("2\n"));
+        host.reply(&["getconf", "_NPROCESSORS_ONLN"], Output::ok("2\n"));
         host.reply(&["uname", "-a"], Output::ok("Linux dut 6.18.44 x86_64\n"));
         let f = facts(&host);
         assert_eq!(f.cpu.as_deref(), Some("AMD EPYC 7B13"));
         assert_eq!(f.cores, Some(2));
         assert_eq!(f.os, None);
         assert_eq!(f.kernel.as_deref(), Some("Linux dut 6.18.44 x86_64"));
+    }
+
+    #[test]
+    fn a_freebsd_host_gives_its_cpu_and_cores_through_sysctl() {
+        let host = MockTransport::new("dut");
+        host.reply(
+            &["sysctl", "-n", "hw.model"],
+            Output::ok("Intel(R) Xeon(R) E-2186G\n"),
+        );
+        host.reply(&["sysctl", "-n", "hw.ncpu"], Output::ok("6\n"));
+        let f = facts(&host);
+        assert_eq!(f.cpu.as_deref(), Some("Intel(R) Xeon(R) E-2186G"));
+        assert_eq!(f.cores, Some(6));
     }
 }
