@@ -6,3 +6,18 @@
 median() {
     sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+
+# lab_names BIN ID: the names and addresses of virtual lab ID, read from `BIN lab status`, on one
+# line: sender namespace and interface, DUT namespace and ingress interface, the DUT ingress's
+# MAC, the generator's CPU, receiver namespace and interface.
+lab_names() {
+    "$1" lab status --id "$2" --json | python3 -c '
+import json, sys
+lab = json.load(sys.stdin)
+ns = {n["roles"][0]: n for n in lab["namespaces"]}
+s, d, r = ns["sender"], ns["dut"], ns["receiver"]
+din = lab["placement"]["napi_threads"][0]["interface"] if lab["placement"]["napi_threads"] else d["interfaces"][0]["name"]
+dmac = next(i["mac"] for i in d["interfaces"] if i["name"] == din)
+print(s["name"], s["interfaces"][0]["name"], d["name"], din, dmac,
+      lab["placement"].get("generator_cpu", 0), r["name"], r["interfaces"][0]["name"])'
+}

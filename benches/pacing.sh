@@ -39,16 +39,8 @@ trap 'exit 130' INT TERM
 "$bin" lab up --id "$ID" >/dev/null
 
 # Names and addresses from the lab itself.
-read -r sender_ns sender_if dut_ns dut_if dut_mac gen_cpu receiver_ns receiver_if < <(
-    "$bin" lab status --id "$ID" --json | python3 -c '
-import json, sys
-lab = json.load(sys.stdin)
-ns = {n["roles"][0]: n for n in lab["namespaces"]}
-s, d, r = ns["sender"], ns["dut"], ns["receiver"]
-din = lab["placement"]["napi_threads"][0]["interface"] if lab["placement"]["napi_threads"] else d["interfaces"][0]["name"]
-dmac = next(i["mac"] for i in d["interfaces"] if i["name"] == din)
-print(s["name"], s["interfaces"][0]["name"], d["name"], din, dmac,
-      lab["placement"].get("generator_cpu", 0), r["name"], r["interfaces"][0]["name"])')
+read -r sender_ns sender_if dut_ns dut_if dut_mac gen_cpu receiver_ns receiver_if \
+    < <(lab_names "$bin" "$ID")
 
 counter() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/$3"; }
 

@@ -268,6 +268,10 @@ pub struct TxSummary {
     /// At `max`, how much more than the interface accepted was offered, when the generator
     /// followed it ([`GenConfig::follow`]); `None` when it sent all it could.
     pub follow_margin: Option<f64>,
+    /// With [`GenConfig::via_qdisc`], the frames still waiting in the interface's qdisc when
+    /// the generator stopped: the DUT's backlog beyond veth's ring, read at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queued_at_stop: Option<u64>,
 }
 
 /// A packet generator: started once, sampled every second, stopped once.

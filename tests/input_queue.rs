@@ -1,7 +1,8 @@
 //! The virtual lab's DUT input queue at a fixed load, for real: a stall of the DUT's CPU that
-//! overflows veth's 256-frame ring costs no frame through the qdisc in front of it, and what
-//! that queue cannot hold is counted where it was dropped. Needs root (CI runs as root); lab id
-//! `q1` is this file's own.
+//! overflows veth's 256-frame ring, and the 4096 frames of the ring the qdisc in front of it
+//! stands for, costs no frame when the DUT works the backlog off before the traffic stops; a
+//! stall at the stop leaves the backlog that the generator reads as it stops (what counts
+//! lost beyond the ring). Needs root (CI runs as root); lab id `q1` is this file's own.
 //!
 //! The machine adds stalls of its own: a CI run lost 13,184 of 141,440 frames through the qdisc
 //! with only 20 ms staged, its sender 6 % short of the load (its CPU away too). A run counts
@@ -27,12 +28,14 @@ const LENGTH: Duration = Duration::from_millis(1500);
 const ATTEMPTS: usize = 5;
 
 /// One run: what the sender sent, what the receiver counted, what the sender's interface
-/// dropped (its qdisc and veth), and the DUT CPU's longest stall, staged one included.
+/// dropped (its qdisc and veth), what its qdisc still held as the generator stopped, and the
+/// DUT CPU's longest stall, staged one included.
 #[derive(Debug)]
 struct Run {
     sent: u64,
     received: u64,
     dropped: u64,
+    queued_at_stop: Option<u64>,
     longest_ms: f64,
 }
 
@@ -56,8 +59,8 @@ fn stall(cpu: usize, after: Duration, length: Duration) -> JoinHandle<()> {
     })
 }
 
-/// One run at [`PPS`] with the DUT's CPU stalled for `stall_ms` half a second in.
-fn run(lab: &Lab, stall_ms: u64, via_qdisc: bool) -> Run {
+/// One run at [`PPS`] with the DUT's CPU stalled for `stall_ms`, `at_ms` in.
+fn run(lab: &Lab, (at_ms, stall_ms): (u64, u64), via_qdisc: bool) -> Run {
     let f = lab.facts();
     let s = &f.senders[0];
     let sender = IfRef {
@@ -85,32 +88,33 @@ fn run(lab: &Lab, stall_ms: u64, via_qdisc: bool) -> Run {
     g.start().unwrap();
     let staller = stall(
         f.dut.cpu,
-        Duration::from_millis(500),
+        Duration::from_millis(at_ms),
         Duration::from_millis(stall_ms),
     );
     while !g.is_finished() {
         g.next_sample(Duration::from_millis(50));
     }
-    let sent = g.stop().unwrap().tx_pkts;
+    let summary = g.stop().unwrap();
     staller.join().unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let longest_ms = watch.finish().unwrap().longest_ms;
     let last = receiver.stop().unwrap().samples.pop().unwrap();
     Run {
-        sent,
+        sent: summary.tx_pkts,
         received: last.rx_pkts,
         dropped: last.drops[0],
+        queued_at_stop: summary.queued_at_stop,
         longest_ms,
     }
 }
 
 /// The first of [`ATTEMPTS`] runs that only the staged stall disturbed: the watch saw none
 /// longer (but for a period and 5 ms of slack), and the sender sent 98 % of the load.
-fn undisturbed(lab: &Lab, stall_ms: u64, via_qdisc: bool) -> Run {
+fn undisturbed(lab: &Lab, (at_ms, stall_ms): (u64, u64), via_qdisc: bool) -> Run {
     let load = PPS as f64 * LENGTH.as_secs_f64();
     let mut seen = Vec::new();
     for _ in 0..ATTEMPTS {
-        let r = run(lab, stall_ms, via_qdisc);
+        let r = run(lab, (at_ms, stall_ms), via_qdisc);
         if r.longest_ms < stall_ms as f64 + 6.0 && r.sent as f64 >= 0.98 * load {
             return r;
         }
@@ -121,34 +125,44 @@ fn undisturbed(lab: &Lab, stall_ms: u64, via_qdisc: bool) -> Run {
 }
 
 #[test]
-fn a_fixed_load_crosses_a_stall_of_the_duts_cpu_and_counts_what_overflows_its_queue() {
+fn a_fixed_load_crosses_a_stall_of_the_duts_cpu_and_the_backlog_at_the_stop_is_read() {
     let lab = Lab::up(&LabConfig::parse("id = \"q1\"", "test").unwrap()).unwrap();
     if lab.facts().placement.mode != Placement::Separate || !veth_backpressure() {
         // One CPU: the DUT forwards on the generator's, and no stall can be staged. Before
         // Linux 6.16 veth drops what its full ring refuses, and the lab has no deeper queue.
         return lab.down().unwrap();
     }
-    // 20 ms are 2,000 frames: eight times veth's ring, half the queue in front of it; 100 ms
-    // are 10,000, more than both hold.
-    let through_qdisc = undisturbed(&lab, 20, true);
-    let ring_alone = undisturbed(&lab, 20, false);
-    let overflowed = undisturbed(&lab, 100, true);
+    // 20 ms are 2,000 frames, eight times veth's ring; 100 ms are 10,000, more than veth's ring
+    // and the 4096-frame ring in front of it hold.
+    let ring_alone = undisturbed(&lab, (500, 20), false);
+    let worked_off = undisturbed(&lab, (500, 100), true);
+    // From 200 ms before the stop until after it: the backlog is still there when it stops.
+    let stop_ms = LENGTH.as_millis() as u64;
+    let at_the_stop = undisturbed(&lab, (stop_ms - 200, 250), true);
     lab.down().unwrap();
-    assert_eq!(
-        through_qdisc.lost(),
-        0,
-        "a 20 ms stall at a fixed load lost frames: {through_qdisc:?}"
-    );
     assert!(
         ring_alone.lost() > 0,
         "the stall did not overflow veth's ring alone: {ring_alone:?}"
     );
-    assert!(
-        overflowed.dropped > 0 && overflowed.lost() == overflowed.dropped,
-        "a 100 ms stall's loss was not counted where it was dropped: {overflowed:?}"
+    assert_eq!(
+        (worked_off.lost(), worked_off.dropped),
+        (0, 0),
+        "a 100 ms stall in mid-run lost frames: {worked_off:?}"
     );
     assert!(
-        overflowed.lost() < 10_000 + PPS / 100 - INPUT_QUEUE_FRAMES,
-        "a 100 ms stall lost more than the queue could not hold: {overflowed:?}"
+        worked_off.queued_at_stop.unwrap() < INPUT_QUEUE_FRAMES,
+        "a backlog worked off long before the stop was still queued: {worked_off:?}"
+    );
+    // At most the 20,000 frames that arrived in the last 200 ms (less veth's ring, and what
+    // the stall's thread took to start): far more than the ring the queue stands for.
+    let queued = at_the_stop.queued_at_stop.unwrap();
+    assert!(
+        queued > INPUT_QUEUE_FRAMES && queued <= 20_000 + PPS / 100,
+        "the backlog of a stall at the stop was not read: {at_the_stop:?}"
+    );
+    assert_eq!(
+        at_the_stop.lost(),
+        0,
+        "the deep queue lost frames of a backlog it holds: {at_the_stop:?}"
     );
 }

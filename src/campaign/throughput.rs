@@ -9,7 +9,8 @@
 //!
 //! Loss: the packets the senders sent, by their own counters summed over the whole trial, minus
 //! the packets the receiver counted once the senders stopped and the receiver drained
-//! ([`TrialData::sent_pkts`], [`TrialData::received_pkts`], both read after the traffic).
+//! ([`TrialData::sent_pkts`], [`TrialData::received_pkts`], both read after the traffic), plus
+//! on the virtual lab the late ones ([`TrialData::late_pkts`]).
 //! The receiver's drop counters of the watched interfaces (the sender's veth, the DUT's) tell
 //! where they were lost and are kept per trial. A sender that sent less than 99 % of the
 //! intended load, or failed, makes the trial invalid (the search retries it), not a loss.
@@ -22,10 +23,14 @@
 //! forwarding search's trials (639 against 263, 705 s against 294 s) on a 2-vCPU VM where
 //! four trials in five at the loads searched lost packets to stalls, and left its NDR where
 //! it was (224 Kpps against 239 Kpps) — at that share a retry is stalled again. What
-//! worked is the lab's: at a fixed load the virtual DUT's input queue is now a NIC's, 4,352
+//! worked is the lab's: at a fixed load the virtual DUT's input queue is a NIC's ring, 4,352
 //! frames instead of veth's 256 ([`crate::lab::virt::INPUT_QUEUE_FRAMES`]), so that a stall
-//! costs frames only once it outlasts ~9 ms at 500 Kpps instead of 0.5 ms. The same
-//! forwarding search then found its NDR at 493–749 Kpps in 68–240 trials (79–266 s).
+//! costs frames only once it outlasts ~9 ms at 500 Kpps instead of 0.5 ms (the same
+//! forwarding search then found its NDR at 493–749 Kpps in 68–240 trials, 79–266 s); and the
+//! queue is deeper than that ring, its backlog beyond the ring when the traffic stops counted
+//! lost ([`SearchTrial::late`](crate::store::SearchTrial::late)), so that a backlog the DUT
+//! works off within the trial costs nothing and a dropping queue does not slow the DUT
+//! ([`crate::lab::virt::BUFFER_FRAMES`] says why and what it changed).
 //!
 //! Stateful config sets: the generator has no ramp; it sends at the trial's rate from its first
 //! packet. The search's warm-up trial at max load (and the calibration trial before it) creates
@@ -173,6 +178,7 @@ impl<'a> SearchRunner<'a> {
                 duration,
                 sent: 0,
                 received: 0,
+                late: 0,
                 drops: BTreeMap::new(),
                 dut_cpu: None,
                 valid: false,
@@ -242,7 +248,8 @@ fn judge(data: &TrialData, duration: f64, intended: Option<f64>) -> SearchTrial 
         load: intended.map_or(data.sent_pkts as f64 / duration, |n| n / duration),
         duration,
         sent: data.sent_pkts,
-        received: data.received_pkts,
+        received: data.received_pkts.saturating_sub(data.late_pkts),
+        late: data.late_pkts,
         drops: drops(&data.files),
         dut_cpu: cpu_stalls(&data.files),
         valid: short.is_none(),

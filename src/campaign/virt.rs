@@ -196,6 +196,8 @@ fn rig<'a>(
     // at once, as the follower expects, and a backlog would make the DUT's CPU refill veth's
     // ring from the qdisc (the kernel runs that where the ring drains): 17 % of its time.
     gen_cfg.via_qdisc = matches!(spec.profile.rate, Rate::Pps(_)) && veth_backpressure();
+    // The qdisc is deeper than the ring it stands for: what it holds beyond counts lost.
+    let input_ring = gen_cfg.via_qdisc.then_some(INPUT_QUEUE_FRAMES);
     let queue_frames = VETH_QUEUE_FRAMES
         + if gen_cfg.via_qdisc {
             INPUT_QUEUE_FRAMES
@@ -243,6 +245,7 @@ fn rig<'a>(
             cpu: facts.dut.cpu,
             queue_frames,
         }),
+        input_ring,
         capture_delay,
     })
 }

@@ -242,9 +242,13 @@ fn write_summary(
     if let Some(why) = &summary.fallback {
         writeln!(err, "benchlab gen: note: AF_PACKET engine used: {why}")?;
     }
+    let queued = summary
+        .queued_at_stop
+        .map(|n| format!(", {n} still in its qdisc at the stop"))
+        .unwrap_or_default();
     writeln!(
         out,
-        "{} {} packets in {:.3} s, {} ({} engine)",
+        "{} {} packets in {:.3} s, {} ({} engine){queued}",
         if summary.interrupted {
             "stopped:"
         } else {

@@ -103,7 +103,10 @@ fn input_queue() -> String {
     let ring = super::stall::VETH_QUEUE_FRAMES;
     if super::virt::veth_backpressure() {
         format!(
-            "its input queue at a fixed load: veth's {ring} frames and {} in the sender's qdisc",
+            "its input queue at a fixed load: veth's {ring} frames and {} in the sender's qdisc, \
+             which holds up to {} (what it holds beyond {} when the traffic stops counts lost)",
+            super::virt::INPUT_QUEUE_FRAMES,
+            super::virt::BUFFER_FRAMES,
             super::virt::INPUT_QUEUE_FRAMES
         )
     } else {

@@ -67,6 +67,10 @@ pub struct CpuStalls {
     /// The CPU's time stolen by the hypervisor over the same span (`steal` in `/proc/stat`,
     /// 10 ms ticks), milliseconds: how much of the stalls was the host's.
     pub steal_ms: f64,
+    /// The CPU's busy time over the same span (`/proc/stat`: all but idle, iowait and steal),
+    /// milliseconds: the DUT's work, which a slowed CPU makes longer for the same packets.
+    #[serde(default)]
+    pub busy_ms: f64,
     /// Frames the DUT's input queue holds while its CPU is away.
     pub queue_frames: u64,
 }
@@ -141,13 +145,14 @@ fn watch(cpu: usize, queue_frames: u64, stop: &AtomicBool) -> anyhow::Result<Cpu
     os::pin_to_cpu(cpu)?;
     os::realtime(super::virt::NAPI_PRIORITY + 1)
         .map_err(|e| anyhow::anyhow!("the DUT's CPU watch needs a real-time priority: {e}"))?;
-    let steal_before = steal_ms(cpu)?;
+    let before = CpuTimes::read(cpu)?;
     let mut stalls = CpuStalls {
         cpu,
         wakes: 0,
         longest_ms: 0.0,
         stalls_ms: Vec::new(),
         steal_ms: 0.0,
+        busy_ms: 0.0,
         queue_frames,
     };
     let mut due = Instant::now() + PERIOD;
@@ -166,20 +171,37 @@ fn watch(cpu: usize, queue_frames: u64, stop: &AtomicBool) -> anyhow::Result<Cpu
         }
         due += PERIOD;
     }
-    stalls.steal_ms = steal_ms(cpu)? - steal_before;
+    let after = CpuTimes::read(cpu)?;
+    stalls.steal_ms = after.steal_ms - before.steal_ms;
+    stalls.busy_ms = after.busy_ms - before.busy_ms;
     Ok(stalls)
 }
 
-/// Time stolen from `cpu` by the hypervisor since boot (`/proc/stat`), milliseconds.
-fn steal_ms(cpu: usize) -> anyhow::Result<f64> {
-    let stat = std::fs::read_to_string("/proc/stat")?;
-    let name = format!("cpu{cpu}");
-    let line = (stat.lines()).find(|l| l.split_whitespace().next() == Some(name.as_str()));
-    // user nice system idle iowait irq softirq steal, in USER_HZ ticks (10 ms).
-    let steal = line.and_then(|l| l.split_whitespace().nth(8)?.parse::<f64>().ok());
-    steal
-        .map(|ticks| ticks * 10.0)
-        .ok_or_else(|| anyhow::anyhow!("/proc/stat has no steal time for CPU {cpu}"))
+/// A CPU's times since boot (`/proc/stat`), milliseconds.
+struct CpuTimes {
+    busy_ms: f64,
+    steal_ms: f64,
+}
+
+impl CpuTimes {
+    /// Reads `cpu`'s line of `/proc/stat`.
+    fn read(cpu: usize) -> anyhow::Result<Self> {
+        let stat = std::fs::read_to_string("/proc/stat")?;
+        let name = format!("cpu{cpu}");
+        let line = (stat.lines()).find(|l| l.split_whitespace().next() == Some(name.as_str()));
+        // user nice system idle iowait irq softirq steal, in USER_HZ ticks (10 ms).
+        let ticks: Vec<f64> = (line.into_iter().flat_map(|l| l.split_whitespace().skip(1)))
+            .map_while(|t| t.parse().ok())
+            .collect();
+        if ticks.len() < 8 {
+            anyhow::bail!("/proc/stat has no steal time for CPU {cpu}");
+        }
+        let busy = ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6];
+        Ok(Self {
+            busy_ms: busy * 10.0,
+            steal_ms: ticks[7] * 10.0,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -194,6 +216,7 @@ mod tests {
             longest_ms: 9.0,
             stalls_ms: vec![9.0, 4.0, 0.5],
             steal_ms: 10.0,
+            busy_ms: 500.0,
             queue_frames: 256,
         };
         // At 90 Kpps the queue lasts 2.84 ms, outlasted; 13.5 ms of stalls: 1,215 packets.

@@ -114,34 +114,53 @@ fn backpressure_in(release: &str) -> bool {
     (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0)) >= (6, 16)
 }
 
-/// Frames the sender's qdisc holds in front of the DUT's veth ring ([`VETH_QUEUE_FRAMES`]):
-/// a server NIC's largest common receive ring (ixgbe, i40e, ice: 4096 descriptors).
+/// Frames of the DUT's input ring the sender's qdisc stands for, in front of veth's own
+/// ([`VETH_QUEUE_FRAMES`]): a server NIC's largest common receive ring (ixgbe, i40e, ice: 4096
+/// descriptors). The qdisc holds up to [`BUFFER_FRAMES`]; what it still holds beyond this
+/// when the traffic stops is what such a ring would have dropped, and counts as lost
+/// (`campaign::trial::Rig::input_ring`).
 ///
 /// [`VETH_QUEUE_FRAMES`]: crate::lab::stall::VETH_QUEUE_FRAMES
 pub const INPUT_QUEUE_FRAMES: u64 = 4096;
 
+/// Frames the sender's qdisc holds: 65,536, 100 ms at 655 Kpps (each a page of the
+/// generator's, 256 MiB when full).
+pub const BUFFER_FRAMES: u64 = 65_536;
+
 /// The DUT's deep input queue on the link from sender port `a` to DUT port `b`.
 ///
 /// Why: veth's ring holds 256 frames, 0.5 ms at 500 Kpps, and on a cloud VM the hypervisor
-/// takes the DUT's CPU away for 3–20 ms at a time (`lab::stall`): at any fixed load a
-/// quarter to nine tenths of the 1 s trials lost frames, so the search measured the
-/// hypervisor, not the DUT. Since Linux 6.16 a veth whose peer's ring is full stops its
-/// queue and its qdisc holds the frames (backpressure) instead of dropping them; a `pfifo`
-/// of [`INPUT_QUEUE_FRAMES`] makes the DUT's input as deep as a NIC's. The XDP engine's
-/// frames reach it through the stack (`GenConfig::via_qdisc`, a redirect skips qdiscs):
-/// they arrive at the sender namespace's loopback, where this rule sends the ones to the
-/// DUT's MAC out of `a`. Both vanish with the namespace.
+/// takes the DUT's CPU away for 3–20 ms at a time, or slows it for a tenth of a second
+/// (`lab::stall`, `notes/noise.md`): at any fixed load a quarter to nine tenths of the 1 s
+/// trials lost frames, so the search measured the hypervisor, not the DUT. Since Linux 6.16 a
+/// veth whose peer's ring is full stops its queue and its qdisc holds the frames
+/// (backpressure) instead of dropping them. The XDP engine's frames reach it through the
+/// stack (`GenConfig::via_qdisc`, a redirect skips qdiscs): they arrive at the sender
+/// namespace's loopback, where this rule sends the ones to the DUT's MAC out of `a`. Both
+/// vanish with the namespace.
+///
+/// Why deeper than the ring it stands for ([`INPUT_QUEUE_FRAMES`]): a `pfifo` of 4096 dropped
+/// the surplus on the sender's CPU, and every dropped frame went back to the generator's page
+/// pool under the lock the DUT's CPU takes to give back every frame it forwarded, so once the
+/// DUT fell behind it slowed down further. Measured (`benches/queue.sh`: 1 s at a fixed load,
+/// the two limits alternating, 6–8 runs each, three runs in a morning): runs without loss at
+/// 480 and 560 Kpps 7/8 and 6/8 against 4/8 and 4/8, then 6/6 and 5/6 against 4/6 and 3/6,
+/// then (a slower hour) 3/6 against 2/6 at 560 Kpps; at 800 Kpps, in the first run, the DUT
+/// forwarded 705–737 Kpps without drops and 530–640 Kpps with them, while in the slower hour
+/// both lost alike above the knee (and there the deep queue's sender fell 2–15 % short). So
+/// the qdisc holds [`BUFFER_FRAMES`], and the generator reads its backlog as it stops: frames
+/// queued beyond the ring then are the ring's loss, in a steady overload the same count as a
+/// ring of that size drops. A backlog the DUT works off before the traffic stops (a hypervisor
+/// stall, a slow stretch) costs nothing.
 ///
 /// What it costs the model: the kernel refills veth's ring from the qdisc where the ring
 /// drains, on the DUT's CPU (`perf`: 17 % of it in `net_tx_action` while overloaded), and a
-/// hypervisor stall of that CPU holding the qdisc's lock holds the sender too. So a
-/// backlogged virtual DUT forwards less than a fresh one: its loss rises steeply past the
-/// knee (NDR ≈ PDR) and the knee lies below the rate it forwards saturated at `max`, which
-/// keeps veth's ring alone (the surplus must be refused at once there:
+/// hypervisor stall of that CPU holding the qdisc's lock holds the sender too. At `max` the
+/// lab keeps veth's ring alone (the surplus must be refused at once there:
 /// [`crate::traffic::follow`]).
 fn input_queue(a: &Port, b: &Port) -> Result<()> {
     let ns = NetnsTransport::new(&a.ns);
-    let limit = INPUT_QUEUE_FRAMES.to_string();
+    let limit = BUFFER_FRAMES.to_string();
     ns.run(&[
         "tc", "qdisc", "replace", "dev", &a.name, "root", "pfifo", "limit", &limit,
     ])?;

@@ -29,8 +29,14 @@ pub struct SearchTrial {
     pub duration: f64,
     /// Packets the senders sent, by their own counters.
     pub sent: u64,
-    /// Packets the receiver counted once the traffic stopped and drained.
+    /// Packets counted received: the receiver's count once the traffic stopped and drained,
+    /// less the late ones.
     pub received: u64,
+    /// Frames the DUT forwarded only from a backlog beyond its input ring, still queued when
+    /// the traffic stopped (the virtual lab at a fixed load, whose deeper queue stands for a
+    /// NIC's ring: `lab::virt`): what that ring would have dropped, counted lost.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub late: u64,
     /// Packets each watched interface (the sender's, the DUT's) and the receiving one dropped
     /// while the receiver counted: where the lost packets went. Empty when the receiver does
     /// not watch any.
@@ -101,6 +107,11 @@ impl Store {
             ))
         })
     }
+}
+
+/// Whether a count is zero: a field left out of the JSON.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Relative change of the DUT's saturated forwarding between the start of a search and its

@@ -9,8 +9,11 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use super::packet::{FlowLayout, FlowPos, FrameSpec};
+use super::{GenConfig, Limit, Rate};
 
 /// Most frames one `sendmmsg` call takes.
 pub const MAX_BURST: usize = 1024;
@@ -125,5 +128,58 @@ impl PacketEngine {
             done += rc as usize;
         }
         Ok(())
+    }
+
+    /// Sends bursts of `burst` frames, each at its due time at a fixed rate, from `start` until
+    /// `cfg`'s limit or `halt`; keeps `sent_out` up to date and returns the frames sent.
+    pub(super) fn paced_loop(
+        &mut self,
+        cfg: &GenConfig,
+        burst: u32,
+        (start, halt): (Instant, &AtomicBool),
+        sent_out: &AtomicU64,
+    ) -> io::Result<u64> {
+        let mut sent: u64 = 0;
+        while !halt.load(Ordering::Relaxed) {
+            let n = match cfg.limit {
+                Limit::Count(c) if sent >= c => break,
+                Limit::Count(c) => u64::from(burst).min(c - sent) as u32,
+                _ => burst,
+            };
+            if let Rate::Pps(pps) = cfg.rate {
+                let due = start + Duration::from_secs_f64(sent as f64 / pps as f64);
+                if matches!(cfg.limit, Limit::Duration(d) if due >= start + d)
+                    || !wait_until(due, halt)
+                {
+                    break;
+                }
+            }
+            self.send(n)?;
+            sent += u64::from(n);
+            sent_out.store(sent, Ordering::Relaxed);
+            if matches!(cfg.limit, Limit::Duration(d) if start.elapsed() >= d) {
+                break;
+            }
+        }
+        Ok(sent)
+    }
+}
+
+/// Waits until `due`: sleeps while far, spins the last 100 µs; false when stopped meanwhile.
+fn wait_until(due: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= due {
+            return true;
+        }
+        let left = due - now;
+        if left > Duration::from_micros(200) {
+            std::thread::sleep((left - Duration::from_micros(100)).min(Duration::from_millis(50)));
+        } else {
+            std::hint::spin_loop();
+        }
     }
 }

@@ -88,6 +88,10 @@ pub struct SenderRecord {
     pub description: String,
     /// Files to keep with the trial: name and content.
     pub files: Vec<(String, String)>,
+    /// Frames still waiting in its interface's qdisc when it stopped, where it read them
+    /// (`benchlab gen` through the virtual lab's deep input queue,
+    /// [`crate::traffic::GenConfig::via_qdisc`]).
+    pub queued_at_stop: Option<u64>,
 }
 
 /// What a receiver leaves once stopped.

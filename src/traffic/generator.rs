@@ -194,7 +194,13 @@ fn send(
     ready_tx: &SyncSender<anyhow::Result<Ready>>,
     halt: &AtomicBool,
 ) -> anyhow::Result<TxSummary> {
-    let (mut sender, engine, fallback, follower) = match setup(cfg) {
+    let Setup {
+        mut sender,
+        engine,
+        fallback,
+        follower,
+        mut queue,
+    } = match setup(cfg) {
         Ok(s) => s,
         Err(e) => {
             let _ = ready_tx.send(Err(e));
@@ -221,16 +227,22 @@ fn send(
         Sender::Xdp(e) => e.run(halt),
         Sender::Packet(e) => {
             let burst = cfg.burst.unwrap_or_else(|| default_burst(cfg.rate));
-            paced_loop(e, cfg, burst, start, halt, &atomic)
+            e.paced_loop(cfg, burst, (start, halt), &atomic)
         }
     };
     let end = Instant::now();
+    // Read at once: the DUT drains its backlog from here on.
+    let queued_at_stop =
+        (queue.as_mut()).map(|(nl, ifindex)| nl.qdisc_queue(*ifindex).map(|q| q.frames));
     let sent = sent.with_context(|| format!("sending on {}", cfg.iface));
     let _ = done_tx.send((
         *sent.as_ref().unwrap_or(&atomic.load(Ordering::Relaxed)),
         end,
     ));
     let sent = sent?;
+    let queued_at_stop = queued_at_stop
+        .transpose()
+        .with_context(|| format!("reading {}'s qdisc as the generator stopped", cfg.iface))?;
     let elapsed = (end - start).as_secs_f64();
     Ok(TxSummary {
         engine,
@@ -244,6 +256,7 @@ fn send(
         },
         interrupted: false,
         follow_margin,
+        queued_at_stop,
     })
 }
 
@@ -337,9 +350,23 @@ fn check_mtu(cfg: &GenConfig, link: &netlink::LinkInfo) -> Result<(), InputError
     Ok(())
 }
 
+/// What the sending thread sends with.
+struct Setup {
+    sender: Sender,
+    /// The engine that sends (never `auto`).
+    engine: Engine,
+    /// Why `auto` did not pick XDP, when it did not.
+    fallback: Option<String>,
+    /// The follower, when `max` follows the interface.
+    follower: Option<Follower>,
+    /// With [`GenConfig::via_qdisc`], a socket and the interface's index to read its qdisc's
+    /// backlog with as the generator stops.
+    queue: Option<(Netlink, u32)>,
+}
+
 /// Enters the namespace, pins, finds the interface and opens the engine (and its follower, when
 /// `max` follows the interface).
-fn setup(cfg: &GenConfig) -> anyhow::Result<(Sender, Engine, Option<String>, Option<Follower>)> {
+fn setup(cfg: &GenConfig) -> anyhow::Result<Setup> {
     os::block_stop_signals().context("blocking signals on the generator thread")?;
     if let Some(ns) = &cfg.iface.netns {
         os::enter_netns(ns)?;
@@ -408,7 +435,17 @@ fn setup(cfg: &GenConfig) -> anyhow::Result<(Sender, Engine, Option<String>, Opt
         }
         _ => None,
     };
-    Ok((sender, engine, fallback, follower))
+    let queue = (cfg.via_qdisc.then(Netlink::route))
+        .transpose()
+        .context("opening a netlink socket")?
+        .map(|nl| (nl, link.ifindex));
+    Ok(Setup {
+        sender,
+        engine,
+        fallback,
+        follower,
+        queue,
+    })
 }
 
 /// The XDP engine for `cfg` on interface `ifindex`: its pace, limit and delivery.
@@ -428,58 +465,6 @@ fn open_xdp(cfg: &GenConfig, ifindex: u32) -> std::io::Result<XdpEngine> {
         Delivery::Redirect(ifindex)
     };
     XdpEngine::new(&cfg.spec, delivery, pps, limit)
-}
-
-/// The AF_PACKET loop: bursts, each at its due time at a fixed rate; returns the packets sent.
-fn paced_loop(
-    engine: &mut PacketEngine,
-    cfg: &GenConfig,
-    burst: u32,
-    start: Instant,
-    halt: &AtomicBool,
-    sent_out: &AtomicU64,
-) -> std::io::Result<u64> {
-    let mut sent: u64 = 0;
-    while !halt.load(Ordering::Relaxed) {
-        let n = match cfg.limit {
-            Limit::Count(c) if sent >= c => break,
-            Limit::Count(c) => u64::from(burst).min(c - sent) as u32,
-            _ => burst,
-        };
-        if let Rate::Pps(pps) = cfg.rate {
-            let due = start + Duration::from_secs_f64(sent as f64 / pps as f64);
-            if matches!(cfg.limit, Limit::Duration(d) if due >= start + d) || !wait_until(due, halt)
-            {
-                break;
-            }
-        }
-        engine.send(n)?;
-        sent += u64::from(n);
-        sent_out.store(sent, Ordering::Relaxed);
-        if matches!(cfg.limit, Limit::Duration(d) if start.elapsed() >= d) {
-            break;
-        }
-    }
-    Ok(sent)
-}
-
-/// Waits until `due`: sleeps while far, spins the last 100 µs; false when stopped meanwhile.
-fn wait_until(due: Instant, stop: &AtomicBool) -> bool {
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            return false;
-        }
-        let now = Instant::now();
-        if now >= due {
-            return true;
-        }
-        let left = due - now;
-        if left > Duration::from_micros(200) {
-            std::thread::sleep((left - Duration::from_micros(100)).min(Duration::from_millis(50)));
-        } else {
-            std::hint::spin_loop();
-        }
-    }
 }
 
 #[cfg(test)]

@@ -18,8 +18,10 @@ use crate::stats::CounterSample;
 /// The in-process generator may overrun its duration this much before it is stopped: it ends
 /// by itself, so only a stuck one ever is.
 const GRACE: Duration = Duration::from_secs(60);
-/// The longest the receiver keeps counting after the generator stops, for packets in flight.
-const DRAIN: Duration = Duration::from_millis(200);
+/// The longest the receiver keeps counting after the generator stops, for packets in flight:
+/// the virtual lab's DUT works off up to 65,536 queued frames (`lab::virt::BUFFER_FRAMES`),
+/// 0.2 s at 300 Kpps.
+const DRAIN: Duration = Duration::from_secs(1);
 /// Time between two reads of the receiving interface's count that must agree for the packets
 /// in flight to be in: on the virtual lab the read taken as the generator stopped already
 /// agrees with the next (search trials settle in one step), and 20 ms without a packet is far
@@ -128,6 +130,7 @@ impl Sender for LocalSender {
                 "generator.json".to_string(),
                 serde_json::to_string_pretty(&summary)? + "\n",
             )],
+            queued_at_stop: summary.queued_at_stop,
         })
     }
 }

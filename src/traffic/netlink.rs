@@ -98,6 +98,15 @@ pub struct LinkInfo {
     pub stats: LinkStats,
 }
 
+/// What an interface's root qdisc holds and has dropped (`RTM_GETQDISC`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QdiscQueue {
+    /// Frames waiting in it now.
+    pub frames: u64,
+    /// Frames it dropped since it was created.
+    pub drops: u64,
+}
+
 /// Seconds a request waits for the kernel's answer.
 const ANSWER_TIMEOUT_S: libc::time_t = 2;
 
@@ -337,10 +346,10 @@ impl Netlink {
         Ok(info)
     }
 
-    /// Packets the root qdisc of an interface dropped (`struct gnet_stats_queue`'s drops):
-    /// `Err` when it has none that queues (`noqueue`, a veth's default, never drops) or the
-    /// kernel describes none.
-    pub fn qdisc_drops(&mut self, ifindex: u32) -> io::Result<u64> {
+    /// The root qdisc of an interface: frames waiting in it and frames it dropped (`struct
+    /// gnet_stats_queue`'s qlen and drops): `Err` when it has none that queues (`noqueue`, a
+    /// veth's default, never queues nor drops) or the kernel describes none.
+    pub fn qdisc_queue(&mut self, ifindex: u32) -> io::Result<QdiscQueue> {
         let mut body = vec![0u8; 20]; // struct tcmsg
         body[4..8].copy_from_slice(&ifindex.to_ne_bytes());
         body[12..16].copy_from_slice(&TC_H_ROOT.to_ne_bytes());
@@ -352,11 +361,19 @@ impl Netlink {
         if attrs(area).any(|(kind, name)| kind == TCA_KIND && name == b"noqueue\0") {
             return Err(io::Error::new(io::ErrorKind::NotFound, "noqueue: no qdisc"));
         }
+        let u32_at = |q: &[u8], at: usize| {
+            u64::from(u32::from_ne_bytes(
+                q[at..at + 4].try_into().expect("4 bytes"),
+            ))
+        };
         attrs(area)
             .filter(|(kind, _)| *kind == TCA_STATS2)
             .flat_map(|(_, nested)| attrs(nested))
             .find(|(kind, data)| *kind == TCA_STATS_QUEUE && data.len() >= 12)
-            .map(|(_, q)| u64::from(u32::from_ne_bytes(q[8..12].try_into().expect("4 bytes"))))
+            .map(|(_, q)| QdiscQueue {
+                frames: u32_at(q, 0),
+                drops: u32_at(q, 8),
+            })
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no qdisc queue statistics"))
     }
 

@@ -88,7 +88,7 @@ impl Probe {
     fn open(iface: &IfRef) -> anyhow::Result<Probe> {
         let mut nl = super::netlink_for(iface)?;
         let ifindex = super::lookup(&mut nl, iface)?.ifindex;
-        let qdisc = nl.qdisc_drops(ifindex).is_ok();
+        let qdisc = nl.qdisc_queue(ifindex).is_ok();
         Ok(Probe { nl, ifindex, qdisc })
     }
 
@@ -97,7 +97,7 @@ impl Probe {
     fn read(&mut self) -> std::io::Result<LinkStats> {
         let mut stats = self.nl.link_by_index(self.ifindex)?.stats;
         if self.qdisc {
-            stats.tx_dropped += self.nl.qdisc_drops(self.ifindex)?;
+            stats.tx_dropped += self.nl.qdisc_queue(self.ifindex)?.drops;
         }
         Ok(stats)
     }

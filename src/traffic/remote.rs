@@ -336,6 +336,7 @@ impl Sender for RemoteGen {
             ticks,
             description,
             files: vec![(name, String::from_utf8_lossy(&out).into_owned())],
+            queued_at_stop: None,
         })
     }
 }

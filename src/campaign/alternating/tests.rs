@@ -150,6 +150,7 @@ impl Bench for MockLab {
             }),
             profiler: None,
             dut_cpu: None,
+            input_ring: None,
             capture_delay: Duration::ZERO,
         };
         let switcher = MockSwitcher {

@@ -31,6 +31,8 @@ pub struct MockSender {
     pub grace: Duration,
     /// The files it leaves.
     pub files: Vec<(String, String)>,
+    /// Frames it says were still queued at its interface when it stopped.
+    pub queued_at_stop: Option<u64>,
 }
 
 impl MockSender {
@@ -42,6 +44,7 @@ impl MockSender {
             stopped: None,
             grace: Duration::ZERO,
             files: vec![("generator.log".into(), "sent\n".into())],
+            queued_at_stop: None,
         })
     }
 }
@@ -80,6 +83,7 @@ impl Sender for MockSender {
             ticks: self.ticks,
             description: "mock".into(),
             files: self.files,
+            queued_at_stop: self.queued_at_stop,
         })
     }
 }

@@ -26,6 +26,10 @@ pub struct Disturbed {
     pub stalled: Option<usize>,
 }
 
+/// Where a trial's late frames were lost ([`SearchTrial::late`]), as a place among the
+/// interfaces that dropped frames.
+const LATE: &str = "the DUT's backlog beyond its input ring when the traffic stopped";
+
 /// The trials of `run` at or below its lowest relevant lower bound, and those that lost
 /// packets; `None` without a result or a lower bound.
 pub fn disturbed(run: &SearchRun) -> Option<Disturbed> {
@@ -45,6 +49,10 @@ pub fn disturbed(run: &SearchRun) -> Option<Disturbed> {
     let mut drops: BTreeMap<&str, u64> = BTreeMap::new();
     for (iface, n) in below.iter().flat_map(|t| &t.drops) {
         *drops.entry(iface).or_default() += n;
+    }
+    let late: u64 = below.iter().map(|t| t.late).sum();
+    if late > 0 {
+        *drops.entry(LATE).or_default() += late;
     }
     // A veth pair counts a drop at both ends; on a tie the first name (the virtual lab's
     // `…-dut/…` before `…-sender/…`) is kept.
@@ -102,8 +110,8 @@ pub fn markdown(runs: &[SearchRun]) -> String {
          trials: of the trials at or below the lowest lower bound found (loads the DUT \
          forwards without loss in most trials), those that still lost packets, the median lost \
          and where they were dropped (on the virtual lab: the DUT's input queue, whose size \
-         the setup's \"Virtual lab\" line gives, which overflows when the DUT's forwarding stalls \
-         longer than it holds at the load), and on the \
+         the setup's \"Virtual lab\" line gives, or its backlog beyond its input ring when \
+         the traffic stopped: the DUT was still behind), and on the \
          virtual lab how many of them the DUT's CPU stalls account for (a watch on the DUT's \
          CPU sees the hypervisor take it away for milliseconds; one stall outlasted what the \
          queue holds at the load, and no more was lost than arrived during them: the \
@@ -182,6 +190,7 @@ mod tests {
                 duration: t.duration,
                 sent: t.sent,
                 received: t.received,
+                late: 0,
                 drops: BTreeMap::new(),
                 dut_cpu: None,
                 valid: t.valid,
@@ -223,7 +232,7 @@ mod tests {
         let below: Vec<usize> = (run.record.trials.iter().enumerate())
             .filter(|(_, t)| t.load <= ndr)
             .map(|(i, _)| i)
-            .take(2)
+            .take(3)
             .collect();
         for (&i, lost) in below.iter().zip([300, 500]) {
             let t = &mut run.record.trials[i];
@@ -234,6 +243,15 @@ mod tests {
         let d = disturbed(&run).unwrap();
         assert_eq!((d.trials, d.lossy, d.median_lost), (clean.trials, 2, 500));
         assert_eq!(d.at.as_deref(), Some("lab-dut/in"));
+        // A third one leaves a backlog beyond the DUT's input ring as the traffic stops: late
+        // frames, the most lost anywhere.
+        let t = &mut run.record.trials[below[2]];
+        (t.late, t.received) = (2_000, t.received - 2_000);
+        let d = disturbed(&run).unwrap();
+        assert_eq!((d.lossy, d.median_lost), (3, 500));
+        assert_eq!(d.at.as_deref(), Some(LATE));
+        let t = &mut run.record.trials[below[2]];
+        (t.late, t.received) = (0, t.received + 2_000);
         let md = markdown(&[run]);
         assert!(
             md.contains(&format!(
@@ -260,6 +278,7 @@ mod tests {
             longest_ms,
             stalls_ms: vec![longest_ms],
             steal_ms: 0.0,
+            busy_ms: 0.0,
             queue_frames: 256,
         };
         for t in &mut run.record.trials {

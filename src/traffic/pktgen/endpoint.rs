@@ -122,6 +122,7 @@ impl Sender for PktgenSender {
                 file_name("generator", "log", self.k, self.of),
                 self.run.log(),
             )],
+            queued_at_stop: None,
         })
     }
 }

@@ -209,6 +209,7 @@ impl Sender for TrafgenSender {
                 (name("log"), log),
                 (name("trafgen"), config),
             ],
+            queued_at_stop: None,
         })
     }
 }
