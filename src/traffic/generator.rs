@@ -352,6 +352,7 @@ fn check_mtu(cfg: &GenConfig, link: &netlink::LinkInfo) -> Result<(), InputError
 
 /// What the sending thread sends with.
 struct Setup {
+    /// The engine's socket or program.
     sender: Sender,
     /// The engine that sends (never `auto`).
     engine: Engine,

@@ -20,7 +20,8 @@ use crate::stats::CounterSample;
 const GRACE: Duration = Duration::from_secs(60);
 /// The longest the receiver keeps counting after the generator stops, for packets in flight:
 /// the virtual lab's DUT works off up to 65,536 queued frames (`lab::virt::BUFFER_FRAMES`),
-/// 0.2 s at 300 Kpps.
+/// 0.2 s at 300 Kpps. (A late frame still queued after it would count twice, as lost and as
+/// late: `campaign::trial::TrialData::late_pkts`.)
 const DRAIN: Duration = Duration::from_secs(1);
 /// Time between two reads of the receiving interface's count that must agree for the packets
 /// in flight to be in: on the virtual lab the read taken as the generator stopped already
