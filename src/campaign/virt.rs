@@ -198,12 +198,7 @@ fn rig<'a>(
     gen_cfg.via_qdisc = matches!(spec.profile.rate, Rate::Pps(_)) && veth_backpressure();
     // The qdisc is deeper than the ring it stands for: what it holds beyond counts lost.
     let input_ring = gen_cfg.via_qdisc.then_some(INPUT_QUEUE_FRAMES);
-    let queue_frames = VETH_QUEUE_FRAMES
-        + if gen_cfg.via_qdisc {
-            INPUT_QUEUE_FRAMES
-        } else {
-            0
-        };
+    let queue_frames = VETH_QUEUE_FRAMES + input_ring.unwrap_or(0);
     gen_cfg.limit = Limit::Duration(
         Duration::try_from_secs_f64(spec.trial.duration).context("the trial's duration")?,
     );
