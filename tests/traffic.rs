@@ -435,6 +435,9 @@ fn frames_walk_the_documented_flows_with_valid_checksums() {
             (V4_2000, 64, 0x0800),
             (V6_2000, 66, 0x86dd),
             (V4_2000, 1518, 0x0800),
+            // Again: the XDP engine's program, kept from the first run, starts its flows and
+            // its count over.
+            (V4_2000, 64, 0x0800),
         ] {
             let spec = lab.spec(src, dst, size);
             let fd = capture(&lab);

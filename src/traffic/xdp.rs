@@ -36,6 +36,9 @@
 //! happen in the sender's namespace (the redirect looks the ifindex up there), and a redirect
 //! needs an interface that accepts XDP frames: a veth whose peer has GRO or an XDP program, a
 //! NIC driver with `ndo_xdp_xmit` ([`crate::traffic::netlink::XDP_ACT_NDO_XMIT`]).
+//!
+//! A loaded program is kept (`pool`) for the next engine with the same frame layout and
+//! delivery: a search runs one generator per trial, and the verifier takes tens of ms.
 // FFI: the bpf(2) system call has no wrapper in std or libc.
 #![allow(unsafe_code)]
 
@@ -45,6 +48,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::packet::{build_frame, FlowLayout, FlowPos, FrameSpec};
+use pool::Loaded;
+
+mod pool;
 
 const BPF_MAP_CREATE: libc::c_long = 0;
 const BPF_PROG_LOAD: libc::c_long = 5;
@@ -56,7 +62,6 @@ const BPF_F_MMAPABLE: u32 = 1 << 10;
 const BPF_FUNC_MAP_LOOKUP_ELEM: i32 = 1;
 const BPF_FUNC_KTIME_GET_NS: i32 = 5;
 const BPF_FUNC_REDIRECT: i32 = 23;
-const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
 /// Fractional bits of the pacing clock: intervals are exact to 1/256 ns.
 const FIXED_SHIFT: i32 = 8;
 /// Frames of backlog a late generator sends at once, as a short burst (a veth queue holds 256):
@@ -488,6 +493,8 @@ fn fd_from(rc: libc::c_long) -> OwnedFd {
 pub struct XdpEngine {
     /// The program (which holds its state map; so does the mapping).
     prog: OwnedFd,
+    /// Its instructions, map fd left out: its name in the `pool` it goes back to.
+    key: Vec<u8>,
     frame: Vec<u8>,
     limit: u64,
     state: Arc<Mapped>,
@@ -606,7 +613,8 @@ impl Pace {
 }
 
 impl XdpEngine {
-    /// Creates the state map and loads the program; must run in the sender's namespace.
+    /// Takes the program for `spec`'s layout and `delivery` from the `pool`, or loads it with
+    /// a new state map, and starts its state over; must run in the sender's namespace.
     /// `pps` paces the frames in the program (`None`: as fast as possible); `limit` caps them.
     pub fn new(
         spec: &FrameSpec,
@@ -615,17 +623,18 @@ impl XdpEngine {
         limit: Option<u64>,
     ) -> io::Result<XdpEngine> {
         let layout = FlowLayout::new(spec);
-        let mut attr = [0u8; ATTR_LEN];
-        put_u32(&mut attr, 0, BPF_MAP_TYPE_ARRAY);
-        put_u32(&mut attr, 4, 4); // key: u32 index
-        put_u32(&mut attr, 8, state::LEN as u32);
-        put_u32(&mut attr, 12, 1); // one entry
-        put_u32(&mut attr, 16, BPF_F_MMAPABLE);
-        attr[28..36].copy_from_slice(b"bl_state");
-        let map = fd_from(bpf(BPF_MAP_CREATE, &mut attr)?);
+        // The program's instructions but for its map's fd name it in the pool.
+        let key = encode(&program(&layout, delivery, -1));
+        let Loaded { prog, state } = match pool::take(&key) {
+            Some(loaded) => loaded,
+            None => load_program(&layout, delivery)?,
+        };
         let limit = limit.unwrap_or(u64::MAX);
         let pace = Pace::new(pps, delivery);
-        let mut value = [0u8; state::LEN];
+        // A kept program's state starts over: flows from the first, no frame sent or due.
+        for off in (0..state::LEN as i16).step_by(8) {
+            state.word(off).store(0, Ordering::Relaxed);
+        }
         for (off, v) in [
             (state::LIMIT, limit),
             (state::INTERVAL, pace.interval),
@@ -633,23 +642,11 @@ impl XdpEngine {
             (state::GAP, pace.gap),
             (state::BURST, pace.burst),
         ] {
-            value[off as usize..off as usize + 8].copy_from_slice(&v.to_ne_bytes());
+            state.word(off).store(v, Ordering::Relaxed);
         }
-        let key = 0u32;
-        let mut attr = [0u8; ATTR_LEN];
-        put_u32(&mut attr, 0, map.as_raw_fd() as u32);
-        put_u64(&mut attr, 8, &key as *const u32 as u64);
-        put_u64(&mut attr, 16, value.as_ptr() as u64);
-        bpf(BPF_MAP_UPDATE_ELEM, &mut attr)?;
-        let code: Vec<u8> = program(&layout, delivery, map.as_raw_fd())
-            .iter()
-            .flat_map(|i| i.encode())
-            .collect();
-        // A rejection is reloaded with the verifier's log, to say why.
-        let prog = load(&code, false).or_else(|_| load(&code, true))?;
-        let state = Arc::new(Mapped::new(&map)?);
         Ok(XdpEngine {
             prog,
+            key,
             frame: build_frame(spec, FlowPos::default()),
             limit,
             state,
@@ -702,6 +699,39 @@ impl XdpEngine {
         put_u32(&mut attr, 72, KERNEL_BATCH);
         bpf(BPF_PROG_TEST_RUN, &mut attr).map(|_| ())
     }
+}
+
+impl Drop for XdpEngine {
+    fn drop(&mut self) {
+        // A program whose fd cannot be duplicated is not kept: the next engine loads its own.
+        if let Ok(prog) = self.prog.try_clone() {
+            let state = Arc::clone(&self.state);
+            pool::give(std::mem::take(&mut self.key), Loaded { prog, state });
+        }
+    }
+}
+
+/// Creates a state map, maps its value and loads the program for `layout` on it; must run in
+/// the sender's namespace.
+fn load_program(layout: &FlowLayout, delivery: Delivery) -> io::Result<Loaded> {
+    let mut attr = [0u8; ATTR_LEN];
+    put_u32(&mut attr, 0, BPF_MAP_TYPE_ARRAY);
+    put_u32(&mut attr, 4, 4); // key: u32 index
+    put_u32(&mut attr, 8, state::LEN as u32);
+    put_u32(&mut attr, 12, 1); // one entry
+    put_u32(&mut attr, 16, BPF_F_MMAPABLE);
+    attr[28..36].copy_from_slice(b"bl_state");
+    let map = fd_from(bpf(BPF_MAP_CREATE, &mut attr)?);
+    let code = encode(&program(layout, delivery, map.as_raw_fd()));
+    // A rejection is reloaded with the verifier's log, to say why.
+    let prog = load(&code, false).or_else(|_| load(&code, true))?;
+    let state = Arc::new(Mapped::new(&map)?);
+    Ok(Loaded { prog, state })
+}
+
+/// The program's bytes, as `BPF_PROG_LOAD` takes them.
+fn encode(program: &[Insn]) -> Vec<u8> {
+    program.iter().flat_map(|i| i.encode()).collect()
 }
 
 /// The gap between frames while catching up, ns << 8: the rate asked times [`CATCH_UP`], or
