@@ -154,8 +154,15 @@ pub const BUFFER_FRAMES: u64 = 65_536;
 /// stall, a slow stretch) costs nothing.
 ///
 /// What it costs the model: the kernel refills veth's ring from the qdisc where the ring
-/// drains, on the DUT's CPU (`perf`: 17 % of it in `net_tx_action` while overloaded), and a
-/// hypervisor stall of that CPU holding the qdisc's lock holds the sender too. At `max` the
+/// drains, on the DUT's CPU (`perf`: 16–17 % of it in `net_tx_action` while overloaded, with
+/// `pfifo_fast` too), and a hypervisor stall of that CPU holding the qdisc's lock holds the
+/// sender too. So a DUT forwards less while it has a backlog than without one: just below its
+/// saturated rate, a calm DUT keeps up and one set back by a stall does not catch up
+/// (`benches/backlog.sh`, 4 runs each: at 500–550 Kpps 7 of 8 calm runs ended without a
+/// backlog, 2 of 8 after a 30 ms stall worked theirs off; at 400–450 Kpps all but one of
+/// both did; saturated about 600 Kpps). Frames redirected into veth's ring instead (no
+/// qdisc: the DUT builds the skb, as a NIC's driver does) were forwarded at about the
+/// backlogged rate (6 alternating pairs at 1 Mpps: within 4 %). At `max` the
 /// lab keeps veth's ring alone (the surplus must be refused at once there:
 /// [`crate::traffic::follow`]).
 fn input_queue(a: &Port, b: &Port) -> Result<()> {
