@@ -34,6 +34,8 @@
 //! dst = "198.19.10.1:2000-198.19.10.100"
 //! rate = "max"                   # or a packet rate, e.g. 500000
 //! ```
+//!
+//! [`Campaign`]: crate::config::Campaign
 
 use std::collections::BTreeMap;
 use std::fmt;

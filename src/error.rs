@@ -4,6 +4,8 @@
 //! that rejects what the user gave (a file, a key, a host, a flag) returns an [`InputError`]
 //! (directly or as the source of its own error), so that the CLI can map it to status 2 without
 //! knowing every layer's error type.
+//!
+//! [`InputError`]: crate::error::InputError
 
 /// Bad input from the user: the message names the file, key or host and says what to do.
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,8 @@
 //! Reading input files with bounds: regular files only (a FIFO would block forever, a device
 //! such as `/dev/zero` never ends) and at most [`MAX_FILE_BYTES`], each refusal one line naming
 //! the file and what to do.
+//!
+//! [`MAX_FILE_BYTES`]: crate::file::MAX_FILE_BYTES
 
 use std::io::Read;
 use std::path::Path;

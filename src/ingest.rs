@@ -6,6 +6,11 @@
 //! traffic profile) cell of the campaign matrix; an [`Iteration`] is one trial reduced to the
 //! median of its per-second receive rate. What could not be measured travels as [`Warning`]s,
 //! never as errors: a report is still worth having when one iteration out of fifty is broken.
+//!
+//! [`Results`]: crate::ingest::Results
+//! [`netbenches`]: crate::ingest::netbenches
+//! [`Iteration`]: crate::ingest::Iteration
+//! [`Warning`]: crate::ingest::Warning
 
 use std::fmt;
 

@@ -15,6 +15,16 @@
 //! then `pmcstat -R FILE -G GRAPH` folded by [`pmc::fold_pmcstat`]. Nothing after the folded
 //! stacks (the `perf.folded` file, the checks, the SVGs, the report) depends on which profiler
 //! made them.
+//!
+//! [`Profiler`]: crate::profile::Profiler
+//! [`CaptureSchedule`]: crate::profile::CaptureSchedule
+//! [`PerfProfiler`]: crate::profile::PerfProfiler
+//! [`folded::fold_perf`]: crate::profile::folded::fold_perf
+//! [`Transport`]: crate::transport::Transport
+//! [`pmcstat::PmcstatProfiler`]: crate::profile::pmcstat::PmcstatProfiler
+//! [`Recording::resume`]: crate::profile::Recording::resume
+//! [`Recording::halt`]: crate::profile::Recording::halt
+//! [`pmc::fold_pmcstat`]: crate::profile::pmc::fold_pmcstat
 
 use std::time::{Duration, Instant};
 

@@ -16,6 +16,17 @@
 //! report::write_files(dir, &report.files()?)?;
 //! # Ok(()) }
 //! ```
+//!
+//! [`Results`]: crate::ingest::Results
+//! [`from_dir`]: crate::report::pipeline::from_dir
+//! [`Report::build`]: crate::report::Report::build
+//! [`EXPORTERS`]: crate::report::EXPORTERS
+//! [`harness`]: crate::report::harness
+//! [`chart`]: crate::report::chart
+//! [`flame`]: crate::report::flame
+//! [`markdown`]: crate::report::markdown
+//! [`json`]: crate::report::json
+//! [`write_files`]: crate::report::output::write_files
 
 use std::collections::BTreeMap;
 

@@ -49,6 +49,12 @@
 //!   throughput) and the other goals go on; the reference's `fail_fast` aborts the whole search.
 //! - `received > sent` (a counter read too early) counts as loss of the excess, as the reference
 //!   does (absolute value): conservative rather than a negative loss ratio.
+//!
+//! [`TrialRunner`]: crate::search::TrialRunner
+//! [`sim::SimulatedDut`]: crate::search::sim::SimulatedDut
+//! [`TrialRunner::progress`]: crate::search::TrialRunner::progress
+//! [`SearchEnd::Timeout`]: crate::search::SearchEnd::Timeout
+//! [`MAX_ATTEMPTS`]: crate::search::MAX_ATTEMPTS
 
 use serde::{Deserialize, Serialize};
 

@@ -4,7 +4,7 @@
 //! or time is up ([`StopRule`]).
 //!
 //! One run of continuous traffic is one trial of the ordinary trial procedure
-//! ([`trial::run`]) whose [`Watch`] is the [`Controller`] here: at each phase's planned start it
+//! ([`trial::run`]) whose [`Watch`] is the `Controller` here: at each phase's planned start it
 //! ends the phase in progress (checking that the set in force counted packets), closes the block
 //! when its phases are done (phase values from the receiver's 0.05 s windows, one value per set,
 //! stored at once), asks the stopping rule, and switches the DUT to the next set (revert the old
@@ -16,6 +16,11 @@
 //! versions alternate too: the run's entries are the (version, set) pairs ([`entries`]), one
 //! run per profile stored under the versions' names joined by `+`, each phase naming its
 //! `<version>.<set>` entry; a switch applies the version, then the set, whichever changed.
+//!
+//! [`BalancedOrder`]: crate::campaign::order::BalancedOrder
+//! [`StopRule`]: crate::stats::StopRule
+//! [`Watch`]: crate::campaign::trial::Watch
+//! [`entries`]: crate::campaign::alternating::entries
 
 use std::time::{Duration, Instant};
 

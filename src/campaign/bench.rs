@@ -2,6 +2,10 @@
 //! [`Switcher`] that changes config sets under traffic, and the [`Event`]s they report. Kept
 //! apart from `run` so that the designs (`alternating`, `throughput`), which `run` hands over
 //! to, import it without importing `run` back.
+//!
+//! [`Bench`]: crate::campaign::bench::Bench
+//! [`Switcher`]: crate::campaign::bench::Switcher
+//! [`Event`]: crate::campaign::bench::Event
 
 use super::trial::{Rig, TrialSpec};
 use crate::cancel::Cancel;

@@ -3,6 +3,9 @@
 //!
 //! The run loop knows nothing of namespaces or SSH: a [`Bench`] is whatever can apply a version
 //! and a config set and run one trial. It does not print either: it reports [`Event`]s.
+//!
+//! [`Bench`]: crate::campaign::bench::Bench
+//! [`Event`]: crate::campaign::bench::Event
 
 use std::collections::BTreeMap;
 use std::time::Instant;

@@ -21,6 +21,8 @@
 //! -ndi` on FreeBSD) with the hook outputs, each generator's output (`generator.jsonl`, or
 //! `generator-<k>.jsonl` with several senders; trafgen's configuration and log too) and the
 //! receiver's.
+//!
+//! [`Bench`]: crate::campaign::bench::Bench
 
 use std::path::Path;
 use std::sync::Arc;

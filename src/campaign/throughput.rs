@@ -39,6 +39,10 @@
 //! state in place instead of creating it at line rate. A search with `warmup_duration = 0`
 //! (the rfc2544 preset) after more than 30 s without traffic loses that: its first trial may
 //! count state creation as loss.
+//!
+//! [`TrialData::sent_pkts`]: crate::campaign::trial::TrialData::sent_pkts
+//! [`TrialData::received_pkts`]: crate::campaign::trial::TrialData::received_pkts
+//! [`TrialData::late_pkts`]: crate::campaign::trial::TrialData::late_pkts
 
 use std::collections::BTreeMap;
 use std::time::Instant;

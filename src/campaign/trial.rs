@@ -6,6 +6,8 @@
 //! A lab kind only hands out a [`Rig`]: its DUT, its senders, its receiver and its profiler.
 //! Everything about time — when the trial clock starts, which seconds pair with which, when an
 //! overrunning or failed sender stops the others, what an interruption keeps — is decided here.
+//!
+//! [`Rig`]: crate::campaign::trial::Rig
 
 use std::time::{Duration, Instant};
 

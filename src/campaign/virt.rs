@@ -1,6 +1,8 @@
 //! The virtual lab as a campaign [`Bench`]: versions are DUT sysctls and commands, config sets
 //! are applied in the DUT namespace, traffic comes from benchlab's generator in the sender
 //! namespace and is counted on the receiver's interface, in this process.
+//!
+//! [`Bench`]: crate::campaign::bench::Bench
 
 use std::time::Duration;
 

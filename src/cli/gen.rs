@@ -35,6 +35,8 @@ pub struct Args {
     /// e.g. 198.18.10.1:2000-198.18.10.20 or "[2001:2:0:10::1]-[2001:2:0:10::14]" (port 1234 when
     /// none is given).
     #[arg(short = 's', long = "src", value_name = "RANGE")]
+    // The text is --help's, where brackets are syntax, not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     pub src: FlowRange,
     /// Destination addresses and ports, as --src. Flows are every source × destination pair,
     /// walked source port first, then source address, destination port, destination address.

@@ -16,6 +16,8 @@ pub struct Args {
     /// subfolder per variant (RAW.1rx, RAW.8rx: the variant joins the config set), and an optional
     /// report.toml with keys title, lines (setup bullets), versions, configs, ministat, and a
     /// [labels] table of display names
+    // The text is --help's, where brackets name a TOML table, not a link.
+    #[allow(rustdoc::broken_intra_doc_links)]
     pub dir: PathBuf,
 
     /// Write the report into OUT instead of DIR (created if missing)

@@ -31,6 +31,8 @@ pub struct Args {
 
     /// Results directory [default: results/<campaign>-<date>]
     #[arg(short = 'o', long = "output", value_name = "DIR")]
+    // The text is --help's, where angle brackets are placeholders, not HTML.
+    #[allow(rustdoc::invalid_html_tags)]
     pub output: Option<PathBuf>,
 
     /// Iterations per (version, config set, profile), overriding the campaign file

@@ -2,6 +2,8 @@
 //! kernel and OS, and the versions of the tools a config set relies on. Read through a
 //! [`Transport`], so the virtual lab's DUT and an SSH host are asked the same way; a fact that
 //! cannot be read is left out, never guessed.
+//!
+//! [`Transport`]: crate::transport::Transport
 
 use serde::{Deserialize, Serialize};
 

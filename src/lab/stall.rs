@@ -21,6 +21,9 @@
 //! median 1.06 of its speed alone (0.67–1.31 over 12 one-second pairs), and the virtual DUT
 //! lost no more with one on its CPU (`benches/pacing.sh` at 200 Kpps, 5 s runs, 5 each
 //! alternating: median 0.61 % with it, 1.64 % without; 0.13–3.6 % either way).
+//!
+//! [`CpuStalls::explain`]: crate::lab::stall::CpuStalls::explain
+//! [`PERIOD`]: crate::lab::stall::PERIOD
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

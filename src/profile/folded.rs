@@ -1,8 +1,10 @@
 //! Folded stacks, the one model of a CPU profile: one `frame;frame;…;leaf count` line per
 //! distinct stack (Brendan Gregg's format, which inferno reads and writes). Linux `perf script`
 //! output is folded by [`fold_perf`], FreeBSD's `pmcstat -G` call graphs by
-//! [`fold_pmcstat`](super::pmc::fold_pmcstat); everything after folding (checks, flamegraphs,
+//! [`fold_pmcstat`](crate::profile::pmc::fold_pmcstat); everything after folding (checks, flamegraphs,
 //! report) is the same for both.
+//!
+//! [`fold_perf`]: crate::profile::folded::fold_perf
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead};

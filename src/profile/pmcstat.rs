@@ -1,5 +1,5 @@
 //! A FreeBSD DUT's CPUs sampled by `pmcstat` (hwpmc) through a [`Transport`], folded by
-//! [`fold_pmcstat`] into the same [`Folded`](super::folded::Folded) stacks as perf's.
+//! [`fold_pmcstat`] into the same [`Folded`](crate::profile::folded::Folded) stacks as perf's.
 //!
 //! The flags are those of pmcstat(8), as the netbenches harness used them (bench-lab.sh, see
 //! the harness notes), minus its `-l` duration, which benchlab replaces by SIGINT:
@@ -21,6 +21,9 @@
 //!
 //! The log and the graph live in a `mktemp -d` directory on the DUT, removed when the
 //! recording ends, whether it succeeded, failed or was interrupted (Ctrl-C).
+//!
+//! [`Transport`]: crate::transport::Transport
+//! [`fold_pmcstat`]: crate::profile::pmc::fold_pmcstat
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

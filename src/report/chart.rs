@@ -4,6 +4,9 @@
 //! [`render_png`] only draws it. Layout follows the seeds' gnuplot graphs: config sets on the
 //! x axis, one bar per version, the median as the bar and the minimum and maximum iteration as
 //! whiskers, a pps axis starting at zero, the legend inside at the top right.
+//!
+//! [`Chart`]: crate::report::chart::Chart
+//! [`render_png`]: crate::report::chart::render_png
 
 use std::sync::OnceLock;
 

@@ -1,5 +1,5 @@
 //! The exporter trait: each exporter turns the one [`Report`] model into files of one kind;
-//! [`EXPORTERS`](super::EXPORTERS) lists them all, so that adding an exporter is a file
+//! [`EXPORTERS`](crate::report::EXPORTERS) lists them all, so that adding an exporter is a file
 //! implementing [`Exporter`] and a line in that list. The trait lives alone here so that the
 //! exporters and their list import each other through no cycle.
 

@@ -12,6 +12,8 @@
 //! went through the forwarding path, is not drawn; the report says why instead.
 //!
 //! Nothing here does I/O beyond the readers and writers it is given.
+//!
+//! [`fold_perf`]: crate::profile::folded::fold_perf
 
 use std::io;
 

@@ -5,6 +5,8 @@
 //! wrote into the directory (written last, after the files): a file edited since is no longer
 //! benchlab's. Reports written before the manifest existed are known by the marker line of
 //! their README. A file whose contents would not change is no overwrite.
+//!
+//! [`MANIFEST`]: crate::report::output::MANIFEST
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,6 +1,8 @@
 //! The throughput part of a report: the NDR/PDR table (per version × config set × profile ×
 //! goal: conditional throughput, bounds, trials, trial seconds) and one chart per search series
 //! of loss ratio against offered load, its trials and the bounds found ([`chart`]).
+//!
+//! [`chart`]: crate::report::throughput::chart
 
 use anyhow::Context;
 

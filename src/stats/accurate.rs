@@ -1,5 +1,5 @@
 //! The sample variance computed accurately, for the ministat generation whose Stddev is the
-//! exactly rounded sample standard deviation ([`Flavor::Accurate`](super::Flavor::Accurate)).
+//! exactly rounded sample standard deviation ([`Flavor::Accurate`](crate::stats::summary::Flavor::Accurate)).
 //!
 //! Two passes (mean, then squared deviations) in double-double arithmetic: every sum, product
 //! and quotient carries its rounding error in a second `f64`, so the ~106-bit result rounds to

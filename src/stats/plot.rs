@@ -51,7 +51,7 @@ impl Scale {
 }
 
 impl Plot {
-    /// Plots `samples`, whose vitals are `summaries` (same order): see [`Plot::new`].
+    /// Plots `samples`, whose vitals are `summaries` (same order): see `Plot::new`.
     pub fn of(
         samples: &[Sample],
         summaries: &[Summary],

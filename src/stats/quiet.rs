@@ -25,6 +25,10 @@
 //! gave nft-stateful −29.5 % ± 0.4 % over the slow level's 23 blocks, against ± 2.5 % over all).
 //! When no level holds that share (the rate wandering between 0.5 and 1.1 Mpps beside a build),
 //! every block counts.
+//!
+//! [`SLOWED_BELOW`]: crate::stats::quiet::SLOWED_BELOW
+//! [`QUIET_QUANTILE`]: crate::stats::quiet::QUIET_QUANTILE
+//! [`MIN_QUIET_SHARE`]: crate::stats::quiet::MIN_QUIET_SHARE
 
 use super::paired::Block;
 

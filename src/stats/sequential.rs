@@ -24,6 +24,8 @@
 //! The price is an interval about 1.3 times wider than the naive 95 % one at the same block
 //! count (t at 99 % against 95 %), so reaching a precision needs about 1.7 times the blocks;
 //! the geometric looks (ratio about 1.5) add at most that ratio again.
+//!
+//! [`LOOKS`]: crate::stats::sequential::LOOKS
 
 use std::time::Duration;
 

@@ -1,10 +1,10 @@
 //! `lab.json`, the lab's record: the DUT host's facts, the lab's layout, what sent the
 //! traffic, each config set's ruleset, on an SSH lab the kernel each version booted, and the
 //! settings of quick versions alternated under traffic.
-//! The run loop writes it once ([`Store::write_lab`](super::Store::write_lab)), an SSH DUT
-//! adds each version as it boots it ([`Store::record_version`](super::Store::record_version)),
+//! The run loop writes it once ([`Store::write_lab`](crate::store::Store::write_lab)), an SSH DUT
+//! adds each version as it boots it ([`Store::record_version`](crate::store::Store::record_version)),
 //! the alternating design each quick version it alternates,
-//! and the report reads it back ([`Store::read_lab`](super::Store::read_lab)).
+//! and the report reads it back ([`Store::read_lab`](crate::store::Store::read_lab)).
 //!
 //! Every field may be missing: a file written by an older benchlab, or by a lab kind that
 //! knows less, reads as it is, and a missing fact is left out of the report, never guessed.

@@ -4,6 +4,8 @@
 //! trials and removing the first one's trial directories. Default-named directories are made
 //! with `create_dir`, which fails when the name is taken: two runs started in the same second
 //! get one directory each.
+//!
+//! [`LOCK_FILE`]: crate::store::lock::LOCK_FILE
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};

@@ -6,6 +6,10 @@
 //! Both report [`Tick`]s: one per second of traffic, the packets of that second and the rate
 //! the tool printed for it. A receiver's ticks start at the second the senders started, so the
 //! procedure pairs the i-th tick of the senders (summed) with the i-th tick of the receiver.
+//!
+//! [`Sender`]: crate::traffic::endpoint::Sender
+//! [`Receiver`]: crate::traffic::endpoint::Receiver
+//! [`Tick`]: crate::traffic::endpoint::Tick
 
 use std::time::Duration;
 

@@ -13,13 +13,15 @@
 //! Each window (the generator's monitor poll, ~5 ms) gives frames sent and frames the
 //! interface refused (`tx_dropped`: a veth counts there the frames its peer's full queue did
 //! not take). A window with refusals sets the rate to the most accepted per second in the last
-//! [`MEMORY`] windows, plus the margin: a short DUT stall lowers one window's figure, not the
+//! `MEMORY` windows, plus the margin: a short DUT stall lowers one window's figure, not the
 //! rate (the most, not the mean: that figure's noise adds ~10 % to the margin, measured
 //! 1.26–1.5 Mpps offered for 1.09–1.33 Mpps forwarded). A window without raises the rate by
-//! [`GROWTH`] if the generator sent what it was asked ([`HELD`]), so a DUT that became faster
+//! `GROWTH` if the generator sent what it was asked (`HELD`), so a DUT that became faster
 //! (the alternating design switching to a cheaper config set) is caught up in a few windows,
 //! and an interface that never refuses (or does not count it) gets all the engine can; a
 //! generator that fell short (it lost its CPU) keeps its rate.
+//!
+//! [`MARGIN`]: crate::traffic::follow::MARGIN
 
 use std::collections::VecDeque;
 use std::time::Instant;

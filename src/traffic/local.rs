@@ -1,6 +1,9 @@
 //! benchlab's generator and receiver in this process (the virtual lab): a [`LocalSender`] runs
 //! the built-in generator on a pinned thread in the sender's namespace, a [`LocalReceiver`]
 //! samples the receiving interface's counters (and the DUT's drop counters) once a second.
+//!
+//! [`LocalSender`]: crate::traffic::local::LocalSender
+//! [`LocalReceiver`]: crate::traffic::local::LocalReceiver
 
 use std::time::Duration;
 

@@ -6,6 +6,8 @@
 //! -d RANGE -D DUTMAC -s RANGE [-S SRCMAC] -w 2`. pkt-gen's `-l` excludes the 4-byte FCS, so a
 //! profile's 64-byte frame is `-l 60`. pkt-gen stops after a packet count, not a duration: the
 //! count is the trial's duration times the rate (line rate when the profile says `max`).
+//!
+//! [`log`]: crate::traffic::pktgen::log
 
 use super::endpoint::Load;
 use super::packet::Family;

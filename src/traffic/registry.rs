@@ -1,5 +1,7 @@
 //! The generators a real lab can run, by their `LAB.toml` name. Adding one is a file in
 //! `traffic/` implementing [`RemoteGenerator`] and its line here.
+//!
+//! [`RemoteGenerator`]: crate::traffic::remote::generator::RemoteGenerator
 
 use super::remote::generator::RemoteGenerator;
 

@@ -2,6 +2,10 @@
 //! a guard that stops a remote process however a trial ends, a scratch file removed when
 //! dropped, the wait for a counter's first sample — and benchlab's own `gen`/`rx` run remotely
 //! with `--json` ([`RemoteGen`], [`RemoteRx`]).
+//!
+//! [`Transport`]: crate::transport::Transport
+//! [`RemoteGen`]: crate::traffic::remote::RemoteGen
+//! [`RemoteRx`]: crate::traffic::remote::RemoteRx
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

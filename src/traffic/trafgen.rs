@@ -25,6 +25,9 @@
 //! does not accept in short form) and `-Q` leave the host's socket memory and IRQ affinity
 //! alone. trafgen has no per-second output of its own: the sender's
 //! interface counters (`benchlab rx --tx`) count what it sent.
+//!
+//! [`build_frame`]: crate::traffic::packet::build_frame
+//! [`MAX_PACKETS`]: crate::traffic::trafgen::MAX_PACKETS
 
 use std::fmt::Write as _;
 

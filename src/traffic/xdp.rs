@@ -18,14 +18,14 @@
 //! rate the generator's monitor changes through the map, which is mapped into the process)
 //! paces frames itself: a run whose frame is not yet due (by
 //! `bpf_ktime_get_ns`) waits for it, reading the clock again (and drops it only after
-//! [`SPIN`] reads), so frames leave evenly spaced, one at a time. The generator
+//! `SPIN` reads), so frames leave evenly spaced, one at a time. The generator
 //! loses its CPU now and then (the kernel's own work on it, other tasks): measured here, a
 //! generator that forgot any backlog over 32 frames sent 80–85 % of the rate asked, one that
 //! caught up at once sent all of it but in bursts that overflowed the DUT's input queue (256
 //! frames) — 12 % of the frames dropped at 300 Kpps. So a late generator sends a backlog of up
-//! to [`BURST_FRAMES`] at once and catches up a longer one spaced, at [`CATCH_UP`] times the
-//! rate asked (at least [`CATCH_UP_MIN_PPS`] more), until it is back on schedule, and forgets
-//! only a backlog older than [`SLACK_NS`]; a rate it still cannot reach shows in the samples.
+//! to `BURST_FRAMES` at once and catches up a longer one spaced, at `CATCH_UP` times the
+//! rate asked (at least `CATCH_UP_MIN_PPS` more), until it is back on schedule, and forgets
+//! only a backlog older than `SLACK_NS`; a rate it still cannot reach shows in the samples.
 //! Measured on the virtual lab: 97–99.4 % of 100 K, 300 K and 600 Kpps sent, and two senders
 //! of 15 Kpps sharing one CPU 99 % each (with the catch-up capped at 1.25 times the rate: 62 %;
 //! at 1.1 times, alone beside a build: 86–88 %), under 0.1 % of the frames dropped at the
@@ -276,7 +276,7 @@ pub enum Delivery {
 }
 
 /// Assembles the frame-writing program for `layout`, delivering as `delivery` says, its state in the
-/// array map `map_fd` (one value, see [`state`]: flow indexes as u32 at 0, 4, 8, 12 — source
+/// array map `map_fd` (one value, see `state`: flow indexes as u32 at 0, 4, 8, 12 — source
 /// port, source address, destination port, destination address — then counters and pacing).
 pub fn program(layout: &FlowLayout, delivery: Delivery, map_fd: i32) -> Vec<Insn> {
     let mut a = Asm::default();

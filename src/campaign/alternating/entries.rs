@@ -1,6 +1,6 @@
 //! What an alternating run alternates: its **entries**. A campaign whose versions are all quick
 //! ([`Campaign::alternates_versions`]) alternates the (version, config set) pairs, version-major,
-//! so the baseline is (first version, first set) and one [`BalancedOrder`](super::BalancedOrder)
+//! so the baseline is (first version, first set) and one [`BalancedOrder`](crate::campaign::order::BalancedOrder)
 //! runs over all `versions × sets` entries; any other campaign alternates its config sets
 //! within one version at a time, as before.
 //!

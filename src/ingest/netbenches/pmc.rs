@@ -2,6 +2,8 @@
 //! the call graph the harness's `-P` option had `pmcstat -R … -G` write beside the logs, folded
 //! into a [`Capture`] per series so that the report checks and draws it as it does benchlab's
 //! own captures.
+//!
+//! [`Capture`]: crate::ingest::Capture
 
 use std::collections::BTreeMap;
 use std::path::Path;

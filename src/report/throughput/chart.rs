@@ -6,6 +6,10 @@
 //! a trial without loss is drawn on the axis floor, [`FLOOR`]. The [`LossChart`] value holds
 //! everything the picture shows; [`render_png`] only draws it, in the conventions of
 //! [`crate::report::chart`] (size, font, palette).
+//!
+//! [`FLOOR`]: crate::report::throughput::chart::FLOOR
+//! [`LossChart`]: crate::report::throughput::chart::LossChart
+//! [`render_png`]: crate::report::throughput::chart::render_png
 
 use anyhow::{anyhow, Context};
 use plotters::prelude::*;

@@ -3,6 +3,9 @@
 //! passed; its per-second lines are read by `pktgen::log` (as archived logs are), and its idle
 //! seconds before traffic (the netmap link wait) are left out, so that sender and receiver
 //! start together.
+//!
+//! [`Sender`]: crate::traffic::endpoint::Sender
+//! [`Receiver`]: crate::traffic::endpoint::Receiver
 
 use std::time::Duration;
 

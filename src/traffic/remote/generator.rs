@@ -1,6 +1,8 @@
 //! What a generator of a real lab is to benchlab: its `LAB.toml` name, how it sends, what
 //! counts on the receiver. Each generator implements [`RemoteGenerator`] in its own file and
 //! has one line in [`crate::traffic::registry::GENERATORS`]; benchlab's own comes first.
+//!
+//! [`RemoteGenerator`]: crate::traffic::remote::generator::RemoteGenerator
 
 use super::{RemoteGen, RemoteNode, RemoteRx};
 use crate::error::InputError;

@@ -1,6 +1,8 @@
 //! trafgen on a remote sender, as a trial's [`Sender`]: its configuration written to a scratch
 //! file there, `timeout -s INT` bounding the run, and — trafgen printing nothing per second —
 //! `benchlab rx --tx --json` counting what its interface sent, from trafgen's start to its end.
+//!
+//! [`Sender`]: crate::traffic::endpoint::Sender
 
 use std::time::Duration;
 
