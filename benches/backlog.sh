@@ -29,12 +29,9 @@ if [[ $# -gt 0 ]]; then rates=("$@"); else rates=(400k 450k 500k 550k 600k 650k 
 
 cargo build --release --quiet
 bin=target/release/benchlab
-trap '"$bin" lab down --id "$ID" >/dev/null 2>&1 || true' EXIT
-trap 'exit 130' INT TERM
-"$bin" lab up --id "$ID" >/dev/null
+lab_up "$bin" "$ID"
 
-read -r sender_ns sender_if _ _ dut_mac gen_cpu _ _ < <(lab_names "$bin" "$ID")
-dut_cpu=$("$bin" lab status --id "$ID" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["placement"]["dut_cpu"])')
+read -r sender_ns sender_if _ _ dut_mac gen_cpu _ _ dut_cpu < <(lab_names "$bin" "$ID")
 
 # queued RATE: one 1 s run; prints the frames queued when the generator stopped.
 queued() {

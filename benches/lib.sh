@@ -7,9 +7,17 @@ median() {
     sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# lab_up BIN ID: builds virtual lab ID with benchlab BIN, removed when the script exits
+# (Ctrl-C included).
+lab_up() {
+    trap "$(printf '%q lab down --id %q >/dev/null 2>&1 || true' "$1" "$2")" EXIT
+    trap 'exit 130' INT TERM
+    "$1" lab up --id "$2" >/dev/null
+}
+
 # lab_names BIN ID: the names and addresses of virtual lab ID, read from `BIN lab status`, on one
 # line: sender namespace and interface, DUT namespace and ingress interface, the DUT ingress's
-# MAC, the generator's CPU, receiver namespace and interface.
+# MAC, the generator's CPU, receiver namespace and interface, the DUT's CPU.
 lab_names() {
     "$1" lab status --id "$2" --json | python3 -c '
 import json, sys
@@ -19,5 +27,6 @@ s, d, r = ns["sender"], ns["dut"], ns["receiver"]
 din = lab["placement"]["napi_threads"][0]["interface"] if lab["placement"]["napi_threads"] else d["interfaces"][0]["name"]
 dmac = next(i["mac"] for i in d["interfaces"] if i["name"] == din)
 print(s["name"], s["interfaces"][0]["name"], d["name"], din, dmac,
-      lab["placement"].get("generator_cpu", 0), r["name"], r["interfaces"][0]["name"])'
+      lab["placement"].get("generator_cpu", 0), r["name"], r["interfaces"][0]["name"],
+      lab["placement"].get("dut_cpu", 0))'
 }

@@ -34,12 +34,10 @@ fi
 
 cargo build --release --quiet
 bin=target/release/benchlab
-trap '"$bin" lab down --id "$ID" >/dev/null 2>&1 || true' EXIT
-trap 'exit 130' INT TERM
-"$bin" lab up --id "$ID" >/dev/null
+lab_up "$bin" "$ID"
 
 # Names and addresses from the lab itself.
-read -r sender_ns sender_if dut_ns dut_if dut_mac gen_cpu receiver_ns receiver_if \
+read -r sender_ns sender_if dut_ns dut_if dut_mac gen_cpu receiver_ns receiver_if _ \
     < <(lab_names "$bin" "$ID")
 
 counter() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/$3"; }

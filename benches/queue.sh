@@ -26,12 +26,10 @@ if [[ $# -gt 0 ]]; then rates=("$@"); else rates=(480k 560k 640k 720k 800k); fi
 
 cargo build --release --quiet
 bin=target/release/benchlab
-trap '"$bin" lab down --id "$ID" >/dev/null 2>&1 || true' EXIT
-trap 'exit 130' INT TERM
-"$bin" lab up --id "$ID" >/dev/null
+lab_up "$bin" "$ID"
 
 # Names and addresses from the lab itself.
-read -r sender_ns sender_if _ _ dut_mac gen_cpu receiver_ns receiver_if < <(lab_names "$bin" "$ID")
+read -r sender_ns sender_if _ _ dut_mac gen_cpu receiver_ns receiver_if _ < <(lab_names "$bin" "$ID")
 
 received() { ip netns exec "$receiver_ns" cat "/sys/class/net/$receiver_if/statistics/rx_packets"; }
 
