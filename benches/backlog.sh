@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Whether the virtual lab's DUT works off a backlog at a fixed load: runs of 1 s through the
-# deep input queue (src/lab/virt.rs), calm or with the DUT's CPU taken away for STALL_MS at
-# 0.3 s (a SCHED_FIFO spinner above the DUT's NAPI thread, as a hypervisor stall), alternating;
-# per run the frames still queued when the traffic stopped (the generator's `queued_at_stop`),
-# then per load: calm runs that left no backlog, stalled runs that worked theirs off (left
-# less than the 4096-frame ring it stands for), and the median backlog of each.
+# DUT's input queue the generator holds (`gen --input-queue 4096`, src/traffic/requeue.rs),
+# calm or with the DUT's CPU taken away for STALL_MS at 0.3 s (a thread spinning at a
+# SCHED_FIFO priority above the DUT's NAPI thread, as a hypervisor stall), alternating; per run
+# the frames the queue held when the traffic stopped (the generator's `queued_at_stop`), then
+# per load: calm runs that left no backlog, stalled runs that worked theirs off (left less than
+# the 4096-frame ring the queue stands for, so lost nothing), and the median backlog of each.
 #
-# Why: while its input queue holds a backlog, the DUT's CPU also refills veth's ring from the
-# sender's qdisc (veth wakes the queue on the CPU that drains the ring; `perf`: 16–17 % of
-# that CPU in `net_tx_action` when overloaded), so it forwards less than it does without one:
-# between the two rates, a DUT that keeps up when calm does not catch up after a stall.
+# Why: a DUT that forwards less while it has a backlog than without one does not catch up
+# after a stall just below its saturated rate (the qdisc this queue replaced had the DUT's CPU
+# refill veth's ring: 16–17 % of it in `net_tx_action` when overloaded).
 #
 #   sudo benches/backlog.sh [RATE…]      # default 400k to 700k; RUNS=3 STALL_MS=30 ID=7
 #
@@ -37,19 +37,22 @@ read -r sender_ns sender_if _ _ dut_mac gen_cpu _ _ dut_cpu < <(lab_names "$bin"
 queued() {
     taskset -c "$gen_cpu" "$bin" gen -i "$sender_ns/$sender_if" -D "$dut_mac" \
         -s 198.18.10.1:2000-198.18.10.20 -d 198.19.10.1:2000-198.19.10.100 \
-        -r "$1" -t 1 --engine xdp --via-qdisc --json 2>&1 | tail -1 |
+        -r "$1" -t 1 --engine xdp --input-queue "$RING" --json 2>&1 | tail -1 |
         python3 -c 'import json, sys; print(json.load(sys.stdin).get("queued_at_stop") or 0)'
     sleep 0.5 # the backlog drains
 }
 
-# stall: takes the DUT's CPU away for STALL_MS, 0.3 s from now.
+# stall: takes the DUT's CPU away for STALL_MS, 0.3 s from now. The spinner becomes real-time
+# only once Python is up: started under chrt, its start-up (~0.2 s of CPU here) was the stall.
 stall() {
-    sleep 0.3
-    taskset -c "$dut_cpu" chrt -f 60 python3 -c '
-import sys, time
+    python3 -c '
+import os, sys, time
+os.sched_setaffinity(0, {int(sys.argv[2])})
+time.sleep(0.3)
+os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(60))
 end = time.perf_counter() + float(sys.argv[1]) / 1000
 while time.perf_counter() < end:
-    pass' "$STALL_MS"
+    pass' "$STALL_MS" "$dut_cpu"
 }
 
 echo "rate    calm: queued at stop …          stalled ${STALL_MS} ms at 0.3 s: queued at stop …   [load $(cut -d' ' -f1-3 /proc/loadavg)]"

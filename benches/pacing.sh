@@ -8,11 +8,11 @@
 #
 #   sudo benches/pacing.sh [RATE…]          # default 400k 700k 1M; RUNS=3 SECS=10 ID=7
 #   sudo OLD=/path/to/other/benchlab benches/pacing.sh 700k
-#   sudo VIA_QDISC=1 benches/pacing.sh      # this build through the DUT's deep input queue
+#   sudo QUEUE=1 benches/pacing.sh          # this build holding the DUT's input queue
 #
-# VIA_QDISC=1: this tree's generator sends as a campaign's fixed loads do on the virtual lab
-# (`gen --via-qdisc`: through the qdisc in front of veth's ring, src/lab/virt.rs); its drops
-# count in "lost", not in "dropped at DUT input" (the ring's).
+# QUEUE=1: this tree's generator sends as a campaign's fixed loads do on the virtual lab
+# (`gen --input-queue 4096`: it sends again what veth's full ring refused, src/traffic/requeue.rs);
+# only what it held beyond 4096 frames at the stop counts in "lost".
 # With OLD, each run of this tree's generator is followed by one of OLD's (another build of
 # benchlab, e.g. of an earlier commit), on the same lab, and the medians are compared: the
 # machine's noise moves both alike. The lab (id ID, its namespaces benchlab-<ID>-*) is removed
@@ -48,7 +48,7 @@ run() {
     d0=$(counter "$dut_ns" "$dut_if" rx_dropped)
     r0=$(counter "$receiver_ns" "$receiver_if" rx_packets)
     local via=()
-    [[ ${VIA_QDISC:-} == 1 && $1 == "$bin" ]] && via=(--via-qdisc)
+    [[ ${QUEUE:-} == 1 && $1 == "$bin" ]] && via=(--input-queue 4096)
     out=$(taskset -c "$gen_cpu" "$1" gen -i "$sender_ns/$sender_if" -D "$dut_mac" \
         -s 198.18.10.1:2000-198.18.10.20 -d 198.19.10.1:2000-198.19.10.100 \
         -r "$2" -t "$SECS" --engine xdp "${via[@]}" 2>&1 | tail -1)

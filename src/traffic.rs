@@ -57,6 +57,8 @@ pub mod receiver;
 pub mod registry;
 /// Tools on other hosts: process guards, scratch files, `benchlab gen`/`rx` run remotely.
 pub mod remote;
+/// The DUT's input queue held by the generator: refused frames sent again.
+pub mod requeue;
 /// netsniff-ng trafgen: its packet configuration from a traffic profile, its command line.
 pub mod trafgen;
 /// The JSON lines of `benchlab gen --json` and `benchlab rx --json`, written and read.
@@ -209,17 +211,18 @@ pub struct GenConfig {
     pub cpu: Option<usize>,
     /// Engine choice.
     pub engine: Engine,
-    /// AF_PACKET packets per `sendmmsg` (`None`: [`generator::default_burst`]); the XDP
+    /// AF_PACKET packets per `sendmmsg` (`None`: [`afpacket::default_burst`]); the XDP
     /// engine sends frame by frame.
     pub burst: Option<u32>,
     /// At `max`, the XDP engine offers a margin above what the interface accepted lately
     /// instead of all it can ([`follow`]): on a virtual lab, the frames a full DUT refuses
     /// cost the DUT's CPU.
     pub follow: bool,
-    /// The XDP engine passes its frames up the stack, to leave through the interface's qdisc
-    /// ([`xdp::Delivery::Stack`]), instead of redirecting them past it: only where a rule
-    /// sends them on (the virtual lab's deep DUT input queue, `lab::virt`).
-    pub via_qdisc: bool,
+    /// The XDP engine holds the frames the interface refuses and sends them again once it
+    /// takes frames ([`requeue`]): the DUT's input queue, a ring of this many frames (the
+    /// virtual lab's at a fixed load, `lab::virt`). What it holds beyond that when the
+    /// traffic stops is dropped. The AF_PACKET engine has none.
+    pub input_queue: Option<u64>,
 }
 
 impl GenConfig {
@@ -234,7 +237,7 @@ impl GenConfig {
             engine: Engine::Auto,
             burst: None,
             follow: false,
-            via_qdisc: false,
+            input_queue: None,
         }
     }
 }
@@ -268,10 +271,15 @@ pub struct TxSummary {
     /// At `max`, how much more than the interface accepted was offered, when the generator
     /// followed it ([`GenConfig::follow`]); `None` when it sent all it could.
     pub follow_margin: Option<f64>,
-    /// With [`GenConfig::via_qdisc`], the frames still waiting in the interface's qdisc when
-    /// the generator stopped: the DUT's backlog beyond veth's ring, read at once.
+    /// With [`GenConfig::input_queue`], the frames it held when the traffic stopped: the DUT's
+    /// backlog beyond veth's ring.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queued_at_stop: Option<u64>,
+    /// With [`GenConfig::input_queue`], the frames the interface refused that were never sent
+    /// again: held beyond the queue's ring when the traffic stopped (or beyond its buffer, or
+    /// still held when the drain ran out of time). The receiver never sees them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lost_at_stop: Option<u64>,
 }
 
 /// A packet generator: started once, sampled every second, stopped once.

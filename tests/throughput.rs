@@ -5,7 +5,7 @@
 use std::fs;
 
 use benchlab::lab::stall::VETH_QUEUE_FRAMES;
-use benchlab::lab::virt::{veth_backpressure, INPUT_QUEUE_FRAMES};
+use benchlab::lab::virt::INPUT_QUEUE_FRAMES;
 
 mod common;
 use common::{lab_namespaces, run, stderr};
@@ -103,13 +103,8 @@ fn a_search_on_the_virtual_lab_ends_with_its_trials_table_and_chart() {
                 "{t}"
             );
             assert!(cpu["longest_ms"].as_f64().is_some_and(|l| l >= 0.0), "{t}");
-            // veth's ring, and where veth has backpressure the qdisc in front of it.
-            let queue = VETH_QUEUE_FRAMES
-                + if veth_backpressure() {
-                    INPUT_QUEUE_FRAMES
-                } else {
-                    0
-                };
+            // veth's ring and the ring the generator's queue stands for.
+            let queue = VETH_QUEUE_FRAMES + INPUT_QUEUE_FRAMES;
             assert_eq!(cpu["queue_frames"], queue, "{t}");
         }
     }

@@ -70,7 +70,7 @@ fn trial(lab: &Lab, set: &dyn ConfigSet, family: u8, many: bool) -> (u64, u64, O
     // Through the DUT's deep input queue, as a campaign's fixed loads go: veth's ring alone
     // (12.8 ms at this rate) overflowed once in CI (15 of 10,000 frames refused before the
     // DUT counted them: a stall of over 13 ms), a loss the config set had no part in.
-    cfg.via_qdisc = benchlab::lab::virt::veth_backpressure();
+    cfg.input_queue = Some(benchlab::lab::virt::INPUT_QUEUE_FRAMES);
 
     let dut = lab.node(Role::Dut).unwrap();
     let counted_before = set.counters(dut).unwrap();

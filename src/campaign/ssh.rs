@@ -179,7 +179,6 @@ impl SshBench {
             receiver,
             profiler: (self.no_profiler.is_none()).then(|| os::profiler(os, &self.dut, event)),
             dut_cpu: None,
-            input_ring: None,
             capture_delay: std::time::Duration::ZERO,
         })
     }
@@ -257,7 +256,6 @@ impl Bench for SshBench {
             receiver,
             profiler: None,
             dut_cpu: None,
-            input_ring: None,
             capture_delay: std::time::Duration::ZERO,
         };
         Ok((rig, Box::new(switcher)))

@@ -9,10 +9,10 @@
 //!
 //! Loss: the packets the senders sent, by their own counters summed over the whole trial, minus
 //! the packets the receiver counted once the senders stopped and the receiver drained
-//! ([`TrialData::sent_pkts`], [`TrialData::received_pkts`], both read after the traffic), plus
-//! on the virtual lab the late ones ([`TrialData::late_pkts`]).
-//! The receiver's drop counters of the watched interfaces (the sender's veth, the DUT's) tell
-//! where they were lost and are kept per trial. A sender that sent less than 99 % of the
+//! ([`TrialData::sent_pkts`], [`TrialData::received_pkts`], both read after the traffic).
+//! The receiver's drop counters of the watched interfaces (the DUT's; the sender's veth where
+//! the generator does not hold the input queue) tell where they were lost and are kept per
+//! trial, with the frames the generator's queue dropped at the stop ([`TrialData::late_pkts`]). A sender that sent less than 99 % of the
 //! intended load, or failed, makes the trial invalid (the search retries it), not a loss.
 //! On the virtual lab a watch on the DUT's CPU ([`crate::lab::stall`], `dut-cpu.json`) sees
 //! how long the hypervisor took it away; a trial whose loss those stalls account for (one
@@ -27,10 +27,10 @@
 //! frames instead of veth's 256 ([`crate::lab::virt::INPUT_QUEUE_FRAMES`]), so that a stall
 //! costs frames only once it outlasts ~9 ms at 500 Kpps instead of 0.5 ms (the same
 //! forwarding search then found its NDR at 493–749 Kpps in 68–240 trials, 79–266 s); and the
-//! queue is deeper than that ring, its backlog beyond the ring when the traffic stops counted
-//! lost ([`SearchTrial::late`](crate::store::SearchTrial::late)), so that a backlog the DUT
-//! works off within the trial costs nothing and a dropping queue does not slow the DUT
-//! ([`crate::lab::virt::BUFFER_FRAMES`] says why and what it changed).
+//! queue is deeper than that ring, its backlog beyond the ring when the traffic stops dropped
+//! and counted lost ([`SearchTrial::late`](crate::store::SearchTrial::late)), so that a
+//! backlog the DUT works off within the trial costs nothing and a dropping queue does not slow
+//! the DUT (the generator holds it: [`crate::traffic::requeue`]).
 //!
 //! Stateful config sets: the generator has no ramp; it sends at the trial's rate from its first
 //! packet. The search's warm-up trial at max load (and the calibration trial before it) creates
@@ -252,7 +252,7 @@ fn judge(data: &TrialData, duration: f64, intended: Option<f64>) -> SearchTrial 
         load: intended.map_or(data.sent_pkts as f64 / duration, |n| n / duration),
         duration,
         sent: data.sent_pkts,
-        received: data.received_pkts.saturating_sub(data.late_pkts),
+        received: data.received_pkts,
         late: data.late_pkts,
         drops: drops(&data.files),
         dut_cpu: cpu_stalls(&data.files),

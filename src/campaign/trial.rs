@@ -67,8 +67,9 @@ pub struct TrialData {
     pub sent_pkts: u64,
     /// Packets the receiver counted in all, read once the senders stopped and it drained.
     pub received_pkts: u64,
-    /// Of those, the frames still queued beyond the DUT's input ring when the senders stopped
-    /// ([`Rig::input_ring`]): forwarded only from a backlog a NIC's ring could not hold.
+    /// Frames the senders' input queues held beyond the DUT's input ring when they stopped, and
+    /// dropped as a NIC's ring would have ([`SenderRecord::late_pkts`]): sent, never received,
+    /// so part of the loss; their place.
     pub late_pkts: u64,
 }
 
@@ -87,11 +88,6 @@ pub struct Rig<'a> {
     /// The DUT's CPU to watch for stalls during the traffic (`dut-cpu.json`), when asked and
     /// the lab can.
     pub dut_cpu: Option<DutCpu>,
-    /// Frames of the DUT's input ring that its senders' qdiscs stand for, where the lab models
-    /// a NIC's ring with a deeper queue (the virtual lab at a fixed load, `lab::virt`): frames
-    /// still queued beyond it when the senders stop are the ones such a ring would have
-    /// dropped, and count as lost ([`TrialData::late_pkts`]).
-    pub input_ring: Option<u64>,
     /// How much later than the end of warm-up a capture starts (zero, but in tests that
     /// misplace the capture on purpose).
     pub capture_delay: Duration,
@@ -203,10 +199,7 @@ pub fn run(
     let generators: Vec<&str> = sent.iter().map(|r| r.description.as_str()).collect();
     let sent_pkts = sent.iter().flat_map(|r| &r.ticks).map(|t| t.pkts).sum();
     let received_pkts = received.ticks.iter().map(|t| t.pkts).sum();
-    let late_pkts = rig.input_ring.map_or(0, |ring| {
-        let queued = sent.iter().filter_map(|r| r.queued_at_stop);
-        queued.map(|q| q.saturating_sub(ring)).sum()
-    });
+    let late_pkts = sent.iter().map(|r| r.late_pkts).sum();
     Ok(TrialData {
         samples: rows,
         generator: Some(generators.join(" + ")),

@@ -16,7 +16,7 @@ use crate::cancel::Cancel;
 use crate::config::{Campaign, Profile, Version, ALTERNATING_INTERVAL};
 use crate::dut::{self, ConfigSets, Os};
 use crate::lab::stall::{DutCpu, VETH_QUEUE_FRAMES};
-use crate::lab::virt::{veth_backpressure, INPUT_QUEUE_FRAMES};
+use crate::lab::virt::INPUT_QUEUE_FRAMES;
 use crate::lab::{Lab, Placement};
 use crate::profile::PerfProfiler;
 use crate::store::LabRecord;
@@ -194,13 +194,11 @@ fn rig<'a>(
     let mut gen_cfg = GenConfig::new(sender_if.clone(), frames);
     gen_cfg.rate = spec.profile.rate;
     gen_cfg.follow = spec.follow;
-    // At a fixed load the DUT gets its deep input queue; at `max` the surplus must be refused
-    // at once, as the follower expects, and a backlog would make the DUT's CPU refill veth's
-    // ring from the qdisc (the kernel runs that where the ring drains): 17 % of its time.
-    gen_cfg.via_qdisc = matches!(spec.profile.rate, Rate::Pps(_)) && veth_backpressure();
-    // The qdisc is deeper than the ring it stands for: what it holds beyond counts lost.
-    let input_ring = gen_cfg.via_qdisc.then_some(INPUT_QUEUE_FRAMES);
-    let queue_frames = VETH_QUEUE_FRAMES + input_ring.unwrap_or(0);
+    // At a fixed load the DUT gets a NIC's input ring, which the generator holds; at `max` the
+    // surplus must be refused at once, as the follower expects.
+    let fixed = matches!(spec.profile.rate, Rate::Pps(_));
+    gen_cfg.input_queue = fixed.then_some(INPUT_QUEUE_FRAMES);
+    let queue_frames = VETH_QUEUE_FRAMES + gen_cfg.input_queue.unwrap_or(0);
     gen_cfg.limit = Limit::Duration(
         Duration::try_from_secs_f64(spec.trial.duration).context("the trial's duration")?,
     );
@@ -214,8 +212,11 @@ fn rig<'a>(
     // Off the DUT's CPU, where its forwarding would delay the samples.
     rx_cfg.cpu = Some(sender.cpu);
     // Where the surplus goes: the sender veth's tx_dropped (the DUT's input queue was
-    // full), and the DUT's own interfaces.
-    rx_cfg.watch = std::iter::once(sender_if)
+    // full), and the DUT's own interfaces. With the generator's input queue, veth's refusals
+    // are mostly sent again: the generator counts the lost ones (`late_pkts`).
+    let refusals = gen_cfg.input_queue.is_none().then_some(sender_if);
+    rx_cfg.watch = refusals
+        .into_iter()
         .chain(
             facts
                 .dut
@@ -242,7 +243,6 @@ fn rig<'a>(
             cpu: facts.dut.cpu,
             queue_frames,
         }),
-        input_ring,
         capture_delay,
     })
 }

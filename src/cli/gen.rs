@@ -76,11 +76,11 @@ pub struct Args {
     /// refuses, a NIC's DUT does not.
     #[arg(long)]
     pub follow: bool,
-    /// The XDP engine passes its frames up the sending namespace's stack, to leave through the
-    /// interface's qdisc, as a campaign's fixed loads do on the virtual lab (whose deep DUT
-    /// input queue that qdisc is): only on a lab's sender, whose rule sends them on.
-    #[arg(long)]
-    pub via_qdisc: bool,
+    /// The XDP engine holds the frames the interface refuses and sends them again, as the
+    /// DUT's input ring of N frames would hold them (a campaign's fixed loads on the virtual
+    /// lab: 4096); what it holds beyond N when the traffic stops is dropped.
+    #[arg(long, value_name = "N")]
+    pub input_queue: Option<u64>,
     /// Print JSON lines ({"type":"sample",...} each second, {"type":"summary",...} at the end).
     #[arg(long)]
     pub json: bool,
@@ -138,7 +138,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
         engine: args.engine,
         burst: args.burst,
         follow: args.follow,
-        via_qdisc: args.via_qdisc,
+        input_queue: args.input_queue,
     };
     let stop = stop_flag()?;
     let mut generator = traffic::builtin(cfg)?;
@@ -244,10 +244,12 @@ fn write_summary(
     if let Some(why) = &summary.fallback {
         writeln!(err, "benchlab gen: note: AF_PACKET engine used: {why}")?;
     }
-    let queued = summary
-        .queued_at_stop
-        .map(|n| format!(", {n} still in its qdisc at the stop"))
-        .unwrap_or_default();
+    let queued = match (summary.queued_at_stop, summary.lost_at_stop) {
+        (Some(q), Some(lost)) => {
+            format!(", {q} in the input queue at the stop, {lost} refused frames lost")
+        }
+        _ => String::new(),
+    };
     writeln!(
         out,
         "{} {} packets in {:.3} s, {} ({} engine){queued}",

@@ -101,17 +101,13 @@ pub struct PlacementFacts {
 /// The DUT's input queue in words.
 fn input_queue() -> String {
     let ring = super::stall::VETH_QUEUE_FRAMES;
-    if super::virt::veth_backpressure() {
-        format!(
-            "its input queue at a fixed load: veth's {ring} frames and {} in the sender's qdisc, \
-             which holds up to {} (what it holds beyond {} when the traffic stops counts lost)",
-            super::virt::INPUT_QUEUE_FRAMES,
-            super::virt::BUFFER_FRAMES,
-            super::virt::INPUT_QUEUE_FRAMES
-        )
-    } else {
-        format!("its input queue: veth's {ring} frames (Linux < 6.16: no veth backpressure)")
-    }
+    format!(
+        "its input queue at a fixed load: veth's {ring} frames and {} the generator holds and \
+         sends again, up to {} (what it holds beyond {} when the traffic stops is lost)",
+        super::virt::INPUT_QUEUE_FRAMES,
+        crate::traffic::requeue::BUFFER_FRAMES,
+        super::virt::INPUT_QUEUE_FRAMES
+    )
 }
 
 /// A NAPI kthread of the DUT.

@@ -51,7 +51,7 @@ pub struct DutCpu {
     /// The DUT's CPU.
     pub cpu: usize,
     /// Frames its input queue holds (on the virtual lab veth's [`VETH_QUEUE_FRAMES`], plus at a
-    /// fixed load the sender qdisc's [`super::virt::INPUT_QUEUE_FRAMES`]).
+    /// fixed load the [`super::virt::INPUT_QUEUE_FRAMES`] the generator holds).
     pub queue_frames: u64,
 }
 

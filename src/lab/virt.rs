@@ -5,9 +5,9 @@
 //! the one measured in `notes/virtual-lab.md`: with TSO off on the sender's veth and GRO on the
 //! DUT's ingress veth, veth hands frames to NAPI, which runs threaded, in a kthread pinned to
 //! the DUT's CPU; otherwise the DUT forwards in the sender's softirq on the generator's CPU.
-//! At a fixed load the DUT's input queue is a NIC's, not veth's 256 frames: a qdisc on the
-//! sender's veth holds [`INPUT_QUEUE_FRAMES`](crate::lab::virt::INPUT_QUEUE_FRAMES) more while
-//! the DUT's CPU is away (`input_queue` says why and how).
+//! At a fixed load the DUT's input queue is a NIC's, not veth's 256 frames: the generator
+//! holds [`INPUT_QUEUE_FRAMES`](crate::lab::virt::INPUT_QUEUE_FRAMES) more while the DUT's
+//! CPU is away (the constant says why and how).
 
 use std::path::Path;
 
@@ -87,131 +87,41 @@ pub(crate) fn build(t: &Topology, plan: &Plan) -> Result<()> {
             thread_napi(t, &dut, &t.dut_in_if(k))?;
         }
     }
-    if veth_backpressure() {
-        for (a, b) in plan.links.iter().take(usize::from(t.senders)) {
-            input_queue(a, b)?;
-        }
-    }
     Ok(())
 }
 
-/// Whether this kernel's veth holds frames in its qdisc while the peer's ring is full (Linux
-/// ≥ 6.16); before, it dropped them, and a qdisc in front of the ring deepened nothing.
-pub fn veth_backpressure() -> bool {
-    // Every trial's rig asks; the running kernel does not change, so it is read once.
-    static BACKPRESSURE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *BACKPRESSURE.get_or_init(|| {
-        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease");
-        backpressure_in(&release.unwrap_or_default())
-    })
-}
-
-/// Whether kernel `release` (`uname -r`) has veth backpressure.
-fn backpressure_in(release: &str) -> bool {
-    let mut numbers = release
-        .split(|c: char| !c.is_ascii_digit())
-        .map(|n| n.parse::<u32>().unwrap_or(0));
-    (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0)) >= (6, 16)
-}
-
-/// Frames of the DUT's input ring the sender's qdisc stands for, in front of veth's own
+/// Frames of the DUT's input ring at a fixed load, in front of veth's own
 /// ([`VETH_QUEUE_FRAMES`]): a server NIC's largest common receive ring (ixgbe, i40e, ice: 4096
-/// descriptors). The qdisc holds up to [`BUFFER_FRAMES`]; what it still holds beyond this
-/// when the traffic stops is what such a ring would have dropped, and counts as lost
-/// (`campaign::trial::Rig::input_ring`).
-///
-/// [`VETH_QUEUE_FRAMES`]: crate::lab::stall::VETH_QUEUE_FRAMES
-pub const INPUT_QUEUE_FRAMES: u64 = 4096;
-
-/// Frames the sender's qdisc holds: 65,536, 100 ms at 655 Kpps (each a page of the
-/// generator's, 256 MiB when full).
-pub const BUFFER_FRAMES: u64 = 65_536;
-
-/// The DUT's deep input queue on the link from sender port `a` to DUT port `b`.
+/// descriptors). The generator holds them ([`crate::traffic::requeue`]): frames veth's full
+/// ring refused are sent again once it takes frames, and what it still holds beyond this when
+/// the traffic stops is dropped, as such a ring would have, and counts as lost
+/// (`campaign::trial::TrialData::late_pkts`).
 ///
 /// Why: veth's ring holds 256 frames, 0.5 ms at 500 Kpps, and on a cloud VM the hypervisor
 /// takes the DUT's CPU away for 3–20 ms at a time, or slows it for a tenth of a second
 /// (`lab::stall`, `notes/noise.md`): at any fixed load a quarter to nine tenths of the 1 s
-/// trials lost frames, so the search measured the hypervisor, not the DUT. Since Linux 6.16 a
-/// veth whose peer's ring is full stops its queue and its qdisc holds the frames
-/// (backpressure) instead of dropping them. The XDP engine's frames reach it through the
-/// stack (`GenConfig::via_qdisc`, a redirect skips qdiscs): they arrive at the sender
-/// namespace's loopback, where this rule sends the ones to the DUT's MAC out of `a`. Both
-/// vanish with the namespace.
+/// trials lost frames, so the search measured the hypervisor, not the DUT.
 ///
-/// Why deeper than the ring it stands for ([`INPUT_QUEUE_FRAMES`]): a `pfifo` of 4096 dropped
-/// the surplus on the sender's CPU, and every dropped frame went back to the generator's page
-/// pool under the lock the DUT's CPU takes to give back every frame it forwarded, so once the
-/// DUT fell behind it slowed down further. Measured (`benches/queue.sh`: 1 s at a fixed load,
-/// the two limits alternating, 6–8 runs each, three runs in a morning): runs without loss at
-/// 480 and 560 Kpps 7/8 and 6/8 against 4/8 and 4/8, then 6/6 and 5/6 against 4/6 and 3/6,
-/// then (a slower hour) 3/6 against 2/6 at 560 Kpps; at 800 Kpps, in the first run, the DUT
-/// forwarded 705–737 Kpps without drops and 530–640 Kpps with them, while in the slower hour
-/// both lost alike above the knee (and there the deep queue's sender fell 2–15 % short). So
-/// the qdisc holds [`BUFFER_FRAMES`], and the generator reads its backlog as it stops: frames
-/// queued beyond the ring then are the ring's loss, in a steady overload the same count as a
-/// ring of that size drops. A backlog the DUT works off before the traffic stops (a hypervisor
-/// stall, a slow stretch) costs nothing.
+/// Why deeper while the traffic runs (up to [`BUFFER_FRAMES`]): a queue that drops at 4096
+/// slowed the DUT once it fell behind (measured with the earlier qdisc model, alternating a
+/// 4096-frame limit with the deep one: runs without loss at 480 and 560 Kpps 7/8 and 6/8
+/// against 4/8 and 4/8). A backlog the DUT works
+/// off before the traffic stops (a hypervisor stall, a slow stretch) costs nothing; in a
+/// steady overload the count lost is the one a ring of 4096 frames drops.
 ///
-/// What it costs the model: the kernel refills veth's ring from the qdisc where the ring
-/// drains, on the DUT's CPU (`perf`: 16–17 % of it in `net_tx_action` while overloaded, with
-/// `pfifo_fast` too), and a hypervisor stall of that CPU holding the qdisc's lock holds the
-/// sender too. So a DUT forwards less while it has a backlog than without one: just below its
-/// saturated rate, a calm DUT keeps up and one set back by a stall does not catch up
-/// (`benches/backlog.sh`, 4 runs each: at 500–550 Kpps 7 of 8 calm runs ended without a
-/// backlog, 2 of 8 after a 30 ms stall worked theirs off; at 400–450 Kpps all but one of
-/// both did; saturated about 600 Kpps). Frames redirected into veth's ring instead (no
-/// qdisc: the DUT builds the skb, as a NIC's driver does) were forwarded at about the
-/// backlogged rate (6 alternating pairs at 1 Mpps: within 4 %). At `max` the
-/// lab keeps veth's ring alone (the surplus must be refused at once there:
-/// [`crate::traffic::follow`]).
-fn input_queue(a: &Port, b: &Port) -> Result<()> {
-    let ns = NetnsTransport::new(&a.ns);
-    let limit = BUFFER_FRAMES.to_string();
-    ns.run(&[
-        "tc", "qdisc", "replace", "dev", &a.name, "root", "pfifo", "limit", &limit,
-    ])?;
-    ns.run(&["tc", "qdisc", "add", "dev", "lo", "clsact"])?;
-    // u32 matches 32-bit words at offsets from the network header: the MAC's first two
-    // bytes, then its last four.
-    let m = b.mac.0;
-    let (head, tail) = (
-        format!("0x{:02x}{:02x}", m[0], m[1]),
-        format!("0x{:02x}{:02x}{:02x}{:02x}", m[2], m[3], m[4], m[5]),
-    );
-    ns.run(&[
-        "tc",
-        "filter",
-        "add",
-        "dev",
-        "lo",
-        "ingress",
-        "protocol",
-        "all",
-        "prio",
-        "1",
-        "u32",
-        "match",
-        "u16",
-        &head,
-        "0xffff",
-        "at",
-        "-14",
-        "match",
-        "u32",
-        &tail,
-        "0xffffffff",
-        "at",
-        "-12",
-        "action",
-        "mirred",
-        "egress",
-        "redirect",
-        "dev",
-        &a.name,
-    ])?;
-    Ok(())
-}
+/// Why the generator holds them and not a qdisc in front of veth's ring (the model before,
+/// which needed Linux 6.16's veth backpressure): the kernel refilled veth's ring from the
+/// qdisc on the DUT's CPU (`perf`: 16–17 % of it in `net_tx_action` while backlogged), so a
+/// DUT with a backlog forwarded less, and just below its saturated rate a calm DUT kept up
+/// while one set back by a stall did not catch up (`benches/backlog.sh`: at 500–550 Kpps 7 of
+/// 8 calm runs ended without a backlog, 2 of 8 after a stall; that stall was some 0.2 s, not
+/// the 30 ms meant, its spinner's Python start-up running at real-time priority too, which
+/// the script no longer does). Redirected frames enter the ring as a NIC's DMA fills one, and
+/// any kernel with veth XDP takes them.
+///
+/// [`VETH_QUEUE_FRAMES`]: crate::lab::stall::VETH_QUEUE_FRAMES
+/// [`BUFFER_FRAMES`]: crate::traffic::requeue::BUFFER_FRAMES
+pub const INPUT_QUEUE_FRAMES: u64 = 4096;
 
 /// The veth pair from `a` to `b`, each end created in its own namespace.
 fn add_veth(a: &Port, b: &Port) -> Result<()> {
@@ -472,23 +382,4 @@ pub(crate) fn find_in_path(tool: &str) -> Option<std::path::PathBuf> {
         .chain(["/usr/sbin", "/sbin"].map(Into::into))
         .map(|dir| dir.join(tool))
         .find(|p| p.is_file())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn veth_backpressure_comes_with_linux_6_16() {
-        for (release, has) in [
-            ("6.18.44-fc-v595", true),
-            ("6.16.0", true),
-            ("7.0.1-arch1-1", true),
-            ("6.15.11-amd64", false),
-            ("6.12.48+deb13-amd64", false),
-            ("", false),
-        ] {
-            assert_eq!(backpressure_in(release), has, "{release}");
-        }
-    }
 }

@@ -19,6 +19,21 @@ use super::{GenConfig, Limit, Rate};
 pub const MAX_BURST: usize = 1024;
 const PACKET_QDISC_BYPASS: libc::c_int = 20;
 
+/// Frames per `sendmmsg` call at full speed.
+const PACKET_MAX_BURST: u32 = 256;
+/// Largest burst at a fixed rate: well under a veth's 256-frame input ring.
+const RATE_MAX_BURST: u32 = 64;
+
+/// AF_PACKET frames per `sendmmsg` when none is given: 256 at `max`; at a fixed rate one burst
+/// a millisecond (at most 64 packets), so that packets stay evenly spread. (The XDP engine
+/// paces frame by frame in the kernel and has no bursts.)
+pub fn default_burst(rate: Rate) -> u32 {
+    match rate {
+        Rate::Max => PACKET_MAX_BURST,
+        Rate::Pps(pps) => (pps / 1000).clamp(1, u64::from(RATE_MAX_BURST)) as u32,
+    }
+}
+
 /// A packet socket bound to the sending interface, with a buffer per frame of a burst.
 pub struct PacketEngine {
     fd: OwnedFd,
@@ -181,5 +196,18 @@ fn wait_until(due: Instant, stop: &AtomicBool) -> bool {
         } else {
             std::hint::spin_loop();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bursts_are_large_at_max_and_a_millisecond_at_a_rate() {
+        assert_eq!(default_burst(Rate::Max), PACKET_MAX_BURST);
+        assert_eq!(default_burst(Rate::Pps(100)), 1);
+        assert_eq!(default_burst(Rate::Pps(20_000)), 20);
+        assert_eq!(default_burst(Rate::Pps(5_000_000)), RATE_MAX_BURST);
     }
 }

@@ -92,10 +92,10 @@ pub struct SenderRecord {
     pub description: String,
     /// Files to keep with the trial: name and content.
     pub files: Vec<(String, String)>,
-    /// Frames still waiting in its interface's qdisc when it stopped, where it read them
-    /// (`benchlab gen` through the virtual lab's deep input queue,
-    /// [`crate::traffic::GenConfig::via_qdisc`]).
-    pub queued_at_stop: Option<u64>,
+    /// Frames its input queue held beyond its ring when the traffic stopped, never sent
+    /// (`benchlab gen` holding the virtual lab's DUT input queue,
+    /// [`crate::traffic::GenConfig::input_queue`]): a NIC's ring would have dropped them.
+    pub late_pkts: u64,
 }
 
 /// What a receiver leaves once stopped.

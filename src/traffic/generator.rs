@@ -5,7 +5,9 @@
 //! AF_PACKET sends bursts, each waiting at a fixed rate for its due time
 //! `start + packets_sent / pps` on the monotonic clock (sleeping, then spinning the last 100 µs),
 //! so that bursts are evenly spaced and the rate never drifts. The monitor reads the count every
-//! 5 ms (and, at `max` following the DUT, sets the XDP engine's pace: [`crate::traffic::follow`]),
+//! 5 ms (and, at `max` following the DUT, sets the XDP engine's pace: [`crate::traffic::follow`];
+//! holding the DUT's input queue, it looks every millisecond and, at the limit, lets the engine
+//! send what the queue holds before the end: [`crate::traffic::requeue`]),
 //! records a sample each second, and ends the run when its limit or a stop comes: it sets
 //! a flag and signals the sending thread, whose long system call then returns `EINTR` (the count
 //! lives in the kernel map or in an atomic, so nothing is lost). SIGINT and SIGTERM are blocked
@@ -13,7 +15,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -22,24 +24,10 @@ use anyhow::Context;
 use super::afpacket::{self, PacketEngine};
 use super::follow::{Follower, START_PPS};
 use super::netlink::{self, Netlink};
-use super::xdp::{Delivery, XdpCounter, XdpEngine};
+use super::requeue::{self, Requeue};
+use super::xdp::{XdpCounter, XdpEngine};
 use super::{os, Engine, GenConfig, Generator, Limit, Rate, TxSample, TxSummary};
 use crate::error::InputError;
-
-/// Frames per `sendmmsg` call at full speed.
-const PACKET_MAX_BURST: u32 = 256;
-/// Largest burst at a fixed rate: well under a veth's 256-frame input ring.
-const RATE_MAX_BURST: u32 = 64;
-
-/// AF_PACKET frames per `sendmmsg` when none is given: 256 at `max`; at a fixed rate one burst
-/// a millisecond (at most 64 packets), so that packets stay evenly spread. (The XDP engine
-/// paces frame by frame in the kernel and has no bursts.)
-pub fn default_burst(rate: Rate) -> u32 {
-    match rate {
-        Rate::Max => PACKET_MAX_BURST,
-        Rate::Pps(pps) => (pps / 1000).clamp(1, u64::from(RATE_MAX_BURST)) as u32,
-    }
-}
 
 /// A generator ready to start with [`Generator::start`].
 pub fn builtin(cfg: GenConfig) -> anyhow::Result<Box<dyn Generator>> {
@@ -102,6 +90,8 @@ struct Ready {
     thread: libc::pthread_t,
     done: Receiver<(u64, Instant)>,
     follower: Option<Follower>,
+    /// The input queue the monitor holds, shared with the sending thread for its account.
+    requeue: Option<Arc<Mutex<Requeue>>>,
 }
 
 impl Generator for Builtin {
@@ -199,7 +189,7 @@ fn send(
         engine,
         fallback,
         follower,
-        mut queue,
+        requeue,
     } = match setup(cfg) {
         Ok(s) => s,
         Err(e) => {
@@ -213,6 +203,7 @@ fn send(
         Sender::Packet(_) => Counter::Atomic(Arc::clone(&atomic)),
     };
     let follow_margin = follower.as_ref().map(|_| super::follow::MARGIN);
+    let requeue = requeue.map(|r| Arc::new(Mutex::new(r)));
     let (done_tx, done) = mpsc::channel();
     let start = Instant::now();
     let thread = os::current_thread();
@@ -222,27 +213,32 @@ fn send(
         thread,
         done,
         follower,
+        requeue: requeue.clone(),
     }));
     let sent = match &mut sender {
-        Sender::Xdp(e) => e.run(halt),
+        Sender::Xdp(e) => e.run(halt, requeue.is_some()),
         Sender::Packet(e) => {
-            let burst = cfg.burst.unwrap_or_else(|| default_burst(cfg.rate));
+            let burst = cfg
+                .burst
+                .unwrap_or_else(|| afpacket::default_burst(cfg.rate));
             e.paced_loop(cfg, burst, (start, halt), &atomic)
         }
     };
-    let end = Instant::now();
-    // Read at once: the DUT drains its backlog from here on.
-    let queued_at_stop =
-        (queue.as_mut()).map(|(nl, ifindex)| nl.qdisc_queue(*ifindex).map(|q| q.frames));
+    // The traffic ended at the stop; the drain after it sent no new frame.
+    let held = (requeue.as_ref())
+        .map(|r| r.lock().unwrap_or_else(PoisonError::into_inner).finish())
+        .transpose()
+        .with_context(|| format!("reading {}'s refusals as the generator stopped", cfg.iface));
+    let end = match &held {
+        Ok(Some(h)) => h.stopped,
+        _ => Instant::now(),
+    };
     let sent = sent.with_context(|| format!("sending on {}", cfg.iface));
     let _ = done_tx.send((
         *sent.as_ref().unwrap_or(&atomic.load(Ordering::Relaxed)),
         end,
     ));
-    let sent = sent?;
-    let queued_at_stop = queued_at_stop
-        .transpose()
-        .with_context(|| format!("reading {}'s qdisc as the generator stopped", cfg.iface))?;
+    let (sent, held) = (sent?, held?);
     let elapsed = (end - start).as_secs_f64();
     Ok(TxSummary {
         engine,
@@ -256,7 +252,8 @@ fn send(
         },
         interrupted: false,
         follow_margin,
-        queued_at_stop,
+        queued_at_stop: held.map(|h| h.queued_at_stop),
+        lost_at_stop: held.map(|h| h.lost),
     })
 }
 
@@ -278,7 +275,12 @@ fn monitor(
         thread,
         done,
         mut follower,
+        requeue,
     } = ready;
+    let poll = match requeue {
+        Some(_) => requeue::POLL,
+        None => MONITOR_POLL,
+    };
     let mut last = TxSample {
         t_s: 0.0,
         tx_pkts: 0,
@@ -300,7 +302,7 @@ fn monitor(
     };
     let mut next_tick = 1.0;
     loop {
-        std::thread::sleep(MONITOR_POLL);
+        std::thread::sleep(poll);
         match done.try_recv() {
             Ok((sent, end)) => {
                 let t = (end - start).as_secs_f64();
@@ -323,11 +325,14 @@ fn monitor(
                 next_tick += 1.0;
             }
         }
-        let over = match limit {
+        let mut over = match limit {
             Limit::Count(n) => sent >= n,
             Limit::Duration(d) => t >= d.as_secs_f64(),
             Limit::Forever => false,
         };
+        if let Some(queue) = &requeue {
+            over = requeue::look(queue, over);
+        }
         if over || user_stop.load(Ordering::Relaxed) {
             halt.store(true, Ordering::Relaxed);
             os::interrupt(thread);
@@ -360,9 +365,8 @@ struct Setup {
     fallback: Option<String>,
     /// The follower, when `max` follows the interface.
     follower: Option<Follower>,
-    /// With [`GenConfig::via_qdisc`], a socket and the interface's index to read its qdisc's
-    /// backlog with as the generator stops.
-    queue: Option<(Netlink, u32)>,
+    /// With [`GenConfig::input_queue`] and the XDP engine, the queue the monitor holds.
+    requeue: Option<Requeue>,
 }
 
 /// Enters the namespace, pins, finds the interface and opens the engine (and its follower, when
@@ -400,7 +404,7 @@ fn setup(cfg: &GenConfig) -> anyhow::Result<Setup> {
         let features = Netlink::generic()
             .and_then(|mut nl| nl.xdp_features(link.ifindex))
             .map_err(|e| format!("cannot read {}'s XDP features: {e}", cfg.iface))?;
-        if !cfg.via_qdisc && features & netlink::XDP_ACT_NDO_XMIT == 0 {
+        if features & netlink::XDP_ACT_NDO_XMIT == 0 {
             return Err(format!(
                 "{} does not take XDP frames (a veth needs GRO or an XDP program on its peer; a NIC, a driver with ndo_xdp_xmit)",
                 cfg.iface
@@ -428,28 +432,39 @@ fn setup(cfg: &GenConfig) -> anyhow::Result<Setup> {
             Err(why) => (packet()?, Engine::Packet, Some(why)),
         },
     };
-    // The AF_PACKET engine needs no follower: the interface's backpressure already holds it
-    // to what the next hop takes.
-    let follower = match &sender {
-        Sender::Xdp(e) if cfg.follow && cfg.rate == Rate::Max => {
-            Some(Follower::new(e.counter(), netlink, link.ifindex))
-        }
-        _ => None,
-    };
-    let queue = (cfg.via_qdisc.then(Netlink::route))
-        .transpose()
-        .context("opening a netlink socket")?
-        .map(|nl| (nl, link.ifindex));
+    let (follower, requeue) = watchers(cfg, &sender, netlink, link.ifindex)?;
     Ok(Setup {
         sender,
         engine,
         fallback,
         follower,
-        queue,
+        requeue,
     })
 }
 
-/// The XDP engine for `cfg` on interface `ifindex`: its pace, limit and delivery.
+/// What watches the XDP engine's interface `ifindex` (read through `netlink`) for the monitor:
+/// the follower at `max` when asked, the input queue when asked.
+fn watchers(
+    cfg: &GenConfig,
+    sender: &Sender,
+    netlink: Netlink,
+    ifindex: u32,
+) -> anyhow::Result<(Option<Follower>, Option<Requeue>)> {
+    let Sender::Xdp(e) = sender else {
+        // The AF_PACKET engine needs neither: the interface's backpressure already holds it
+        // to what the next hop takes.
+        return Ok((None, None));
+    };
+    let follower =
+        (cfg.follow && cfg.rate == Rate::Max).then(|| Follower::new(e.counter(), netlink, ifindex));
+    let requeue = (cfg.input_queue)
+        .map(|ring| Requeue::new(e.counter(), ifindex, ring))
+        .transpose()
+        .with_context(|| format!("reading {}'s refusals", cfg.iface))?;
+    Ok((follower, requeue))
+}
+
+/// The XDP engine for `cfg` on interface `ifindex`: its pace and limit.
 fn open_xdp(cfg: &GenConfig, ifindex: u32) -> std::io::Result<XdpEngine> {
     let pps = match cfg.rate {
         Rate::Max if cfg.follow => Some(START_PPS),
@@ -460,23 +475,5 @@ fn open_xdp(cfg: &GenConfig, ifindex: u32) -> std::io::Result<XdpEngine> {
         Limit::Count(n) => Some(n),
         _ => None,
     };
-    let delivery = if cfg.via_qdisc {
-        Delivery::Stack
-    } else {
-        Delivery::Redirect(ifindex)
-    };
-    XdpEngine::new(&cfg.spec, delivery, pps, limit)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bursts_are_large_at_max_and_a_millisecond_at_a_rate() {
-        assert_eq!(default_burst(Rate::Max), PACKET_MAX_BURST);
-        assert_eq!(default_burst(Rate::Pps(100)), 1);
-        assert_eq!(default_burst(Rate::Pps(20_000)), 20);
-        assert_eq!(default_burst(Rate::Pps(5_000_000)), RATE_MAX_BURST);
-    }
+    XdpEngine::new(&cfg.spec, ifindex, pps, limit)
 }

@@ -22,9 +22,8 @@ use crate::stats::CounterSample;
 /// by itself, so only a stuck one ever is.
 const GRACE: Duration = Duration::from_secs(60);
 /// The longest the receiver keeps counting after the generator stops, for packets in flight:
-/// the virtual lab's DUT works off up to 65,536 queued frames (`lab::virt::BUFFER_FRAMES`),
-/// 0.2 s at 300 Kpps. (A late frame still queued after it would count twice, as lost and as
-/// late: `campaign::trial::TrialData::late_pkts`.)
+/// the virtual lab's DUT works off what its input queue held at the stop (up to 4,096 frames,
+/// `lab::virt::INPUT_QUEUE_FRAMES`), 14 ms at 300 Kpps, within the generator's own drain.
 const DRAIN: Duration = Duration::from_secs(1);
 /// Time between two reads of the receiving interface's count that must agree for the packets
 /// in flight to be in: on the virtual lab the read taken as the generator stopped already
@@ -134,7 +133,7 @@ impl Sender for LocalSender {
                 "generator.json".to_string(),
                 serde_json::to_string_pretty(&summary)? + "\n",
             )],
-            queued_at_stop: summary.queued_at_stop,
+            late_pkts: summary.lost_at_stop.unwrap_or(0),
         })
     }
 }

@@ -93,7 +93,7 @@ impl Probe {
     }
 
     /// The interface's counters; what its qdisc dropped counts as `tx_dropped`: frames it
-    /// could not send either (the virtual lab's DUT input queue, in front of veth's ring).
+    /// could not send either (a queueing qdisc full in front of a slower link).
     fn read(&mut self) -> std::io::Result<LinkStats> {
         let mut stats = self.nl.link_by_index(self.ifindex)?.stats;
         if self.qdisc {

@@ -340,7 +340,7 @@ impl Sender for RemoteGen {
             ticks,
             description,
             files: vec![(name, String::from_utf8_lossy(&out).into_owned())],
-            queued_at_stop: None,
+            late_pkts: 0,
         })
     }
 }

@@ -150,7 +150,6 @@ impl Bench for MockLab {
             }),
             profiler: None,
             dut_cpu: None,
-            input_ring: None,
             capture_delay: Duration::ZERO,
         };
         let switcher = MockSwitcher {

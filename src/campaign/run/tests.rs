@@ -82,7 +82,6 @@ impl Bench for MockBench {
             receiver: Box::new(MockReceiver { ticks: rx }),
             profiler: None,
             dut_cpu: None,
-            input_ring: None,
             capture_delay: std::time::Duration::ZERO,
         })
     }

@@ -23,9 +23,9 @@ struct MockDut {
     /// Whether the senders leave a summary with their rate (`generator.json`).
     summary: bool,
     in_flight: u64,
-    /// Frames its senders' qdisc still holds as they stop, where it stands for a 4096-frame
-    /// input ring (the virtual lab's deep queue).
-    backlog: Option<u64>,
+    /// Frames its senders' input queue held beyond its ring as they stopped, and dropped (the
+    /// virtual lab's): the receiver never counts them.
+    late: u64,
     send: MockSend,
     dut: MockTransport,
     rates: Vec<Rate>,
@@ -41,7 +41,7 @@ impl MockDut {
             efficiency: 1.0,
             summary: false,
             in_flight: 1000,
-            backlog: None,
+            late: 0,
             send: MockSend::Ends,
             dut: MockTransport::new("dut"),
             rates: Vec::new(),
@@ -78,11 +78,11 @@ impl Bench for MockDut {
         let tx = vec![tick(pps as u64); seconds];
         let mut rx = vec![tick(forwarded); seconds];
         if let Some(last) = rx.last_mut() {
-            last.pkts -= self.in_flight.min(last.pkts);
+            last.pkts -= (self.in_flight + self.late).min(last.pkts);
         }
         rx.push(tick(self.in_flight.min(forwarded)));
         let mut sender = MockSender::new(tx, self.send);
-        sender.queued_at_stop = self.backlog;
+        sender.late_pkts = self.late;
         if self.summary {
             let sent = pps as u64 * seconds as u64;
             let summary = format!("{{\"tx_pkts\": {sent}, \"elapsed_s\": {seconds}}}");
@@ -95,7 +95,6 @@ impl Bench for MockDut {
             receiver: Box::new(MockReceiver { ticks: rx }),
             profiler: None,
             dut_cpu: None,
-            input_ring: self.backlog.map(|_| 4096),
             capture_delay: std::time::Duration::ZERO,
         })
     }
@@ -155,19 +154,19 @@ fn loss_is_counted_after_the_drain_over_the_whole_trial() {
 }
 
 #[test]
-fn frames_queued_beyond_the_duts_input_ring_at_the_stop_count_lost() {
+fn frames_dropped_beyond_the_duts_input_ring_at_the_stop_count_lost_and_say_where() {
     let tmp = tempfile::tempdir().unwrap();
     let store = results_dir(&tmp);
     let mut bench = MockDut::new(1e6, 2e6);
-    // The DUT was 10,000 frames behind as the senders stopped: it forwarded them all in the
-    // drain, but a 4096-frame ring would have dropped 5,904 of them.
-    bench.backlog = Some(10_000);
+    // The DUT was 10,000 frames behind as the senders stopped: a 4096-frame ring drops 5,904
+    // of them, which the receiver never sees.
+    bench.late = 5_904;
     let (outcome, record) = one_trial(&mut bench, &store, 5e5);
     assert_eq!((outcome.sent, outcome.received), (1_000_000, 994_096));
     assert_eq!((record.received, record.late), (994_096, 5_904));
     assert!(outcome.valid && outcome.loss_ratio() > 0.005);
-    // Behind by less than the ring: nothing late.
-    bench.backlog = Some(4_000);
+    // Behind by less than the ring: nothing late, nothing lost.
+    bench.late = 0;
     let (outcome, record) = one_trial(&mut bench, &store, 5e5);
     assert_eq!((outcome.received, record.late), (1_000_000, 0));
 }

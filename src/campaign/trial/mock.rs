@@ -31,8 +31,8 @@ pub struct MockSender {
     pub grace: Duration,
     /// The files it leaves.
     pub files: Vec<(String, String)>,
-    /// Frames it says were still queued at its interface when it stopped.
-    pub queued_at_stop: Option<u64>,
+    /// Frames it says its input queue dropped beyond its ring at the stop.
+    pub late_pkts: u64,
 }
 
 impl MockSender {
@@ -44,7 +44,7 @@ impl MockSender {
             stopped: None,
             grace: Duration::ZERO,
             files: vec![("generator.log".into(), "sent\n".into())],
-            queued_at_stop: None,
+            late_pkts: 0,
         })
     }
 }
@@ -83,7 +83,7 @@ impl Sender for MockSender {
             ticks: self.ticks,
             description: "mock".into(),
             files: self.files,
-            queued_at_stop: self.queued_at_stop,
+            late_pkts: self.late_pkts,
         })
     }
 }

@@ -19,7 +19,6 @@ fn rig<'a>(dut: &'a MockTransport, senders: Vec<Box<dyn Sender + 'a>>, rx: Vec<T
         receiver: Box::new(MockReceiver { ticks: rx }),
         profiler: None,
         dut_cpu: None,
-        input_ring: None,
         capture_delay: Duration::ZERO,
     }
 }
@@ -82,25 +81,17 @@ fn senders_seconds_add_up_and_pair_with_the_receivers() {
 }
 
 #[test]
-fn a_backlog_beyond_the_duts_input_ring_at_the_stop_is_counted_late() {
+fn the_frames_every_senders_input_queue_dropped_at_the_stop_are_counted_late() {
     let dut = MockTransport::new("dut");
-    let queued = |n| {
+    let late = |n| {
         let mut s = MockSender::new(steady(4, 600.0), MockSend::Ends);
-        s.queued_at_stop = n;
+        s.late_pkts = n;
         s as Box<dyn Sender>
     };
-    // Two senders through queues standing for 4096-frame rings: one of them still held 6,000
-    // frames as it stopped, 1,904 more than its ring; the other, fewer than its ring.
-    let mut deep = rig(
-        &dut,
-        vec![queued(Some(6_000)), queued(Some(100))],
-        steady(4, 1_200.0),
-    );
-    deep.input_ring = Some(4_096);
+    // Two senders holding the DUT's input queue: one dropped 1,904 frames beyond its ring as it
+    // stopped, the other none.
+    let deep = rig(&dut, vec![late(1_904), late(0)], steady(4, 1_200.0));
     assert_eq!(run_trial(deep, &Cancel::new()).0.unwrap().late_pkts, 1_904);
-    // A lab whose queues stand for no ring of their own counts nothing late.
-    let plain = rig(&dut, vec![queued(Some(6_000))], steady(4, 600.0));
-    assert_eq!(run_trial(plain, &Cancel::new()).0.unwrap().late_pkts, 0);
 }
 
 #[test]

@@ -125,7 +125,7 @@ impl Sender for PktgenSender {
                 file_name("generator", "log", self.k, self.of),
                 self.run.log(),
             )],
-            queued_at_stop: None,
+            late_pkts: 0,
         })
     }
 }

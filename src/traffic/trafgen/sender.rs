@@ -211,7 +211,7 @@ impl Sender for TrafgenSender {
                 (name("log"), log),
                 (name("trafgen"), config),
             ],
-            queued_at_stop: None,
+            late_pkts: 0,
         })
     }
 }
