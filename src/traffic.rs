@@ -221,7 +221,8 @@ pub struct GenConfig {
     /// The XDP engine holds the frames the interface refuses and sends them again once it
     /// takes frames ([`requeue`]): the DUT's input queue, a ring of this many frames (the
     /// virtual lab's at a fixed load, `lab::virt`). What it holds beyond that when the
-    /// traffic stops is dropped. The AF_PACKET engine has none.
+    /// traffic stops is dropped. Refused with [`Engine::Packet`]; `auto` falling back to
+    /// AF_PACKET sends without.
     pub input_queue: Option<u64>,
 }
 

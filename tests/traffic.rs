@@ -582,82 +582,35 @@ fn benchlab(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn bad_input_is_one_line_and_status_2() {
-    let cases: &[&[&str]] = &[
-        &[
-            "gen",
-            "-i",
-            "bltraffic-none0",
-            "-D",
-            "02:00:00:00:00:02",
-            "-s",
-            "198.18.10.1",
-            "-d",
-            "198.19.10.1",
-            "-n",
-            "1",
-        ],
-        &[
-            "gen",
-            "-i",
-            "bltraffic-nons/x",
-            "-D",
-            "02:00:00:00:00:02",
-            "-s",
-            "198.18.10.1",
-            "-d",
-            "198.19.10.1",
-        ],
-        &[
-            "gen",
-            "-i",
-            "lo",
-            "-D",
-            "02:00:00:00:00:02",
-            "-s",
-            "198.18.10.20-198.18.10.1",
-            "-d",
-            "198.19.10.1",
-        ],
-        &[
-            "gen",
-            "-i",
-            "lo",
-            "-D",
-            "02:00:00:00:00:02",
-            "-s",
-            "198.18.10.1",
-            "-d",
-            "[2001:2::1]",
-        ],
-        &[
-            "gen",
-            "-i",
-            "lo",
-            "-D",
-            "02:00:00:00:00:02",
-            "-s",
-            "[2001:2::1]",
-            "-d",
-            "[2001:2::2]",
-            "-l",
-            "64",
-        ],
-        &[
-            "gen",
-            "-i",
-            "lo",
-            "-D",
-            "02:00:00:00:00:02",
-            "-s",
-            "198.18.10.1",
-            "-d",
-            "198.19.10.1",
-            "-r",
-            "fast",
-        ],
-        &["rx", "-i", "bltraffic-none0", "-t", "1"],
+    // `gen` sending on `iface` from `src` to `dst`, then `rest`.
+    let gen =
+        |iface: &'static str, (src, dst): (&'static str, &'static str), rest: &[&'static str]| {
+            let mut args = vec![
+                "gen",
+                "-i",
+                iface,
+                "-D",
+                "02:00:00:00:00:02",
+                "-s",
+                src,
+                "-d",
+                dst,
+            ];
+            args.extend_from_slice(rest);
+            args
+        };
+    let v4 = ("198.18.10.1", "198.19.10.1");
+    let cases: Vec<Vec<&str>> = vec![
+        gen("bltraffic-none0", v4, &["-n", "1"]),
+        gen("bltraffic-nons/x", v4, &[]),
+        gen("lo", ("198.18.10.20-198.18.10.1", "198.19.10.1"), &[]),
+        gen("lo", ("198.18.10.1", "[2001:2::1]"), &[]),
+        gen("lo", ("[2001:2::1]", "[2001:2::2]"), &["-l", "64"]),
+        gen("lo", v4, &["-r", "fast"]),
+        gen("lo", v4, &["--engine", "packet", "--input-queue", "4096"]),
+        vec!["rx", "-i", "bltraffic-none0", "-t", "1"],
     ];
-    for args in cases {
+    for args in &cases {
         let out = benchlab(args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");

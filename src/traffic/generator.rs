@@ -40,6 +40,13 @@ pub fn builtin(cfg: GenConfig) -> anyhow::Result<Box<dyn Generator>> {
             .into());
         }
     }
+    if cfg.engine == Engine::Packet && cfg.input_queue.is_some() {
+        return Err(InputError::new(
+            "--input-queue needs the XDP engine (it sends again what the interface refused); \
+             drop --engine packet",
+        )
+        .into());
+    }
     if let Limit::Count(0) = cfg.limit {
         return Err(InputError::new("bad packet count 0: send at least one packet").into());
     }
