@@ -130,14 +130,24 @@ impl Requeue {
             self.counter.owe(release);
             self.held -= release;
         }
-        // After the stop the queue holds the ring, owed frames included (frames sent just
-        // before it may be refused after it: the kernel hands them over a batch at a time).
+        self.trim();
+    }
+
+    /// Drops what the queue holds beyond its depth: its buffer while the traffic runs; after
+    /// the stop the ring, owed frames included (frames sent just before the stop may be
+    /// refused after it: the kernel hands them over a batch at a time). Dropped frames count
+    /// lost at the end (refused, never sent again).
+    fn trim(&mut self) {
         let depth = match self.closed {
             Some(_) => self.ring.saturating_sub(self.counter.owed()),
             None => BUFFER_FRAMES,
         };
-        // Dropped now: counted lost at the end (refused, never sent again).
         self.held = self.held.min(depth);
+    }
+
+    /// Frames held or owed: the DUT's backlog beyond veth's ring.
+    fn backlog(&self) -> u64 {
+        self.held + self.counter.owed()
     }
 
     /// The traffic stops now (once: later calls do nothing): no new frame, and what is held
@@ -147,9 +157,8 @@ impl Requeue {
             return;
         }
         self.counter.close();
-        let backlog = self.held + self.counter.owed();
-        self.closed = Some((Instant::now(), backlog));
-        self.held = self.held.min(self.ring.saturating_sub(self.counter.owed()));
+        self.closed = Some((Instant::now(), self.backlog()));
+        self.trim();
     }
 
     /// Whether the traffic was stopped and the run may end: everything held was sent and is in,
@@ -167,7 +176,7 @@ impl Requeue {
         let refused = self.read()?;
         let (stopped, queued_at_stop) = self
             .closed
-            .unwrap_or_else(|| (Instant::now(), self.held + self.counter.owed()));
+            .unwrap_or_else(|| (Instant::now(), self.backlog()));
         Ok(Held {
             stopped,
             queued_at_stop,
