@@ -216,7 +216,7 @@ impl<'a> SearchRunner<'a> {
         let asked = self.aim.ask(load);
         let (record, sending) = self.measure((Rate::Pps(asked), false), duration, Some(load))?;
         if let Some(rate) = sending.filter(|&r| r > 0.0) {
-            self.aim.learn(asked, rate);
+            self.aim.learn(load, asked, rate);
         }
         Ok((record, sending))
     }
@@ -331,8 +331,8 @@ pub fn run_search(
     }
     .and_then(|max| {
         // Calibration's rates are the generator's highest; what it held there says little of
-        // what it holds at the search's loads.
-        runner.aim = Aim::default();
+        // what it holds at the search's loads, and no more does what it holds at max load.
+        runner.aim = Aim::below(max);
         search::search(&config, max, &mut runner).map_err(|e| TrialError(anyhow::Error::new(e)))
     });
     if let Ok(result) = &outcome {

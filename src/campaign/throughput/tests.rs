@@ -195,6 +195,30 @@ fn a_sender_that_falls_short_is_asked_for_more_aimed_just_above_the_load() {
 }
 
 #[test]
+fn what_the_senders_hold_at_the_max_load_does_not_raise_the_next_loads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = results_dir(&tmp);
+    // The generator holds 1.5 Mpps of the 2 Mpps max load (its limit, not its pacing).
+    let mut bench = MockDut::new(1e6, 1.5e6);
+    bench.summary = true;
+    let (key, profile, hooks) = (key(), throughput_profile(), Hooks::default());
+    let cancel = Cancel::new();
+    let mut on_event = |_: &Event<'_>| {};
+    let parts = (&key, &profile, &hooks);
+    let mut runner = SearchRunner::new((&mut bench, &store), parts, &cancel, &mut on_event);
+    runner.aim = Aim::below(2e6);
+    let valid: Vec<bool> = [2e6, 5e5, 5e5]
+        .into_iter()
+        .map(|load| runner.run(load, 1.0).unwrap().valid)
+        .collect();
+    assert_eq!(valid, [false, true, true]);
+    // Learnt from, the max-load trial would have had the next ones asked for 30 % more; the
+    // third is aimed just above the load, as the second sent all it was asked.
+    let aimed = (5e5 * (1.0 + AIM)).round() as u64;
+    assert_eq!(bench.rates, [2_000_000, 500_000, aimed].map(Rate::Pps));
+}
+
+#[test]
 fn a_sender_short_of_the_load_or_failing_makes_the_trial_invalid_not_lossy() {
     let tmp = tempfile::tempdir().unwrap();
     let store = results_dir(&tmp);
