@@ -12,8 +12,9 @@
 //! ([`TrialData::sent_pkts`], [`TrialData::received_pkts`], both read after the traffic).
 //! The receiver's drop counters of the watched interfaces (the DUT's; the sender's veth where
 //! the generator does not hold the input queue) tell where they were lost and are kept per
-//! trial, with the frames the generator's queue dropped at the stop ([`TrialData::late_pkts`]). A sender that sent less than 99 % of the
-//! intended load, or failed, makes the trial invalid (the search retries it), not a loss.
+//! trial, with the frames the generator's queue dropped at the stop ([`TrialData::late_pkts`]).
+//! A sender that sent less than 99 % of the intended load, or failed, makes the trial invalid
+//! (the search retries it), not a loss.
 //! On the virtual lab a watch on the DUT's CPU ([`crate::lab::stall`], `dut-cpu.json`) sees
 //! how long the hypervisor took it away; a trial whose loss those stalls account for (one
 //! outlasted what the DUT's input queue holds at the load, and no more was lost than arrived

@@ -67,9 +67,9 @@ pub struct TrialData {
     pub sent_pkts: u64,
     /// Packets the receiver counted in all, read once the senders stopped and it drained.
     pub received_pkts: u64,
-    /// Frames the senders' input queues held beyond the DUT's input ring when they stopped, and
-    /// dropped as a NIC's ring would have ([`SenderRecord::late_pkts`]): sent, never received,
-    /// so part of the loss; their place.
+    /// Frames the senders' input queues dropped, mostly held beyond the DUT's input ring when
+    /// they stopped, as a NIC's ring would have ([`SenderRecord::late_pkts`]): sent, never
+    /// received, so part of the loss, and where it happened.
     pub late_pkts: u64,
 }
 

@@ -92,9 +92,10 @@ pub struct SenderRecord {
     pub description: String,
     /// Files to keep with the trial: name and content.
     pub files: Vec<(String, String)>,
-    /// Frames its input queue held beyond its ring when the traffic stopped, never sent
-    /// (`benchlab gen` holding the virtual lab's DUT input queue,
-    /// [`crate::traffic::GenConfig::input_queue`]): a NIC's ring would have dropped them.
+    /// Frames its input queue dropped, never sent (`benchlab gen` holding the virtual lab's DUT
+    /// input queue, [`crate::traffic::GenConfig::input_queue`]): held beyond its ring when the
+    /// traffic stopped, as a NIC's ring would have dropped them (or beyond its buffer, or
+    /// still held when the drain ran out: [`crate::traffic::TxSummary::lost_at_stop`]).
     pub late_pkts: u64,
 }
 
