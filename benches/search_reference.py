@@ -63,7 +63,9 @@ class SimulatedDut(AbstractMeasurer):
         self.seconds = 0.0
 
     def measure(self, intended_duration, intended_load):
-        scale = max(1.0 + self.case["noise"] * self.rng.gauss(), 1e-3)
+        drift = self.case.get("drift")
+        speed = drift["factor"] if drift and self.seconds >= drift["after_s"] else 1.0
+        scale = speed * max(1.0 + self.case["noise"] * self.rng.gauss(), 1e-3)
         spike = self.rng.uniform() < self.case["spike_probability"]
         loss = loss_ratio(self.case["curve"], intended_load / scale)
         if spike:

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::error::Error;
 
-use benchlab::search::sim::{LossCurve, SimulatedDut};
+use benchlab::search::sim::{Drift, LossCurve, SimulatedDut};
 use benchlab::search::{search, SearchConfig};
 use serde::Deserialize;
 
@@ -23,6 +23,9 @@ struct Case {
     spike_loss: f64,
     min_load: f64,
     max_load: f64,
+    /// A change of the DUT's speed during the search; the truth is then the DUT's after it.
+    #[serde(default)]
+    drift: Option<Drift>,
 }
 
 /// One search's figures (the reference's JSON line, or ours).
@@ -95,7 +98,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         let mut ours = Vec::new();
         for seed in 0..seeds {
             let mut dut = SimulatedDut::new(case.curve, case.noise, seed)
-                .with_spikes(case.spike_probability, case.spike_loss);
+                .with_spikes(case.spike_probability, case.spike_loss)
+                .with_drift(case.drift);
             let result = search(&config, case.max_load, &mut dut)?;
             ours.push(Run {
                 case: case.name.clone(),
@@ -130,7 +134,9 @@ fn print_case(case: &Case, ours: &[Run], theirs: &[Run]) {
         })
         .count();
     for (goal, loss) in [("NDR", 0.0), ("PDR", 0.005)] {
-        let truth = case.curve.throughput(loss, case.min_load, case.max_load);
+        let speed = case.drift.map_or(1.0, |d| d.factor);
+        let truth =
+            (speed * case.curve.throughput(loss, case.min_load, case.max_load)).min(case.max_load);
         let pick = |runs: &[Run]| -> Vec<Option<f64>> {
             runs.iter()
                 .map(|r| if goal == "NDR" { r.ndr } else { r.pdr })

@@ -32,8 +32,9 @@
 //! The conditional throughput is the relevant lower bound times (1 - the exceed-ratio quantile of
 //! its trials' loss ratios).
 //!
-//! With valid trials the search is the reference's, decision for decision: `benches/search.sh`
-//! runs both on the same simulated DUTs and counts the seeds with identical trials and bounds.
+//! With valid trials and no guess (below) the search is the reference's, decision for decision:
+//! `benches/search.sh` runs both on the same simulated DUTs and counts the seeds with identical
+//! trials and bounds.
 //!
 //! # Where benchlab deliberately differs from the reference
 //! - Time: the search duration limit counts trial seconds, not wall-clock time, so the search is
@@ -47,6 +48,15 @@
 //!   with the load, so the load asked would have lost at least as much).
 //! - Min load an upper bound: the goal's result has no lower bound (and no conditional
 //!   throughput) and the other goals go on; the reference's `fail_fast` aborts the whole search.
+//! - A guess from the forwarding rate at the final target: when the relevant upper bound lost
+//!   so much that what the DUT forwarded there (corrected for the goal's loss ratio, as after
+//!   the max-load trial) lies at least 8 target widths below it and below the reference's next
+//!   load, that rate is measured next. On a shared machine the DUT's speed moves during a
+//!   search; when it falls after the coarser targets have found their bounds, the reference
+//!   steps down from the stale bounds a few widths at a time, each step taking the duration sum
+//!   (11 trials at the defaults). On `benches/search.sh`'s DUT that slows by 30 % after 40 s,
+//!   95.6 trials against the reference's 142.4 (100 seeds); on its DUTs that keep their speed,
+//!   the reference's very trials on every seed.
 //! - `received > sent` (a counter read too early) counts as loss of the excess, as the reference
 //!   does (absolute value): conservative rather than a negative loss ratio.
 //!

@@ -75,6 +75,13 @@ impl Grid {
         step
     }
 
+    /// The highest step at or below what the DUT forwarded at `load` with `loss` lost, scaled up
+    /// as if all of the extra load were lost for a goal allowing `goal_loss`: where a goal's
+    /// bound likely is when `load` is well above it.
+    pub(crate) fn forwarded(&self, load: Load, loss: f64, goal_loss: f64) -> Load {
+        self.step_down(self.pps(load) * (1.0 - loss) / (1.0 - goal_loss))
+    }
+
     /// Steps of a relative width `w` ((upper - lower) / upper), rounded down: never wider.
     pub(crate) fn width(&self, relative: f64) -> Width {
         ((-(-relative).ln_1p() / self.unit).floor() as Width).max(1)

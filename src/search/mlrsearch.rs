@@ -77,10 +77,8 @@ impl Mlr<'_> {
             session.trial(max_pps, self.config.warmup_duration, true, progress)?;
         }
         let loss0 = self.measure(session, max, duration)?;
-        // The forwarding rate is a good guess of the zero-loss load; for a goal that allows loss
-        // it is scaled up as if all of the extra load were lost.
-        let corrected = self.grid.pps(max) * (1.0 - loss0) / (1.0 - ratio);
-        let corrected = self.grid.step_down(corrected);
+        // The forwarding rate is a good guess of the zero-loss load.
+        let corrected = self.grid.forwarded(max, loss0, ratio);
         if corrected >= max {
             return Ok((max, max));
         }
@@ -89,14 +87,8 @@ impl Mlr<'_> {
         };
         let loss1 = self.measure(session, mrr, duration)?;
         let mrr2 = if loss1 > ratio {
-            let rate = self.grid.pps(mrr) * (1.0 - loss1) / (1.0 - ratio);
-            handle(
-                &self.grid,
-                self.grid.step_down(rate),
-                width,
-                None,
-                Some(mrr),
-            )
+            let rate = self.grid.forwarded(mrr, loss1, ratio);
+            handle(&self.grid, rate, width, None, Some(mrr))
         } else {
             handle(&self.grid, mrr + width, width, Some(mrr), Some(max))
         };

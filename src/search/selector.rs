@@ -1,14 +1,17 @@
 //! One selector per goal nominates the next trial for that goal (the reference's `Selector`,
-//! `TargetedExpander` and its six strategies). A selector works on its goal's coarsest target
-//! first and moves to the next finer one once the current one is reached, starting it from the
-//! bounds just found.
+//! `TargetedExpander` and its six strategies, after benchlab's guess at the final target). A
+//! selector works on its goal's coarsest target first and moves to the next finer one once the
+//! current one is reached, starting it from the bounds just found.
 
 use super::grid::{handle, middle, Grid, Load, Width};
 use super::stats::{Bounds, Database};
 
-/// The strategies, in the reference's order of priority.
+/// The strategies, in order of priority: the reference's, after benchlab's `Guess`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Strategy {
+    /// Where the relevant upper bound's forwarding rate says the bound is, when that is further
+    /// down than the reference's next step would go (not in the reference).
+    Guess,
     /// The middle between the initial bounds, when they are 1 to 2 target widths apart.
     Halve,
     /// The initial lower bound, re-measured at this target's duration.
@@ -23,7 +26,14 @@ enum Strategy {
     Bisect,
 }
 
-const STRATEGIES: [Strategy; 6] = [
+/// How many target widths below the upper bound a guess must land to be taken (4 % at the
+/// default width): closer, a guess from a few per cent of loss did no better than the reference's
+/// steps on the simulated DUTs of `benches/search.sh`, and a DUT that loses more under overload
+/// than a cliff does (forwarding less the more it is offered) is guessed too low.
+const GUESS_WIDTHS: Width = 8;
+
+const STRATEGIES: [Strategy; 7] = [
+    Strategy::Guess,
     Strategy::Halve,
     Strategy::RefineLo,
     Strategy::RefineHi,
@@ -190,6 +200,25 @@ impl Selector {
         let tw = db.target(self.current_target()).width;
         let Bounds { clo, chi } = self.bounds;
         match strategy {
+            Strategy::Guess => {
+                // Before the final target, steps are short and the reference's are kept.
+                let chi = chi.filter(|_| self.level + 1 == self.targets.len())?;
+                let guess = self.forwarded(chi, db, grid);
+                // Well below the lower bound, the guess contradicts it (a loss curve steeper
+                // than a cliff's); near it, it says the bound is right above it.
+                if clo.is_some_and(|clo| guess < clo - tw) {
+                    return None;
+                }
+                let guess = guess.max(clo.map_or(0, |clo| clo + 1));
+                let load = handle(grid, guess, tw, clo, Some(chi))?;
+                let next = match clo {
+                    Some(clo) => middle(clo, chi, tw),
+                    None => chi - self.next_width.max(global),
+                }
+                .min(chi - GUESS_WIDTHS * tw);
+                // The expander is left as it was: a guess is no step of the external search.
+                (load < next && !self.not_worth(load, tw)).then_some((load, self.next_width))
+            }
             Strategy::Halve => {
                 let (lo, hi) = (self.initial_lower?, self.initial_upper?);
                 if hi - lo > 2 * tw || hi - lo <= tw {
@@ -214,6 +243,17 @@ impl Selector {
             }
             Strategy::Bisect => self.bisect(db, grid, global),
         }
+    }
+
+    /// Where the upper bound `chi` says this target's bound is, from what the DUT forwarded
+    /// there (the reference's guess after the max-load trial, made again whenever it helps): a
+    /// DUT whose speed fell since the bounds before were found, as a shared machine's does, is
+    /// met in one step rather than in steps of a few widths that each take the duration sum.
+    fn forwarded(&self, chi: Load, db: &Database, grid: &Grid) -> Load {
+        let target = db.target(self.current_target());
+        db.stat(chi, self.current_target())
+            .typical_loss_ratio(target)
+            .map_or(chi, |loss| grid.forwarded(chi, loss, target.loss_ratio))
     }
 
     /// Halve and the refinements: nominate `load` at the target width if still worth it.

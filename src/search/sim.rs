@@ -123,7 +123,22 @@ pub struct SimulatedDut {
     noise: f64,
     spike_probability: f64,
     spike_loss: f64,
+    /// From which trial second on the DUT runs at another speed, and at what share of its own.
+    drift: Option<Drift>,
+    /// Trial seconds run so far.
+    elapsed: f64,
     rng: SplitMix64,
+}
+
+/// A DUT whose speed changes once during the search, as a shared machine's does when a neighbour
+/// starts or stops: every load at and after `after_s` trial seconds is taken as if the DUT had
+/// `factor` times its capacity.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Drift {
+    /// Trial seconds (warm-up included) after which the speed changes.
+    pub after_s: f64,
+    /// The DUT's speed from then on, relative to before (0.7: 30 % slower).
+    pub factor: f64,
 }
 
 impl SimulatedDut {
@@ -135,6 +150,8 @@ impl SimulatedDut {
             noise,
             spike_probability: 0.0,
             spike_loss: 0.0,
+            drift: None,
+            elapsed: 0.0,
             rng: SplitMix64::new(seed),
         }
     }
@@ -147,9 +164,19 @@ impl SimulatedDut {
         self
     }
 
+    /// Adds a change of speed during the search (`None`: none).
+    pub fn with_drift(mut self, drift: Option<Drift>) -> Self {
+        self.drift = drift;
+        self
+    }
+
     /// The loss ratio of the next trial at `load` (draws three random numbers, always).
     fn trial_loss_ratio(&mut self, load: f64) -> f64 {
-        let scale = (1.0 + self.noise * self.rng.gauss()).max(1e-3);
+        let speed = match self.drift {
+            Some(d) if self.elapsed >= d.after_s => d.factor,
+            _ => 1.0,
+        };
+        let scale = speed * (1.0 + self.noise * self.rng.gauss()).max(1e-3);
         let spike = self.rng.uniform() < self.spike_probability;
         let loss = self.curve.loss_ratio(load / scale);
         if spike {
@@ -165,6 +192,7 @@ impl TrialRunner for SimulatedDut {
 
     fn run(&mut self, load: f64, duration: f64) -> Result<TrialOutcome, Self::Error> {
         let loss_ratio = self.trial_loss_ratio(load);
+        self.elapsed += duration;
         // Round half up in both implementations (Python's round() is round-half-even).
         let sent = (load * duration + 0.5).floor() as u64;
         let lost = (sent as f64 * loss_ratio + 0.5).floor() as u64;

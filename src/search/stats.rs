@@ -119,6 +119,17 @@ impl TargetStat {
         (optimistic, pessimistic)
     }
 
+    /// The loss ratio the exceed ratio's share of the long trial seconds measured so far
+    /// exceed (the median for 0.5), `None` before any long trial.
+    pub(crate) fn typical_loss_ratio(&self, target: &Target) -> Option<f64> {
+        let total: f64 = self.long_losses.iter().map(|(_, s)| s).sum();
+        let mut below = total * (1.0 - target.exceed_ratio);
+        self.long_losses.iter().find_map(|&(ratio, seconds)| {
+            below -= seconds;
+            (below <= 0.0).then_some(ratio)
+        })
+    }
+
     /// The loss ratio of the conditional throughput: the exceed-ratio quantile of the long trial
     /// seconds, the missing duration sum counted as full loss (ties take the lower value).
     pub(crate) fn pessimistic_loss_ratio(&self, target: &Target) -> f64 {

@@ -1,6 +1,6 @@
 //! Searches over simulated DUTs (no lab, no root) and the `[search]` table.
 
-use super::sim::{LossCurve, SimulatedDut};
+use super::sim::{Drift, LossCurve, SimulatedDut};
 use super::*;
 
 const MIN: f64 = 1e4;
@@ -159,6 +159,21 @@ fn loss_spikes_do_not_move_the_result_with_the_default_exceed_ratio() {
         zero_exceed_moved += usize::from(found < 1e6 * (1.0 - WIDTH));
     }
     assert!(zero_exceed_moved > 10, "{zero_exceed_moved} of 100 moved");
+}
+
+#[test]
+fn a_dut_that_slows_down_during_the_final_target_is_met_in_one_guess() {
+    // Half its speed after 10 trial seconds, once the coarser targets have found 1 Mpps: the
+    // reference steps down from the stale bounds 11 trials a step (174 trials on this seed).
+    let drift = Drift {
+        after_s: 10.0,
+        factor: 0.5,
+    };
+    let mut dut = SimulatedDut::new(CURVES[0], 0.0, 1).with_drift(Some(drift));
+    let result = run(&config(SearchConfig::mlrsearch().goals), &mut dut);
+    let slowed = LossCurve::Cliff { capacity: 5e5 };
+    let trials = check(&slowed, &result, WIDTH, "slowed down");
+    assert!(trials <= 60, "{trials} trials");
 }
 
 #[test]
