@@ -1,5 +1,5 @@
-//! A simulated DUT: a loss curve, trial-to-trial noise and loss spikes from a seeded generator.
-//! It runs searches without a lab — in unit tests, in `benches/search_sim.rs` and for mock runs —
+//! A simulated DUT: a loss curve, trial-to-trial noise and loss spikes from a seeded generator,
+//! and a change of speed during the search if asked. It runs searches without a lab — in unit tests, in `benches/search_sim.rs` and for mock runs —
 //! and its random source is a SplitMix64 simple enough to rewrite exactly in another language
 //! (`benches/search_reference.py` does), so that two search implementations can be run on the
 //! very same trials.
@@ -116,7 +116,8 @@ impl SplitMix64 {
     }
 }
 
-/// A DUT with a loss curve whose capacity varies from trial to trial, and occasional loss spikes.
+/// A DUT with a loss curve whose capacity varies from trial to trial, occasional loss spikes and
+/// a change of speed if asked.
 #[derive(Debug, Clone)]
 pub struct SimulatedDut {
     curve: LossCurve,
