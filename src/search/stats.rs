@@ -123,32 +123,25 @@ impl TargetStat {
     /// exceed (the median for 0.5), `None` before any long trial.
     pub(crate) fn typical_loss_ratio(&self, target: &Target) -> Option<f64> {
         let total: f64 = self.long_losses.iter().map(|(_, s)| s).sum();
-        let mut below = total * (1.0 - target.exceed_ratio);
-        self.long_losses.iter().find_map(|&(ratio, seconds)| {
-            below -= seconds;
-            (below <= 0.0).then_some(ratio)
-        })
+        self.loss_quantile(total, target.exceed_ratio)
     }
 
     /// The loss ratio of the conditional throughput: the exceed-ratio quantile of the long trial
     /// seconds, the missing duration sum counted as full loss (ties take the lower value).
     pub(crate) fn pessimistic_loss_ratio(&self, target: &Target) -> f64 {
         let all_long = target.duration_sum.max(self.good_long + self.bad_long);
-        let mut remaining = all_long * (1.0 - target.exceed_ratio);
-        let mut ret = None;
-        for &(ratio, seconds) in &self.long_losses {
-            if ret.is_none() || remaining > 0.0 {
-                ret = Some(ratio);
-                remaining -= seconds;
-            } else {
-                return ret.unwrap_or(1.0);
-            }
-        }
-        if remaining > 0.0 {
-            1.0
-        } else {
-            ret.unwrap_or(1.0)
-        }
+        self.loss_quantile(all_long, target.exceed_ratio)
+            .unwrap_or(1.0)
+    }
+
+    /// The lowest long-trial loss ratio that, with the lower ones, covers `1 - exceed_ratio` of
+    /// `seconds`; `None` when the long trials measured do not cover it (the rest is unmeasured).
+    fn loss_quantile(&self, seconds: f64, exceed_ratio: f64) -> Option<f64> {
+        let mut remaining = seconds * (1.0 - exceed_ratio);
+        self.long_losses.iter().find_map(|&(ratio, lasted)| {
+            remaining -= lasted;
+            (remaining <= 0.0).then_some(ratio)
+        })
     }
 }
 
