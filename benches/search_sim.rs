@@ -81,7 +81,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     let config = SearchConfig::mlrsearch();
     println!(
-        "{:<18} {:<4} {:>9} {:>17} {:>17} {:>13} {:>13}",
+        "{:<25} {:<4} {:>9} {:>17} {:>17} {:>13} {:>13}",
         "case",
         "goal",
         "true",
@@ -143,7 +143,7 @@ fn print_case(case: &Case, ours: &[Run], theirs: &[Run]) {
                 .collect()
         };
         println!(
-            "{:<18} {:<4} {:>9.0} {:>17} {:>17} {:>6.1} / {:<5.1} {:>6.1} / {:<5.1}",
+            "{:<25} {:<4} {:>9.0} {:>17} {:>17} {:>6.1} / {:<5.1} {:>6.1} / {:<5.1}",
             case.name,
             goal,
             truth,
@@ -162,7 +162,7 @@ fn print_case(case: &Case, ours: &[Run], theirs: &[Run]) {
             String::new()
         };
         println!(
-            "{:<18} identical to the reference in {identical} of {} seeds{raised}",
+            "{:<25} identical to the reference in {identical} of {} seeds{raised}",
             case.name,
             theirs.len()
         );

@@ -48,15 +48,20 @@
 //!   with the load, so the load asked would have lost at least as much).
 //! - Min load an upper bound: the goal's result has no lower bound (and no conditional
 //!   throughput) and the other goals go on; the reference's `fail_fast` aborts the whole search.
-//! - A guess from the forwarding rate at the final target: when the relevant upper bound lost
-//!   so much that what the DUT forwarded there (corrected for the goal's loss ratio, as after
-//!   the max-load trial) lies at least 8 target widths below it and below the reference's next
-//!   load, that rate is measured next. On a shared machine the DUT's speed moves during a
-//!   search; when it falls after the coarser targets have found their bounds, the reference
-//!   steps down from the stale bounds a few widths at a time, each step taking the duration sum
-//!   (11 trials at the defaults). On `benches/search.sh`'s DUT that slows by 30 % after 40 s,
-//!   95.6 trials against the reference's 142.4 (100 seeds); on its DUTs that keep their speed,
-//!   the reference's very trials on every seed.
+//! - A guess from the forwarding rate at the final target: while it has no lower bound, when
+//!   the relevant upper bound lost so much that what the DUT forwarded there (corrected for the
+//!   goal's loss ratio, as after the max-load trial) lies at least 8 target widths below it and
+//!   below the reference's next load, that rate is measured next; once a guess was measured,
+//!   the target halves its bracket instead of stepping from its stale initial bounds. On a
+//!   shared machine the DUT's speed moves during a search; when it falls after the coarser
+//!   targets have found their bounds, the reference steps down from the stale bounds a few
+//!   widths at a time, each step taking the duration sum (11 trials at the defaults). A DUT
+//!   that forwards less the more it is offered, as the virtual lab's does, is guessed low, and
+//!   guessing again from each new upper bound crept up from the lower bound one width per
+//!   load. On `benches/search.sh`'s DUTs that slow down after 40 s (100 seeds): by 30 %, 115.3
+//!   trials against the reference's 142.4; by 20 %, losing 1.5 times the excess load, 156.1
+//!   against 175.2. On its DUTs that keep their speed, the reference's very trials on every
+//!   seed.
 //! - `received > sent` (a counter read too early) counts as loss of the excess, as the reference
 //!   does (absolute value): conservative rather than a negative loss ratio.
 //!

@@ -9,8 +9,9 @@ use super::stats::{Bounds, Database};
 /// The strategies, in order of priority: the reference's, after benchlab's `Guess`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Strategy {
-    /// Where the relevant upper bound's forwarding rate says the bound is, when that is further
-    /// down than the reference's next step would go (not in the reference).
+    /// Where the relevant upper bound's forwarding rate says the bound is, while there is no
+    /// lower bound and that is further down than the reference's next step would go (not in the
+    /// reference).
     Guess,
     /// The middle between the initial bounds, when they are 1 to 2 target widths apart.
     Halve,
@@ -86,6 +87,9 @@ pub(crate) struct Selector {
     current: Option<Strategy>,
     /// The current target's relevant bounds, refreshed before each decision.
     bounds: Bounds,
+    /// A guess was nominated at this target: the DUT moved since the initial bounds were found,
+    /// so they say nothing of where this target's bound lies.
+    guessed: bool,
 }
 
 impl Selector {
@@ -102,6 +106,7 @@ impl Selector {
             expand_on_chi: false,
             current: None,
             bounds: Bounds::default(),
+            guessed: false,
         };
         selector.restart(db);
         selector
@@ -123,6 +128,7 @@ impl Selector {
         self.expand_on_clo = false;
         self.expand_on_chi = false;
         self.current = None;
+        self.guessed = false;
     }
 
     /// The next trial this goal wants, or `None` when its final target is reached (or min load is
@@ -140,6 +146,7 @@ impl Selector {
             for strategy in STRATEGIES {
                 if let Some((load, width)) = self.try_strategy(strategy, db, grid, global) {
                     self.current = Some(strategy);
+                    self.guessed |= strategy == Strategy::Guess;
                     return Some(Nomination {
                         load,
                         duration,
@@ -201,21 +208,13 @@ impl Selector {
         let Bounds { clo, chi } = self.bounds;
         match strategy {
             Strategy::Guess => {
-                // Before the final target, steps are short and the reference's are kept.
-                let chi = chi.filter(|_| self.level + 1 == self.targets.len())?;
-                let guess = self.forwarded(chi, db, grid);
-                // Well below the lower bound, the guess contradicts it (a loss curve steeper
-                // than a cliff's); near it, it says the bound is right above it.
-                if clo.is_some_and(|clo| guess < clo - tw) {
-                    return None;
-                }
-                let guess = guess.max(clo.map_or(0, |clo| clo + 1));
-                let load = handle(grid, guess, tw, clo, Some(chi))?;
-                let next = match clo {
-                    Some(clo) => middle(clo, chi, tw),
-                    None => chi - self.next_width.max(global),
-                }
-                .min(chi - GUESS_WIDTHS * tw);
+                // Before the final target, steps are short and the reference's are kept. Once
+                // there is a lower bound, the bracket is halved instead: a DUT that forwards
+                // less the more it is offered is guessed low, and guesses from each new upper
+                // bound crept up from the lower one a width per load, 11 trials each.
+                let chi = chi.filter(|_| self.level + 1 == self.targets.len() && clo.is_none())?;
+                let load = handle(grid, self.forwarded(chi, db, grid), tw, None, Some(chi))?;
+                let next = (chi - self.next_width.max(global)).min(chi - GUESS_WIDTHS * tw);
                 // The expander is left as it was: a guess is no step of the external search.
                 (load < next && !self.not_worth(load, tw)).then_some((load, self.next_width))
             }
@@ -267,6 +266,8 @@ impl Selector {
 
     /// Internal search, unless an external step from the initial bounds would land closer to
     /// them than the middle does (bounds found for another goal may be far from this one's).
+    /// After a guess, the middle: the initial bounds are stale, and the reference's steps down
+    /// from them took a few widths per load where halving the bracket takes it all.
     fn bisect(&mut self, db: &Database, grid: &Grid, global: Width) -> Option<(Load, Width)> {
         let tw = db.target(self.current_target()).width;
         let clo = self.bounds.clo.filter(|&clo| clo < grid.max())?;
@@ -275,6 +276,30 @@ impl Selector {
             return None;
         }
         let mid = middle(clo, chi, tw);
+        if !self.guessed {
+            if let Some(step) = self.external_step(clo, chi, mid, (grid, global), tw) {
+                return Some(step);
+            }
+        }
+        if self.not_worth(mid, tw) {
+            return None;
+        }
+        (self.expand_on_clo, self.expand_on_chi) = (false, false);
+        let step = (mid - clo).min(chi - mid);
+        self.limit(step, db);
+        Some((mid, step))
+    }
+
+    /// The reference's external step inside the bracket `clo`..`chi`: down from the upper bound
+    /// or up from the lower one, when it lands between the middle `mid` and the initial bound.
+    fn external_step(
+        &mut self,
+        clo: Load,
+        chi: Load,
+        mid: Load,
+        (grid, global): (&Grid, Width),
+        tw: Width,
+    ) -> Option<(Load, Width)> {
         let width = self.next_width.max(global);
         if let Some(upper) = self.initial_upper.filter(|&upper| mid < upper) {
             let load = handle(grid, chi - width, tw, Some(clo), Some(chi));
@@ -290,12 +315,6 @@ impl Selector {
                 return Some((load, width));
             }
         }
-        if self.not_worth(mid, tw) {
-            return None;
-        }
-        (self.expand_on_clo, self.expand_on_chi) = (false, false);
-        let step = (mid - clo).min(chi - mid);
-        self.limit(step, db);
-        Some((mid, step))
+        None
     }
 }

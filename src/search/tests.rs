@@ -162,9 +162,11 @@ fn loss_spikes_do_not_move_the_result_with_the_default_exceed_ratio() {
 }
 
 #[test]
-fn a_dut_that_slows_down_during_the_final_target_is_met_in_one_guess() {
+fn a_dut_that_slows_down_during_the_final_target_is_met_by_a_guess() {
     // Half its speed after 10 trial seconds, once the coarser targets have found 1 Mpps: the
     // reference steps down from the stale bounds 11 trials a step (174 trials on this seed).
+    // The guess lands on the bound; halving the bracket above it takes 119 trials (probing one
+    // width above the guess took 54 here, but crept up on the virtual lab's DUT: the next test).
     let drift = Drift {
         after_s: 10.0,
         factor: 0.5,
@@ -173,7 +175,31 @@ fn a_dut_that_slows_down_during_the_final_target_is_met_in_one_guess() {
     let result = run(&config(SearchConfig::mlrsearch().goals), &mut dut);
     let slowed = LossCurve::Cliff { capacity: 5e5 };
     let trials = check(&slowed, &result, WIDTH, "slowed down");
-    assert!(trials <= 60, "{trials} trials");
+    assert!(trials <= 130, "{trials} trials");
+}
+
+#[test]
+fn a_slowed_dut_that_forwards_less_the_more_it_is_offered_is_not_crept_up_on() {
+    // Loss grows 1.5 times as fast as the excess, as on the virtual lab: what it forwards under
+    // overload guesses its bound low (632 Kpps for 800 Kpps). Guessing again from each new
+    // upper bound, each guess taken up to one width above the lower bound, crept up one width
+    // per load: 344 trials on this DUT; 124 when only a search without a lower bound guesses.
+    let drift = Drift {
+        after_s: 20.0,
+        factor: 0.8,
+    };
+    let curve = LossCurve::Linear {
+        knee: 1e6,
+        slope: 1.5,
+    };
+    let mut dut = SimulatedDut::new(curve, 0.0, 1).with_drift(Some(drift));
+    let result = run(&config(SearchConfig::mlrsearch().goals), &mut dut);
+    let slowed = LossCurve::Linear {
+        knee: 8e5,
+        slope: 1.5,
+    };
+    let trials = check(&slowed, &result, WIDTH, "slowed down");
+    assert!(trials <= 150, "{trials} trials");
 }
 
 #[test]
