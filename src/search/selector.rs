@@ -216,7 +216,9 @@ impl Selector {
                 let load = handle(grid, self.forwarded(chi, db, grid), tw, None, Some(chi))?;
                 let next = (chi - self.next_width.max(global)).min(chi - GUESS_WIDTHS * tw);
                 // The expander is left as it was: a guess is no step of the external search.
-                (load < next && !self.not_worth(load, tw)).then_some((load, self.next_width))
+                // Below `next`, the load is well under the upper bound and there is no lower one:
+                // always worth measuring.
+                (load < next).then_some((load, self.next_width))
             }
             Strategy::Halve => {
                 let (lo, hi) = (self.initial_lower?, self.initial_upper?);
@@ -245,9 +247,10 @@ impl Selector {
     }
 
     /// Where the upper bound `chi` says this target's bound is, from what the DUT forwarded
-    /// there (the reference's guess after the max-load trial, made again whenever it helps): a
-    /// DUT whose speed fell since the bounds before were found, as a shared machine's does, is
-    /// met in one step rather than in steps of a few widths that each take the duration sum.
+    /// there (the reference's guess after the max-load trial, made again at the final target
+    /// while it has no lower bound): a DUT whose speed fell since the bounds before were found,
+    /// as a shared machine's does, is met in one step rather than in steps of a few widths that
+    /// each take the duration sum.
     fn forwarded(&self, chi: Load, db: &Database, grid: &Grid) -> Load {
         let target = db.target(self.current_target());
         db.stat(chi, self.current_target())

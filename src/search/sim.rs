@@ -1,8 +1,8 @@
 //! A simulated DUT: a loss curve, trial-to-trial noise and loss spikes from a seeded generator,
-//! and a change of speed during the search if asked. It runs searches without a lab — in unit tests, in `benches/search_sim.rs` and for mock runs —
-//! and its random source is a SplitMix64 simple enough to rewrite exactly in another language
-//! (`benches/search_reference.py` does), so that two search implementations can be run on the
-//! very same trials.
+//! and a change of speed during the search if asked. It runs searches without a lab — in unit
+//! tests, in `benches/search_sim.rs` and for mock runs — and its random source is a SplitMix64
+//! simple enough to rewrite exactly in another language (`benches/search_reference.py` does),
+//! so that two search implementations can be run on the very same trials.
 
 use serde::{Deserialize, Serialize};
 
