@@ -4,6 +4,8 @@
 pub mod alternating;
 /// The lab kind a run drives (`Bench`), config switches under traffic, progress events.
 pub mod bench;
+/// What a campaign will run, before it runs: design, trials or runs, wall time.
+pub mod estimate;
 /// The balanced order of config sets in the alternating design.
 pub mod order;
 /// Running the trials through a lab, checking and storing them.

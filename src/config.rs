@@ -298,9 +298,15 @@ pub struct Campaign {
     /// Trial order. Default is interleaved.
     #[serde(default)]
     pub order: Order,
-    /// Measurement design: `trials` (default) or `alternating`.
-    #[serde(default, skip_serializing_if = "Design::is_trials")]
+    /// Measurement design: `auto` (the default), `trials` or `alternating`; never `auto` once
+    /// loaded ([`Campaign::settle_design`]), and always written in `DIR/campaign.toml`, where
+    /// its absence means `trials` (a directory from before the key had another default).
+    #[serde(default)]
     pub design: Design,
+    /// Whether benchlab chose the design (`auto`), written in `DIR/campaign.toml` for the
+    /// report: it says why.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub design_auto: bool,
     /// The alternating design's phases and stopping rule (filled in at load when the design
     /// is alternating, so that `campaign.toml` records them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -359,14 +365,15 @@ fn default_profiles() -> Vec<Profile> {
 
 impl Campaign {
     /// What `benchlab run` runs with no campaign file (examples/default.toml): the default
-    /// config sets and profiles, alternated, since the virtual lab switches config sets in
-    /// milliseconds.
+    /// config sets and profiles, their design settled as a file's (alternated, since config
+    /// sets switch under traffic).
     pub fn builtin() -> Self {
-        Self {
-            design: Design::Alternating,
-            alternating: Some(Alternating::default()),
+        let mut campaign = Self {
+            design: Design::Auto,
             ..Self::default()
-        }
+        };
+        campaign.settle_design();
+        campaign
     }
 }
 
@@ -377,7 +384,9 @@ impl Default for Campaign {
             notes: Vec::new(),
             iterations: defaults::ITERATIONS,
             order: Order::default(),
-            design: Design::default(),
+            // A campaign built in code runs the design it names; `auto` is a file's default.
+            design: Design::Trials,
+            design_auto: false,
             alternating: None,
             profile: false,
             lab: LabConfig::default(),
@@ -434,6 +443,8 @@ pub fn config_set_name(entry: &str) -> &str {
         .unwrap_or(entry)
 }
 
+/// `design = "auto"`: which design a campaign gets, and why.
+mod auto;
 /// The measurement design and the alternating design's settings.
 mod design;
 /// Reading a campaign file: parse, defaults, paths relative to the file, validation.

@@ -101,6 +101,9 @@ pub struct Iteration {
     pub offered_pps: Option<f64>,
     /// The file the samples came from, relative to the results directory.
     pub source: String,
+    /// What disturbed the trial, one short word each (`unsteady`, `slowed`, `measured
+    /// twice`): benchlab's trials design only, empty elsewhere.
+    pub troubles: Vec<String>,
 }
 
 /// What the logs tell about the setup of a series.

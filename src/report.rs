@@ -109,6 +109,10 @@ pub struct ReportOptions {
     pub lines: Vec<String>,
     /// Display names by name in the logs. Default is none.
     pub labels: BTreeMap<String, String>,
+    /// For benchlab's trials design: what to advise when a difference is unreliable; its
+    /// differences are then checked for it ([`stats::doubt`](crate::stats::doubt)). Default is
+    /// none: the harness's archives and the alternating design's blocks are not checked.
+    pub trials_advice: Option<String>,
 }
 
 /// A series as the report shows it.
@@ -198,6 +202,8 @@ pub struct Report {
     pub alternating: Vec<AlternatingRun>,
     /// Throughput searches of the selected versions and config sets.
     pub searches: Vec<crate::ingest::benchlab::throughput::SearchRun>,
+    /// [`ReportOptions::trials_advice`].
+    pub trials_advice: Option<String>,
 }
 
 /// A file of the report: its name in the output directory and its contents.
@@ -273,6 +279,7 @@ impl Report {
             flames,
             alternating,
             searches,
+            trials_advice: options.trials_advice.clone(),
         };
         report.blocks = report.comparison_blocks()?;
         Ok(report)

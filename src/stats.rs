@@ -24,6 +24,9 @@ mod accurate;
 pub mod cfmt;
 /// Student's t test of two means.
 pub mod compare;
+/// When a trials-design difference is not to be believed: disturbed trials, pairs that
+/// disagree.
+pub mod doubt;
 /// Reading datasets and ministat's whole output.
 pub mod ministat;
 /// Paired estimates of the alternating design's blocks against the baseline.

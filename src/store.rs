@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::config::Campaign;
+use crate::config::{Campaign, Design};
 use crate::error::InputError;
 
 /// What an alternating run leaves: phases, short-window series, segments.
@@ -173,7 +173,11 @@ impl Store {
         let origin = path.display().to_string();
         let corrupted =
             |e: InputError| InputError::new(format!("corrupted results directory: {e}"));
-        let campaign = Campaign::parse(&text, &origin).map_err(corrupted)?;
+        let mut campaign = Campaign::parse(&text, &origin).map_err(corrupted)?;
+        // Every directory since `auto` records its design; one without the key ran trials.
+        if campaign.design == Design::Auto {
+            campaign.design = Design::Trials;
+        }
         let recorded: Vec<&str> = (campaign.config_sets.iter())
             .map(String::as_str)
             .filter(|s| Path::new(s).is_absolute())

@@ -19,6 +19,7 @@ fn short_campaign(dir: &Path, id: &str, iterations: u32) -> PathBuf {
         format!(
             r#"title = "short campaign"
 iterations = {iterations}
+design = "trials"
 config_sets = ["forwarding", "nft-stateful"]
 
 [lab]

@@ -47,6 +47,9 @@ pub fn print_warnings(report: &Report, out_dir: &Path, err: &mut dyn Write) -> s
     for warning in &report.warnings {
         writeln!(err, "warning: {warning}")?;
     }
+    for line in report.unreliable() {
+        writeln!(err, "warning: {line}")?;
+    }
     if !report.flagged.is_empty() {
         writeln!(
             err,

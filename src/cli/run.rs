@@ -72,8 +72,9 @@ pub struct Args {
     #[arg(short, long)]
     pub quiet: bool,
 
-    /// Only load and check the campaign (with the overrides above), then exit: no lab is
-    /// built, nothing is written
+    /// Only load and check the campaign (with the overrides above), print its design and why,
+    /// its trials or runs and an estimate of its wall time, then exit: no lab is built,
+    /// nothing is written
     #[arg(long)]
     pub check: bool,
 }
@@ -108,13 +109,16 @@ fn campaign(args: &Args) -> anyhow::Result<Campaign> {
             c.validate(&origin, &known_sets(&c.lab))?;
             c
         }
-        // Profiling trials belong to the trials design: `--profile` alone profiles the default
-        // config sets and profiles that way.
-        (None, None) if args.profile => Campaign::default(),
         (None, None) => Campaign::builtin(),
     };
     let resuming_stored = args.campaign.is_none() && args.resume.is_some();
     if !resuming_stored {
+        // Profiling trials belong to the trials design: a design benchlab chose is chosen again.
+        c.profile |= args.profile;
+        c.settle_design();
+        if let Some(dir) = &args.resume {
+            c.keep_design_of(&Store::stored_campaign(dir, KNOWN_PRESETS)?);
+        }
         if args.quick {
             quicken(&mut c);
         }
@@ -132,7 +136,6 @@ fn campaign(args: &Args) -> anyhow::Result<Campaign> {
                 alt.max_duration = d;
             }
         }
-        c.profile |= args.profile;
         let origin = args
             .campaign
             .as_ref()
@@ -144,6 +147,19 @@ fn campaign(args: &Args) -> anyhow::Result<Campaign> {
         })?;
     }
     Ok(c)
+}
+
+/// `40 s`, `6 min`, `2 h 05 min`: a wall time estimate, rounded up.
+fn minutes(seconds: f64) -> String {
+    let s = seconds.max(0.0).ceil() as u64;
+    match s {
+        0..=89 => format!("{s} s"),
+        90..=5399 => format!("{} min", s.div_ceil(60)),
+        _ => {
+            let m = s.div_ceil(60);
+            format!("{} h {:02} min", m / 60, m % 60)
+        }
+    }
 }
 
 /// `results/<campaign name>-<local date and time>`.
@@ -182,13 +198,19 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
         })
         .transpose()?;
     if args.check {
+        let name = (args.campaign.as_deref())
+            .or(args.resume.as_deref())
+            .map_or("built-in campaign".into(), |p| p.display().to_string());
+        let plan = crate::campaign::estimate::plan_of(&campaign);
+        writeln!(out, "{name}: campaign ok")?;
+        writeln!(out, "  design: {} ({})", plan.design, plan.reason)?;
+        writeln!(out, "  runs:   {} {}", plan.count, plan.unit)?;
         writeln!(
             out,
-            "{}: campaign ok",
-            args.campaign
-                .as_deref()
-                .or(args.resume.as_deref())
-                .map_or("built-in campaign".into(), |p| p.display().to_string())
+            "  time:   {} {} ({})",
+            if plan.at_most { "at most" } else { "about" },
+            minutes(plan.wall_s),
+            plan.caveat
         )?;
         return Ok(0);
     }

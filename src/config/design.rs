@@ -1,5 +1,5 @@
-//! The measurement design of a campaign (`design = "trials"` or `"alternating"`) and the
-//! alternating design's settings (`[alternating]`).
+//! The measurement design of a campaign (`design = "auto"`, `"trials"` or `"alternating"`)
+//! and the alternating design's settings (`[alternating]`).
 //!
 //! ```toml
 //! design = "alternating"    # traffic runs on, the DUT switches config sets in a balanced order
@@ -69,19 +69,27 @@ use crate::stats::{Estimator, PhaseOptions, StopOptions};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Design {
+    /// The default: the alternating design when everything the campaign compares switches
+    /// under traffic, the trials design otherwise; settled at load
+    /// ([`Campaign::settle_design`](crate::config::Campaign::settle_design)), never run as such.
+    #[default]
+    Auto,
     /// The seeds' design: one trial per iteration, traffic started and stopped each time; any
     /// version or config set, reboots included.
-    #[default]
     Trials,
-    /// Traffic of one profile runs without a stop while the DUT switches between the config
-    /// sets in a balanced order; one balanced round (a block) gives one value per set.
+    /// Traffic of one profile runs without a stop while the DUT switches between the
+    /// campaign's entries (config sets, quick versions) in a balanced order; one balanced round
+    /// (a block) gives one value per entry.
     Alternating,
 }
 
-impl Design {
-    /// True for the seeds' design (left out of `campaign.toml`, as before the key existed).
-    pub fn is_trials(&self) -> bool {
-        *self == Design::Trials
+impl std::fmt::Display for Design {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Design::Auto => "auto",
+            Design::Trials => "trials",
+            Design::Alternating => "alternating",
+        })
     }
 }
 

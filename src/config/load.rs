@@ -1,5 +1,6 @@
 //! Reading a campaign file: TOML with line and column in errors, defaults filled in, config
-//! set directories made absolute from the file's own directory, then validation.
+//! set directories made absolute from the file's own directory, the design settled, then
+//! validation.
 
 use std::path::Path;
 
@@ -10,13 +11,15 @@ impl Campaign {
     /// Parses and validates a campaign file's text; `origin` names the file in messages and
     /// `known_sets` lists the built-in config sets (anything else must be a directory).
     pub fn from_toml(text: &str, origin: &str, known_sets: &[&str]) -> Result<Self, InputError> {
-        let campaign = Self::parse(text, origin)?;
+        let mut campaign = Self::parse(text, origin)?;
+        campaign.settle_design();
         campaign.validate(origin, known_sets)?;
         Ok(campaign)
     }
 
-    /// Parses a campaign file's text and fills in its defaults, without validating it: the
-    /// caller validates once it has resolved what depends on where the file is.
+    /// Parses a campaign file's text and fills in its defaults, without validating it or
+    /// settling `design = "auto"`: the caller does both once it has resolved what depends on
+    /// where the file is (and, for a results directory, what its layout was).
     pub fn parse(text: &str, origin: &str) -> Result<Self, InputError> {
         let mut campaign: Campaign = toml::from_str(text).map_err(|e| {
             let place = e.span().map_or(String::new(), |span| {
@@ -58,6 +61,7 @@ impl Campaign {
                 *set = dir.display().to_string();
             }
         }
+        campaign.settle_design();
         campaign.validate(&origin, known_sets)?;
         Ok(campaign)
     }

@@ -20,9 +20,23 @@ impl Campaign {
     /// Whether the alternating design alternates the versions too: every version is quick
     /// and there are at least two of them.
     pub fn alternates_versions(&self) -> bool {
-        self.design == Design::Alternating
-            && self.versions.len() > 1
-            && self.versions.iter().all(Version::is_quick)
+        self.design == Design::Alternating && self.versions_switch()
+    }
+
+    /// Whether the versions switch under traffic: at least two, every one quick.
+    fn versions_switch(&self) -> bool {
+        self.versions.len() > 1 && self.versions.iter().all(Version::is_quick)
+    }
+
+    /// How many entries one alternating run switches between, whatever the design: every
+    /// (version, set) pair when the versions switch under traffic, else one version's sets.
+    pub fn alternated_entries(&self) -> usize {
+        let versions = if self.versions_switch() {
+            self.versions.len()
+        } else {
+            1
+        };
+        versions * self.config_sets.len()
     }
 }
 

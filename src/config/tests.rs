@@ -15,8 +15,8 @@ fn parse(text: &str) -> Result<Campaign, String> {
 }
 
 #[test]
-fn empty_file_is_the_default_campaign() {
-    assert_eq!(parse("").unwrap(), Campaign::default());
+fn empty_file_is_the_builtin_campaign() {
+    assert_eq!(parse("").unwrap(), Campaign::builtin());
 }
 
 #[test]
@@ -118,7 +118,17 @@ fn the_alternating_settings_are_checked_at_load() {
     assert!(bad("[alternating]\nsettle = -1\n").contains("must be 0 seconds or more, not -1.0"));
     assert!(bad("[alternating]\nprecision = -1\n").contains("alternating.precision"));
     assert!(bad("config_sets = [\"forwarding\"]\n").contains("at least two"));
-    let trials = Campaign::from_toml("[alternating]\n", "c.toml", crate::dut::KNOWN_PRESETS);
+    // Two quick versions make two entries with one config set; a version that reboots does not.
+    let versions = "config_sets = [\"forwarding\"]\n[[versions]]\nname = \"a\"\n\
+                    [[versions]]\nname = \"b\"\nsysctls = { \"net.ipv4.ip_forward\" = \"1\" }\n";
+    let text = format!("design = \"alternating\"\n{versions}");
+    assert!(Campaign::from_toml(&text, "c.toml", crate::dut::KNOWN_PRESETS).is_ok());
+    assert!(bad(&format!("{versions}reboot = [\"reboot\"]\n")).contains("at least two"));
+    let trials = Campaign::from_toml(
+        "design = \"trials\"\n[alternating]\n",
+        "c.toml",
+        crate::dut::KNOWN_PRESETS,
+    );
     assert!(trials
         .unwrap_err()
         .to_string()

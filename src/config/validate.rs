@@ -48,8 +48,8 @@ impl Campaign {
         self.validate_commands(origin)
     }
 
-    /// The alternating design needs two config sets, a lab whose sets it switches from
-    /// benchlab itself, and settings in range.
+    /// The alternating design needs two entries to switch between (config sets, or quick
+    /// versions), no throughput search or profiling trial, and settings in range.
     fn validate_design(&self, origin: &str) -> Result<(), InputError> {
         let Some(alt) = &self.alternating else {
             return Ok(());
@@ -64,11 +64,12 @@ impl Campaign {
         if let Some((key, problem)) = alt.problem() {
             return Err(bad(origin, key, problem));
         }
-        if self.config_sets.len() < 2 {
+        if self.alternated_entries() < 2 {
             return Err(bad(
                 origin,
                 "config_sets",
-                "the alternating design compares config sets: list at least two, or use \
+                "the alternating design compares what it switches between: list at least two \
+                 config sets, or two versions made of sysctls and commands only; or use \
                  design = \"trials\"",
             ));
         }

@@ -114,6 +114,7 @@ fn read_run(
                             .sum(),
                         offered_pps: None,
                         source: format!("alternating/{v}.{p}/phases.csv"),
+                        troubles: Vec::new(),
                     });
                 }
                 blocks.push(values.clone());
@@ -139,9 +140,9 @@ fn read_run(
 }
 
 /// When versions alternate, from the same blocks: each later version against the first within
-/// each config set (`acct-on` vs `acct-off (nft-stateful)`), and each later version's sets
-/// against its first set (`acct-on.nft-stateful` vs `acct-on.forwarding`); the first version's
-/// set comparisons are the run's `estimates`.
+/// each config set but the first (`acct-on` vs `acct-off (nft-stateful)`), and each later
+/// version's sets against its first set (`acct-on.nft-stateful` vs `acct-on.forwarding`); the
+/// comparisons with the baseline, (first version, first set), are the run's `estimates`.
 fn versus(
     runs: Runs<'_>,
     entries: &[Entry],
@@ -162,7 +163,9 @@ fn versus(
     let (campaign, name) = (runs.campaign, |e: Entry| runs.entry_name(e));
     let mut lines = Vec::new();
     for (k, &entry) in entries.iter().enumerate().filter(|(_, e)| e.version > 0) {
-        if let Some(base) = at(0, entry.set) {
+        // Against the run's baseline, (first version, first set), it is one of the run's
+        // estimates already.
+        if let Some(base) = at(0, entry.set).filter(|&base| base > 0) {
             let set = crate::config::config_set_name(&campaign.config_sets[entry.set]);
             lines.push((
                 campaign.versions[entry.version].name.clone(),

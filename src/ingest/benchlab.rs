@@ -185,9 +185,31 @@ fn read_series(
             samples: n,
             offered_pps: Some(meta.tx_pps),
             source: format!("runs/{key}/samples.csv"),
+            troubles: troubles(&meta),
         });
     }
     Ok(series)
+}
+
+/// What disturbed a trial, one short word each, for the doubt rule (`stats::doubt`): its flags
+/// (as `campaign::run` words them) and a first attempt left out.
+fn troubles(meta: &TrialMeta) -> Vec<String> {
+    let kind = |flag: &String| {
+        let kind = match flag.split(':').next().unwrap_or_default() {
+            "unsteady" => "unsteady",
+            "slowed" => "slowed",
+            "DUT not saturated" => "not saturated",
+            _ if flag.starts_with("sender reached") => "short of its load",
+            _ => "flagged",
+        };
+        kind.to_string()
+    };
+    let mut troubles: Vec<String> = meta.flags.iter().map(kind).collect();
+    if meta.attempts > 1 || meta.discarded.is_some() {
+        troubles.push("measured twice".into());
+    }
+    troubles.dedup();
+    troubles
 }
 
 /// The record of trial `key`, taken out of `finished` (its generator noted once), or a missing

@@ -173,6 +173,7 @@ fn read_series(
                         samples: samples.len(),
                         offered_pps,
                         source,
+                        troubles: Vec::new(),
                     });
                     continue;
                 }

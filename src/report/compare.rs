@@ -2,6 +2,7 @@
 //! config set and profile, config sets per version and profile, or profiles when nothing else
 //! varies), at most seven at a time, the reference first, and what ministat says of them.
 
+use crate::stats::doubt::{doubt, TrialValue};
 use crate::stats::ministat::MAX_DATASETS;
 use crate::stats::{self, Comparison, Dataset, MinistatError, MinistatOptions};
 
@@ -35,6 +36,18 @@ pub enum Scope {
     },
 }
 
+impl Scope {
+    /// The two names the comparison holds fixed, in the order a verdict names them (an
+    /// archive's run without such a level has an empty name there).
+    pub fn fixed(&self) -> [&str; 2] {
+        match self {
+            Scope::Versions { config, profile } => [config, profile],
+            Scope::Configs { version, profile } => [version, profile],
+            Scope::Profiles { version, config } => [version, config],
+        }
+    }
+}
+
 /// One `ministat -s` run: a reference series and the series compared with it.
 #[derive(Debug, Clone)]
 pub struct ComparisonBlock {
@@ -44,11 +57,57 @@ pub struct ComparisonBlock {
     pub members: Vec<usize>,
     /// Student's t comparison of each other member with the reference, in member order.
     pub comparisons: Vec<Comparison>,
+    /// Why each significant comparison is unreliable (`None`: nothing speaks against it), in
+    /// member order: trials-design campaigns only ([`stats::doubt`]).
+    pub doubts: Vec<Option<String>>,
     /// ministat's output for these series, byte for byte.
     pub ministat: String,
 }
 
 impl Report {
+    /// Every difference found unreliable, one line each: `nft-stateful, inet4: acct-on
+    /// +4.49 % ± 3.77 % against acct-off is unreliable: …`.
+    pub fn unreliable(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for block in &self.blocks {
+            let fixed = self.fixed_labels(&block.scope);
+            let reference = &self.series[block.members[0]].legend;
+            for ((&k, c), doubt) in (block.members[1..].iter())
+                .zip(&block.comparisons)
+                .zip(&block.doubts)
+            {
+                if let Some(why) = doubt {
+                    lines.push(format!(
+                        "{}: {} {:+.2}% ± {:.2}% against {reference} is unreliable: {why}",
+                        fixed.join(", "),
+                        self.series[k].legend,
+                        c.relative_pct,
+                        c.relative_ci_pct
+                    ));
+                }
+            }
+        }
+        lines
+    }
+
+    /// The name of series `i` by what `scope` varies: its version, config set or profile.
+    pub(super) fn varying_label(&self, scope: &Scope, i: usize) -> &str {
+        let s = &self.series[i].series;
+        match scope {
+            Scope::Versions { .. } => self.version_label(&s.version),
+            Scope::Configs { .. } => self.label(&s.config),
+            Scope::Profiles { .. } => self.label(&s.profile),
+        }
+    }
+
+    /// The labels of what `scope` holds fixed, levels without a name left out.
+    pub(super) fn fixed_labels<'a>(&'a self, scope: &'a Scope) -> Vec<&'a str> {
+        (scope.fixed().into_iter())
+            .filter(|name| !name.is_empty())
+            .map(|name| self.label(name))
+            .collect()
+    }
+
     pub(super) fn comparison_blocks(&self) -> Result<Vec<ComparisonBlock>, MinistatError> {
         let mut scopes = Vec::new();
         for (config, profile) in pairs(&self.configs, &self.profiles) {
@@ -123,15 +182,37 @@ impl Report {
             ..MinistatOptions::default()
         };
         let analysis = stats::analyse(&datasets, &options)?;
+        let comparisons: Vec<Comparison> = (analysis.comparisons.iter())
+            .map(|c| c.comparison)
+            .collect();
+        let doubts = (members[1..].iter().zip(&comparisons))
+            .map(|(&k, c)| self.doubt(&scope, members[0], k, c))
+            .collect();
         Ok(ComparisonBlock {
             scope,
             ministat: analysis.text(),
-            comparisons: analysis
-                .comparisons
-                .into_iter()
-                .map(|c| c.comparison)
-                .collect(),
+            comparisons,
+            doubts,
             members,
         })
+    }
+
+    /// Why the difference of series `k` against `reference` is unreliable, with the advice:
+    /// significant differences of the trials design only.
+    fn doubt(&self, scope: &Scope, reference: usize, k: usize, c: &Comparison) -> Option<String> {
+        let advice = self.trials_advice.as_ref().filter(|_| c.significant)?;
+        let trials = |i: usize| -> Vec<TrialValue<'_>> {
+            (self.series[i].series.iterations.iter())
+                .map(|it| TrialValue {
+                    index: it.index,
+                    value: it.median_pps,
+                    troubles: &it.troubles,
+                })
+                .collect()
+        };
+        let (a, b) = (trials(reference), trials(k));
+        let name = |i: usize| self.varying_label(scope, i);
+        let why = doubt((name(reference), &a), (name(k), &b), c.relative_pct)?;
+        Some(format!("{why}; {advice}"))
     }
 }

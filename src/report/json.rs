@@ -74,6 +74,8 @@ struct IterationJson<'a> {
     samples: usize,
     offered_pps: Option<f64>,
     source: &'a str,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    troubles: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -95,6 +97,9 @@ struct ComparedJson<'a> {
     relative_pct: f64,
     relative_ci_pct: f64,
     pooled_s: f64,
+    /// Why a significant difference of the trials design is not to be believed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unreliable: Option<&'a str>,
 }
 
 /// The JSON document, pretty-printed.
@@ -167,10 +172,10 @@ fn comparisons(report: &Report) -> Vec<BlockJson<'_>> {
                 config,
                 profile,
                 reference: name(block.members[0]),
-                compared: block.members[1..]
-                    .iter()
+                compared: (block.members[1..].iter())
                     .zip(&block.comparisons)
-                    .map(|(&i, c)| ComparedJson {
+                    .zip(&block.doubts)
+                    .map(|((&i, c), doubt)| ComparedJson {
                         series: name(i),
                         significant: c.significant,
                         difference: c.difference,
@@ -178,6 +183,7 @@ fn comparisons(report: &Report) -> Vec<BlockJson<'_>> {
                         relative_pct: c.relative_pct,
                         relative_ci_pct: c.relative_ci_pct,
                         pooled_s: c.pooled_s,
+                        unreliable: doubt.as_deref(),
                     })
                     .collect(),
             }
@@ -224,6 +230,7 @@ fn iteration(i: &Iteration) -> IterationJson<'_> {
         samples: i.samples,
         offered_pps: i.offered_pps,
         source: &i.source,
+        troubles: &i.troubles,
     }
 }
 

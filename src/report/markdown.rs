@@ -195,38 +195,26 @@ pub fn compact_uname(uname: &str) -> String {
 /// What a comparison says, in words: `forwarding, inet4: 318516current -31.46% ± 1.20% against
 /// 318516stable (95% confidence):`.
 fn verdict(report: &Report, block: &ComparisonBlock) -> String {
-    let (fixed, varies) = match &block.scope {
-        Scope::Versions { config, profile } => ([config, profile], Level::Version),
-        Scope::Configs { version, profile } => ([version, profile], Level::Config),
-        Scope::Profiles { version, config } => ([version, config], Level::Profile),
-    };
-    let fixed: Vec<&str> = fixed
-        .iter()
-        .filter(|name| !name.is_empty())
-        .map(|name| report.label(name))
-        .collect();
-    let name = |i: usize| {
-        let s = &report.series[i].series;
-        match varies {
-            Level::Version => report.version_label(&s.version),
-            Level::Config => report.label(&s.config),
-            Level::Profile => report.label(&s.profile),
-        }
-    };
-    let results: Vec<String> = block.members[1..]
-        .iter()
+    let fixed = report.fixed_labels(&block.scope);
+    let name = |i: usize| report.varying_label(&block.scope, i);
+    let results: Vec<String> = (block.members[1..].iter())
         .zip(&block.comparisons)
-        .map(|(&i, c)| {
-            if c.significant {
-                format!(
-                    "{} {:+.2}% ± {:.2}%",
-                    name(i),
-                    c.relative_pct,
-                    c.relative_ci_pct
-                )
-            } else {
-                format!("{} no difference proven", name(i))
-            }
+        .zip(&block.doubts)
+        .map(|((&i, c), doubt)| match (c.significant, doubt) {
+            (true, None) => format!(
+                "{} {:+.2}% ± {:.2}%",
+                name(i),
+                c.relative_pct,
+                c.relative_ci_pct
+            ),
+            // The figure stays visible, but not as a finding.
+            (true, Some(why)) => format!(
+                "{} no difference shown ({:+.2}% ± {:.2}% is unreliable: {why})",
+                name(i),
+                c.relative_pct,
+                c.relative_ci_pct
+            ),
+            (false, _) => format!("{} no difference proven", name(i)),
         })
         .collect();
     let fixed = if fixed.is_empty() {
@@ -239,13 +227,6 @@ fn verdict(report: &Report, block: &ComparisonBlock) -> String {
         results.join(", "),
         name(block.members[0])
     )
-}
-
-/// The level a comparison varies.
-enum Level {
-    Version,
-    Config,
-    Profile,
 }
 
 /// README.md.

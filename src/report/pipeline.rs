@@ -2,6 +2,7 @@
 //! directory (benchlab results or netbenches logs), settle the options (command line over
 //! `report.toml` over what the results say), build the [`Report`] and write its files.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::InputError;
@@ -67,6 +68,7 @@ pub fn from_dir(
             settings.lines
         },
         labels,
+        trials_advice: defaults.trials_advice,
     };
     // An archive's own README tells which ministat made its tables, unless one was asked for.
     if asked.is_none() && netbenches {
@@ -118,7 +120,20 @@ fn campaign_options(read: &ingest::benchlab::CampaignResults) -> ReportOptions {
             "Virtual lab: network namespaces joined by {driver} pairs; {placement}"
         ));
     }
+    lines.push(format!("Design: {}, {}", c.design, c.design_reason()));
     lines.extend(c.notes.iter().cloned());
+    let mut labels: BTreeMap<String, String> = (c.versions.iter())
+        .filter_map(|v| v.label.clone().map(|l| (v.name.clone(), l)))
+        .collect();
+    // Alternated versions make entries `<version>.<set>`, which the paired lines name.
+    if c.alternates_versions() {
+        for v in &c.versions {
+            for set in c.config_set_names() {
+                let version = v.label.as_deref().unwrap_or(&v.name);
+                labels.insert(format!("{}.{set}", v.name), format!("{version} ({set})"));
+            }
+        }
+    }
     ReportOptions {
         versions: Some(c.versions.iter().map(|v| v.name.clone()).collect()),
         configs: Some(c.config_set_names().map(str::to_string).collect()),
@@ -126,11 +141,8 @@ fn campaign_options(read: &ingest::benchlab::CampaignResults) -> ReportOptions {
         flavor_reason: None,
         title: Some(c.title.clone()),
         lines,
-        labels: c
-            .versions
-            .iter()
-            .filter_map(|v| v.label.clone().map(|l| (v.name.clone(), l)))
-            .collect(),
+        labels,
+        trials_advice: c.trials_advice(),
     }
 }
 
@@ -162,6 +174,7 @@ mod tests {
                 "AMD EPYC (2 CPUs)",
                 "Debian 12, Linux vm",
                 "Virtual lab: network namespaces joined by veth pairs; the DUT forwards on CPU 1",
+                "Design: trials, set in the campaign file",
                 "tuned by hand",
             ]
         );

@@ -16,6 +16,7 @@ fn series(version: &str, medians: &[f64]) -> Series {
                 samples: 40,
                 offered_pps: None,
                 source: String::new(),
+                troubles: Vec::new(),
             })
             .collect(),
         ..Series::default()
@@ -95,4 +96,41 @@ fn flagged_trials_are_listed_apart_from_what_was_not_measured() {
     assert!(flagged < md.find("a.forwarding.inet4.2").unwrap());
     assert!(md.find("a.forwarding.inet4.2").unwrap() < not_measured);
     assert!(not_measured < md.find("a.forwarding.inet4.3").unwrap());
+}
+
+#[test]
+fn a_trials_difference_the_machine_spoiled_is_not_a_finding() {
+    let mut b = series("acct-on", &[1.1e6, 1.12e6, 1.09e6, 1.11e6, 1.1e6]);
+    for it in &mut b.iterations[..4] {
+        it.troubles = vec!["unsteady".into()];
+    }
+    let results = Results {
+        series: vec![
+            series("acct-off", &[1.0e6, 1.02e6, 0.99e6, 1.01e6, 1.0e6]),
+            b,
+        ],
+        ..Results::default()
+    };
+    let advice = "re-run with design = \"alternating\"";
+    let options = ReportOptions {
+        trials_advice: Some(advice.into()),
+        ..ReportOptions::default()
+    };
+    let report = Report::build(results.clone(), &options).unwrap();
+    let why = "4 of 5 acct-on trials unsteady; re-run with design = \"alternating\"";
+    assert!(report.blocks[0].comparisons[0].significant);
+    assert_eq!(report.blocks[0].doubts, [Some(why.to_string())]);
+    let md = markdown::readme(&report, &report.charts());
+    assert!(
+        md.contains(&format!(
+            "acct-on no difference shown (+9.96% ± 1.74% is unreliable: {why})"
+        )),
+        "{md}"
+    );
+    assert_eq!(report.unreliable().len(), 1);
+    let json = String::from_utf8(json::results_json(&report).unwrap()).unwrap();
+    assert!(json.contains("\"unreliable\": \"4 of 5 acct-on"), "{json}");
+    // An archive's or the alternating design's series are not judged: no advice, no doubt.
+    let report = Report::build(results, &ReportOptions::default()).unwrap();
+    assert_eq!(report.blocks[0].doubts, [None]);
 }

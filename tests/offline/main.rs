@@ -8,6 +8,7 @@ mod alternating_sim;
 mod architecture;
 mod bad_input;
 mod config_paths;
+mod design;
 mod golden;
 mod ministat_cli;
 mod ministat_differential;

@@ -367,7 +367,6 @@ fn quick_versions_alternate_with_the_sets_in_one_run_stored_under_a_combined_key
     assert!(results.series.iter().all(|s| s.iterations.len() == n));
     let versus = &results.alternating[0].versus;
     let expected = [
-        ("acct-on", "acct-off (forwarding)", -10.0),
         ("acct-on", "acct-off (nft-stateful)", -10.0),
         ("acct-on.nft-stateful", "acct-on.forwarding", -30.0),
     ];
@@ -378,6 +377,30 @@ fn quick_versions_alternate_with_the_sets_in_one_run_stored_under_a_combined_key
         assert!((e.change_pct - pct).abs() < 1.5, "{a} vs {b}: {e:?}");
     }
     assert_resume_measures_nothing(tmp.path(), &c, store, &mut lab);
+}
+
+#[test]
+fn quick_versions_alternate_with_a_single_config_set() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = quick(4.0);
+    c.config_sets.truncate(1);
+    let store = Store::create(tmp.path(), &c).unwrap();
+    let mut lab = lab(None);
+    assert!(run(&c, &store, &mut lab, &Cancel::new(), &mut |_| {}).unwrap() >= 2);
+    let mut results = crate::ingest::Results::default();
+    crate::ingest::alternating::read(&store, &c, &mut results).unwrap();
+    let run = &results.alternating[0];
+    assert_eq!(run.version, "acct-off+acct-on");
+    // One comparison: acct-on against acct-off, within the one set, said once.
+    let [(name, estimate)] = run.estimates.as_slice() else {
+        panic!("{:?}", run.estimates);
+    };
+    assert_eq!(name, "acct-on.forwarding");
+    assert!(
+        (estimate.unwrap().change_pct + 10.0).abs() < 1.5,
+        "{estimate:?}"
+    );
+    assert!(run.versus.is_empty());
 }
 
 #[test]

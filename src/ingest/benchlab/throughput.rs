@@ -111,6 +111,7 @@ fn add_iterations(series: &mut [Series], index: u32, record: &SearchRecord, sour
                 samples: valid,
                 offered_pps: Some(result.max_load),
                 source: source.to_string(),
+                troubles: Vec::new(),
             });
         }
     }

@@ -1,0 +1,137 @@
+//! What a campaign will run, before anything runs (`benchlab run --check`): its design and why,
+//! how many trials or alternating runs, and about how long it takes.
+
+use crate::config::{Campaign, Design, Measure, Runs};
+use crate::store::{plan, TrialKey};
+
+/// Seconds a trial of the virtual lab costs beyond its traffic: the switch of version or
+/// config set, starting and stopping the generator and receiver, writing the results (0.1 to
+/// 0.3 s measured in `meta.json`'s `overhead_s`, more on a loaded machine).
+const TRIAL_OVERHEAD_S: f64 = 1.0;
+/// Seconds an alternating run costs beyond its traffic: building the rig, waiting for the
+/// traffic to reach the receiver, writing the last block.
+const RUN_OVERHEAD_S: f64 = 5.0;
+/// Seconds to build and remove the virtual lab.
+const LAB_S: f64 = 5.0;
+
+/// A campaign's plan, in figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The design in force.
+    pub design: Design,
+    /// Why (`Campaign::design_reason`).
+    pub reason: String,
+    /// Trials (trials design, profiling and searches included) or alternating runs.
+    pub count: usize,
+    /// What `count` counts, in words.
+    pub unit: String,
+    /// Wall time in seconds: expected when nothing is measured twice, or a bound.
+    pub wall_s: f64,
+    /// Whether `wall_s` is a bound (alternating runs ending at `max_duration`, searches at
+    /// `search_duration_max`) rather than an expectation.
+    pub at_most: bool,
+    /// What the estimate leaves out or how the runs end, in words (may be empty).
+    pub caveat: String,
+}
+
+/// The plan of `campaign`, as loaded and settled.
+pub fn plan_of(campaign: &Campaign) -> Plan {
+    let reason = campaign.design_reason();
+    match (campaign.design, &campaign.alternating) {
+        (Design::Alternating, Some(alt)) => {
+            let runs = Runs::of(campaign);
+            let count = runs.per_profile() * campaign.profiles.len();
+            let per_run = alt.max_duration + campaign.trial.warmup.max(alt.settle);
+            let entries = runs.entries(0).len();
+            Plan {
+                design: Design::Alternating,
+                reason,
+                count,
+                unit: format!(
+                    "alternating run{} ({} per profile, {entries} entries switched every {} s)",
+                    if count == 1 { "" } else { "s" },
+                    runs.per_profile(),
+                    alt.phase
+                ),
+                wall_s: LAB_S + count as f64 * (per_run + RUN_OVERHEAD_S),
+                at_most: true,
+                caveat: format!(
+                    "a run ends once every comparison is within ± {} % (after {} blocks of \
+                     {:.0} s), or after {} s of traffic",
+                    alt.precision,
+                    alt.min_blocks,
+                    alt.block_duration(entries).as_secs_f64(),
+                    alt.max_duration
+                ),
+            }
+        }
+        _ => {
+            let keys = plan(campaign);
+            let search = campaign.search();
+            let searches = |k: &&TrialKey| {
+                !k.is_profiling()
+                    && (campaign.profiles.iter())
+                        .any(|p| p.name == k.profile && p.measure == Measure::Throughput)
+            };
+            let seconds: f64 = (keys.iter())
+                .map(|k| match searches(&k) {
+                    true => search.search_duration_max,
+                    false => campaign.trial.duration + TRIAL_OVERHEAD_S,
+                })
+                .sum();
+            let reboots = campaign.versions.iter().any(|v| !v.reboot.is_empty());
+            let mut caveat =
+                "each trial the machine disturbs is measured once more, up to twice as long"
+                    .to_string();
+            let searching = keys.iter().any(|k| searches(&k));
+            if searching {
+                caveat = format!(
+                    "a throughput search stops at its search_duration_max, {} s, and most end \
+                     far sooner; {caveat}",
+                    search.search_duration_max
+                );
+            }
+            if reboots {
+                caveat.push_str("; plus each version's install, reboot and wait to go online");
+            }
+            Plan {
+                design: Design::Trials,
+                reason,
+                count: keys.len(),
+                unit: "trials".into(),
+                wall_s: LAB_S + seconds,
+                at_most: searching,
+                caveat,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Campaign {
+        Campaign::from_toml(text, "c.toml", crate::dut::KNOWN_PRESETS).unwrap()
+    }
+
+    #[test]
+    fn the_default_campaign_is_two_alternating_runs_of_at_most_150_s() {
+        let p = plan_of(&Campaign::builtin());
+        assert_eq!((p.design, p.count), (Design::Alternating, 2));
+        assert!(p.wall_s > 300.0 && p.wall_s < 360.0, "{}", p.wall_s);
+        assert!(p.caveat.contains("within ± 1 %"), "{}", p.caveat);
+    }
+
+    #[test]
+    fn a_trials_campaign_counts_its_trials() {
+        let p = plan_of(&load(
+            "design = \"trials\"\niterations = 3\nconfig_sets = [\"forwarding\", \"nft-stateful\"]\n",
+        ));
+        // 3 iterations × 2 sets × 2 profiles of 10 s.
+        assert_eq!((p.design, p.count), (Design::Trials, 12));
+        assert_eq!(p.wall_s, LAB_S + 12.0 * (10.0 + TRIAL_OVERHEAD_S));
+        assert!(!p.at_most);
+        assert_eq!(p.reason, "set in the campaign file");
+    }
+}

@@ -1,0 +1,149 @@
+//! When a trials-design verdict is not to be believed (issue 37): a difference ministat proves
+//! between two series of trials is called unreliable when the machine visibly disturbed their
+//! trials, or when the trials measured side by side (the same iteration, one after the other
+//! under the interleaved order) do not show it.
+//!
+//! Why both: a shared machine's speed moves between levels for seconds to minutes, so a series
+//! whose trials fell in a slow stretch looks slower as a whole, and Student's t test, which
+//! takes the trials as independent, calls it a difference. The trial checks see part of that
+//! (a trial whose seconds varied by over 10 %, a sender slowed with the DUT, a trial measured
+//! twice); the pairs see the rest: under interleaved order iteration `i` of both series ran
+//! within seconds of each other, at one speed level most of the time, and a real difference
+//! shows in every pair. The thresholds were set from A/A campaigns of the trials design on the
+//! project's 2-vCPU VM (two or four identical versions, `benches/design.sh`, README
+//! "Choosing the design").
+
+use super::{Confidence, PairedEstimate};
+
+/// A comparison is unreliable when at least this share of either series' trials were
+/// disturbed (flagged unsteady, slowed or unsaturated, or measured twice).
+pub const DISTURBED_SHARE: f64 = 0.5;
+
+/// What the doubt rule needs of one trial.
+#[derive(Debug, Clone, Copy)]
+pub struct TrialValue<'a> {
+    /// The iteration: trials of two series with the same one ran side by side.
+    pub index: u32,
+    /// The trial's figure (median receive rate).
+    pub value: f64,
+    /// What disturbed it, one short word each (`unsteady`, `measured twice`); empty when
+    /// nothing did.
+    pub troubles: &'a [String],
+}
+
+/// A series of trials by its name in the report.
+pub type Named<'n, 't> = (&'n str, &'n [TrialValue<'t>]);
+
+/// Why a significant difference of `other` against `reference`, of `change_pct`, is not to be
+/// believed; `None` when nothing speaks against it.
+pub fn doubt(reference: Named<'_, '_>, other: Named<'_, '_>, change_pct: f64) -> Option<String> {
+    for (name, trials) in [other, reference] {
+        let disturbed = trials.iter().filter(|t| !t.troubles.is_empty()).count();
+        if !trials.is_empty() && disturbed as f64 >= DISTURBED_SHARE * trials.len() as f64 {
+            return Some(troubles(name, trials, disturbed));
+        }
+    }
+    let pairs = side_by_side(reference.1, other.1)?;
+    let agrees = pairs.is_significant() && (pairs.change_pct > 0.0) == (change_pct > 0.0);
+    (!agrees).then(|| {
+        format!(
+            "the trials measured side by side say {} ({} pairs): the series drifted apart \
+             over the run",
+            pairs.change(),
+            pairs.blocks
+        )
+    })
+}
+
+/// The paired estimate over the iterations both series have (log ratios, Student's t at
+/// 95 %); `None` with fewer than 3 such pairs, too few to say anything.
+fn side_by_side(reference: &[TrialValue<'_>], other: &[TrialValue<'_>]) -> Option<PairedEstimate> {
+    let ratios: Vec<f64> = (other.iter())
+        .filter_map(|o| {
+            let r = reference.iter().find(|r| r.index == o.index)?;
+            Some((o.value / r.value).ln())
+        })
+        .collect();
+    if ratios.len() < 3 {
+        return None;
+    }
+    let confidence = Confidence::default();
+    PairedEstimate::from_log_ratios(&ratios, |df| confidence.student_t(df), confidence.percent())
+}
+
+/// `4 of 5 acct-on trials unsteady`, or `4 of 5 acct-on trials disturbed (3 unsteady, 2
+/// measured twice)`.
+fn troubles(name: &str, trials: &[TrialValue<'_>], disturbed: usize) -> String {
+    let mut kinds: Vec<(&str, usize)> = Vec::new();
+    for kind in trials.iter().flat_map(|t| t.troubles) {
+        match kinds.iter_mut().find(|(k, _)| k == kind) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((kind, 1)),
+        }
+    }
+    let of = format!("{disturbed} of {} {name} trials", trials.len());
+    match kinds.as_slice() {
+        [(kind, _)] => format!("{of} {kind}"),
+        _ => {
+            let words: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            format!("{of} disturbed ({})", words.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trials<'a>(values: &[f64], troubles: &'a [String]) -> Vec<TrialValue<'a>> {
+        (values.iter().enumerate())
+            .map(|(i, &value)| TrialValue {
+                index: i as u32 + 1,
+                value,
+                troubles,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_difference_every_pair_shows_on_calm_trials_stands() {
+        let a = trials(&[100.0, 104.0, 98.0, 101.0, 103.0], &[]);
+        let b = trials(&[90.0, 94.0, 88.5, 91.0, 92.5], &[]);
+        assert_eq!(doubt(("a", &a), ("b", &b), -10.0), None);
+    }
+
+    #[test]
+    fn a_series_mostly_disturbed_spoils_it() {
+        let unsteady = ["unsteady".to_string()];
+        let a = trials(&[100.0, 104.0, 98.0, 101.0, 103.0], &[]);
+        let mut b = trials(&[90.0, 94.0, 88.5, 91.0, 92.5], &unsteady);
+        b[4].troubles = &[];
+        assert_eq!(
+            doubt(("a", &a), ("acct-on", &b), -10.0).unwrap(),
+            "4 of 5 acct-on trials unsteady"
+        );
+        let both = ["unsteady".to_string(), "measured twice".to_string()];
+        let mut c = trials(&[90.0, 94.0, 88.5, 91.0, 92.5], &both);
+        c[3].troubles = &unsteady;
+        c[4].troubles = &[];
+        assert_eq!(
+            doubt(("a", &a), ("c", &c), -10.0).unwrap(),
+            "4 of 5 c trials disturbed (4 unsteady, 3 measured twice)"
+        );
+        // Two of five is not enough alone: the pairs still agree.
+        c[2].troubles = &[];
+        c[3].troubles = &[];
+        assert_eq!(doubt(("a", &a), ("c", &c), -10.0), None);
+    }
+
+    #[test]
+    fn pairs_that_disagree_spoil_it() {
+        // The second series is slower only in the last two pairs: the machine slowed down.
+        let a = trials(&[100.0, 101.0, 99.0, 100.0, 100.0], &[]);
+        let b = trials(&[101.0, 100.0, 99.5, 80.0, 82.0], &[]);
+        let why = doubt(("a", &a), ("b", &b), -7.7).unwrap();
+        assert!(why.contains("5 pairs): the series drifted apart"), "{why}");
+        // Too few pairs to say anything.
+        assert_eq!(doubt(("a", &a[..2]), ("b", &b[..2]), -7.7), None);
+    }
+}
