@@ -23,6 +23,11 @@ impl Campaign {
         self.design == Design::Alternating && self.versions_switch()
     }
 
+    /// How this campaign's alternating runs are laid out (a new run's layout).
+    pub fn runs(&self) -> Runs<'_> {
+        Runs::of(self)
+    }
+
     /// Whether the versions switch under traffic: at least two, every one quick.
     fn versions_switch(&self) -> bool {
         self.versions.len() > 1 && self.versions.iter().all(Version::is_quick)

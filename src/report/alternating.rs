@@ -18,8 +18,13 @@ pub fn file_name(run: &AlternatingRun) -> String {
     format!("alternating.{}.{}.png", run.version, run.profile)
 }
 
-/// The run's time chart as PNG; `None` when it has no window to draw.
-pub fn render(run: &AlternatingRun, title: &str) -> anyhow::Result<Option<Vec<u8>>> {
+/// The run's time chart as PNG, its entries named `names` (labels, in the order of
+/// `run.sets`); `None` when it has no window to draw.
+pub fn render(
+    run: &AlternatingRun,
+    title: &str,
+    names: &[&str],
+) -> anyhow::Result<Option<Vec<u8>>> {
     let drawable: Vec<&(f64, f64, Option<usize>)> = (run.windows.iter())
         .filter(|(t, r, _)| t.is_finite() && r.is_finite() && *r >= 0.0)
         .collect();
@@ -29,7 +34,7 @@ pub fn render(run: &AlternatingRun, title: &str) -> anyhow::Result<Option<Vec<u8
     let top = drawable.iter().map(|w| w.1).fold(0.0, f64::max).max(1.0) * 1.1;
     register_font()?;
     let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
-    draw(run, title, (&drawable, end, top), &mut rgb)
+    draw(run, (title, names), (&drawable, end, top), &mut rgb)
         .map_err(|e| anyhow!("drawing {}: {e}", file_name(run)))?;
     Ok(Some(encode_png(&rgb)?))
 }
@@ -38,7 +43,7 @@ type Points<'a> = (&'a [&'a (f64, f64, Option<usize>)], f64, f64);
 
 fn draw(
     run: &AlternatingRun,
-    title: &str,
+    (title, names): (&str, &[&str]),
     (windows, end, top): Points<'_>,
     rgb: &mut [u8],
 ) -> Result<(), Box<dyn std::error::Error>> {
@@ -65,7 +70,7 @@ fn draw(
             .filter(|w| w.2.is_none())
             .map(|w| Circle::new((w.0, w.1), 2, grey.filled())),
     )?;
-    for (set, name) in run.sets.iter().enumerate() {
+    for (set, &name) in names.iter().enumerate() {
         let colour = PALETTE[set % PALETTE.len()];
         chart
             .draw_series(
@@ -74,7 +79,7 @@ fn draw(
                     .filter(|w| w.2 == Some(set))
                     .map(|w| Circle::new((w.0, w.1), 3, colour.filled())),
             )?
-            .label(name.as_str())
+            .label(name)
             .legend(move |(x, y)| Circle::new((x + 10, y), 6, colour.filled()));
     }
     // A short tick at the top for every switch: many switches, so no full-height lines.
@@ -167,7 +172,8 @@ impl Exporter for AlternatingExporter {
         let mut files = Vec::new();
         for run in &report.alternating {
             let title = format!("{} · {}", report.title, run.profile);
-            if let Some(bytes) = render(run, &title)? {
+            let names: Vec<&str> = run.sets.iter().map(|s| report.label(s)).collect();
+            if let Some(bytes) = render(run, &title, &names)? {
                 files.push(OutputFile {
                     name: file_name(run),
                     bytes,

@@ -125,14 +125,18 @@ fn campaign_options(read: &ingest::benchlab::CampaignResults) -> ReportOptions {
     let mut labels: BTreeMap<String, String> = (c.versions.iter())
         .filter_map(|v| v.label.clone().map(|l| (v.name.clone(), l)))
         .collect();
-    // Alternated versions make entries `<version>.<set>`, which the paired lines name.
+    // Alternated versions make one run, `<v1>+<v2>`, whose entries `<version>.<set>` the
+    // paired lines and the time chart name.
     if c.alternates_versions() {
-        for v in &c.versions {
+        let shown: Vec<&str> = (c.versions.iter())
+            .map(|v| v.label.as_deref().unwrap_or(&v.name))
+            .collect();
+        for (v, label) in c.versions.iter().zip(&shown) {
             for set in c.config_set_names() {
-                let version = v.label.as_deref().unwrap_or(&v.name);
-                labels.insert(format!("{}.{set}", v.name), format!("{version} ({set})"));
+                labels.insert(format!("{}.{set}", v.name), format!("{label} ({set})"));
             }
         }
+        labels.insert(c.runs().run_version(0), shown.join(" / "));
     }
     ReportOptions {
         versions: Some(c.versions.iter().map(|v| v.name.clone()).collect()),
