@@ -36,6 +36,11 @@ pub enum Scope {
     },
 }
 
+/// A difference as a verdict prints it: `+4.49% ± 3.77%`.
+pub(super) fn difference(c: &Comparison) -> String {
+    format!("{:+.2}% ± {:.2}%", c.relative_pct, c.relative_ci_pct)
+}
+
 impl Scope {
     /// The two names the comparison holds fixed, in the order a verdict names them (an
     /// archive's run without such a level has an empty name there).
@@ -78,11 +83,10 @@ impl Report {
             {
                 if let Some(why) = doubt {
                     lines.push(format!(
-                        "{}: {} {:+.2}% ± {:.2}% against {reference} is unreliable: {why}",
+                        "{}: {} {} against {reference} is unreliable: {why}",
                         fixed.join(", "),
                         self.series[k].legend,
-                        c.relative_pct,
-                        c.relative_ci_pct
+                        difference(c)
                     ));
                 }
             }

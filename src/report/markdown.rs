@@ -3,6 +3,7 @@
 //! finally what could not be measured.
 
 use crate::report::chart::Chart;
+use crate::report::compare::difference;
 use crate::report::{ComparisonBlock, Exporter, OutputFile, Report, Scope};
 use crate::stats::Flavor;
 
@@ -201,18 +202,12 @@ fn verdict(report: &Report, block: &ComparisonBlock) -> String {
         .zip(&block.comparisons)
         .zip(&block.doubts)
         .map(|((&i, c), doubt)| match (c.significant, doubt) {
-            (true, None) => format!(
-                "{} {:+.2}% ± {:.2}%",
-                name(i),
-                c.relative_pct,
-                c.relative_ci_pct
-            ),
+            (true, None) => format!("{} {}", name(i), difference(c)),
             // The figure stays visible, but not as a finding.
             (true, Some(why)) => format!(
-                "{} no difference shown ({:+.2}% ± {:.2}% is unreliable: {why})",
+                "{} no difference shown ({} is unreliable: {why})",
                 name(i),
-                c.relative_pct,
-                c.relative_ci_pct
+                difference(c)
             ),
             (false, _) => format!("{} no difference proven", name(i)),
         })
