@@ -187,6 +187,13 @@ mod tests {
         let c = load("design = \"trials\"\n");
         assert_eq!((c.design, c.design_auto), (Design::Trials, false));
         assert_eq!(c.design_reason(), "set in the campaign file");
+        // A table the chosen design will not use is still checked.
+        let bad = Campaign::from_toml(
+            "config_sets = [\"forwarding\"]\n[alternating]\nphase = 0.1\n",
+            "c.toml",
+            KNOWN_PRESETS,
+        );
+        assert!(bad.unwrap_err().to_string().contains("alternating.phase"));
         let mut c = load("[alternating]\nmax_duration = 60\n");
         assert_eq!(c.alternating.as_ref().unwrap().max_duration, 60.0);
         c.profile = true;

@@ -12,6 +12,7 @@ impl Campaign {
     /// `known_sets` lists the built-in config sets (anything else must be a directory).
     pub fn from_toml(text: &str, origin: &str, known_sets: &[&str]) -> Result<Self, InputError> {
         let mut campaign = Self::parse(text, origin)?;
+        campaign.validate_alternating(origin)?;
         campaign.settle_design();
         campaign.validate(origin, known_sets)?;
         Ok(campaign)
@@ -61,6 +62,7 @@ impl Campaign {
                 *set = dir.display().to_string();
             }
         }
+        campaign.validate_alternating(&origin)?;
         campaign.settle_design();
         campaign.validate(&origin, known_sets)?;
         Ok(campaign)

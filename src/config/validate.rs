@@ -51,9 +51,9 @@ impl Campaign {
     /// The alternating design needs two entries to switch between (config sets, or quick
     /// versions), no throughput search or profiling trial, and settings in range.
     fn validate_design(&self, origin: &str) -> Result<(), InputError> {
-        let Some(alt) = &self.alternating else {
+        if self.alternating.is_none() {
             return Ok(());
-        };
+        }
         if self.design != Design::Alternating {
             return Err(bad(
                 origin,
@@ -61,9 +61,7 @@ impl Campaign {
                 "is for design = \"alternating\": remove it or set the design",
             ));
         }
-        if let Some((key, problem)) = alt.problem() {
-            return Err(bad(origin, key, problem));
-        }
+        self.validate_alternating(origin)?;
         if self.alternated_entries() < 2 {
             return Err(bad(
                 origin,
@@ -92,6 +90,15 @@ impl Campaign {
             ));
         }
         Ok(())
+    }
+
+    /// `[alternating]`'s settings in range, whichever design runs: checked before
+    /// `design = "auto"` settles, which drops the table when the campaign runs trials.
+    pub(super) fn validate_alternating(&self, origin: &str) -> Result<(), InputError> {
+        match self.alternating.as_ref().and_then(|alt| alt.problem()) {
+            Some((key, problem)) => Err(bad(origin, key, problem)),
+            None => Ok(()),
+        }
     }
 
     /// `[search]` in range, used by a throughput profile, below each such profile's fixed rate.
