@@ -10,6 +10,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 /// `benchlab gen`: the packet generator, standalone.
 pub mod gen;
+/// `benchlab history import|show|regressions`: the results database.
+pub mod history;
 /// `benchlab lab up|down|status`: the virtual lab by hand.
 pub mod lab;
 /// `benchlab ministat`: FreeBSD's ministat(1), flag for flag.
@@ -40,6 +42,9 @@ pub enum Command {
     Report(report::Args),
     /// Statistics of data files, exactly as FreeBSD's ministat(1) prints them.
     Ministat(ministat::MinistatArgs),
+    /// Remember campaigns in a database (SQLite, or PostgreSQL a team shares); trends across
+    /// versions and the regressions jumpavg finds in them.
+    History(history::HistoryArgs),
     /// Build, inspect or remove the virtual lab (network namespaces: sender → DUT → receiver).
     Lab(lab::LabArgs),
     /// Send UDP test frames (the packet generator, usable standalone like pkt-gen).
@@ -54,6 +59,7 @@ pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result
         Command::Run(args) => run::run(args, out, err),
         Command::Report(args) => report::run(args, out, err),
         Command::Ministat(args) => ministat::run(args, out, err),
+        Command::History(args) => history::run(args, out, err),
         Command::Lab(args) => lab::run(args, out, err),
         Command::Gen(args) => gen::run(args, out, err),
         Command::Rx(args) => rx::run(args, out, err),
@@ -81,6 +87,16 @@ pub fn main() -> i32 {
     // Unlocked handles: a progress bar's ticker thread writes to stderr while a run goes on.
     match run(cli, &mut std::io::stdout(), &mut std::io::stderr()) {
         Ok(code) => code,
+        // A reader that stopped reading (`benchlab history show | head`) asked for no more:
+        // not an error to print, as with any Unix filter.
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            0
+        }
         Err(e) => {
             let code = crate::error::exit_code(&e);
             let mut message = format!("{e:#}");

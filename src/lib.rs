@@ -25,6 +25,8 @@ pub mod dut;
 pub mod error;
 /// Bounded reading of input files: regular files only, with a size limit.
 pub mod file;
+/// The history database: campaigns remembered, trends, change points and regressions.
+pub mod history;
 /// Readers: netbenches pkt-gen logs (and later benchlab results) into series of medians.
 pub mod ingest;
 /// The virtual lab: namespaces, veths, addressing, CPU placement; `lab up|down|status`.

@@ -27,6 +27,8 @@ pub mod compare;
 /// When a trials-design difference is not to be believed: disturbed trials, pairs that
 /// disagree.
 pub mod doubt;
+/// Change-point grouping of a series of runs (FD.io CSIT's jumpavg).
+pub mod jumpavg;
 /// Reading datasets and ministat's whole output.
 pub mod ministat;
 /// Paired estimates of the alternating design's blocks against the baseline.

@@ -429,4 +429,4 @@ fn diff_value(a: &toml::Value, b: &toml::Value, path: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

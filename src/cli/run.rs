@@ -77,6 +77,12 @@ pub struct Args {
     /// nothing is written
     #[arg(long)]
     pub check: bool,
+
+    /// Record the campaign in this history database once its report is written (as `benchlab
+    /// history import DIR`): an SQLite file or a postgres:// URL [default: $BENCHLAB_DB; with
+    /// neither, nothing is recorded]
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<String>,
 }
 
 /// The `--quick` campaign: the given one, shrunk to about a minute.
@@ -198,22 +204,9 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
         })
         .transpose()?;
     if args.check {
-        let name = (args.campaign.as_deref())
-            .or(args.resume.as_deref())
-            .map_or("built-in campaign".into(), |p| p.display().to_string());
-        let plan = crate::campaign::estimate::plan_of(&campaign);
-        writeln!(out, "{name}: campaign ok")?;
-        writeln!(out, "  design: {} ({})", plan.design, plan.reason)?;
-        writeln!(out, "  runs:   {} {}", plan.count, plan.unit)?;
-        writeln!(
-            out,
-            "  time:   {} {} ({})",
-            if plan.at_most { "at most" } else { "about" },
-            minutes(plan.wall_s),
-            plan.caveat
-        )?;
-        return Ok(0);
+        return print_check(&args, &campaign, out);
     }
+    let db = crate::cli::history::checked_db(args.db.clone())?;
     // A virtual lab is profiled from this host; an SSH DUT is checked once it answers.
     if campaign.profile && campaign.lab.hosts.is_none() {
         PerfProfiler::check(&LocalTransport)?;
@@ -255,6 +248,28 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
         crate::cli::report::print_warnings(&report, &dir, err)?;
         writeln!(out, "report: {}", dir.join("README.md").display())?;
     }
+    match &db {
+        Some(spec) => crate::cli::history::record_run(spec, &dir, args.quiet, out, err),
+        None => Ok(0),
+    }
+}
+
+/// `run --check`: the campaign's design and why, its runs, and its wall time.
+fn print_check(args: &Args, campaign: &Campaign, out: &mut dyn Write) -> anyhow::Result<i32> {
+    let name = (args.campaign.as_deref())
+        .or(args.resume.as_deref())
+        .map_or("built-in campaign".into(), |p| p.display().to_string());
+    let plan = crate::campaign::estimate::plan_of(campaign);
+    writeln!(out, "{name}: campaign ok")?;
+    writeln!(out, "  design: {} ({})", plan.design, plan.reason)?;
+    writeln!(out, "  runs:   {} {}", plan.count, plan.unit)?;
+    writeln!(
+        out,
+        "  time:   {} {} ({})",
+        if plan.at_most { "at most" } else { "about" },
+        minutes(plan.wall_s),
+        plan.caveat
+    )?;
     Ok(0)
 }
 

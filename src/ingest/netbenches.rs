@@ -347,6 +347,16 @@ fn find_logs(dir: &Path) -> Result<Vec<Run>, InputError> {
     }))
 }
 
+/// Whether `dir` holds one run's logs as [`read_dir`] reads them: in itself, in its `RAW/` or
+/// `raw/` folder, or in `RAW.<variant>/` folders (a folder of whole runs, each in a folder of
+/// its own, does not: `benchlab history import` takes each of those as a run).
+pub fn holds_logs(dir: &Path) -> bool {
+    logs_in(dir).is_some()
+        || list(dir).is_ok_and(|names| {
+            (names.iter()).any(|n| n.starts_with("RAW.") && logs_in(&dir.join(n)).is_some())
+        })
+}
+
 /// The folder among `dir`, `dir/RAW` and `dir/raw` that holds `.info` files, with its names.
 fn logs_in(dir: &Path) -> Option<(PathBuf, Vec<String>)> {
     [dir.to_path_buf(), dir.join("RAW"), dir.join("raw")]

@@ -26,10 +26,11 @@ pub const HEIGHT: u32 = 1080;
 /// The font every chart is drawn with, compiled in so that a chart looks the same on every
 /// machine and needs no font installed (assets/fonts/LICENSE).
 const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
-pub(super) const FONT_FAMILY: &str = "sans-serif";
+/// The family name the built-in font is registered under.
+pub const FONT_FAMILY: &str = "sans-serif";
 
 /// Bar colours, in legend order: the seeds' gnuplot line styles first.
-pub(super) const PALETTE: [RGBColor; 8] = [
+pub const PALETTE: [RGBColor; 8] = [
     RGBColor(0xA0, 0x00, 0x00),
     RGBColor(0x00, 0xA0, 0x00),
     RGBColor(0x50, 0x60, 0xD0),
@@ -78,7 +79,8 @@ pub struct Bar {
     pub max: f64,
 }
 
-pub(super) fn register_font() -> anyhow::Result<()> {
+/// Registers the built-in font once per process; every chart calls it before drawing.
+pub fn register_font() -> anyhow::Result<()> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     let ok = *REGISTERED.get_or_init(|| {
         plotters::style::register_font(FONT_FAMILY, FontStyle::Normal, FONT).is_ok()
@@ -95,7 +97,8 @@ pub fn render_png(chart: &Chart) -> anyhow::Result<Vec<u8>> {
     encode_png(&rgb).with_context(|| format!("encoding {}", chart.file_name))
 }
 
-pub(super) fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
+/// An RGB buffer of [`WIDTH`] × [`HEIGHT`] pixels as PNG bytes.
+pub fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
     let mut bytes = Vec::new();
     let mut encoder = png::Encoder::new(&mut bytes, WIDTH, HEIGHT);
     encoder.set_color(png::ColorType::Rgb);

@@ -7,7 +7,8 @@ const fn defaults_sets() -> [&'static str; 4] {
     crate::config::defaults::CONFIG_SETS
 }
 
-fn meta(key: &TrialKey) -> TrialMeta {
+/// A finished trial's `meta.json` of small made-up figures, for tests that write a directory.
+pub(crate) fn meta(key: &TrialKey) -> TrialMeta {
     TrialMeta {
         trial: key.to_string(),
         start_unix_s: 1.0,

@@ -9,6 +9,24 @@ pub fn benchlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_benchlab"))
 }
 
+/// Runs `benchlab <args>` in-process, as `main` would: (exit status, stdout, stderr).
+pub fn in_process(args: &[&str]) -> (i32, String, String) {
+    use clap::Parser;
+    let cli =
+        benchlab::cli::Cli::try_parse_from(std::iter::once("benchlab").chain(args.iter().copied()))
+            .expect("valid command line");
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let status = match benchlab::cli::run(cli, &mut out, &mut err) {
+        Ok(status) => status,
+        Err(e) => {
+            err.extend(format!("benchlab: {e:#}\n").bytes());
+            benchlab::error::exit_code(&e)
+        }
+    };
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (status, text(out), text(err))
+}
+
 /// Runs benchlab with `args` to the end.
 pub fn run(args: &[&str]) -> Output {
     benchlab().args(args).output().expect("benchlab runs")

@@ -18,6 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["store"],
     &["ingest"],
     &["report"],
+    &["history"],
     &["campaign"],
     &["cli"],
 ];

@@ -2,36 +2,18 @@
 //! files come out byte for byte, every ministat table of the seed is in the README, the graphs
 //! show the right bars, and broken input gives one line and exit status 2.
 
-use crate::common::{copy_dir, expand};
+use crate::common::{copy_dir, expand, in_process};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use benchlab::cli::{self, Cli};
 use benchlab::ingest;
 use benchlab::report::{Report, ReportOptions};
-use clap::Parser;
 
 fn data(dir: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data")
         .join(dir)
-}
-
-/// Runs `benchlab <args>` in-process; returns (exit status, stdout, stderr).
-fn benchlab(args: &[&str]) -> (i32, String, String) {
-    let cli = Cli::try_parse_from(std::iter::once("benchlab").chain(args.iter().copied()))
-        .expect("valid command line");
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let status = match cli::run(cli, &mut out, &mut err) {
-        Ok(status) => status,
-        Err(e) => {
-            err.extend(format!("benchlab: {e:#}\n").bytes());
-            benchlab::error::exit_code(&e)
-        }
-    };
-    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
-    (status, text(out), text(err))
 }
 
 /// Runs the real binary, for exit statuses and stderr as a user sees them.
@@ -56,7 +38,7 @@ fn report_into(input: &Path, extra: &[&str]) -> tempfile::TempDir {
         out.path().to_str().unwrap(),
     ];
     args.extend(extra);
-    let (status, stdout, stderr) = benchlab(&args);
+    let (status, stdout, stderr) = in_process(&args);
     assert_eq!(status, 0, "stderr: {stderr}");
     assert!(stdout.contains("wrote"), "{stdout}");
     out
@@ -281,7 +263,7 @@ fn damaged_archives_report_what_could_not_be_measured() {
         }
     }
     let out = tempfile::tempdir().unwrap();
-    let (status, _, stderr) = benchlab(&[
+    let (status, _, stderr) = in_process(&[
         "report",
         dir.to_str().unwrap(),
         "-o",
@@ -317,7 +299,7 @@ fn writes_into_the_results_directory_by_default_and_keeps_hand_written_readmes()
     let input = tempfile::tempdir().unwrap();
     copy_dir(&data("netbenches/002"), input.path());
     let dir = input.path().to_str().unwrap();
-    let (status, _, stderr) = benchlab(&["report", dir]);
+    let (status, _, stderr) = in_process(&["report", dir]);
     assert_eq!(status, 0, "{stderr}");
     assert!(input
         .path()
@@ -325,7 +307,7 @@ fn writes_into_the_results_directory_by_default_and_keeps_hand_written_readmes()
         .exists());
     assert!(input.path().join("graph.inet6.png").exists());
     // Its own README is rewritten…
-    let (status, _, _) = benchlab(&["report", dir]);
+    let (status, _, _) = in_process(&["report", dir]);
     assert_eq!(status, 0);
     // …a hand-written one never is.
     std::fs::write(input.path().join("README.md"), "my notes\n").unwrap();
