@@ -101,9 +101,9 @@ pub fn main() -> i32 {
             let code = crate::error::exit_code(&e);
             let mut message = format!("{e:#}");
             if code == 2 {
-                // Bad input is one line, even when it quotes a name with a line break in it
-                // (a file path, which nothing else checks).
-                message = message.replace('\n', "\\n").replace('\r', "\\r");
+                // Bad input is one line of at most 300 characters with its `benchlab: `,
+                // even when it quotes a path with a line break or a 20 MB value in it.
+                message = crate::error::one_line(&message, 290);
             }
             let _ = writeln!(std::io::stderr(), "benchlab: {message}");
             code

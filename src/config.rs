@@ -445,6 +445,8 @@ pub fn config_set_name(entry: &str) -> &str {
 
 /// `design = "auto"`: which design a campaign gets, and why.
 mod auto;
+/// The size of a campaign (lists, planned trials) and of its names, checked at load.
+mod bounds;
 /// The measurement design and the alternating design's settings.
 mod design;
 /// Reading a campaign file: parse, defaults, paths relative to the file, validation.
@@ -454,9 +456,10 @@ mod quick;
 /// Checking a campaign once, at load: every number, name and command.
 mod validate;
 
+pub use bounds::{MAX_CONFIG_SETS, MAX_ENTRIES, MAX_PROFILES, MAX_TRIALS, MAX_VERSIONS};
 pub use design::{Alternating, Design, ALTERNATING_INTERVAL};
 pub use quick::{Entry, Runs};
-pub use validate::MAX_SECONDS;
+pub use validate::{MAX_ITERATIONS, MAX_SECONDS, MAX_SYSCTL};
 
 #[cfg(test)]
 mod tests;

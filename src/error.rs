@@ -28,6 +28,70 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
     }
 }
 
+/// Values longer than this many characters are shortened in messages ([`shown`]).
+const SHOWN_MAX: usize = 60;
+/// How many characters of a shortened value [`shown`] keeps.
+const SHOWN_KEPT: usize = 40;
+
+/// A value as a message quotes it: one line, control and bidi characters escaped (`\n`,
+/// `\x1b`), and past 60 characters its first 40, `…` and its length in bytes.
+pub fn shown(value: &str) -> String {
+    let long = value.chars().count() > SHOWN_MAX;
+    let kept = if long { SHOWN_KEPT } else { SHOWN_MAX };
+    let mut out = String::new();
+    for c in value.chars().take(kept) {
+        escape(c, &mut out);
+    }
+    if long {
+        out.push_str(&format!("… ({} bytes)", value.len()));
+    }
+    out
+}
+
+/// Pushes `c` as a message shows it: control and bidi characters escaped.
+fn escape(c: char, out: &mut String) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        // Escaped so that `\n` in the message can only mean an escaped newline.
+        '\\' => out.push_str("\\\\"),
+        c if (c as u32) < 0x80 && c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+        // C1 controls, and the bidi marks that reorder what a terminal shows.
+        c if c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') =>
+        {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32))
+        }
+        c => out.push(c),
+    }
+}
+
+/// A whole message as one line of at most `max` characters: every character but `\\` escaped
+/// as [`shown`] escapes it, and past `max` its middle cut (`… N characters left out …`), so that
+/// what it names (the start) and what to do (the end) both stay. The last guard of a bad-input
+/// message, whatever value a layer quoted without [`shown`].
+pub fn one_line(message: &str, max: usize) -> String {
+    let mut escaped = String::new();
+    for c in message.chars() {
+        // A backslash is kept: it is already an escape's, from a value [`shown`] quoted.
+        match c {
+            '\\' => escaped.push(c),
+            c => escape(c, &mut escaped),
+        }
+    }
+    let chars: Vec<char> = escaped.chars().collect();
+    if chars.len() <= max {
+        return escaped;
+    }
+    let tail = max / 4;
+    let cut = format!(" … {} characters left out … ", chars.len());
+    let head = max.saturating_sub(tail + cut.chars().count());
+    let start: String = chars[..head].iter().collect();
+    let end: String = chars[chars.len() - tail..].iter().collect();
+    format!("{start}{cut}{end}")
+}
+
 /// A TOML parse error's message in one line of plain words: toml's own spans lines (`invalid
 /// table header` / `expected ...`) and names Rust types (`expected u32`), which a user who
 /// wrote `iterations = -1` should not have to translate. The caller adds the file and line.
@@ -89,6 +153,24 @@ mod tests {
             "invalid type: integer `3`, expected a table"
         );
         assert!(!message("[inner\n").contains('\n'));
+    }
+
+    #[test]
+    fn shown_values_are_one_short_line() {
+        assert_eq!(shown("inet4"), "inet4");
+        assert_eq!(shown("a\nb\x1b[31mc\\n"), "a\\nb\\x1b[31mc\\\\n");
+        assert_eq!(shown("\u{202e}\u{85}"), "\\u{202e}\\u{85}");
+        let sixty = "x".repeat(60);
+        assert_eq!(shown(&sixty), sixty);
+        let long = format!("{}é{}", "y".repeat(39), "z".repeat(30));
+        assert_eq!(
+            shown(&long),
+            format!("{}é… ({} bytes)", "y".repeat(39), long.len())
+        );
+        assert_eq!(
+            shown(&"\n".repeat(1000)),
+            format!("{}… (1000 bytes)", "\\n".repeat(40))
+        );
     }
 
     #[test]

@@ -246,8 +246,41 @@ pub enum Warning {
     },
 }
 
+/// Text read from a results file with its control characters (but tabs) escaped as
+/// [`crate::error::shown`] escapes them, its length kept: what a report or the terminal
+/// prints of such text whole (a reader bounds its lines, `store::MAX_LINE_BYTES`), so that no
+/// escape sequence from a file reaches either raw.
+pub fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut buffer = [0; 4];
+    for c in text.chars() {
+        let one = &*c.encode_utf8(&mut buffer);
+        // Whatever `shown` escapes (control characters, bidi marks), but not `\`, which
+        // prose and paths hold, nor a tab, which ministat's output holds and moves no cursor.
+        match crate::error::shown(one) {
+            escape if !matches!(c, '\\' | '\t') && escape != one => out.push_str(&escape),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", escaped(&self.words()))
+    }
+}
+
+impl Warning {
+    /// The warning in words, as read (unescaped).
+    fn words(&self) -> String {
+        let f = &mut String::new();
+        self.write_words(f).expect("writing to a String");
+        std::mem::take(f)
+    }
+
+    fn write_words(&self, f: &mut String) -> fmt::Result {
+        use std::fmt::Write;
         match self {
             Self::TooFewSamples { file, samples } => write!(
                 f,

@@ -31,6 +31,8 @@ pub mod history;
 pub mod ingest;
 /// The virtual lab: namespaces, veths, addressing, CPU placement; `lab up|down|status`.
 pub mod lab;
+/// Names that become file names (versions, config sets, profiles, goals): the one rule.
+pub mod names;
 /// Profiling the DUT inside a trial's traffic window: perf capture, its schedule, folding.
 pub mod profile;
 /// Reports: Markdown with ministat tables, PNG charts, JSON, and netbenches' own files.

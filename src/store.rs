@@ -35,7 +35,8 @@ pub use alternating::{PhaseRow, SegmentMeta, StoredBlock};
 pub use lab::{LabRecord, VersionRecord};
 pub use plan::{plan, TrialKey, PROFILING};
 pub use record::{
-    measured, parse_samples_csv, samples_csv, SampleRow, SamplesError, Status, TrialMeta,
+    measured, parse_samples_csv, read_lines, samples_csv, SampleRow, SamplesError, Status,
+    TrialMeta, MAX_LINES, MAX_LINE_BYTES,
 };
 pub use search::{Saturated, SearchRecord, SearchTrial, SEARCH_FILE, SPEED_CHANGE};
 pub use search_files::SearchTrialId;
@@ -71,6 +72,8 @@ impl Store {
     /// Creates a new results directory for `campaign` (the directory may exist, empty) and
     /// locks it; refuses one that holds anything.
     pub fn create(dir: &Path, campaign: &Campaign) -> Result<Self, InputError> {
+        // A file, a path under one, a symlink loop: said plainly before anything is made.
+        crate::atomic::check_output_dir(dir)?;
         let d = dir.display();
         let fail = |e: std::io::Error| InputError::new(format!("{d}: cannot create: {e}"));
         if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -209,10 +212,26 @@ impl Store {
             origin: Origin::Existing,
             _lock: Some(lock::lock(dir)?),
         };
-        store.finished()?;
-        // Before any lab is built: a directory holding both alternating layouts is refused.
+        // Before any lab is built: every finished trial's and run's files are read back
+        // (damage found now, not after a trial), and a directory holding both alternating
+        // layouts is refused.
+        store.check_finished()?;
         store.alternates_versions(campaign)?;
         Ok(store)
+    }
+
+    /// Reads every finished trial's files back (`meta.json`, `samples.csv`, `search.json`),
+    /// `lab.json` and every alternating run's phases and series: `--resume` refuses a damaged
+    /// directory before any lab is built, not after a trial.
+    pub fn check_finished(&self) -> Result<(), InputError> {
+        for key in self.finished()? {
+            self.read_samples(&key)?;
+            if self.trial_dir(&key).join(SEARCH_FILE).exists() {
+                self.read_search(&key)?;
+            }
+        }
+        self.read_lab()?;
+        self.check_alternating()
     }
 
     /// Opens an existing results directory for reading (no campaign check).
@@ -278,11 +297,16 @@ impl Store {
     /// Reads one finished trial's `meta.json`.
     pub fn read_meta(&self, key: &TrialKey) -> Result<TrialMeta, InputError> {
         let path = self.trial_dir(key).join(META);
-        let text = crate::file::read_text(&path)?;
-        serde_json::from_str(&text).map_err(|e| {
+        let text = record::read_lines(&self.dir, &path)?;
+        let meta: Result<TrialMeta, String> =
+            serde_json::from_str(&text).map_err(|e| e.to_string());
+        let meta = meta.and_then(|m| m.out_of_range().map_or(Ok(m), Err));
+        meta.map_err(|e| {
             InputError::new(format!(
-                "{}: corrupted results directory: {e}; remove that trial's directory to run it again",
-                path.display()
+                "{}: corrupted results directory: {}; remove that trial's directory to run it \
+                 again",
+                path.display(),
+                crate::error::shown(&e)
             ))
         })
     }
@@ -353,11 +377,12 @@ impl Store {
         if !path.exists() {
             return Ok(None);
         }
-        let text = crate::file::read_text(&path)?;
+        let text = record::read_lines(&self.dir, &path)?;
         serde_json::from_str(&text).map(Some).map_err(|e| {
             InputError::new(format!(
-                "{}: corrupted: {e}; remove it (the report then names no hosts)",
-                path.display()
+                "{}: corrupted: {}; remove it (the report then names no hosts)",
+                path.display(),
+                crate::error::shown(&e.to_string())
             ))
         })
     }
@@ -385,7 +410,7 @@ impl Store {
     /// Reads a finished trial's samples back.
     pub fn read_samples(&self, key: &TrialKey) -> Result<Vec<SampleRow>, InputError> {
         let path = self.trial_dir(key).join("samples.csv");
-        let text = crate::file::read_text(&path)?;
+        let text = record::read_lines(&self.dir, &path)?;
         parse_samples_csv(&text).map_err(|e| {
             InputError::new(format!(
                 "{}: {e}: corrupted samples; remove that trial's directory to run it again",

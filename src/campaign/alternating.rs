@@ -34,6 +34,7 @@ use crate::clock::unix_now;
 use crate::config::{Alternating, Campaign, Profile, Runs, Trial};
 use crate::stats::{phase_values, Block, Decision, PhaseOptions, PhaseSpan};
 use crate::stats::{CounterSample, StopRule};
+use crate::store::alternating::{PRECISE, TIME_UP};
 use crate::store::{samples_csv, PhaseRow, SampleRow, SegmentMeta, Store, TrialKey};
 use crate::traffic::endpoint::Receiver;
 
@@ -60,41 +61,14 @@ pub fn run(
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> anyhow::Result<usize> {
     store.write_lab(|| bench.facts().context("collecting lab facts"))?;
-    let settings = campaign.alternating.clone().unwrap_or_default();
-    // A directory started before versions alternated goes on in its own layout.
-    let runs = Runs {
-        campaign,
-        alternates: store.alternates_versions(campaign)?,
-    };
-    let names: Vec<String> = (runs.entries(0).into_iter())
-        .map(|e| runs.entry_name(e))
-        .collect();
-    let order = BalancedOrder::new(names.len())?;
-    let block = settings.block_duration(names.len());
-    let design = Design {
-        rule: StopRule::new(settings.stop_options(), block)?,
-        options: settings.phase_options(),
-        campaign,
-        settings,
-        names,
-        runs,
-        order,
-    };
+    let design = Design::new(campaign, store)?;
+    let runs = design.runs;
     // Alternated versions make one run per profile, under the first version's index.
     if runs.alternates {
         entries::record_versions(store, campaign)?;
     }
     let versions = runs.per_profile();
-    let mut todo = Vec::new();
-    for version in 0..versions {
-        for profile in &campaign.profiles {
-            let key = runs.run_version(version);
-            let blocks = design.stored(store, &key, &profile.name)?;
-            if design.decide(&blocks) == Decision::Continue {
-                todo.push((version, profile));
-            }
-        }
-    }
+    let todo = design.todo(store)?;
     let total = versions * campaign.profiles.len();
     on_event(&Event::Start {
         total,
@@ -244,9 +218,9 @@ impl Design<'_> {
             version: v,
             profile: p,
             ended: if ended == Some(Decision::Precise) {
-                "precise"
+                PRECISE
             } else {
-                "time up"
+                TIME_UP
             },
             estimates: &estimates,
         });
@@ -266,8 +240,8 @@ fn finish_segment(
     meta.end_unix_s = Some(unix_now());
     meta.ended = Some(match (outcome, ended) {
         (Err(e), _) => format!("{e:#}"),
-        (Ok(_), Some(Decision::Precise)) => "precise".into(),
-        (Ok(_), _) => "time up".into(),
+        (Ok(_), Some(Decision::Precise)) => PRECISE.into(),
+        (Ok(_), _) => TIME_UP.into(),
     });
     if let Ok(data) = outcome {
         meta.generator.clone_from(&data.generator);
@@ -488,6 +462,9 @@ impl Controller<'_, '_, '_> {
 
 /// The entries an alternating run switches between: config sets, or (version, set) pairs.
 pub mod entries;
+/// What a run of the design is: its settings and order, and the runs still to measure.
+mod todo;
+pub use todo::pending;
 
 #[cfg(test)]
 mod tests;

@@ -34,6 +34,16 @@ const UNSTEADY_RANGE: f64 = 0.10;
 /// it and the DUT some 25 %, for whole trials, which the per-second check cannot see.
 const SLOWED_SHARE: f64 = 0.85;
 
+/// How many trials (alternating runs) of `campaign` are still to measure in `store`: none
+/// means a `--resume` has nothing to do, and builds no lab.
+pub fn pending(campaign: &Campaign, store: &Store) -> anyhow::Result<usize> {
+    if campaign.design == Design::Alternating {
+        return super::alternating::pending(campaign, store);
+    }
+    let done = store.finished()?;
+    Ok(plan(campaign).iter().filter(|k| !done.contains(k)).count())
+}
+
 /// Runs every trial of `campaign` not yet in `store` (every block, under the alternating
 /// design), until `cancel` is raised; returns the number of trials (blocks) run.
 pub fn run(

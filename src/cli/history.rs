@@ -114,6 +114,12 @@ pub fn record_run(
 /// Runs `benchlab history`.
 pub fn run(args: HistoryArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     let spec = configured_db(args.db).unwrap_or_else(|| default_db().display().to_string());
+    // A bad -o is said before the database is opened, not after the first chart is drawn.
+    if let HistoryCommand::Show { output, .. } | HistoryCommand::Regressions { output, .. } =
+        &args.command
+    {
+        crate::atomic::check_output_dir(&output.dir)?;
+    }
     match args.command {
         HistoryCommand::Import { paths, quiet } => import_paths(&spec, &paths, quiet, out, err),
         HistoryCommand::Show { filter, output } => {
@@ -156,11 +162,17 @@ pub fn import_paths(
         bar.inc(1);
     });
     bar.finish_and_clear();
+    let summary = summary?;
+    let nothing = summary.added + summary.replaced + summary.known == 0;
+    // One directory refused is the one line of a refusal; several get a line each.
+    if nothing && refusals.len() == 1 {
+        let line = refusals.remove(0);
+        return Err(crate::error::InputError::new(format!("{line}; nothing imported")).into());
+    }
     for line in &refusals {
         writeln!(err, "benchlab: {line}")?;
     }
-    let summary = summary?;
-    if summary.added + summary.replaced + summary.known == 0 {
+    if nothing {
         return Err(crate::error::InputError::new(format!(
             "nothing imported: all {} directories refused",
             summary.refused.len()
@@ -202,7 +214,7 @@ fn show(
     for t in &trends {
         let path = dir.join(format!("{}.png", t.slug()));
         if let Some(png) = chart::render_png(t)? {
-            std::fs::create_dir_all(dir)?;
+            crate::atomic::create_dir(dir)?;
             crate::atomic::write(&path, &png)?;
             charts.push(Some(path));
         } else {

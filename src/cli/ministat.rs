@@ -7,9 +7,12 @@
 //! current FreeBSD), `--accurate` (the exactly rounded standard deviation), `--json` (the
 //! numbers, machine-readable) and `--help`.
 //!
-//! One deliberate difference from Debian's binary: a file that cannot be opened exits with
-//! status 2 (bad input, like every other data error), where Debian's exits with 1. Where
-//! Debian's binary has undefined behaviour (plot width 0 or 1, infinite or NaN values in a plot:
+//! Two deliberate differences from Debian's binary: a file that cannot be opened exits with
+//! status 2 (bad input, like every other data error), where Debian's exits with 1; and a line
+//! over 1 MiB (`stats::ministat::MAX_LINE_BYTES`: a stream without newlines, such as
+//! `/dev/zero`) is refused naming its file and line, where Debian's reads on forever. Input is
+//! read as a stream, only the values kept (8 bytes each). Where Debian's binary has undefined
+//! behaviour (plot width 0 or 1, infinite or NaN values in a plot:
 //! it writes outside its buffers or crashes), benchlab still prints a plot, or
 //! "[no plot, span is infinite]".
 

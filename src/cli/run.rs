@@ -16,12 +16,16 @@ use crate::campaign::ssh::SshBench;
 use crate::campaign::virt::VirtualBench;
 use crate::cancel::Cancel;
 use crate::config::Campaign;
-use crate::dut::{known_sets, KNOWN_PRESETS};
+use crate::dut::KNOWN_PRESETS;
 use crate::error::InputError;
 use crate::lab::Lab;
 use crate::profile::PerfProfiler;
 use crate::store::{Status, Store};
 use crate::transport::LocalTransport;
+
+/// The campaign to run: file, stored or built-in, and the flags applied.
+mod load;
+use load::campaign;
 
 /// Arguments of `benchlab run`.
 #[derive(Debug, clap::Args)]
@@ -83,76 +87,6 @@ pub struct Args {
     /// neither, nothing is recorded]
     #[arg(long, value_name = "PATH|URL")]
     pub db: Option<String>,
-}
-
-/// The `--quick` campaign: the given one, shrunk to about a minute.
-fn quicken(c: &mut Campaign) {
-    c.iterations = 3;
-    c.trial.duration = 5.0;
-    c.trial.warmup = 1.0;
-    c.trial.cooldown = 1.0;
-    if let Some(alt) = &mut c.alternating {
-        alt.max_duration = 40.0;
-    }
-    if c.profiles.len() > 1 {
-        c.profiles.truncate(1);
-    }
-}
-
-/// The campaign to run, with the command line's overrides applied and checked.
-fn campaign(args: &Args) -> anyhow::Result<Campaign> {
-    let mut c = match (&args.campaign, &args.resume) {
-        (Some(path), _) => {
-            let c = Campaign::load(path, KNOWN_PRESETS)?;
-            // The FreeBSD presets apply only to a DUT reached over SSH.
-            c.validate(&path.display().to_string(), &known_sets(&c.lab))?;
-            c
-        }
-        (None, Some(dir)) => {
-            let c = Store::stored_campaign(dir, KNOWN_PRESETS)?;
-            // Its config set directories must still be there to run (reading needs none).
-            let origin = dir.join("campaign.toml").display().to_string();
-            c.validate(&origin, &known_sets(&c.lab))?;
-            c
-        }
-        (None, None) => Campaign::builtin(),
-    };
-    let resuming_stored = args.campaign.is_none() && args.resume.is_some();
-    if !resuming_stored {
-        // Profiling trials belong to the trials design: a design benchlab chose is chosen again.
-        c.profile |= args.profile;
-        c.settle_design();
-        if let Some(dir) = &args.resume {
-            c.keep_design_of(&Store::stored_campaign(dir, KNOWN_PRESETS)?);
-        }
-        if args.quick {
-            quicken(&mut c);
-        }
-        // Under the alternating design blocks are the iterations and the run's length is its
-        // duration: -n is the fewest blocks, --duration the longest run.
-        if let Some(n) = args.iterations {
-            c.iterations = n;
-            if let Some(alt) = &mut c.alternating {
-                alt.min_blocks = n as usize;
-            }
-        }
-        if let Some(d) = args.duration {
-            c.trial.duration = d;
-            if let Some(alt) = &mut c.alternating {
-                alt.max_duration = d;
-            }
-        }
-        let origin = args
-            .campaign
-            .as_ref()
-            .map_or("command line".to_string(), |p| p.display().to_string());
-        c.validate(&origin, &known_sets(&c.lab)).map_err(|e| {
-            InputError::new(format!(
-                "{e} (with -n/--duration/--quick/--profile applied)"
-            ))
-        })?;
-    }
-    Ok(c)
 }
 
 /// `40 s`, `6 min`, `2 h 05 min`: a wall time estimate, rounded up.
@@ -218,7 +152,20 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     };
     let dir = store.dir().to_path_buf();
     let cancel = Cancel::new();
-    if let Err(e) = measure(&campaign, &store, capture_delay, (args.quiet, &cancel), err) {
+    // A finished directory resumed has nothing to measure: no lab is built for it.
+    let finished = args.resume.is_some() && campaign_run::pending(&campaign, &store)? == 0;
+    if finished && !args.quiet {
+        writeln!(
+            err,
+            "{}: every trial is measured already; nothing to run",
+            dir.display()
+        )?;
+    }
+    let measured = match finished {
+        true => Ok(()),
+        false => measure(&campaign, &store, capture_delay, (args.quiet, &cancel), err),
+    };
+    if let Err(e) = measured {
         let d = dir.display();
         let interrupted = cancel.is_cancelled();
         let stopped = if interrupted {

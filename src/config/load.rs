@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::{default_version, Alternating, Campaign, Design};
 use crate::error::InputError;
+use crate::lab::Topology;
 
 impl Campaign {
     /// Parses and validates a campaign file's text; `origin` names the file in messages and
@@ -65,6 +66,12 @@ impl Campaign {
         campaign.validate_alternating(&origin)?;
         campaign.settle_design();
         campaign.validate(&origin, known_sets)?;
+        // A campaign to run is checked against this machine's CPUs too, as the virtual lab
+        // will be (a stored one is not: its report may be written on another machine).
+        if campaign.lab.hosts.is_none() {
+            Topology::resolve(&campaign.lab, crate::lab::virt::online_cpus())
+                .map_err(|msg| InputError::new(format!("{origin}: [lab] {msg}")))?;
+        }
         Ok(campaign)
     }
 }

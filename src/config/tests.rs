@@ -36,7 +36,10 @@ fn errors_name_the_key() {
             "`pf` is neither a built-in config set",
         ),
         ("title = ", "line 1, column 9"),
-        ("[[profiles]]\nname = \"a.b\"\naf = \"inet4\"", "name `a.b`"),
+        (
+            "[[profiles]]\nname = \"a.b\"\naf = \"inet4\"",
+            "`profiles[0].name`: `a.b` holds `.`",
+        ),
         (
             "[[profiles]]\nname = \"big\"\naf = \"inet4\"\nframe_size = 9000",
             "profiles[0].frame_size",

@@ -4,16 +4,16 @@
 
 use std::path::Path;
 
+use super::bounds::MAX_ENTRIES;
 use super::{bad, defaults, min_frame, Campaign, Design};
-use crate::error::InputError;
+use crate::error::{shown, InputError};
 
 /// The most iterations a campaign may ask for: more would only fill the disk.
 pub const MAX_ITERATIONS: u32 = 10_000;
+/// The longest sysctl key or value, in bytes (Linux's own are under 100).
+pub const MAX_SYSCTL: usize = 4096;
 /// The longest trial, warm-up or cool-down, in seconds (a day).
 pub const MAX_SECONDS: f64 = 86_400.0;
-/// The longest name of a version, config set or profile (it is part of a directory name).
-pub const MAX_NAME: usize = 64;
-
 impl Campaign {
     /// Checks ranges, names and references; the error names the key.
     pub fn validate(&self, origin: &str, known_sets: &[&str]) -> Result<(), InputError> {
@@ -28,24 +28,16 @@ impl Campaign {
             ));
         }
         self.validate_trial(origin)?;
-        check_names(
-            origin,
-            "versions",
-            self.versions.iter().map(|v| v.name.as_str()),
-        )?;
         if self.profiles.is_empty() {
             return Err(bad(origin, "profiles", "list at least one traffic profile"));
         }
-        check_names(
-            origin,
-            "profiles",
-            self.profiles.iter().map(|p| p.name.as_str()),
-        )?;
+        self.validate_size(origin)?;
         self.validate_sets(origin, known_sets)?;
+        self.validate_names(origin)?;
         self.validate_profiles(origin)?;
         self.validate_design(origin)?;
         self.validate_search(origin)?;
-        self.validate_commands(origin)
+        self.validate_settings(origin)
     }
 
     /// The alternating design needs two entries to switch between (config sets, or quick
@@ -62,6 +54,7 @@ impl Campaign {
             ));
         }
         self.validate_alternating(origin)?;
+        self.validate_blocks_fit(origin)?;
         if self.alternated_entries() < 2 {
             return Err(bad(
                 origin,
@@ -99,6 +92,28 @@ impl Campaign {
             Some((key, problem)) => Err(bad(origin, key, problem)),
             None => Ok(()),
         }
+    }
+
+    /// `min_blocks` blocks of every alternated entry, each twice, within `max_duration`: the
+    /// stopping rule never looks before `min_blocks`, so a run would overrun its budget.
+    fn validate_blocks_fit(&self, origin: &str) -> Result<(), InputError> {
+        let Some(alt) = &self.alternating else {
+            return Ok(());
+        };
+        let entries = self.alternated_entries();
+        let block = alt.block_duration(entries).as_secs_f64();
+        let needed = alt.min_blocks as f64 * block;
+        if needed <= alt.max_duration {
+            return Ok(());
+        }
+        Err(bad(
+            origin,
+            "alternating.min_blocks",
+            format!(
+                "{} blocks of {block} s ({entries} entries × 2 phases of {} s) take {needed} s,                  more than max_duration = {} s: fewer blocks, shorter phases or a longer                  max_duration",
+                alt.min_blocks, alt.phase, alt.max_duration
+            ),
+        ))
     }
 
     /// `[search]` in range, used by a throughput profile, below each such profile's fixed rate.
@@ -170,20 +185,33 @@ impl Campaign {
         if self.config_sets.is_empty() {
             return Err(bad(origin, "config_sets", "list at least one config set"));
         }
-        for set in &self.config_sets {
+        for (i, set) in self.config_sets.iter().enumerate() {
             if !known_sets.contains(&set.as_str()) && !Path::new(set).is_dir() {
                 return Err(bad(
                     origin,
-                    "config_sets",
+                    &format!("config_sets[{i}]"),
                     format!(
                         "`{}` is neither a built-in config set ({}) nor a directory",
-                        set.escape_debug(),
+                        shown(set),
                         known_sets.join(", ")
                     ),
                 ));
             }
+            // A user set is a directory with its `apply` script (`dut::user`): said at load,
+            // not once the lab is up (`config_sets = [""]` is the campaign file's directory).
+            if !known_sets.contains(&set.as_str()) && !Path::new(set).join("apply").is_file() {
+                return Err(bad(
+                    origin,
+                    &format!("config_sets[{i}]"),
+                    format!(
+                        "directory `{}` has no `apply` script: a user config set is a \
+                         directory with one; put the commands that configure the DUT in it",
+                        shown(set)
+                    ),
+                ));
+            }
         }
-        check_names(origin, "config_sets", self.config_set_names())
+        Ok(())
     }
 
     fn validate_profiles(&self, origin: &str) -> Result<(), InputError> {
@@ -202,24 +230,46 @@ impl Campaign {
                 ));
             }
             for (key, range) in [("src", p.src()), ("dst", p.dst())] {
-                range
-                    .parse::<crate::traffic::packet::FlowRange>()
-                    .map_err(|e| bad(origin, &format!("profiles[{i}].{key}"), e.0))?;
+                let key = format!("profiles[{i}].{key}");
+                let flows = (range.parse::<crate::traffic::packet::FlowRange>())
+                    .map_err(|e| bad(origin, &key, e.0))?;
+                if flows.family() != p.af {
+                    return Err(bad(
+                        origin,
+                        &key,
+                        format!(
+                            "`{}` is an {} range and the profile's af = \"{}\": give {} \
+                             addresses or change af",
+                            shown(range),
+                            flows.family(),
+                            p.af,
+                            p.af
+                        ),
+                    ));
+                }
             }
         }
         Ok(())
     }
 
-    fn validate_commands(&self, origin: &str) -> Result<(), InputError> {
-        const EMPTY_COMMAND: &str =
-            "empty command: give the program and its arguments, as [\"sysctl\", \"-a\"], or remove it";
+    /// Every version's sysctls and commands, and the hooks, runnable as written.
+    fn validate_settings(&self, origin: &str) -> Result<(), InputError> {
         for (i, v) in self.versions.iter().enumerate() {
-            if let Some(c) = v.commands.iter().position(Vec::is_empty) {
-                return Err(bad(
-                    origin,
-                    &format!("versions[{i}].commands[{c}]"),
-                    EMPTY_COMMAND,
-                ));
+            let at = |key: &str| format!("versions[{i}].{key}");
+            if v.sysctls.len() > MAX_ENTRIES {
+                let many = format!("{} entries, at most {MAX_ENTRIES}", v.sysctls.len());
+                return Err(bad(origin, &at("sysctls"), many));
+            }
+            for (key, value) in &v.sysctls {
+                check_sysctl(key, value).map_err(|e| bad(origin, &at("sysctls"), e))?;
+            }
+            check_commands(origin, &at("commands"), &v.commands)?;
+            check_commands(origin, &at("install"), &v.install)?;
+            for (key, argv) in [("reboot", &v.reboot), ("online", &v.online)] {
+                // Empty: the version has none.
+                if !argv.is_empty() {
+                    check_argv(argv).map_err(|e| bad(origin, &at(key), e))?;
+                }
             }
         }
         for (key, list) in [
@@ -227,11 +277,87 @@ impl Campaign {
             ("hooks.during", &self.hooks.during),
             ("hooks.after", &self.hooks.after),
         ] {
-            if let Some(c) = list.iter().position(Vec::is_empty) {
-                return Err(bad(origin, &format!("{key}[{c}]"), EMPTY_COMMAND));
-            }
+            check_commands(origin, key, list)?;
         }
         Ok(())
+    }
+}
+
+/// A list of commands: at most [`MAX_ENTRIES`], each one runnable ([`check_argv`]).
+fn check_commands(origin: &str, key: &str, list: &[Vec<String>]) -> Result<(), InputError> {
+    if list.len() > MAX_ENTRIES {
+        let many = format!("{} commands, at most {MAX_ENTRIES}", list.len());
+        return Err(bad(origin, key, many));
+    }
+    for (c, argv) in list.iter().enumerate() {
+        check_argv(argv).map_err(|e| bad(origin, &format!("{key}[{c}]"), e))?;
+    }
+    Ok(())
+}
+
+/// A command as an argv list: a program name, then at most [`MAX_ENTRIES`] arguments, none
+/// holding a NUL byte (which no program can receive).
+fn check_argv(argv: &[String]) -> Result<(), String> {
+    match argv.first() {
+        None => Err(
+            "empty command: give the program and its arguments, as [\"sysctl\", \
+                     \"-a\"], or remove it"
+                .into(),
+        ),
+        Some(program) if program.trim().is_empty() => Err(format!(
+            "the program name `{}` is blank: give the program first, as [\"sysctl\", \"-a\"]",
+            shown(program)
+        )),
+        Some(_) if argv.len() > MAX_ENTRIES + 1 => Err(format!(
+            "{} arguments, at most {MAX_ENTRIES}",
+            argv.len() - 1
+        )),
+        Some(_) => match argv.iter().find(|a| a.contains('\0')) {
+            Some(arg) => Err(format!("`{}` holds a NUL byte: remove it", shown(arg))),
+            None => Ok(()),
+        },
+    }
+}
+
+/// A sysctl as `sysctl -w key=value` and `/proc/sys/<key>` take it: the key names separated
+/// by `.` or `/`, none empty or `..`, no `=`, space or control character, not starting with
+/// `-`; the value on one line.
+fn check_sysctl(key: &str, value: &str) -> Result<(), String> {
+    const RULE: &str = "a sysctl key is names separated by `.` (or `/`), as \
+                        `net.ipv4.ip_forward`, without `=`, spaces or control characters";
+    let bad_char = key
+        .chars()
+        .find(|c| *c == '=' || c.is_whitespace() || c.is_control());
+    let problem = if let Some(c) = bad_char {
+        Some(format!("holds `{}`", shown(&c.to_string())))
+    } else if key
+        .split(['.', '/'])
+        .any(|part| part.is_empty() || part == "..")
+    {
+        Some("has an empty component (`..`, or a leading or trailing `.` or `/`)".to_string())
+    } else if key.starts_with('-') {
+        Some("starts with `-`".to_string())
+    } else if key.len() > MAX_SYSCTL {
+        Some(format!("is {} bytes long, at most {MAX_SYSCTL}", key.len()))
+    } else {
+        None
+    };
+    if let Some(problem) = problem {
+        return Err(format!("key `{}` {problem}: {RULE}", shown(key)));
+    }
+    match value.chars().find(|c| *c != '\t' && c.is_control()) {
+        Some(_) => Err(format!(
+            "the value of `{}`, `{}`, holds a line break or control character: give it on one \
+             line",
+            shown(key),
+            shown(value)
+        )),
+        None if value.len() > MAX_SYSCTL => Err(format!(
+            "the value of `{}` is {} bytes long, at most {MAX_SYSCTL}",
+            shown(key),
+            value.len()
+        )),
+        None => Ok(()),
     }
 }
 
@@ -246,36 +372,4 @@ fn seconds(origin: &str, key: &str, value: f64) -> Result<(), InputError> {
         // `{:?}` keeps 1e300 short.
         format!("must be a number of seconds from 0 to {MAX_SECONDS}, not {value:?}"),
     ))
-}
-
-/// Names end up in `runs/<version>.<config>.<profile>.<iter>`: no dots, slashes or spaces, no
-/// duplicates, at most [`MAX_NAME`] characters.
-fn check_names<'a>(
-    origin: &str,
-    key: &str,
-    names: impl Iterator<Item = &'a str>,
-) -> Result<(), InputError> {
-    let mut seen = std::collections::BTreeSet::new();
-    for name in names {
-        let ok = !name.is_empty()
-            && name.len() <= MAX_NAME
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        if !ok {
-            let shown: String = name.chars().take(MAX_NAME).collect();
-            return Err(bad(
-                origin,
-                key,
-                format!(
-                    "name `{}` must be 1 to {MAX_NAME} letters, digits, `-` and `_`",
-                    shown.escape_debug()
-                ),
-            ));
-        }
-        if !seen.insert(name) {
-            return Err(bad(origin, key, format!("name `{name}` appears twice")));
-        }
-    }
-    Ok(())
 }

@@ -226,7 +226,8 @@ pub fn content_hash(found: &Found) -> std::io::Result<String> {
     files.sort();
     let mut hasher = Sha256::new();
     for rel in &files {
-        let bytes = std::fs::read(dir.join(rel))?;
+        let bytes =
+            crate::file::read_bytes_in(dir, &dir.join(rel)).map_err(std::io::Error::other)?;
         hasher.update(rel.to_string_lossy().as_bytes());
         hasher.update([0]);
         hasher.update((bytes.len() as u64).to_le_bytes());
@@ -298,7 +299,7 @@ pub fn read(found: &Found, hash: String, known_sets: &[&str]) -> anyhow::Result<
                 date: benchlab_date(dir),
                 design: campaign.design.to_string(),
                 lab,
-                campaign_toml: std::fs::read_to_string(dir.join("campaign.toml")).ok(),
+                campaign_toml: crate::file::read_text_in(dir, &dir.join("campaign.toml")).ok(),
                 runs,
             })
         }
@@ -416,7 +417,7 @@ fn netbenches_lab(dir: &Path, uname: Option<&str>) -> LabId {
             os,
         };
     }
-    let readme = crate::file::read_text(&dir.join("README.md")).unwrap_or_default();
+    let readme = crate::file::read_text_in(dir, &dir.join("README.md")).unwrap_or_default();
     let mut hardware = readme
         .lines()
         .filter_map(|l| l.trim_start().strip_prefix("- "))

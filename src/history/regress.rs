@@ -193,7 +193,7 @@ fn flamegraph(
     );
     let svg = crate::report::flame::render_diff(&before, &after, &title, &subtitle)?;
     let path = dir.join(format!("{stem}.svg"));
-    std::fs::create_dir_all(dir)?;
+    crate::atomic::create_dir(dir)?;
     crate::atomic::write(&path, &svg)?;
     Ok(Some(path))
 }
@@ -233,7 +233,7 @@ fn confirm_campaign(db: &mut Db, change: &Change, path: &Path) -> anyhow::Result
     after.alternating = None;
     after.profile = false;
     let text = toml::to_string(&after)?;
-    std::fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))?;
+    crate::atomic::create_dir(path.parent().unwrap_or(Path::new(".")))?;
     crate::atomic::write(path, text.as_bytes())?;
     Ok(true)
 }

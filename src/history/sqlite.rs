@@ -22,9 +22,11 @@ pub struct Sqlite {
 /// Opens (or with `create`, creates) the history file at `path`.
 pub fn open(path: &Path, create: bool) -> anyhow::Result<Sqlite> {
     let shown = path.display();
-    if path.is_dir() {
+    // A FIFO, a device or a directory is no database file: said before SQLite opens it.
+    if path.exists() && !path.is_file() {
         return Err(InputError::new(format!(
-            "'{shown}': a directory, not a history database; give a file path to --db"
+            "'{shown}': not a regular file (a directory, FIFO or device), so no history \
+             database; give a file path to --db"
         ))
         .into());
     }

@@ -103,7 +103,7 @@ impl Trend {
                 }
             })
             .collect();
-        slug.trim_matches('_').chars().take(150).collect()
+        slug.trim_matches('_').chars().take(120).collect()
     }
 
     /// Whether every word of `filter` appears in the series' name or one of its versions

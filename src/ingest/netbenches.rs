@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::error::InputError;
+use crate::error::{shown, InputError};
 use crate::ingest::{Iteration, Results, Series, Setup, Warning};
 use crate::stats::ministat::MIN_POINTS;
 use crate::stats::{Flavor, Summary};
@@ -69,14 +69,25 @@ impl Run {
         }
     }
 
+    /// Reads a log: line-based, its lines bounded.
     fn read(&self, name: &str) -> Result<String, InputError> {
-        crate::ingest::file::read_text(&self.path.join(name))
+        crate::store::read_lines(&self.path, &self.path.join(name))
     }
 }
 
 /// Reads the series of one folder of logs into `results`.
 fn read_run(dir: &Path, run: &Run, results: &mut Results) -> Result<(), InputError> {
     let first_series = results.series.len();
+    // Log names become series names, `.pps` file names and README text.
+    let named = (run.names.iter()).find(|n| n.starts_with("bench") && n.contains(char::is_control));
+    if let Some(name) = named {
+        return Err(InputError::new(format!(
+            "'{}/{}': a log name with control characters, which no harness writes; rename \
+             or remove the file",
+            run.path.display(),
+            shown(name)
+        )));
+    }
     let files = classify(&run.names);
     if let Some(name) = files.out_of_range.first() {
         return Err(InputError::new(format!(

@@ -161,6 +161,13 @@ fn check_pmc_event(dut: &NodeConfig) -> Result<(), String> {
     }
 }
 
+/// Whether `mac` is six hex octets separated by `:` (pkt-gen's `-D` form).
+fn is_mac(mac: &str) -> bool {
+    let octets: Vec<&str> = mac.split(':').collect();
+    octets.len() == 6
+        && (octets.iter()).all(|o| o.len() == 2 && o.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// The first of `senders`' generators that has its own receiver.
 fn receiving_generator(senders: &[NodeConfig]) -> Option<Generator> {
     senders
@@ -293,11 +300,22 @@ impl SshLab {
                     s.host
                 ));
             }
-            if s.dut_mac.is_none() {
-                return Err(format!(
-                    "{table} host = {:?} needs dut_mac = \"MAC\" (the DUT's sender-side MAC)",
-                    s.host
-                ));
+            match &s.dut_mac {
+                None => {
+                    return Err(format!(
+                        "{table} host = {:?} needs dut_mac = \"MAC\" (the DUT's sender-side MAC)",
+                        s.host
+                    ))
+                }
+                Some(mac) if !is_mac(mac) => {
+                    return Err(format!(
+                        "{table} host = {:?}: dut_mac = \"{}\" is not a MAC: give six hex \
+                         octets, as \"00:0d:b9:41:ca:3d\"",
+                        s.host,
+                        crate::error::shown(mac)
+                    ))
+                }
+                Some(_) => {}
             }
         }
         check_generators(&senders, table)?;

@@ -113,6 +113,14 @@ impl LabConfig {
                 self.senders
             ));
         }
+        if let (Some(dut), Some(generator)) = (self.dut_cpu, self.generator_cpu) {
+            if dut == generator && self.placement != Some(Placement::Shared) {
+                return Err(format!(
+                    "dut_cpu = {dut} is also generator_cpu: the DUT forwards on its own CPU; \
+                     pick another, or placement = \"shared\""
+                ));
+            }
+        }
         self.ssh_lab().map(drop)
     }
 
@@ -394,6 +402,10 @@ mod tests {
         );
         let err = LabConfig::parse("senders = 9", "f").unwrap_err();
         assert_eq!(err.to_string(), "f: senders = 9: use 1 to 8");
+        let err = LabConfig::parse("dut_cpu = 0\ngenerator_cpu = 0", "f").unwrap_err();
+        assert!(err
+            .to_string()
+            .starts_with("f: dut_cpu = 0 is also generator_cpu"));
         let cfg = LabConfig::parse("dut_cpu = 5", "f").unwrap();
         assert_eq!(
             Topology::resolve(&cfg, 2).unwrap_err(),

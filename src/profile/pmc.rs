@@ -30,6 +30,22 @@ use std::collections::BTreeMap;
 use std::io::{self, BufRead};
 
 use super::folded::Folded;
+use crate::error::shown;
+
+/// Deepest call chain read: hwpmc records at most 512 frames (`PMC_CALLCHAIN_DEPTH_MAX`,
+/// `kern.hwpmc.callchaindepth`), so a deeper graph is not pmcstat's.
+pub const MAX_DEPTH: usize = 512;
+/// Longest function (or image) name read: kernel and C symbols are far shorter, and a longer
+/// one only makes every stack through it that much longer.
+pub const MAX_NAME_BYTES: usize = 4 << 10;
+/// Longest line read: the indentation, a name and an image path, and the figures.
+const MAX_LINE_BYTES: usize = MAX_DEPTH + 2 * MAX_NAME_BYTES + 64;
+/// Most bytes of stacks folding may produce, each stack counted every time a line ends one:
+/// real graphs fold into a few MB, and this bounds both the memory of the result and the work
+/// of joining chains (a 25 MB graph of deep chains of long names would otherwise build GBs).
+/// A graph past it is refused rather than cut: a cut profile would draw a flamegraph whose
+/// shares are wrong without saying so.
+pub const MAX_FOLDED_BYTES: usize = 64 << 20;
 
 /// What is wrong with a call graph, and where.
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +99,10 @@ fn entry(line: &str) -> Option<Entry<'_>> {
     // pmcstat prints counts as unsigned 32-bit integers; anything wider is not its output.
     let count: u32 = count.parse().ok()?;
     let function = rest.split_whitespace().next()?;
+    // Symbols hold no control characters, and none longer than MAX_NAME_BYTES is read.
+    if function.len() > MAX_NAME_BYTES || function.chars().any(char::is_control) {
+        return None;
+    }
     Some(Entry {
         indent,
         count: u64::from(count),
@@ -122,6 +142,8 @@ struct Folder {
     chain: Vec<Level>,
     section: Option<Section>,
     stacks: BTreeMap<String, u64>,
+    /// Bytes of the stacks ended so far, against [`MAX_FOLDED_BYTES`].
+    folded_bytes: usize,
 }
 
 impl Folder {
@@ -134,22 +156,32 @@ impl Folder {
     }
 
     /// Ends the chain's current stack when its last entry is an outermost caller, then keeps
-    /// the chain's first `depth` levels.
-    fn unwind(&mut self, depth: usize) {
+    /// the chain's first `depth` levels; refuses a graph that folds past [`MAX_FOLDED_BYTES`].
+    fn unwind(&mut self, line: usize, depth: usize) -> Result<(), PmcGraphError> {
         if self.chain.len() > depth {
             if let Some(last) = self.chain.last() {
                 let count = last.count;
+                let bytes: usize = self.chain.iter().map(|l| l.function.len() + 1).sum();
+                self.folded_bytes = self.folded_bytes.saturating_add(bytes);
+                if self.folded_bytes > MAX_FOLDED_BYTES {
+                    let mib = MAX_FOLDED_BYTES >> 20;
+                    return Err(self.malformed(
+                        line,
+                        format!("the stacks fold into more than {mib} MiB, more than a profile"),
+                    ));
+                }
                 let stack: Vec<&str> = self.chain.iter().rev().map(|l| &*l.function).collect();
                 let total = self.stacks.entry(stack.join(";")).or_default();
                 *total = total.saturating_add(count);
             }
         }
         self.chain.truncate(depth);
+        Ok(())
     }
 
     /// Ends the current section: its entries must add up to its header.
     fn end_section(&mut self, line: usize) -> Result<(), PmcGraphError> {
-        self.unwind(0);
+        self.unwind(line, 0)?;
         match self.section.take() {
             Some(s) if s.counted != s.announced => Err(self.malformed(
                 line,
@@ -171,23 +203,29 @@ impl Folder {
                 line,
                 format!(
                     "'{}' is indented {} levels below the function it calls",
-                    e.function,
+                    shown(e.function),
                     e.indent - self.chain.len()
                 ),
             ));
+        }
+        if e.indent >= MAX_DEPTH {
+            let problem = format!("a call chain deeper than {MAX_DEPTH} frames (hwpmc's most)");
+            return Err(self.malformed(line, problem));
         }
         if e.indent == 0 {
             section.counted = section.counted.saturating_add(e.count);
         }
         // A line followed by its own caller (indented further) does not end a stack; any
         // other line ends the one the chain holds.
-        self.unwind(e.indent);
+        self.unwind(line, e.indent)?;
         if let Some(callee) = self.chain.last_mut() {
             callee.callers = callee.callers.saturating_add(e.count);
             if callee.callers > callee.count {
                 let problem = format!(
                     "the callers of '{}' have more samples ({}) than it has ({})",
-                    callee.function, callee.callers, callee.count
+                    shown(&callee.function),
+                    callee.callers,
+                    callee.count
                 );
                 return Err(self.malformed(line, problem));
             }
@@ -216,7 +254,8 @@ pub fn fold_pmcstat(graph: impl BufRead, file: &str) -> Result<Folded, PmcGraphE
     loop {
         text.clear();
         number += 1;
-        let read = graph
+        // Bounded: a line past MAX_LINE_BYTES is refused below, not read whole.
+        let read = io::Read::take(&mut graph, MAX_LINE_BYTES as u64 + 1)
             .read_line(&mut text)
             .map_err(|source| PmcGraphError::Read {
                 file: file.to_string(),
@@ -225,6 +264,10 @@ pub fn fold_pmcstat(graph: impl BufRead, file: &str) -> Result<Folded, PmcGraphE
             })?;
         if read == 0 {
             break;
+        }
+        if text.len() > MAX_LINE_BYTES {
+            let problem = format!("a line longer than {MAX_LINE_BYTES} bytes");
+            return Err(folder.malformed(number, problem));
         }
         // pmcstat ends every line; a last line without its newline was cut in the middle.
         let Some(line) = text.strip_suffix('\n') else {
@@ -250,7 +293,7 @@ pub fn fold_pmcstat(graph: impl BufRead, file: &str) -> Result<Folded, PmcGraphE
                 number,
                 format!(
                     "'{}' is not a `PERCENT%  [SAMPLES]  FUNCTION` line",
-                    line.trim()
+                    shown(line.trim())
                 ),
             )
         })?;

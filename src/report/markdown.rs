@@ -2,6 +2,7 @@
 //! one fenced `ministat -s` block per comparison, each introduced by its verdict in words, and
 //! finally what could not be measured.
 
+use crate::ingest::escaped;
 use crate::report::chart::Chart;
 use crate::report::compare::difference;
 use crate::report::{ComparisonBlock, Exporter, OutputFile, Report, Scope};
@@ -76,7 +77,9 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
     md.push_str(&format!(
         "\n{MARKER} wrote this file from the logs; run it again rather than editing it. -->\n"
     ));
-    md
+    // Where text read from results files (unames, names, flags, failure reasons) leaves for the
+    // README: no control character or escape sequence of theirs gets there raw.
+    md.split('\n').map(escaped).collect::<Vec<_>>().join("\n")
 }
 
 /// The "Flamegraphs" section: links to each flamegraph, then to the differential ones; empty

@@ -8,14 +8,15 @@
 //!
 //! [`MANIFEST`]: crate::report::output::MANIFEST
 
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::Context;
 
 use crate::error::InputError;
 use crate::ingest::file;
 use crate::report::{markdown, OutputFile};
+use crate::store::lock;
 
 /// The files benchlab wrote into a directory, one `<fingerprint> <name>` a line.
 pub const MANIFEST: &str = "benchlab-report.txt";
@@ -24,25 +25,49 @@ pub const MANIFEST: &str = "benchlab-report.txt";
 const MANIFEST_HEADER: &str =
     "# Files `benchlab report` wrote here; it overwrites these and no other file.";
 
-/// Writes the files into `dir` (created if missing), each through a temporary file renamed
-/// into place, so that a reader never sees a half-written file.
+/// Writes the files into `dir` (created if missing), all or nothing.
 ///
-/// A file that benchlab did not write and that would change (a hand-written README or an
-/// archive's own `gnuplot.data` or graphs) is never overwritten: that is an [`InputError`],
-/// checked before anything is written.
+/// Every file is staged first: written in full and synced to a temporary file beside its
+/// target, then all are renamed into place (README.md and the manifest last). A failure while
+/// staging (a full disk, a kill) leaves the previous report as it was, and renames of checked
+/// targets do not fail. Temporary files and renames rather than a temporary directory swapped
+/// in: the output directory is often the results directory itself, which cannot be replaced.
+///
+/// Refused before anything is written, as [`InputError`]s: a name that is not a path inside
+/// `dir` (absolute, with `..`, or through a symlink leading elsewhere), an output directory
+/// that cannot be one, and a file that benchlab did not write and that would change (a
+/// hand-written README or an archive's own `gnuplot.data` or graphs).
 pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
+    let targets = (files.iter())
+        .map(|f| confined(dir, &f.name))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut ours = written_before(dir)?;
     check_overwrites(dir, files, &ours)?;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
-    for file in files {
-        let path = dir.join(&file.name);
+    crate::atomic::create_dir(dir)?;
+    for path in &targets {
         // Names may have a directory (`flame/….svg`).
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("cannot create '{}'", parent.display()))?;
         }
-        crate::atomic::write(&path, &file.bytes)
-            .with_context(|| format!("cannot write '{}'", path.display()))?;
+    }
+    // Held while writing; without it (the run that called this holds it, or another report
+    // runs) the temporaries found may be another process's, and are left.
+    let held = lock::try_lock_existing(dir)?;
+    if held.is_some() {
+        let parents: BTreeSet<&Path> = targets.iter().filter_map(|p| p.parent()).collect();
+        for parent in parents {
+            crate::atomic::remove_stale_temps(parent).with_context(|| {
+                format!(
+                    "cannot remove stale temporary files in '{}'",
+                    parent.display()
+                )
+            })?;
+        }
+    }
+    let mut staged = Vec::with_capacity(files.len() + 1);
+    for (file, path) in files.iter().zip(&targets) {
+        staged.push((file.name == markdown::README, stage(path, &file.bytes)?));
     }
     // Names of earlier reports stay listed: their files are still benchlab's to replace.
     ours.extend(
@@ -53,13 +78,54 @@ pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
     let mut manifest = format!("{MANIFEST_HEADER}\n");
     for (name, print) in &ours {
         // A file of an older report that was never fingerprinted gets its present one.
-        let print = print
-            .unwrap_or_else(|| fingerprint(&file::read_bytes(&dir.join(name)).unwrap_or_default()));
+        let print = print.unwrap_or_else(|| {
+            fingerprint(&file::read_bytes_in(dir, &dir.join(name)).unwrap_or_default())
+        });
         manifest.push_str(&format!("{print:016x} {name}\n"));
     }
-    let path = dir.join(MANIFEST);
-    crate::atomic::write(&path, manifest.as_bytes())
-        .with_context(|| format!("cannot write '{}'", path.display()))
+    staged.push((true, stage(&dir.join(MANIFEST), manifest.as_bytes())?));
+    // The README (and the manifest) go in last: they never name files not there yet.
+    staged.sort_by_key(|(last, _)| *last);
+    for (_, file) in staged {
+        let path = file.path().display().to_string();
+        file.commit()
+            .with_context(|| format!("cannot write '{path}'"))?;
+    }
+    Ok(())
+}
+
+fn stage(path: &Path, bytes: &[u8]) -> anyhow::Result<crate::atomic::Staged> {
+    crate::atomic::stage(path, bytes).with_context(|| format!("cannot write '{}'", path.display()))
+}
+
+/// `dir/name`, refused unless `name` is a relative path of plain components whose directories
+/// inside `dir` are directories (not symlinks): every write stays inside `dir`.
+fn confined(dir: &Path, name: &str) -> Result<PathBuf, InputError> {
+    let rel = Path::new(name);
+    let plain = !name.is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_)));
+    if !plain {
+        return Err(InputError::new(format!(
+            "output file {name:?} is not a name inside '{}' (empty, absolute or with ..); \
+             rename what it is named after",
+            dir.display()
+        )));
+    }
+    let mut at = dir.to_path_buf();
+    for part in rel.parent().into_iter().flat_map(Path::components) {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+            _ => {
+                return Err(InputError::new(format!(
+                    "'{}' is in the way of the report (not a directory: a symlink or a file); \
+                     remove it or write the report elsewhere with -o OUT",
+                    at.display()
+                )))
+            }
+        }
+    }
+    Ok(dir.join(rel))
 }
 
 /// What benchlab wrote here before: name → the fingerprint of what it wrote, `None` for any
@@ -71,7 +137,7 @@ type Written = BTreeMap<String, Option<u64>>;
 fn written_before(dir: &Path) -> Result<Written, InputError> {
     let manifest = dir.join(MANIFEST);
     if manifest.exists() {
-        let text = file::read_text(&manifest)?;
+        let text = file::read_text_in(dir, &manifest)?;
         return Ok(text
             .lines()
             .filter_map(|line| {
@@ -82,7 +148,7 @@ fn written_before(dir: &Path) -> Result<Written, InputError> {
             .collect());
     }
     // A FIFO in the README's place is not waited on (and is no report of benchlab's).
-    let readme = file::read_text(&dir.join(markdown::README)).unwrap_or_default();
+    let readme = file::read_text_in(dir, &dir.join(markdown::README)).unwrap_or_default();
     if !readme.contains(markdown::MARKER) {
         return Ok(Written::new());
     }
@@ -104,7 +170,7 @@ fn check_overwrites(dir: &Path, files: &[OutputFile], ours: &Written) -> Result<
             // Past the input bound, a file is not read to be compared: it is not benchlab's.
             let bytes = existing
                 .is_file()
-                .then(|| file::read_bytes(&path).ok())
+                .then(|| file::read_bytes_in(dir, &path).ok())
                 .flatten();
             let benchlabs = match (ours.get(&f.name), &bytes) {
                 (Some(None), Some(_)) => true,
@@ -175,6 +241,38 @@ mod tests {
             std::fs::read_to_string(d.join("a.pps")).unwrap(),
             "my edit\n"
         );
+    }
+
+    #[test]
+    fn names_leading_out_of_the_directory_are_refused_before_writing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (d, outside) = (tmp.path().join("out"), tmp.path().join("elsewhere"));
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, tmp.path().join("link")).unwrap();
+        std::fs::create_dir(&d).unwrap();
+        std::os::unix::fs::symlink(&outside, d.join("flame")).unwrap();
+        for name in [
+            "x/../../../escaped.pps",
+            "/tmp/abs.pps",
+            "",
+            "flame/a.svg",
+            "..",
+        ] {
+            let e = write_files(&d, &[file("README.md", "r"), file(name, "1\n")]);
+            assert!(e.is_err(), "{name}");
+        }
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn the_run_holding_the_directory_still_writes_its_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let _run = lock::lock(dir.path()).unwrap();
+        std::fs::write(dir.path().join(".benchlab-Ab12cD"), "the run's").unwrap();
+        write_files(dir.path(), &[file("README.md", "r")]).unwrap();
+        // The run's file being written is not this report's to remove.
+        assert!(dir.path().join(".benchlab-Ab12cD").exists());
     }
 
     #[test]

@@ -87,7 +87,7 @@ pub fn from_dir(
 }
 
 /// Said in one line before a reader or writer meets them as odder errors: the input must be a
-/// directory, and the output one or nothing yet.
+/// directory, and the output one or nothing yet (under a directory).
 fn check_dirs(dir: &Path, out_dir: &Path) -> Result<(), InputError> {
     if !dir.is_dir() {
         let what = if dir.exists() {
@@ -100,13 +100,8 @@ fn check_dirs(dir: &Path, out_dir: &Path) -> Result<(), InputError> {
             dir.display()
         )));
     }
-    if out_dir.exists() && !out_dir.is_dir() {
-        return Err(InputError::new(format!(
-            "'{}': exists and is not a directory; choose another -o",
-            out_dir.display()
-        )));
-    }
-    Ok(())
+    // A file, a path under one, a symlink loop: refused before the directory is read.
+    crate::atomic::check_output_dir(out_dir)
 }
 
 /// The report options a benchlab campaign implies: its title, versions and config sets in its
@@ -200,7 +195,7 @@ mod tests {
         );
         let e = check_dirs(tmp.path(), &file).unwrap_err().to_string();
         assert!(
-            e.ends_with("': exists and is not a directory; choose another -o"),
+            e.ends_with("': exists and is not a directory; choose another output directory (-o)"),
             "{e}"
         );
     }

@@ -33,7 +33,7 @@ pub fn choose(
 ) -> Result<Option<Choice>, InputError> {
     let path = dir.join(markdown::README);
     // A missing or unreadable README is no archive README: the default applies.
-    let Ok(readme) = crate::ingest::file::read_text(&path) else {
+    let Ok(readme) = crate::ingest::file::read_text_in(dir, &path) else {
         return Ok(None);
     };
     if readme.contains(markdown::MARKER) {

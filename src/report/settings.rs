@@ -92,7 +92,7 @@ impl Settings {
             return Ok(Settings::default());
         }
         // A FIFO or a huge file in its place is refused, not read forever.
-        let text = crate::ingest::file::read_text(&path)?;
+        let text = crate::ingest::file::read_text_in(dir, &path)?;
         Settings::parse(&text).map_err(|e| InputError::new(format!("{}: {e}", path.display())))
     }
 

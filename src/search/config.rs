@@ -130,6 +130,9 @@ pub struct SearchConfigError {
 /// value is a typo, and `1e300` would overflow the durations computed from it.
 const MAX_SECONDS: f64 = 1e6;
 
+/// The most goals a search has: each is a series of the report, searched at once.
+const MAX_GOALS: usize = 16;
+
 /// Above any generator's rate, in packets/s; the grid also needs a finite log ratio.
 const MAX_LOAD: f64 = 1e15;
 
@@ -269,7 +272,20 @@ impl SearchConfig {
         if self.goals.is_empty() {
             return Err(bad("goals", "[]", "expected at least one goal"));
         }
+        if self.goals.len() > MAX_GOALS {
+            let what = format!("expected at most {MAX_GOALS} goals");
+            return Err(bad("goals", format!("{} goals", self.goals.len()), &what));
+        }
         for (i, goal) in self.goals.iter().enumerate() {
+            // A goal's name is part of its series' file names (`<…>.<profile>-<goal>.pps`).
+            if let Err(problem) = crate::names::check(&goal.name) {
+                let key = format!("goals[{i}].name");
+                return Err(SearchConfigError {
+                    key,
+                    value: format!("`{}`", crate::error::shown(&goal.name)),
+                    expected: problem,
+                });
+            }
             goal.validate(&format!("goals[{i}]"))?;
             if self.goals[..i].iter().any(|g| g.name == goal.name) {
                 let key = format!("goals[{i}].name");

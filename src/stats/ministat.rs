@@ -17,15 +17,20 @@
 
 use std::fmt::Write as _;
 use std::io::BufRead;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use serde::Serialize;
 
 use super::compare::{compare, Comparison};
 use super::plot::{Plot, SYMBOLS};
-use super::strtod::{is_c_space, strtod_full};
+use super::strtod::strtod_full;
 use super::student::Confidence;
 use super::summary::{Flavor, Sample, Summary, VITALS_HEADER};
+use pieces::{field, for_each_piece};
+
+/// ministat's `fgets` loop: pieces of lines, and the field read from each.
+mod pieces;
 
 /// ministat's limit: one plot symbol per dataset.
 pub const MAX_DATASETS: usize = 7;
@@ -35,6 +40,10 @@ pub const MIN_POINTS: usize = 3;
 
 /// Bytes ministat's `fgets` buffer holds per read (BUFSIZ − 1): longer lines count as several.
 const LINE_PIECE: usize = 8191;
+
+/// Longest line read, in bytes (1 MiB): ministat's data is a number a line, and a longer line
+/// (or a stream without newlines, such as `/dev/zero`) is refused rather than read forever.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// A named series of values, in file order.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,7 +67,7 @@ impl Dataset {
     /// dropped, the line is split at runs of delimiters, a field starting with `#` ends the
     /// line, and field `column` must be a number `strtod` reads entirely. Lines without that
     /// field are skipped; fewer than 3 values is an error. A read error ends the data, as
-    /// ministat's `fgets` loop does.
+    /// ministat's `fgets` loop does; a line over [`MAX_LINE_BYTES`] is an error.
     pub fn read(
         mut reader: impl BufRead,
         name: &str,
@@ -69,21 +78,21 @@ impl Dataset {
             is_delimiter[usize::from(b)] = true;
         }
         let mut values = Vec::new();
-        let mut line_number = 0;
-        for_each_line(&mut reader, |line| {
-            for piece in line.chunks(LINE_PIECE) {
-                line_number += 1;
-                let Some(field) = field(piece, options.column, &is_delimiter) else {
-                    continue;
-                };
-                let Some(value) = strtod_full(field) else {
-                    return Err(MinistatError::InvalidData {
-                        line: line_number,
-                        name: name.to_string(),
-                    });
-                };
-                values.push(value);
-            }
+        let too_long = |line| MinistatError::LineTooLong {
+            line,
+            name: name.to_string(),
+        };
+        for_each_piece(&mut reader, too_long, |line, piece| {
+            let Some(field) = field(piece, options.column, &is_delimiter) else {
+                return Ok(());
+            };
+            let Some(value) = strtod_full(field) else {
+                return Err(MinistatError::InvalidData {
+                    line,
+                    name: name.to_string(),
+                });
+            };
+            values.push(value);
             Ok(())
         })?;
         if values.len() < MIN_POINTS {
@@ -115,76 +124,17 @@ impl Dataset {
                     .to_string(),
             ));
         }
-        let file = std::fs::File::open(path).map_err(|e| open_error(os_reason(&e)))?;
+        // O_NONBLOCK: a FIFO swapped in after the check is not waited on (and gives no data).
+        let file = std::fs::File::options()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| open_error(os_reason(&e)))?;
         Dataset::read(
             std::io::BufReader::with_capacity(1 << 18, file),
             name,
             options,
         )
-    }
-}
-
-/// Calls `f` on each line of `reader` (with its newline, if any), without copying lines that
-/// lie within the reader's buffer. A read error ends the input, as it ends ministat's `fgets`
-/// loop.
-fn for_each_line<E>(
-    reader: &mut impl BufRead,
-    mut f: impl FnMut(&[u8]) -> Result<(), E>,
-) -> Result<(), E> {
-    let mut partial = Vec::new();
-    while let Ok(buffer) = reader.fill_buf() {
-        if buffer.is_empty() {
-            break;
-        }
-        let mut used = 0;
-        for end in memchr::memchr_iter(b'\n', buffer) {
-            let line = &buffer[used..=end];
-            if partial.is_empty() {
-                f(line)?;
-            } else {
-                partial.extend_from_slice(line);
-                f(&partial)?;
-                partial.clear();
-            }
-            used = end + 1;
-        }
-        partial.extend_from_slice(&buffer[used..]);
-        let len = buffer.len();
-        reader.consume(len);
-    }
-    if partial.is_empty() {
-        Ok(())
-    } else {
-        f(&partial)
-    }
-}
-
-/// The field ministat reads from one `fgets` piece, `None` when the line has none: the
-/// `column`th run of non-delimiters, unless a run starting with `#` comes first.
-fn field<'a>(piece: &'a [u8], column: usize, is_delimiter: &[bool; 256]) -> Option<&'a [u8]> {
-    // C strings end at the first NUL, and ministat drops trailing white space.
-    let mut end = memchr::memchr(0, piece).unwrap_or(piece.len());
-    while end > 0 && is_c_space(piece[end - 1]) {
-        end -= 1;
-    }
-    let line = &piece[..end];
-    let delimiter = |i: usize| is_delimiter[usize::from(line[i])];
-    let (mut pos, mut index) = (0, 1);
-    loop {
-        while pos < end && delimiter(pos) {
-            pos += 1;
-        }
-        if pos == end || line[pos] == b'#' {
-            return None;
-        }
-        let start = pos;
-        while pos < end && !delimiter(pos) {
-            pos += 1;
-        }
-        if index == column {
-            return Some(&line[start..pos]);
-        }
-        index += 1;
     }
 }
 
@@ -260,6 +210,16 @@ pub enum MinistatError {
     #[error("Invalid data on line {line} in {name}")]
     InvalidData {
         /// Line number, from 1.
+        line: usize,
+        /// The dataset's name.
+        name: String,
+    },
+    /// A line over [`MAX_LINE_BYTES`]: not ministat data (benchlab's addition).
+    #[error(
+        "{name}:{line}: a line longer than 1 MiB, not data ministat reads; give one value a line"
+    )]
+    LineTooLong {
+        /// Line number (whole lines, not `fgets` pieces), from 1.
         line: usize,
         /// The dataset's name.
         name: String,

@@ -20,13 +20,13 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::Store;
 use crate::config::{Campaign, Runs};
-use crate::error::InputError;
+use crate::error::{shown, InputError};
 use crate::stats::{phase_values, Block, CounterSample, PhaseOptions, PhaseSpan, PhaseValue};
 
 /// The directory of all alternating runs in a results directory.
@@ -140,39 +140,7 @@ impl Store {
 
     /// Every phase of the finished blocks of a run (none before its first block).
     pub fn read_phases(&self, version: &str, profile: &str) -> Result<Vec<PhaseRow>, InputError> {
-        let path = self.alternating_dir(version, profile).join(PHASES);
-        // None before the first block; a FIFO or a device in its place is refused, not read.
-        if fs::symlink_metadata(&path).is_err() {
-            return Ok(Vec::new());
-        }
-        let text = crate::file::read_text(&path)?;
-        let corrupted = |line: usize| {
-            InputError::new(format!(
-                "{}: line {line}: corrupted phase record; remove the file to measure the run \
-                 again",
-                path.display()
-            ))
-        };
-        let mut rows = Vec::new();
-        for (i, line) in text.lines().enumerate().skip(1) {
-            let f: Vec<&str> = line.split(',').collect();
-            let row = (|| {
-                let [segment, block, phase, config, switched_s, end_s] = f.as_slice() else {
-                    return None;
-                };
-                let row = PhaseRow {
-                    segment: segment.parse().ok()?,
-                    block: block.parse().ok()?,
-                    phase: phase.parse().ok()?,
-                    config: config.to_string(),
-                    switched_s: switched_s.parse().ok()?,
-                    end_s: end_s.parse().ok()?,
-                };
-                (row.switched_s.is_finite() && row.end_s.is_finite()).then_some(row)
-            })();
-            rows.push(row.ok_or_else(|| corrupted(i + 1))?);
-        }
-        Ok(rows)
+        phases_at(&self.alternating_dir(version, profile))
     }
 
     /// Segment `n`'s short-window series.
@@ -182,29 +150,7 @@ impl Store {
         profile: &str,
         n: u32,
     ) -> Result<Vec<CounterSample>, InputError> {
-        let path = self
-            .alternating_dir(version, profile)
-            .join(format!("segment-{n}"))
-            .join(SERIES);
-        let text = crate::file::read_text(&path)?;
-        let mut series = Vec::new();
-        for (i, line) in text.lines().enumerate().skip(1) {
-            let sample = line.split_once(',').and_then(|(t, n)| {
-                let t_s: f64 = t.parse().ok().filter(|t: &f64| t.is_finite())?;
-                Some(CounterSample {
-                    t_s,
-                    rx_pkts: n.parse().ok()?,
-                })
-            });
-            series.push(sample.ok_or_else(|| {
-                InputError::new(format!(
-                    "{}: line {}: corrupted sample",
-                    path.display(),
-                    i + 1
-                ))
-            })?);
-        }
-        Ok(series)
+        series_at(&self.alternating_dir(version, profile), n)
     }
 
     /// The finished blocks of a run, their values recomputed from the series with `options`;
@@ -231,7 +177,7 @@ impl Store {
                         InputError::new(format!(
                             "{}: config set `{}` is not in the campaign",
                             self.alternating_dir(version, profile).display(),
-                            r.config
+                            shown(&r.config)
                         ))
                     })?;
                     Ok(PhaseSpan {
@@ -270,7 +216,7 @@ impl Store {
             .alternating_dir(version, profile)
             .join(format!("segment-{n}"))
             .join("meta.json");
-        serde_json::from_str(&crate::file::read_text(&path).ok()?).ok()
+        serde_json::from_str(&super::record::read_lines(&self.dir, &path).ok()?).ok()
     }
 
     /// Whether this directory's alternating runs alternate `campaign`'s versions in one run per
@@ -302,6 +248,47 @@ impl Store {
         }
     }
 
+    /// Whether a run is over: its last segment ended by the stopping rule (`precise` or
+    /// `time up`), which the blocks alone cannot tell (time up counts the block cut short).
+    pub fn run_ended(&self, version: &str, profile: &str) -> Result<bool, InputError> {
+        let dir = self.alternating_dir(version, profile);
+        let last = match fs::read_dir(&dir) {
+            Ok(entries) => (entries.flatten())
+                .filter_map(|e| {
+                    e.file_name()
+                        .to_str()?
+                        .strip_prefix("segment-")?
+                        .parse()
+                        .ok()
+                })
+                .max(),
+            Err(_) => None,
+        };
+        let Some(last) = last else {
+            return Ok(false);
+        };
+        let meta = self.read_segment_meta(version, profile, last);
+        let ended = meta.and_then(|m| m.ended);
+        Ok(matches!(ended.as_deref(), Some(PRECISE | TIME_UP)))
+    }
+
+    /// Reads every alternating run's `phases.csv` and the series of each segment it names,
+    /// whatever the campaign: `--resume` refuses a damaged run before any lab is built.
+    pub(super) fn check_alternating(&self) -> Result<(), InputError> {
+        let Ok(runs) = fs::read_dir(self.dir.join(ALTERNATING)) else {
+            return Ok(());
+        };
+        for run in runs.flatten() {
+            let dir = run.path();
+            let mut segments: Vec<u32> = phases_at(&dir)?.iter().map(|r| r.segment).collect();
+            segments.dedup();
+            for n in segments {
+                series_at(&dir, n)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Whether any alternating block finished.
     pub(super) fn has_blocks(&self) -> bool {
         fs::read_dir(self.dir.join(ALTERNATING))
@@ -309,5 +296,42 @@ impl Store {
     }
 }
 
+/// How a segment's `meta.json` says the stopping rule ended the run: precise enough.
+pub const PRECISE: &str = "precise";
+/// How a segment's `meta.json` says the stopping rule ended the run: out of time.
+pub const TIME_UP: &str = "time up";
+
+/// The phases of the run in `dir` (none before its first block).
+fn phases_at(dir: &Path) -> Result<Vec<PhaseRow>, InputError> {
+    let path = dir.join(PHASES);
+    // None before the first block; a FIFO or a device in its place is refused, not read.
+    if fs::symlink_metadata(&path).is_err() {
+        return Ok(Vec::new());
+    }
+    let text = super::record::read_lines(dir, &path)?;
+    csv::parse_phases(&text).map_err(|(line, problem)| {
+        InputError::new(format!(
+            "{}: line {line}: {problem}: corrupted phase record; remove the file to measure \
+             the run again",
+            path.display()
+        ))
+    })
+}
+
+/// Segment `n`'s series in the run in `dir`.
+fn series_at(dir: &Path, n: u32) -> Result<Vec<CounterSample>, InputError> {
+    let path = dir.join(format!("segment-{n}")).join(SERIES);
+    let text = super::record::read_lines(dir, &path)?;
+    csv::parse_series(&text).map_err(|(line, problem)| {
+        InputError::new(format!(
+            "{}: line {line}: {problem}: corrupted sample; remove the run's phases.csv to \
+             measure it again",
+            path.display()
+        ))
+    })
+}
+
+/// `phases.csv` and `series.csv` as text, checked.
+mod csv;
 #[cfg(test)]
 mod tests;

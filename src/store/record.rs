@@ -1,9 +1,52 @@
 //! What a trial leaves in its directory: one [`SampleRow`] per second (`samples.csv`) and its
-//! [`TrialMeta`] (`meta.json`), and which of its seconds the analysis keeps ([`measured`]).
+//! [`TrialMeta`] (`meta.json`), and which of its seconds the analysis keeps ([`measured`]);
+//! and the one bounded reader of the line-based files a results directory holds
+//! ([`read_lines`]).
+
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::Trial;
+use crate::error::{shown, InputError};
+
+/// Longest line of a line-based results file (samples, phases, series, pkt-gen logs, `.info`):
+/// 64 KiB, a hundred times the longest any writer makes (a pkt-gen command line, a `.info`
+/// hook). A longer one is damage; refusing it bounds every message that quotes a line.
+pub const MAX_LINE_BYTES: usize = 64 << 10;
+
+/// Most lines of a line-based results file: the longest traffic a campaign asks (a day,
+/// `config::MAX_SECONDS`, twice over for an alternating segment's backstop) in the finest
+/// windows written (0.05 s), 3,456,000. Bounds the rows held in memory (under 100 MB).
+pub const MAX_LINES: usize = 2 * 86_400 * 20;
+
+/// Reads a line-based results file under `root` as text ([`crate::file::read_text_in`]: a
+/// regular file of bounded size, not behind a symlink leading out of `root`), refusing a line over [`MAX_LINE_BYTES`] or more than [`MAX_LINES`] lines,
+/// with the file and line named.
+pub fn read_lines(root: &Path, path: &Path) -> Result<String, InputError> {
+    let text = crate::file::read_text_in(root, path)?;
+    let damaged = |what: String| {
+        InputError::new(format!(
+            "{}: {what}, more than benchlab or pkt-gen writes: the file is damaged; remove it \
+             (or the trial or run holding it) and measure again",
+            path.display()
+        ))
+    };
+    for (i, line) in text.split('\n').enumerate() {
+        if i >= MAX_LINES {
+            return Err(damaged(format!("over {MAX_LINES} lines")));
+        }
+        if line.len() > MAX_LINE_BYTES {
+            let kib = MAX_LINE_BYTES >> 10;
+            return Err(damaged(format!(
+                "line {}: {} bytes long, over {kib} KiB",
+                i + 1,
+                line.len()
+            )));
+        }
+    }
+    Ok(text)
+}
 
 /// One second of a trial.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -79,6 +122,28 @@ pub struct TrialMeta {
     pub capture: Option<crate::profile::CaptureWindow>,
 }
 
+impl TrialMeta {
+    /// What is out of range in a `meta.json` read back (a negative rate, an end before its
+    /// start), which its writer never records; `None` when nothing is.
+    pub fn out_of_range(&self) -> Option<String> {
+        let rates = [
+            ("tx_pps", self.tx_pps),
+            ("rx_pps", self.rx_pps),
+            ("overhead_s", self.overhead_s),
+            ("start_unix_s", self.start_unix_s),
+        ];
+        if let Some((name, value)) = rates.iter().find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
+            return Some(format!("{name} is {value}, not a number ≥ 0"));
+        }
+        (self.end_unix_s < self.start_unix_s).then(|| {
+            format!(
+                "end_unix_s {} is before start_unix_s {}",
+                self.end_unix_s, self.start_unix_s
+            )
+        })
+    }
+}
+
 const CSV_HEADER: &str = "t_s,tx_pkts,rx_pkts,tx_pps,rx_pps";
 
 /// `samples.csv` text: a header and one row per second.
@@ -118,10 +183,23 @@ pub fn parse_samples_csv(text: &str) -> Result<Vec<SampleRow>, SamplesError> {
             "cut off (no newline at its end)".into(),
         ));
     }
-    lines
-        .enumerate()
-        .map(|(i, line)| parse_row(line).map_err(|problem| bad(i + 2, problem)))
-        .collect()
+    let mut rows: Vec<SampleRow> = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let row = parse_row(line).map_err(|problem| bad(i + 2, problem))?;
+        // The writer adds a row per interval, in time order: time going back is damage (two
+        // files spliced, rows moved), which would put seconds in the wrong window.
+        if let Some(last) = rows.last().filter(|last| row.t_s <= last.t_s) {
+            return Err(bad(
+                i + 2,
+                format!(
+                    "t_s {} does not follow the row before ({})",
+                    row.t_s, last.t_s
+                ),
+            ));
+        }
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 /// One row of `samples.csv`.
@@ -140,7 +218,7 @@ fn parse_row(line: &str) -> Result<SampleRow, String> {
             Ok(v) if plain && v.is_finite() => Ok(v),
             _ => Err(format!(
                 "{name} `{}` is not a decimal number ≥ 0",
-                field.escape_debug()
+                shown(field)
             )),
         }
     };
@@ -149,12 +227,7 @@ fn parse_row(line: &str) -> Result<SampleRow, String> {
             .parse::<u64>()
             .ok()
             .filter(|_| field.bytes().all(|b| b.is_ascii_digit()))
-            .ok_or_else(|| {
-                format!(
-                    "{name} `{}` is not a whole number ≥ 0",
-                    field.escape_debug()
-                )
-            })
+            .ok_or_else(|| format!("{name} `{}` is not a whole number ≥ 0", shown(field)))
     };
     Ok(SampleRow {
         t_s: number("t_s", t_s)?,

@@ -99,13 +99,35 @@ impl Store {
     /// Reads a finished search iteration's `search.json`.
     pub fn read_search(&self, key: &TrialKey) -> Result<SearchRecord, InputError> {
         let path = self.trial_dir(key).join(SEARCH_FILE);
-        let text = crate::file::read_text(&path)?;
-        serde_json::from_str(&text).map_err(|e| {
+        let text = super::record::read_lines(&self.dir, &path)?;
+        let record: Result<SearchRecord, String> =
+            serde_json::from_str(&text).map_err(|e| e.to_string());
+        let record = record.and_then(|r| r.out_of_range().map_or(Ok(r), Err));
+        record.map_err(|e| {
             InputError::new(format!(
-                "{}: corrupted search record: {e}; remove that trial's directory to run it again",
-                path.display()
+                "{}: corrupted search record: {}; remove that trial's directory to run it again",
+                path.display(),
+                crate::error::shown(&e)
             ))
         })
+    }
+}
+
+impl SearchRecord {
+    /// The first trial whose figures its writer never records (a negative or infinite load,
+    /// duration or time, an end before its start), in words.
+    fn out_of_range(&self) -> Option<String> {
+        for (list, trials) in [("calibration", &self.calibration), ("trials", &self.trials)] {
+            for (i, t) in trials.iter().enumerate() {
+                let bad_number = [t.load, t.duration, t.start_unix_s]
+                    .iter()
+                    .any(|v| !(v.is_finite() && *v >= 0.0));
+                if bad_number || t.end_unix_s < t.start_unix_s {
+                    return Some(format!("{list}[{i}]: load, duration or times out of range"));
+                }
+            }
+        }
+        None
     }
 }
 

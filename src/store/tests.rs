@@ -269,6 +269,7 @@ fn alternating_records_that_are_no_regular_file_are_refused_not_read() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("not a regular file"), "{e}");
+    // A link out of the run's folder is refused before what it points at is looked at.
     let e = store.read_series("default", "inet4", 1).unwrap_err();
-    assert!(e.to_string().contains("not a regular file"), "{e}");
+    assert!(e.to_string().contains("outside"), "{e}");
 }

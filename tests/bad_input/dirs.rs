@@ -11,9 +11,15 @@ use super::{case, text, with, Case, Entry, CAMPAIGN};
 /// A benchlab results directory whose one finished trial reads back: three iterations of one
 /// series, ten seconds each, in `dir`. Returns `dir`.
 pub fn results_dir(dir: &Path) -> PathBuf {
+    results_dir_with(dir, |_, _| {})
+}
+
+/// [`results_dir`], each trial's record passed through `edit` (trial index, record) before it
+/// is written.
+pub fn results_dir_with(dir: &Path, edit: impl Fn(usize, &mut TrialMeta)) -> PathBuf {
     let campaign = Campaign::from_toml(CAMPAIGN, "campaign.toml", &CONFIG_SETS).unwrap();
     let store = Store::create(dir, &campaign).unwrap();
-    for key in plan(&campaign) {
+    for (i, key) in plan(&campaign).into_iter().enumerate() {
         let rows: Vec<SampleRow> = (1..=10)
             .map(|t| SampleRow {
                 t_s: f64::from(t),
@@ -23,7 +29,7 @@ pub fn results_dir(dir: &Path) -> PathBuf {
                 rx_pps: 990.0 + f64::from(t),
             })
             .collect();
-        let meta = TrialMeta {
+        let mut meta = TrialMeta {
             trial: key.to_string(),
             start_unix_s: 1.0,
             end_unix_s: 11.0,
@@ -43,6 +49,7 @@ pub fn results_dir(dir: &Path) -> PathBuf {
             overhead_s: 0.1,
             capture: None,
         };
+        edit(i, &mut meta);
         store.begin_trial(&key).unwrap();
         store.finish_trial(&key, &rows, &meta).unwrap();
     }

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 /// The layers, bottom first: a module may use its own layer and those before it.
 const LAYERS: &[&[&str]] = &[
-    &["error", "atomic", "cancel", "clock", "file", "units"],
+    &[
+        "error", "atomic", "cancel", "clock", "file", "names", "units",
+    ],
     &["stats", "search"],
     &["transport"],
     &["traffic"],

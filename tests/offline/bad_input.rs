@@ -6,7 +6,7 @@
 //! check could not build a lab (no `ip`, no `nft`) even by mistake.
 
 #[path = "../bad_input/cases.rs"]
-mod bad_input_cases;
+pub(crate) mod bad_input_cases;
 
 use std::fs;
 use std::io::Read;

@@ -25,6 +25,7 @@ fn a_config_set_directory_is_relative_to_the_campaign_file_and_recorded_absolute
     let tmp = tempfile::tempdir().unwrap();
     let (files, elsewhere) = (tmp.path().join("campaigns"), tmp.path().join("elsewhere"));
     std::fs::create_dir_all(files.join("my-set")).unwrap();
+    std::fs::write(files.join("my-set/apply"), "#!/bin/sh\n").unwrap();
     std::fs::create_dir_all(&elsewhere).unwrap();
     let file = files.join("c.toml");
     let toml = "design = \"trials\"\niterations = 3\nconfig_sets = [\"forwarding\", \"my-set\"]\n";

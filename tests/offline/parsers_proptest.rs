@@ -6,10 +6,13 @@ use benchlab::ingest::netbenches::pktgen;
 use benchlab::store::{parse_samples_csv, plan};
 use proptest::prelude::*;
 
-/// A few hundred cases each: enough to meet the odd values, quick in CI.
+/// A few hundred cases each: enough to meet the odd values, quick in CI; `PROPTEST_CASES` sets
+/// more (`benches/fuzz.sh`).
 fn config() -> ProptestConfig {
     ProptestConfig {
-        cases: 300,
+        cases: (std::env::var("PROPTEST_CASES").ok())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(300),
         failure_persistence: None,
         ..ProptestConfig::default()
     }

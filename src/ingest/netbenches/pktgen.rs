@@ -93,14 +93,14 @@ pub fn parse_command(command: &str) -> Traffic {
     let mut i = 0;
     while i < words.len() {
         let word = words[i];
-        // getopt accepts both `-l 60` and `-l60`.
-        let (flag, attached) = match word.strip_prefix('-') {
-            Some(rest) if !rest.is_empty() => (&rest[..1], &rest[1..]),
-            _ => {
-                i += 1;
-                continue;
-            }
+        // getopt accepts both `-l 60` and `-l60`. The flag is the first character, not the
+        // first byte: a log's command line may hold any UTF-8 (`-é`).
+        let mut chars = word.strip_prefix('-').unwrap_or("").chars();
+        let Some(flag) = chars.next() else {
+            i += 1;
+            continue;
         };
+        let attached = chars.as_str();
         let mut value = || {
             if attached.is_empty() {
                 i += 1;
@@ -110,11 +110,11 @@ pub fn parse_command(command: &str) -> Traffic {
             }
         };
         match flag {
-            "4" if attached.is_empty() => traffic.ip_version = 4,
-            "6" if attached.is_empty() => traffic.ip_version = 6,
-            "l" => traffic.packet_bytes = value().and_then(|v| v.parse().ok()),
-            "s" => traffic.source = value().and_then(parse_range),
-            "d" => traffic.destination = value().and_then(parse_range),
+            '4' if attached.is_empty() => traffic.ip_version = 4,
+            '6' if attached.is_empty() => traffic.ip_version = 6,
+            'l' => traffic.packet_bytes = value().and_then(|v| v.parse().ok()),
+            's' => traffic.source = value().and_then(parse_range),
+            'd' => traffic.destination = value().and_then(parse_range),
             _ => {}
         }
         i += 1;

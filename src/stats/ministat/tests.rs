@@ -74,6 +74,28 @@ fn long_lines_count_as_fgets_pieces() {
         read(&long, 1, " "),
         Err("Invalid data on line 4 in t".to_string())
     );
+    // The same pieces whatever the reader's buffer holds at a time.
+    let options = ReadOptions::default();
+    for capacity in [1, 7, LINE_PIECE + 3] {
+        let reader = std::io::BufReader::with_capacity(capacity, long.as_bytes());
+        let e = Dataset::read(reader, "t", &options).unwrap_err();
+        assert_eq!(e.to_string(), "Invalid data on line 4 in t");
+    }
+}
+
+#[test]
+fn a_line_over_the_bound_is_refused_naming_it() {
+    let ok = format!("1\n2\n{}3\n", " ".repeat(MAX_LINE_BYTES - 2));
+    assert_eq!(read(&ok, 1, " "), Ok(vec![1.0, 2.0, 3.0]));
+    let e = read(&format!("1\n2\n{}3\n", " ".repeat(MAX_LINE_BYTES)), 1, " ").unwrap_err();
+    assert_eq!(
+        e,
+        "t:3: a line longer than 1 MiB, not data ministat reads; give one value a line"
+    );
+    // No newline at all, as /dev/zero: refused after the bound, not read to the end.
+    let zeros = std::io::Read::take(std::io::repeat(0), u64::MAX);
+    let e = Dataset::read(std::io::BufReader::new(zeros), "z", &ReadOptions::default());
+    assert!(matches!(e, Err(MinistatError::LineTooLong { line: 1, .. })));
 }
 
 #[test]
