@@ -1,9 +1,10 @@
-//! No panic on arbitrary input: campaign files, `samples.csv` and pkt-gen logs, both as random
-//! text and as text shaped like the real thing with random values where the numbers go.
+//! No panic on arbitrary input: campaign files, `LAB.toml`, `samples.csv`, the alternating
+//! design's `phases.csv` and `series.csv`, `search.json` and pkt-gen logs, both as random text
+//! and as text shaped like the real thing with random values where the numbers go.
 
 use benchlab::config::{defaults::CONFIG_SETS, Campaign};
 use benchlab::ingest::netbenches::pktgen;
-use benchlab::store::{parse_samples_csv, plan};
+use benchlab::store::{parse_samples_csv, plan, Store};
 use proptest::prelude::*;
 
 /// A few hundred cases each: enough to meet the odd values, quick in CI; `PROPTEST_CASES` sets
@@ -175,5 +176,103 @@ proptest! {
             let traffic = pktgen::parse_command(command);
             let _ = traffic.flows();
         }
+    }
+}
+
+/// A `LAB.toml` key of the virtual lab or its hosts, with a value of any kind.
+fn lab_text() -> impl Strategy<Value = String> {
+    let keys = prop::sample::select(vec![
+        "id",
+        "nodes",
+        "senders",
+        "dut_cpu",
+        "generator_cpu",
+        "placement",
+        "ring",
+        "dut_mac",
+    ]);
+    prop::collection::vec((keys, toml_value()), 0..8).prop_map(|kv| {
+        kv.into_iter()
+            .map(|(k, v)| format!("{k} = {v}\n"))
+            .collect::<String>()
+    })
+}
+
+/// Lines shaped like a CSV record of numbers and names, some cut or doubled.
+fn csv_text(header: &'static str) -> impl Strategy<Value = String> {
+    let field = prop_oneof![
+        any::<u32>().prop_map(|v| v.to_string()),
+        any::<f64>().prop_map(|v| v.to_string()),
+        Just("a.forwarding".to_string()),
+        Just(String::new()),
+        Just("-1".to_string()),
+        Just("é\u{1b}".to_string()),
+    ];
+    let line = prop::collection::vec(field, 0..8).prop_map(|f| f.join(","));
+    (prop::collection::vec(line, 0..12), any::<bool>()).prop_map(move |(lines, header_too)| {
+        let mut text = if header_too {
+            format!("{header}\n")
+        } else {
+            String::new()
+        };
+        for l in lines {
+            text.push_str(&l);
+            text.push('\n');
+        }
+        text
+    })
+}
+
+/// A JSON document of the shape of `search.json`, values of any kind where numbers go.
+fn search_json() -> impl Strategy<Value = String> {
+    let number = prop_oneof![
+        any::<f64>().prop_map(|v| format!("{v:?}")
+            .replace("NaN", "null")
+            .replace("inf", "1e999")),
+        any::<i64>().prop_map(|v| v.to_string()),
+        Just("\"x\"".to_string()),
+        Just("-1".to_string()),
+    ];
+    prop::collection::vec(number, 6).prop_map(|n| {
+        format!(
+            r#"{{"goals": [{{"name": "NDR", "loss_ratio": {}, "conditional_throughput": {}}}],
+                "trials": [{{"load_pps": {}, "duration_s": {}, "start_unix_s": {}, "end_unix_s": {}}}]}}"#,
+            n[0], n[1], n[2], n[3], n[4], n[5]
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn lab_files_never_panic(text in lab_text()) {
+        let _ = benchlab::lab::topology::LabConfig::parse(&text, "LAB.toml");
+    }
+
+    #[test]
+    fn alternating_records_never_panic(
+        phases in csv_text("segment,block,phase,config,switched_s,end_s"),
+        series in csv_text("t_s,rx_pkts"),
+    ) {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::create(tmp.path(), &Campaign::default()).unwrap();
+        let dir = store.alternating_dir("default", "inet4");
+        std::fs::create_dir_all(dir.join("segment-1")).unwrap();
+        std::fs::write(dir.join("phases.csv"), phases).unwrap();
+        std::fs::write(dir.join("segment-1/series.csv"), series).unwrap();
+        let _ = store.read_phases("default", "inet4");
+        let _ = store.read_series("default", "inet4", 1);
+    }
+
+    #[test]
+    fn search_records_never_panic(text in prop_oneof![search_json(), "[ -~\n]{0,200}"]) {
+        let tmp = tempfile::tempdir().unwrap();
+        let campaign = Campaign::default();
+        let store = Store::create(tmp.path(), &campaign).unwrap();
+        let key = &plan(&campaign)[0];
+        store.begin_trial(key).unwrap();
+        std::fs::write(store.trial_dir(key).join("search.json"), text).unwrap();
+        let _ = store.read_search(key);
     }
 }
