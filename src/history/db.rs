@@ -55,6 +55,12 @@ const MIGRATIONS: &[&str] = &["CREATE TABLE campaigns (
         value DOUBLE PRECISION NOT NULL,
         PRIMARY KEY (run_id, idx));"];
 
+/// The most runs `history show` and `regressions` read: a hundred times the netbenches
+/// archive's.
+pub const MAX_RUNS: i64 = 1_000_000;
+/// The most iteration values they read (some 100 bytes each in memory).
+pub const MAX_VALUES: i64 = 5_000_000;
+
 /// A run as stored, with its campaign's facts: one point of a trend.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredRun {
@@ -357,6 +363,23 @@ impl Db {
     /// Every run recorded, with its campaign's facts and its values (profiles left out: see
     /// [`Db::folded`]).
     pub fn runs(&mut self) -> anyhow::Result<Vec<StoredRun>> {
+        // Everything is read at once: bounded, so that a database made to be huge is refused
+        // rather than read into gigabytes (the netbenches archive is some 100,000 values).
+        let count = |db: &mut Self, table: &str| -> anyhow::Result<i64> {
+            let rows = db
+                .conn
+                .query(&format!("SELECT COUNT(*) FROM {table}"), &[])?;
+            Ok(rows.first().and_then(|r| r[0].as_i64()).unwrap_or(0))
+        };
+        let (runs, values) = (count(self, "runs")?, count(self, "iterations")?);
+        if runs > MAX_RUNS || values > MAX_VALUES {
+            return Err(InputError::new(format!(
+                "{}: {runs} runs and {values} values, more than `history` reads at once \
+                 ({MAX_RUNS} and {MAX_VALUES}); split the history into several databases",
+                self.name
+            ))
+            .into());
+        }
         let rows = self.conn.query(
             "SELECT r.id, c.id, c.source, c.date, c.design, c.cpu, c.cores, c.nic, c.os, \
              r.version, r.config, r.profile, r.quick, r.flamegraph, r.folded IS NOT NULL, \
