@@ -294,7 +294,11 @@ fn read_capture(
         );
     }
     let path = store.trial_dir(key).join(FOLDED_FILE);
-    capture.problem = match (&meta.status, &meta.capture, crate::file::read_text(&path)) {
+    capture.problem = match (
+        &meta.status,
+        &meta.capture,
+        crate::file::read_text_in(store.dir(), &path),
+    ) {
         (Status::Failed, _, _) => Some(format!(
             "the profiling trial failed ({})",
             meta.failure.as_deref().unwrap_or("unknown")

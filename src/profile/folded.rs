@@ -40,6 +40,13 @@ pub const IDLE_FRAMES: &[&str] = &[
 /// (a year at 100 kHz is under 2^42).
 pub const MAX_SAMPLES: u64 = 1 << 53;
 
+/// Deepest call chain read: hwpmc records at most 512 frames (`PMC_CALLCHAIN_DEPTH_MAX`,
+/// `kern.hwpmc.callchaindepth`) and perf 127 by default, so a deeper stack is no profiler's.
+pub const MAX_DEPTH: usize = 512;
+/// Longest function (or image) name read: kernel and C symbols are far shorter, and a longer
+/// one only makes every stack through it that much longer.
+pub const MAX_NAME_BYTES: usize = 4 << 10;
+
 /// Folded stacks: each distinct stack (frames root first, `;`-separated) and its sample count.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Folded {
@@ -49,7 +56,9 @@ pub struct Folded {
 
 impl Folded {
     /// Parses folded-stack text (`perf.folded`); the error is the 1-based line that does not
-    /// read, or whose count takes the total past [`MAX_SAMPLES`] (a damaged file).
+    /// read, whose count takes the total past [`MAX_SAMPLES`], or whose stack is deeper than
+    /// [`MAX_DEPTH`] or has a frame longer than [`MAX_NAME_BYTES`] or with a control character
+    /// (a damaged file: the frames become flamegraph text).
     pub fn parse(text: &str) -> Result<Self, usize> {
         let mut folded = Folded::default();
         let mut samples: u64 = 0;
@@ -59,6 +68,11 @@ impl Folded {
             }
             let (stack, count) = line.rsplit_once(' ').ok_or(i + 1)?;
             let count: u64 = count.trim().parse().map_err(|_| i + 1)?;
+            let mut frames = stack.split(';');
+            let odd = |f: &str| f.len() > MAX_NAME_BYTES || f.contains(char::is_control);
+            if frames.clone().count() > MAX_DEPTH || frames.any(odd) {
+                return Err(i + 1);
+            }
             // Bounded, so that no sum of counts (here, in the checks or in inferno) can wrap.
             samples = samples.saturating_add(count);
             if samples > MAX_SAMPLES {

@@ -32,12 +32,8 @@ use std::io::{self, BufRead};
 use super::folded::Folded;
 use crate::error::shown;
 
-/// Deepest call chain read: hwpmc records at most 512 frames (`PMC_CALLCHAIN_DEPTH_MAX`,
-/// `kern.hwpmc.callchaindepth`), so a deeper graph is not pmcstat's.
-pub const MAX_DEPTH: usize = 512;
-/// Longest function (or image) name read: kernel and C symbols are far shorter, and a longer
-/// one only makes every stack through it that much longer.
-pub const MAX_NAME_BYTES: usize = 4 << 10;
+/// The bounds of a stack, the same for pmcstat graphs and `perf.folded`.
+pub use super::folded::{MAX_DEPTH, MAX_NAME_BYTES};
 /// Longest line read: the indentation, a name and an image path, and the figures.
 const MAX_LINE_BYTES: usize = MAX_DEPTH + 2 * MAX_NAME_BYTES + 64;
 /// Most bytes of stacks folding may produce, each stack counted every time a line ends one:

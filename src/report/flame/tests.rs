@@ -156,6 +156,12 @@ fn folded_text_round_trips_and_bad_lines_are_named() {
     let f = folded(&[("a;b c;d", 3), ("a;e", 1)]);
     assert_eq!(Folded::parse(&f.to_text()), Ok(f));
     assert_eq!(Folded::parse("a;b 1\na;c x\n"), Err(2));
+    // Stacks no profiler records are damage too: too deep, a frame too long or with an escape.
+    let deep = vec!["f"; crate::profile::folded::MAX_DEPTH + 1].join(";");
+    assert_eq!(Folded::parse(&format!("a 1\n{deep} 1\n")), Err(2));
+    let long = "f".repeat(crate::profile::folded::MAX_NAME_BYTES + 1);
+    assert_eq!(Folded::parse(&format!("a;{long} 1\n")), Err(1));
+    assert_eq!(Folded::parse("a;\u{1b}[2Jb 1\n"), Err(1));
     // Counts that would wrap a sum are damage, named by their line.
     let max = u64::MAX;
     assert_eq!(Folded::parse(&format!("a;b {max}\na;b {max}\n")), Err(1));
