@@ -97,20 +97,33 @@ pub enum Step {
     Refused(String),
 }
 
-/// Imports one directory: hashed, skipped when known, else read and recorded.
-pub fn import_one(db: &mut Db, found: &Found, known_sets: &[&str]) -> anyhow::Result<Step> {
+/// Imports one directory: hashed, skipped when `db` knows it, else read and recorded, the
+/// database `spec` opened (created) first when `db` is still `None`.
+fn import_one(
+    db: &mut Option<Db>,
+    spec: &str,
+    found: &Found,
+    known_sets: &[&str],
+) -> anyhow::Result<Step> {
     let hash = match content_hash(found) {
         Ok(hash) => hash,
         Err(e) => return Ok(Step::Refused(format!("cannot read it: {e}"))),
     };
-    if db.knows(&hash)? {
-        return Ok(Step::Done(Imported::Known));
+    if let Some(db) = db {
+        if db.knows(&hash)? {
+            return Ok(Step::Done(Imported::Known));
+        }
     }
     let record = read(found, hash, known_sets).map_err(|e| super::db::first_line(&e));
-    match record.and_then(measured) {
-        Ok(record) => Ok(Step::Done(db.import(&record)?)),
-        Err(why) => Ok(Step::Refused(why)),
-    }
+    let record = match record.and_then(measured) {
+        Ok(record) => record,
+        Err(why) => return Ok(Step::Refused(why)),
+    };
+    let db = match db {
+        Some(db) => db,
+        None => db.insert(Db::open(spec, true)?),
+    };
+    Ok(Step::Done(db.import(&record)?))
 }
 
 /// What an import did, directory by directory.
@@ -143,16 +156,7 @@ pub fn import_all(
     };
     let mut summary = Summary::default();
     for dir in found {
-        let done = match &mut db {
-            Some(db) => import_one(db, dir, known_sets)?,
-            None => match read_new(dir, known_sets) {
-                Ok(record) => {
-                    let opened = db.insert(Db::open(spec, true)?);
-                    Step::Done(opened.import(&record)?)
-                }
-                Err(why) => Step::Refused(why),
-            },
-        };
+        let done = import_one(&mut db, spec, dir, known_sets)?;
         match &done {
             Step::Done(Imported::Added) => summary.added += 1,
             Step::Done(Imported::Replaced) => summary.replaced += 1,
@@ -164,13 +168,6 @@ pub fn import_all(
         step(dir, &done);
     }
     Ok(summary)
-}
-
-/// Hashes and reads a directory for a database that does not exist yet.
-fn read_new(found: &Found, known_sets: &[&str]) -> Result<CampaignRecord, String> {
-    let hash = content_hash(found).map_err(|e| format!("cannot read it: {e}"))?;
-    let record = read(found, hash, known_sets).map_err(|e| super::db::first_line(&e))?;
-    measured(record)
 }
 
 /// The record, unless it holds no measured iteration or text no database can store.

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::db::Db;
 use super::revision::Revision;
-use super::trend::{Point, Trend};
+use super::trend::{file_safe, Point, Trend};
 use crate::config::{Campaign, Design};
 use crate::stats::jumpavg::Trend as Kind;
 use crate::stats::{compare, Confidence, Flavor, Summary};
@@ -140,11 +140,13 @@ fn changes_of(trend: &Trend) -> Vec<Change> {
 /// `out_dir` (`flame/`, `confirm/`), where both sides allow.
 pub fn attach(db: &mut Db, changes: &mut [Change], out_dir: &Path) -> anyhow::Result<()> {
     for change in changes.iter_mut() {
+        // Versions of 60 characters at most: the slug's 120 and these fit a file name.
+        let version = |v: &str| file_safe(v).chars().take(60).collect::<String>();
         let stem = format!(
             "{}.{}-{}",
             change.slug,
-            safe(&change.before),
-            safe(&change.after)
+            version(&change.before),
+            version(&change.after)
         );
         if change.sides.iter().all(|(_, profiled)| *profiled) {
             change.flamegraph = flamegraph(db, change, &out_dir.join("flame"), &stem)?;
@@ -157,19 +159,6 @@ pub fn attach(db: &mut Db, changes: &mut [Change], out_dir: &Path) -> anyhow::Re
         }
     }
     Ok(())
-}
-
-fn safe(name: &str) -> String {
-    (name.chars())
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(60)
-        .collect()
 }
 
 fn flamegraph(

@@ -93,17 +93,11 @@ impl Trend {
             "{}_{}_{}_{}_{}",
             self.lab.cpu, self.lab.nic, self.config, self.profile, self.branch
         );
-        let slug: String = raw
+        file_safe(&raw)
+            .trim_matches('_')
             .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        slug.trim_matches('_').chars().take(120).collect()
+            .take(120)
+            .collect()
     }
 
     /// Whether every word of `filter` appears in the series' name or one of its versions
@@ -115,6 +109,16 @@ impl Trend {
             name.contains(&word) || self.points.iter().any(|p| p.version.to_lowercase() == word)
         })
     }
+}
+
+/// `text` with every character but `[A-Za-z0-9._-]` made `_`: a part of a file name.
+pub(super) fn file_safe(text: &str) -> String {
+    (text.chars())
+        .map(|c| match c.is_ascii_alphanumeric() || "._-".contains(c) {
+            true => c,
+            false => '_',
+        })
+        .collect()
 }
 
 /// What jumpavg is given of a run: its average, one value, as CSIT feeds it. The groups'
