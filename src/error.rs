@@ -48,6 +48,19 @@ pub fn shown(value: &str) -> String {
     out
 }
 
+/// `text` whole, every character [`shown`] escapes escaped but those of `keep`: what a
+/// message, the terminal or a README may hold of a file's words.
+pub fn escaped(text: &str, keep: &[char]) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match keep.contains(&c) {
+            true => out.push(c),
+            false => escape(c, &mut out),
+        }
+    }
+    out
+}
+
 /// Pushes `c` as a message shows it: control and bidi characters escaped.
 fn escape(c: char, out: &mut String) {
     match c {
@@ -72,14 +85,8 @@ fn escape(c: char, out: &mut String) {
 /// what it names (the start) and what to do (the end) both stay. The last guard of a bad-input
 /// message, whatever value a layer quoted without [`shown`].
 pub fn one_line(message: &str, max: usize) -> String {
-    let mut escaped = String::new();
-    for c in message.chars() {
-        // A backslash is kept: it is already an escape's, from a value [`shown`] quoted.
-        match c {
-            '\\' => escaped.push(c),
-            c => escape(c, &mut escaped),
-        }
-    }
+    // A backslash is kept: it is already an escape's, from a value [`shown`] quoted.
+    let escaped = escaped(message, &['\\']);
     let chars: Vec<char> = escaped.chars().collect();
     if chars.len() <= max {
         return escaped;

@@ -251,18 +251,9 @@ pub enum Warning {
 /// prints of such text whole (a reader bounds its lines, `store::MAX_LINE_BYTES`), so that no
 /// escape sequence from a file reaches either raw.
 pub fn escaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut buffer = [0; 4];
-    for c in text.chars() {
-        let one = &*c.encode_utf8(&mut buffer);
-        // Whatever `shown` escapes (control characters, bidi marks), but not `\`, which
-        // prose and paths hold, nor a tab, which ministat's output holds and moves no cursor.
-        match crate::error::shown(one) {
-            escape if !matches!(c, '\\' | '\t') && escape != one => out.push_str(&escape),
-            _ => out.push(c),
-        }
-    }
-    out
+    // Not `\`, which prose and paths hold, nor a tab, which ministat's output holds and which
+    // moves no cursor.
+    crate::error::escaped(text, &['\\', '\t'])
 }
 
 impl fmt::Display for Warning {
