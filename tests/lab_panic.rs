@@ -4,10 +4,12 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use benchlab::campaign::bench::Bench;
-use benchlab::campaign::virt::VirtualBench;
+use benchlab::campaign::bench::Event;
+use benchlab::campaign::context::Context;
+use benchlab::cancel::Cancel;
 use benchlab::config::Campaign;
-use benchlab::lab::{Lab, LabConfig};
+use benchlab::lab::LabConfig;
+use benchlab::store::Store;
 
 mod common;
 use common::lab_namespaces;
@@ -15,14 +17,18 @@ use common::lab_namespaces;
 #[test]
 fn a_panic_with_the_lab_up_and_a_config_set_applied_leaves_no_namespace() {
     let id = format!("p{}", std::process::id() % 100_000);
-    let cfg = LabConfig::parse(&format!("id = \"{id}\""), "test").unwrap();
     let campaign = Campaign {
+        lab: LabConfig::parse(&format!("id = \"{id}\""), "test").unwrap(),
         config_sets: vec!["nft-stateful".into()],
         ..Campaign::default()
     };
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::create(tmp.path(), &campaign).unwrap();
+    let cancel = Cancel::new();
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let mut bench = VirtualBench::new(Lab::up(&cfg).unwrap(), &campaign).unwrap();
-        bench.set_config("nft-stateful").unwrap();
+        let mut on_event = |_: &Event<'_>| {};
+        let mut ctx = Context::up(&campaign, &store, &cancel, None, &mut on_event).unwrap();
+        ctx.bench.set_config("nft-stateful").unwrap();
         assert_eq!(lab_namespaces(&id).len(), 3, "the lab is up");
         panic!("a deliberate bug, with the lab up");
     }));

@@ -24,22 +24,23 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
+use anyhow::Context as _;
 
-use super::bench::{Bench, Estimates, Event, Switcher};
+use super::bench::{Estimates, Event, Switcher};
+use super::context::Context;
+use super::design::{Design, Unit};
 use super::order::BalancedOrder;
 use super::trial::{self, Flow, TrialSpec, Watch};
-use crate::cancel::Cancel;
 use crate::clock::unix_now;
-use crate::config::{Alternating, Campaign, Profile, Runs, Trial};
+use crate::config::{Alternating, Campaign, Runs, Trial};
 use crate::stats::{phase_values, Block, Decision, PhaseOptions, PhaseSpan};
 use crate::stats::{CounterSample, StopRule};
 use crate::store::alternating::{PRECISE, TIME_UP};
 use crate::store::{samples_csv, PhaseRow, SampleRow, SegmentMeta, Store, TrialKey};
 use crate::traffic::endpoint::Receiver;
 
-/// What every run of a campaign shares.
-struct Design<'c> {
+/// The alternating design of a campaign: what every run of it shares.
+pub(crate) struct Alternation<'c> {
     campaign: &'c Campaign,
     settings: Alternating,
     /// Entry names (as in results: config sets, or `<version>.<set>` pairs), baseline first.
@@ -51,44 +52,24 @@ struct Design<'c> {
     options: PhaseOptions,
 }
 
-/// Runs every alternating run of `campaign` that has not ended yet, until `cancel` is raised;
-/// returns the number of blocks measured.
-pub fn run(
-    campaign: &Campaign,
-    store: &Store,
-    bench: &mut dyn Bench,
-    cancel: &Cancel,
-    on_event: &mut dyn FnMut(&Event<'_>),
-) -> anyhow::Result<usize> {
-    store.write_lab(|| bench.facts().context("collecting lab facts"))?;
-    let design = Design::new(campaign, store)?;
-    let runs = design.runs;
-    // Alternated versions make one run per profile, under the first version's index.
-    if runs.alternates {
-        entries::record_versions(store, campaign)?;
-    }
-    let versions = runs.per_profile();
-    let todo = design.todo(store)?;
-    let total = versions * campaign.profiles.len();
-    on_event(&Event::Start {
-        total,
-        todo: todo.len(),
-    });
-    let mut measured = 0;
-    let mut version_in_force = None;
-    for (index, profile) in todo {
-        cancel.check()?;
-        let version = &campaign.versions[index];
-        // Alternated versions are applied by the switches, under traffic.
-        if !runs.alternates && version_in_force != Some(index) {
-            bench
-                .set_version(version, cancel)
-                .with_context(|| format!("applying version `{}`", version.name))?;
-            version_in_force = Some(index);
+impl Design for Alternation<'_> {
+    fn begin(&mut self, ctx: &mut Context<'_>) -> anyhow::Result<()> {
+        // Alternated versions are applied by the switches, under traffic: `lab.json` says what
+        // each one applies.
+        match self.runs.alternates {
+            true => entries::record_versions(ctx.store, self.campaign),
+            false => Ok(()),
         }
-        measured += design.segment(store, bench, (index, profile), cancel, on_event)?;
     }
-    Ok(measured)
+
+    fn measure(
+        &mut self,
+        ctx: &mut Context<'_>,
+        unit: &Unit<'_>,
+        _since: Instant,
+    ) -> anyhow::Result<usize> {
+        self.segment(ctx, unit)
+    }
 }
 
 /// A finished block as the run knows it: its values (when it has them) and its duration.
@@ -97,7 +78,7 @@ struct Done {
     seconds: f64,
 }
 
-impl Design<'_> {
+impl Alternation<'_> {
     /// The finished blocks of a run, from its results directory.
     fn stored(&self, store: &Store, version: &str, profile: &str) -> anyhow::Result<Vec<Done>> {
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
@@ -146,19 +127,13 @@ impl Design<'_> {
         }
     }
 
-    /// One segment of continuous traffic for the version at `index` (all of them, when they
-    /// alternate) and `profile`, adding blocks until the stopping rule ends the run; returns
-    /// the blocks measured.
-    fn segment(
-        &self,
-        store: &Store,
-        bench: &mut dyn Bench,
-        (index, profile): (usize, &Profile),
-        cancel: &Cancel,
-        on_event: &mut dyn FnMut(&Event<'_>),
-    ) -> anyhow::Result<usize> {
-        let key = self.runs.run_version(index);
-        let (v, p) = (key.as_str(), profile.name.as_str());
+    /// One segment of continuous traffic for the run `unit`, adding blocks until the stopping
+    /// rule ends the run; returns the blocks measured.
+    fn segment(&self, ctx: &mut Context<'_>, unit: &Unit<'_>) -> anyhow::Result<usize> {
+        // Alternated versions make one run per profile, under the first version's index.
+        let index = unit.version.unwrap_or(0);
+        let (v, p) = (unit.key.version.as_str(), unit.key.profile.as_str());
+        let store = ctx.store;
         let rows = store.read_phases(v, p)?;
         let done = self.stored(store, v, p)?;
         let segment = rows.last().map_or(1, |r| r.segment + 1);
@@ -166,14 +141,12 @@ impl Design<'_> {
         let elapsed: f64 = done.iter().map(|d| d.seconds).sum();
         let trial = self.trial(elapsed);
         let key = TrialKey {
-            version: v.to_string(),
-            config: self.names.join("+"),
-            profile: profile.name.clone(),
             iteration: segment,
+            ..unit.key.clone()
         };
         let spec = TrialSpec {
             key: &key,
-            profile,
+            profile: unit.profile,
             trial: &trial,
             hooks: &self.campaign.hooks,
             capture: false,
@@ -188,7 +161,7 @@ impl Design<'_> {
             generator: None,
         };
         store.write_segment_file(ids, "meta.json", &json(&meta)?)?;
-        let (rig, switcher) = bench.alternating(&spec)?;
+        let (rig, switcher) = ctx.bench.alternating(&spec)?;
         let mut controller = Controller {
             design: self,
             store,
@@ -206,15 +179,15 @@ impl Design<'_> {
             first_switch: None,
             measured: 0,
             ended: None,
-            on_event,
+            on_event: &mut *ctx.on_event,
         };
-        let outcome = trial::run(rig, &spec, cancel, &mut controller);
+        let outcome = trial::run(rig, &spec, ctx.cancel, &mut controller);
         let (measured, ended) = (controller.measured, controller.ended);
         let estimates = self.estimates(&controller.blocks);
         drop(controller);
         finish_segment(store, ids, meta, &outcome, ended)?;
         outcome?;
-        on_event(&Event::RunDone {
+        ctx.event(&Event::RunDone {
             version: v,
             profile: p,
             ended: if ended == Some(Decision::Precise) {
@@ -271,7 +244,7 @@ const NO_TRAFFIC_S: f64 = 10.0;
 
 /// Drives one segment: switches at the planned times, closes blocks, asks the stopping rule.
 struct Controller<'d, 'b, 'e> {
-    design: &'d Design<'d>,
+    design: &'d Alternation<'d>,
     store: &'d Store,
     /// Version, profile and segment.
     ids: (&'d str, &'d str, u32),
@@ -334,25 +307,19 @@ impl Watch for Controller<'_, '_, '_> {
         let set = self.plan[self.spans.len()];
         let started = Instant::now();
         if self.in_force != Some(set) {
-            let (to, sets) = (
-                self.entries[set],
-                self.in_force.map(|e| self.entries[e].set),
-            );
-            self.in_force = None;
-            let version = self.version_in_force.take();
-            entries::switch_entry(
-                &mut *self.switcher,
-                self.design.campaign,
-                (version, sets),
-                to,
-            )
-            .with_context(|| {
-                format!(
-                    "switching the DUT to `{}` (block {}); the blocks before it are kept",
-                    self.design.names[set],
-                    self.blocks_so_far() + 1
-                )
-            })?;
+            let to = self.entries[set];
+            let from = entries::InForce {
+                version: self.version_in_force.take(),
+                set: self.in_force.take().map(|e| self.entries[e].set),
+            };
+            entries::switch_entry(&mut *self.switcher, self.design.campaign, from, to)
+                .with_context(|| {
+                    format!(
+                        "switching the DUT to `{}` (block {}); the blocks before it are kept",
+                        self.design.names[set],
+                        self.blocks_so_far() + 1
+                    )
+                })?;
             self.in_force = Some(set);
             self.version_in_force = Some(to.version);
         }
@@ -464,7 +431,6 @@ impl Controller<'_, '_, '_> {
 pub mod entries;
 /// What a run of the design is: its settings and order, and the runs still to measure.
 mod todo;
-pub use todo::pending;
 
 #[cfg(test)]
 mod tests;

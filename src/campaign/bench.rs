@@ -1,7 +1,7 @@
 //! What the run loop and the measurement designs drive: a [`Bench`] (a lab kind), the
 //! [`Switcher`] that changes config sets under traffic, and the [`Event`]s they report. Kept
-//! apart from `run` so that the designs (`alternating`, `throughput`), which `run` hands over
-//! to, import it without importing `run` back.
+//! apart from `run` so that the designs (`trials`, `alternating`, `throughput`), which `run`
+//! hands each unit to, import it without importing `run` back.
 //!
 //! [`Bench`]: crate::campaign::bench::Bench
 //! [`Switcher`]: crate::campaign::bench::Switcher
@@ -35,6 +35,34 @@ pub trait Bench {
     }
     /// Facts about the lab for `lab.json` (hosts, CPUs, kernel, tools, rulesets).
     fn facts(&mut self) -> anyhow::Result<crate::store::LabRecord>;
+    /// Takes the lab down at the end of a campaign, saying what failed (dropping it instead
+    /// cleans up as well as it can, but cannot say): nothing to do for a lab with no state.
+    fn down(self: Box<Self>) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// A bench lent for a campaign (a test reading its mock's record afterwards): its owner takes
+/// it down.
+impl<B: Bench + ?Sized> Bench for &mut B {
+    fn set_version(&mut self, version: &Version, cancel: &Cancel) -> anyhow::Result<()> {
+        (**self).set_version(version, cancel)
+    }
+    fn set_config(&mut self, entry: &str) -> anyhow::Result<()> {
+        (**self).set_config(entry)
+    }
+    fn rig(&mut self, spec: &TrialSpec<'_>) -> anyhow::Result<Rig<'_>> {
+        (**self).rig(spec)
+    }
+    fn alternating(
+        &mut self,
+        spec: &TrialSpec<'_>,
+    ) -> anyhow::Result<(Rig<'_>, Box<dyn Switcher + '_>)> {
+        (**self).alternating(spec)
+    }
+    fn facts(&mut self) -> anyhow::Result<crate::store::LabRecord> {
+        (**self).facts()
+    }
 }
 
 /// Progress of a campaign, for the CLI to show.

@@ -27,9 +27,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use anyhow::Context as _;
+
 use super::bench::Bench;
 use super::bench::Switcher;
 use super::settings::{self, Restore};
+use super::switcher::DutSwitcher;
 use super::trial::{Rig, TrialSpec};
 use crate::cancel::Cancel;
 use crate::config::{Campaign, Version, ALTERNATING_INTERVAL};
@@ -41,7 +44,7 @@ use crate::traffic::endpoint::{Receiver, Sender};
 use crate::traffic::registry;
 use crate::traffic::remote::generator::fallback_receiver;
 use crate::traffic::remote::{RemoteNode, RemoteRx};
-use crate::transport::{SshTransport, Transport};
+use crate::transport::SshTransport;
 pub use version::DEFAULT_ONLINE_TIMEOUT;
 
 /// The DUT's profiler, picked by its operating system.
@@ -183,11 +186,6 @@ impl SshBench {
         })
     }
 
-    /// Reverts the config set in force.
-    pub fn down(mut self) -> anyhow::Result<()> {
-        self.revert_current()
-    }
-
     fn revert_current(&mut self) -> anyhow::Result<()> {
         self.sets.revert(&self.dut)
     }
@@ -243,11 +241,11 @@ impl Bench for SshBench {
         let os = self.os()?;
         let senders = self.senders(spec)?;
         let counters = os.counters_argv();
-        let switcher = SshSwitcher {
+        let switcher = DutSwitcher {
             sets: &mut self.sets,
+            restore: &mut self.restore,
             dut: &self.dut,
             os,
-            restore: &mut self.restore,
         };
         let rig = Rig {
             dut: &self.dut,
@@ -302,31 +300,9 @@ impl Bench for SshBench {
             ..LabRecord::default()
         })
     }
-}
 
-/// Switches the SSH DUT's config sets during an alternating run: rulesets reloaded in place;
-/// and its quick versions: sysctls and commands, as between trials.
-struct SshSwitcher<'a> {
-    sets: &'a mut ConfigSets,
-    dut: &'a dyn Transport,
-    os: Os,
-    /// The bench's sysctls to restore, kept as `Bench::set_version` keeps them.
-    restore: &'a mut Restore,
-}
-
-impl Switcher for SshSwitcher<'_> {
-    fn switch(&mut self, entry: &str) -> anyhow::Result<()> {
-        self.sets.switch(entry, self.dut)
-    }
-
-    fn counters(&mut self) -> anyhow::Result<Option<u64>> {
-        self.sets.counters(self.dut)
-    }
-
-    fn set_version(&mut self, version: &Version) -> anyhow::Result<()> {
-        settings::apply(self.dut, self.os, self.restore, version)
+    /// Reverts the config set in force (the sysctls and connections go as it drops).
+    fn down(mut self: Box<Self>) -> anyhow::Result<()> {
+        (self.revert_current()).context("reverting the DUT's config set")
     }
 }
-
-#[cfg(test)]
-mod tests;

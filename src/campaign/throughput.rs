@@ -48,16 +48,16 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use anyhow::Context;
+use anyhow::Context as _;
 
-use super::bench::{Bench, Event};
+use super::bench::Event;
+use super::context::Context;
+use super::design::{Design, Unit};
 use super::trial::{self, TrialData, TrialSpec};
-use crate::cancel::{Cancel, Cancelled};
-use crate::config::{Campaign, Hooks, Profile, Rate, Trial};
+use crate::cancel::Cancelled;
+use crate::config::{Profile, Rate, Trial};
 use crate::search::{self, SearchResult, SearchState, TrialOutcome, TrialRunner};
-use crate::store::{
-    SampleRow, SearchRecord, SearchTrial, SearchTrialId, Store, TrialKey, TrialMeta,
-};
+use crate::store::{SampleRow, SearchRecord, SearchTrial, SearchTrialId, TrialKey, TrialMeta};
 use crate::units::format_pps;
 
 /// A sender below this share of the intended packets did not send the load: the trial is
@@ -83,16 +83,12 @@ pub const CALIBRATIONS: usize = 8;
 #[error("{0:#}")]
 pub struct TrialError(anyhow::Error);
 
-/// Runs a search's trials on a bench: the [`TrialRunner`] of a throughput profile.
-pub struct SearchRunner<'a> {
-    bench: &'a mut dyn Bench,
-    /// Where each trial's files go as it ends.
-    store: &'a Store,
+/// Runs a search's trials on a campaign's lab: the [`TrialRunner`] of a throughput profile.
+pub struct SearchRunner<'a, 'c> {
+    /// The campaign: its lab, its hooks, where each trial's files go as it ends.
+    ctx: &'a mut Context<'c>,
     key: &'a TrialKey,
     profile: &'a Profile,
-    hooks: &'a Hooks,
-    cancel: &'a Cancel,
-    on_event: &'a mut dyn FnMut(&Event<'_>),
     /// Every trial run so far, as the lab measured it.
     pub trials: Vec<SearchTrial>,
     /// What sent the traffic, in words (from the last trial that ran).
@@ -101,23 +97,13 @@ pub struct SearchRunner<'a> {
     aim: Aim,
 }
 
-impl<'a> SearchRunner<'a> {
-    /// A runner of `profile`'s trials for iteration `key`, on `bench`, keeping each trial's
-    /// files in `store`.
-    pub fn new(
-        (bench, store): (&'a mut dyn Bench, &'a Store),
-        (key, profile, hooks): (&'a TrialKey, &'a Profile, &'a Hooks),
-        cancel: &'a Cancel,
-        on_event: &'a mut dyn FnMut(&Event<'_>),
-    ) -> Self {
+impl<'a, 'c> SearchRunner<'a, 'c> {
+    /// A runner of `profile`'s trials for iteration `key` of `ctx`'s campaign.
+    pub fn new(ctx: &'a mut Context<'c>, key: &'a TrialKey, profile: &'a Profile) -> Self {
         Self {
-            bench,
-            store,
+            ctx,
             key,
             profile,
-            hooks,
-            cancel,
-            on_event,
             trials: Vec::new(),
             generator: None,
             aim: Aim::default(),
@@ -133,7 +119,8 @@ impl<'a> SearchRunner<'a> {
     /// or the campaign was interrupted.
     fn measure(
         &mut self,
-        (rate, follow): (Rate, bool),
+        rate: Rate,
+        follow: bool,
         duration: f64,
         load: Option<f64>,
     ) -> Result<(SearchTrial, Option<f64>), TrialError> {
@@ -150,17 +137,17 @@ impl<'a> SearchRunner<'a> {
             key: self.key,
             profile: &profile,
             trial: &timing,
-            hooks: self.hooks,
+            hooks: &self.ctx.campaign.hooks,
             capture: false,
             follow,
             watch_cpu: load.is_some(),
         };
-        let on_event = &mut *self.on_event;
-        let outcome = self.bench.rig(&spec).map_err(TrialError)?;
-        let outcome = trial::run(outcome, &spec, self.cancel, &mut |s: &SampleRow| {
+        let (cancel, on_event) = (self.ctx.cancel, &mut *self.ctx.on_event);
+        let outcome = self.ctx.bench.rig(&spec).map_err(TrialError)?;
+        let outcome = trial::run(outcome, &spec, cancel, &mut |s: &SampleRow| {
             on_event(&Event::Second { sample: s })
         });
-        if self.cancel.is_cancelled() {
+        if cancel.is_cancelled() {
             return Err(TrialError(Cancelled.into()));
         }
         let intended = load.map(|pps| pps * duration);
@@ -171,9 +158,7 @@ impl<'a> SearchRunner<'a> {
                 sending = sending_rate(&data.files);
                 // Its index once pushed, as in `search.json`.
                 let id = SearchTrialId::Trial(self.trials.len() + 1);
-                let kept = self
-                    .store
-                    .write_search_trial_files(self.key, id, &data.files);
+                let kept = (self.ctx.store).write_search_trial_files(self.key, id, &data.files);
                 kept.with_context(|| format!("writing the files of {id} of {}", self.key))
                     .map_err(TrialError)?;
                 judge(&data, duration, intended)
@@ -199,7 +184,7 @@ impl<'a> SearchRunner<'a> {
     /// Takes the last trial off `trials`, its files moved to search trial `to`'s directory.
     fn take_last(&mut self, to: SearchTrialId) -> Result<Option<SearchTrial>, TrialError> {
         let from = SearchTrialId::Trial(self.trials.len());
-        let moved = self.store.move_search_trial_files(self.key, from, to);
+        let moved = (self.ctx.store).move_search_trial_files(self.key, from, to);
         moved
             .with_context(|| format!("moving the files of {from} of {} to {to}", self.key))
             .map_err(TrialError)?;
@@ -215,7 +200,7 @@ impl<'a> SearchRunner<'a> {
         duration: f64,
     ) -> Result<(SearchTrial, Option<f64>), TrialError> {
         let asked = self.aim.ask(load);
-        let (record, sending) = self.measure((Rate::Pps(asked), false), duration, Some(load))?;
+        let (record, sending) = self.measure(Rate::Pps(asked), false, duration, Some(load))?;
         if let Some(rate) = sending.filter(|&r| r > 0.0) {
             self.aim.learn(load, asked, rate);
         }
@@ -264,7 +249,7 @@ fn judge(data: &TrialData, duration: f64, intended: Option<f64>) -> SearchTrial 
     }
 }
 
-impl TrialRunner for SearchRunner<'_> {
+impl TrialRunner for SearchRunner<'_, '_> {
     type Error = TrialError;
 
     fn run(&mut self, load: f64, duration: f64) -> Result<TrialOutcome, TrialError> {
@@ -284,34 +269,48 @@ impl TrialRunner for SearchRunner<'_> {
     }
 
     fn progress(&mut self, state: &SearchState) {
-        (self.on_event)(&Event::Search {
+        self.ctx.event(&Event::Search {
             key: self.key,
             state,
         });
     }
 }
 
+/// The throughput search: each iteration of a throughput profile one search, its `search.json`
+/// and `meta.json` stored once it ends.
+pub struct Search;
+
+impl Design for Search {
+    fn measure(
+        &mut self,
+        ctx: &mut Context<'_>,
+        unit: &Unit<'_>,
+        since: Instant,
+    ) -> anyhow::Result<usize> {
+        let meta = run_search(ctx, &unit.key, unit.profile, since)?;
+        ctx.event(&Event::TrialDone {
+            key: &unit.key,
+            meta: &meta,
+        });
+        Ok(1)
+    }
+}
+
 /// Runs the search of throughput iteration `key` (its profile `profile`), stores `search.json`
 /// and the iteration's `meta.json`, and returns the meta; `t0` is when its turn came.
-pub fn run_search(
-    campaign: &Campaign,
-    store: &Store,
-    bench: &mut dyn Bench,
-    (key, profile): (&TrialKey, &Profile),
-    (t0, cancel): (Instant, &Cancel),
-    on_event: &mut dyn FnMut(&Event<'_>),
+fn run_search(
+    ctx: &mut Context<'_>,
+    key: &TrialKey,
+    profile: &Profile,
+    t0: Instant,
 ) -> anyhow::Result<TrialMeta> {
+    let (store, cancel) = (ctx.store, ctx.cancel);
     store
         .begin_trial(key)
         .with_context(|| format!("preparing {}", store.trial_dir(key).display()))?;
-    on_event(&Event::TrialStart { key, attempt: 1 });
-    let config = campaign.search();
-    let mut runner = SearchRunner::new(
-        (bench, store),
-        (key, profile, &campaign.hooks),
-        cancel,
-        on_event,
-    );
+    ctx.event(&Event::TrialStart { key, attempt: 1 });
+    let config = ctx.campaign.search();
+    let mut runner = SearchRunner::new(ctx, key, profile);
     let mut record = SearchRecord {
         generator_max: None,
         calibration: Vec::new(),
@@ -375,11 +374,11 @@ pub fn run_search(
 /// search lasts minutes: when the two differ, the bounds mix two machines, and the report says
 /// so.
 fn saturating(
-    runner: &mut SearchRunner<'_>,
+    runner: &mut SearchRunner<'_, '_>,
     seconds: f64,
     opening: bool,
 ) -> Result<SearchTrial, TrialError> {
-    runner.measure((Rate::Max, true), seconds, None)?;
+    runner.measure(Rate::Max, true, seconds, None)?;
     let id = match opening {
         true => SearchTrialId::Opening,
         false => SearchTrialId::Closing,
@@ -392,7 +391,7 @@ fn saturating(
 /// load once the search is over, as long as the search's first measured trial there, to
 /// compare with it. `None` without a max-load trial to repeat.
 fn closing_at_max_load(
-    runner: &mut SearchRunner<'_>,
+    runner: &mut SearchRunner<'_, '_>,
     result: &SearchResult,
 ) -> Result<Option<SearchTrial>, TrialError> {
     let Some((_, first)) = result.first_at_max_load() else {
@@ -421,7 +420,7 @@ fn shortest_trial(config: &crate::search::SearchConfig) -> f64 {
 /// as the DUT's forwarding shares the machine's two CPUs with the sender. Each lasts as long as
 /// the search's shortest trial.
 fn calibrate(
-    runner: &mut SearchRunner<'_>,
+    runner: &mut SearchRunner<'_, '_>,
     record: &mut SearchRecord,
     config: &crate::search::SearchConfig,
 ) -> Result<f64, TrialError> {
@@ -434,7 +433,7 @@ fn calibrate(
         };
         let (trial, sending) = match load {
             Some(pps) => runner.fixed(pps, seconds)?,
-            None => runner.measure((rate, false), seconds, load)?,
+            None => runner.measure(rate, false, seconds, load)?,
         };
         runner.take_last(SearchTrialId::Calibration(record.calibration.len() + 1))?;
         record.calibration.push(trial.clone());

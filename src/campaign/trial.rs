@@ -145,7 +145,7 @@ pub fn run(
     cancel: &Cancel,
     watch: &mut dyn Watch,
 ) -> anyhow::Result<TrialData> {
-    let mut files = vec![(
+    let files = vec![(
         "dut-before.txt".to_string(),
         snapshot(rig.dut, &rig.counters, &spec.hooks.before)?,
     )];
@@ -165,15 +165,20 @@ pub fn run(
     }
     let t0 = Instant::now();
     let mut capture = recording.map(|r| CaptureSchedule::new(r, t0, spec.trial, rig.capture_delay));
-    let mut rows = Vec::new();
-    traffic(
-        &mut rig,
-        spec,
-        (t0, cancel),
-        &mut capture,
-        (&mut rows, &mut *watch),
-        &mut files,
-    )?;
+    let mut flowing = Flowing {
+        t0,
+        cancel,
+        watch,
+        rows: Vec::new(),
+        files,
+    };
+    traffic(&mut rig, spec, &mut capture, &mut flowing)?;
+    let Flowing {
+        watch,
+        mut rows,
+        mut files,
+        ..
+    } = flowing;
     let end_unix_s = unix_now();
     if let Some(watch) = stalls {
         let seen = watch.finish().context("watching the DUT's CPU")?;
@@ -213,17 +218,37 @@ pub fn run(
     })
 }
 
+/// A trial's traffic as it flows: since when, who may stop it, who watches it and what it
+/// gathered.
+struct Flowing<'a> {
+    /// When the senders started.
+    t0: Instant,
+    /// Raised by Ctrl-C.
+    cancel: &'a Cancel,
+    /// Sees each paired second, may end the traffic early.
+    watch: &'a mut dyn Watch,
+    /// The paired seconds so far.
+    rows: Vec<SampleRow>,
+    /// Files to keep with the trial.
+    files: Vec<(String, String)>,
+}
+
 /// While traffic flows: pairs and shows the seconds, places the capture, runs the `during`
 /// hooks once warm-up is over, and stops every sender when one failed, the trial overran its
-/// time (plus the senders' grace) or `cancel` was raised. Returns once every sender ended.
+/// time (plus the senders' grace) or Ctrl-C was pressed. Returns once every sender ended.
 fn traffic(
     rig: &mut Rig<'_>,
     spec: &TrialSpec<'_>,
-    (t0, cancel): (Instant, &Cancel),
     capture: &mut Option<CaptureSchedule<'_>>,
-    (rows, watch): (&mut Vec<SampleRow>, &mut dyn Watch),
-    files: &mut Vec<(String, String)>,
+    flowing: &mut Flowing<'_>,
 ) -> anyhow::Result<()> {
+    let Flowing {
+        t0,
+        cancel,
+        watch,
+        rows,
+        files,
+    } = flowing;
     let grace = rig.senders.iter().map(|s| s.grace()).min();
     let due = Duration::try_from_secs_f64(spec.trial.duration).context("the trial's duration")?;
     let limit = due.saturating_add(grace.unwrap_or_default());

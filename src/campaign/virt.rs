@@ -11,6 +11,7 @@ use anyhow::Context;
 use super::bench::Bench;
 use super::bench::Switcher;
 use super::settings::{self, Restore};
+use super::switcher::DutSwitcher;
 use super::trial::{Rig, TrialSpec};
 use crate::cancel::Cancel;
 use crate::config::{Campaign, Profile, Version, ALTERNATING_INTERVAL};
@@ -89,13 +90,6 @@ impl VirtualBench {
             .expect("every lab has a DUT")
     }
 
-    /// Reverts the config set in force and removes the lab.
-    pub fn down(mut self) -> anyhow::Result<()> {
-        let reverted = self.revert_current();
-        let removed = self.lab.take().map_or(Ok(()), Lab::down);
-        reverted.and(removed)
-    }
-
     fn revert_current(&mut self) -> anyhow::Result<()> {
         // Once the lab is down, nothing of a config set is left to remove.
         let Some(lab) = self.lab.as_ref() else {
@@ -147,10 +141,11 @@ impl Bench for VirtualBench {
             .expect("every lab has a DUT");
         Ok((
             rig,
-            Box::new(SetSwitcher {
+            Box::new(DutSwitcher {
                 sets: &mut self.sets,
                 restore: &mut self.restore,
                 dut,
+                os: Os::Linux,
             }),
         ))
     }
@@ -174,6 +169,13 @@ impl Bench for VirtualBench {
             config_sets: rulesets,
             ..LabRecord::default()
         })
+    }
+
+    /// Reverts the config set in force and removes the lab.
+    fn down(mut self: Box<Self>) -> anyhow::Result<()> {
+        let reverted = self.revert_current();
+        let removed = self.lab.take().map_or(Ok(()), Lab::down);
+        reverted.and(removed).context("removing the virtual lab")
     }
 }
 
@@ -245,29 +247,6 @@ fn rig<'a>(
         }),
         capture_delay,
     })
-}
-
-/// Switches the virtual DUT's config sets during an alternating run.
-struct SetSwitcher<'a> {
-    sets: &'a mut ConfigSets,
-    /// The bench's sysctls to restore: a quick version switched under traffic keeps them
-    /// as `set_version` does.
-    restore: &'a mut Restore,
-    dut: &'a dyn Transport,
-}
-
-impl Switcher for SetSwitcher<'_> {
-    fn switch(&mut self, entry: &str) -> anyhow::Result<()> {
-        self.sets.switch(entry, self.dut)
-    }
-
-    fn counters(&mut self) -> anyhow::Result<Option<u64>> {
-        self.sets.counters(self.dut)
-    }
-
-    fn set_version(&mut self, version: &Version) -> anyhow::Result<()> {
-        settings::apply(self.dut, Os::Linux, self.restore, version)
-    }
 }
 
 /// The frames a traffic profile asks for, from `src_mac` to `dst_mac`.

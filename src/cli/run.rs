@@ -6,19 +6,15 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::campaign::bench::Estimates;
-use crate::campaign::bench::{Bench, Event};
+use crate::campaign::bench::{Estimates, Event};
+use crate::campaign::context::Context;
 use crate::campaign::run as campaign_run;
-use crate::campaign::ssh::SshBench;
-use crate::campaign::virt::VirtualBench;
 use crate::cancel::Cancel;
 use crate::config::Campaign;
 use crate::dut::KNOWN_PRESETS;
 use crate::error::InputError;
-use crate::lab::Lab;
 use crate::profile::PerfProfiler;
 use crate::store::{Status, Store};
 use crate::transport::LocalTransport;
@@ -121,13 +117,22 @@ enum Progress {
     Quiet,
 }
 
-/// Runs `benchlab run`.
-pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
-    let campaign = campaign(&args)?;
-    let capture_delay = args
-        .profile_delay
+/// Progress as shown, and how far the campaign is.
+struct Shown {
+    progress: Progress,
+    /// Seconds of traffic per trial (alternating run), the bar's unit.
+    per_trial: f64,
+    /// What the campaign counts, in words.
+    unit: &'static str,
+    /// Trials (runs) done.
+    done: usize,
+}
+
+/// `--profile-delay`, checked.
+fn capture_delay(args: &Args) -> Result<Option<Duration>, InputError> {
+    let max = crate::config::MAX_SECONDS;
+    (args.profile_delay)
         .map(|secs| {
-            let max = crate::config::MAX_SECONDS;
             (Duration::try_from_secs_f64(secs).ok())
                 .filter(|_| secs <= max)
                 .ok_or_else(|| {
@@ -136,7 +141,13 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
                     ))
                 })
         })
-        .transpose()?;
+        .transpose()
+}
+
+/// Runs `benchlab run`.
+pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
+    let campaign = campaign(&args)?;
+    let capture_delay = capture_delay(&args)?;
     if args.check {
         return print_check(&args, &campaign, out);
     }
@@ -163,7 +174,14 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     }
     let measured = match finished {
         true => Ok(()),
-        false => measure(&campaign, &store, capture_delay, (args.quiet, &cancel), err),
+        false => {
+            let mut shown = Shown::new(args.quiet, &campaign);
+            let mut on_event = |event: &Event<'_>| shown.on_event(event, err);
+            let ctx = Context::up(&campaign, &store, &cancel, capture_delay, &mut on_event);
+            let outcome = ctx.and_then(campaign_run::run);
+            shown.finish();
+            outcome.map(drop)
+        }
     };
     if let Err(e) = measured {
         let d = dir.display();
@@ -220,62 +238,118 @@ fn print_check(args: &Args, campaign: &Campaign, out: &mut dyn Write) -> anyhow:
     Ok(0)
 }
 
-/// Builds the lab (virtual, or the campaign's SSH hosts), runs the campaign's missing trials
-/// into `store` and takes the lab down again, whatever happened.
-fn measure(
-    campaign: &Campaign,
-    store: &Store,
-    capture_delay: Option<Duration>,
-    (quiet, cancel): (bool, &Cancel),
-    err: &mut dyn Write,
-) -> anyhow::Result<()> {
-    // First Ctrl-C: finish cleaning up the running trial and stop; a second one: tear the lab
-    // down at once.
-    crate::lab::stop_gracefully_on_signal(cancel);
-    let (mut virt, mut real) = (None, None);
-    let bench: &mut dyn Bench = match campaign.lab.ssh_lab().map_err(InputError::new)? {
-        Some(lab) => real.insert(SshBench::new(lab, campaign, store.dir())?),
-        None => {
-            let lab = Lab::up(&campaign.lab).context("building the virtual lab")?;
-            let bench = virt.insert(VirtualBench::new(lab, campaign)?);
-            if let Some(delay) = capture_delay {
-                bench.delay_captures(delay);
-            }
-            bench
+impl Shown {
+    /// Progress of `campaign` as `benchlab run` shows it: nothing with `quiet`, a bar on a
+    /// terminal, lines otherwise.
+    fn new(quiet: bool, campaign: &Campaign) -> Self {
+        let progress = if quiet {
+            Progress::Quiet
+        } else if std::io::stderr().is_terminal() {
+            let bar = ProgressBar::new(0).with_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}",
+                )
+                .expect("valid template"),
+            );
+            Progress::Bar(bar)
+        } else {
+            Progress::Lines
+        };
+        let (per_trial, unit) = match &campaign.alternating {
+            Some(alt) => (alt.max_duration, "alternating runs (version × profile)"),
+            None => (campaign.trial.duration, "trials"),
+        };
+        Self {
+            progress,
+            per_trial,
+            unit,
+            done: 0,
         }
-    };
+    }
 
-    let progress = if quiet {
-        Progress::Quiet
-    } else if std::io::stderr().is_terminal() {
-        let bar = ProgressBar::new(0).with_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}",
-            )
-            .expect("valid template"),
-        );
-        Progress::Bar(bar)
-    } else {
-        Progress::Lines
-    };
-    let (per_trial, unit) = match &campaign.alternating {
-        Some(alt) => (alt.max_duration, "alternating runs (version × profile)"),
-        None => (campaign.trial.duration, "trials"),
-    };
-    let mut done = 0usize;
-    let outcome = campaign_run::run(campaign, store, bench, cancel, &mut |event| {
-        on_event(event, &progress, (per_trial, unit), &mut done, err);
-    });
-    if let Progress::Bar(bar) = &progress {
-        bar.finish_and_clear();
+    /// Clears the bar once the campaign ended, whatever happened.
+    fn finish(&self) {
+        if let Progress::Bar(bar) = &self.progress {
+            bar.finish_and_clear();
+        }
     }
-    if let Some(bench) = virt {
-        bench.down().context("removing the virtual lab")?;
+
+    /// Shows `event`.
+    fn on_event(&mut self, event: &Event<'_>, err: &mut dyn Write) {
+        let (per_trial, unit) = (self.per_trial, self.unit);
+        let done = &mut self.done;
+        match (event, &self.progress) {
+            (_, Progress::Quiet) => {}
+            (Event::Start { total, todo }, Progress::Bar(bar)) => {
+                // Progress in seconds of traffic, so the ETA counts what takes time.
+                bar.set_length((*todo as f64 * per_trial) as u64);
+                bar.enable_steady_tick(Duration::from_millis(200));
+                bar.println(format!("{todo} of {total} {unit} to run"));
+            }
+            (Event::Start { total, todo }, Progress::Lines) => {
+                let _ = writeln!(err, "{todo} of {total} {unit} to run");
+            }
+            (Event::TrialStart { key, attempt }, Progress::Bar(bar)) => {
+                let again = if *attempt > 1 { " (retry)" } else { "" };
+                bar.set_message(format!("{key}{again}"));
+                bar.set_position((*done as f64 * per_trial) as u64);
+            }
+            (Event::Second { sample }, Progress::Bar(bar)) => {
+                let msg = bar.message();
+                let trial = msg.split(" · ").next().unwrap_or_default().to_string();
+                bar.set_message(format!(
+                    "{trial} · {}",
+                    crate::units::format_pps(sample.rx_pps)
+                ));
+                bar.set_position(
+                    ((*done as f64 + (sample.t_s / per_trial).min(1.0)) * per_trial) as u64,
+                );
+            }
+            (Event::Search { key, state }, Progress::Bar(bar)) => {
+                bar.set_message(format!("{key} {}", search_bounds(state)));
+            }
+            (Event::Retry { key, reason }, Progress::Bar(bar)) => {
+                bar.println(format!("{key}: {reason}; retrying"));
+            }
+            (Event::Retry { key, reason }, Progress::Lines) => {
+                let _ = writeln!(err, "{key}: {reason}; retrying");
+            }
+            (Event::Block { .. } | Event::RunDone { .. }, p) => {
+                let Some(line) = alternating_line(event, done) else {
+                    return;
+                };
+                match (event, p) {
+                    (Event::Block { .. }, Progress::Bar(bar)) => bar.set_message(line),
+                    (_, Progress::Bar(bar)) => bar.println(line),
+                    _ => {
+                        let _ = writeln!(err, "{line}");
+                    }
+                }
+            }
+            (Event::TrialDone { key, meta }, p) => {
+                *done += 1;
+                let line = match meta.status {
+                    Status::Ok => format!("{key}: {:.0} pps", meta.rx_pps),
+                    Status::Flagged => format!(
+                        "{key}: {:.0} pps, flagged: {}",
+                        meta.rx_pps,
+                        meta.flags.join("; ")
+                    ),
+                    Status::Failed => format!(
+                        "{key}: failed: {}",
+                        meta.failure.as_deref().unwrap_or("unknown")
+                    ),
+                };
+                match p {
+                    Progress::Bar(bar) => bar.println(line),
+                    _ => {
+                        let _ = writeln!(err, "{line}");
+                    }
+                }
+            }
+            _ => {}
+        }
     }
-    if let Some(bench) = real {
-        bench.down().context("reverting the DUT's config set")?;
-    }
-    outcome.map(drop)
 }
 
 /// The line of an alternating run's block or end; counts the runs done.
@@ -324,86 +398,6 @@ fn estimates_text(estimates: &Estimates) -> String {
         })
         .collect::<Vec<_>>()
         .join(",")
-}
-
-fn on_event(
-    event: &Event<'_>,
-    progress: &Progress,
-    (per_trial, unit): (f64, &str),
-    done: &mut usize,
-    err: &mut dyn Write,
-) {
-    match (event, progress) {
-        (_, Progress::Quiet) => {}
-        (Event::Start { total, todo }, Progress::Bar(bar)) => {
-            // Progress in seconds of traffic, so the ETA counts what takes time.
-            bar.set_length((*todo as f64 * per_trial) as u64);
-            bar.enable_steady_tick(Duration::from_millis(200));
-            bar.println(format!("{todo} of {total} {unit} to run"));
-        }
-        (Event::Start { total, todo }, Progress::Lines) => {
-            let _ = writeln!(err, "{todo} of {total} {unit} to run");
-        }
-        (Event::TrialStart { key, attempt }, Progress::Bar(bar)) => {
-            let again = if *attempt > 1 { " (retry)" } else { "" };
-            bar.set_message(format!("{key}{again}"));
-            bar.set_position((*done as f64 * per_trial) as u64);
-        }
-        (Event::Second { sample }, Progress::Bar(bar)) => {
-            let msg = bar.message();
-            let trial = msg.split(" · ").next().unwrap_or_default().to_string();
-            bar.set_message(format!(
-                "{trial} · {}",
-                crate::units::format_pps(sample.rx_pps)
-            ));
-            bar.set_position(
-                ((*done as f64 + (sample.t_s / per_trial).min(1.0)) * per_trial) as u64,
-            );
-        }
-        (Event::Search { key, state }, Progress::Bar(bar)) => {
-            bar.set_message(format!("{key} {}", search_bounds(state)));
-        }
-        (Event::Retry { key, reason }, Progress::Bar(bar)) => {
-            bar.println(format!("{key}: {reason}; retrying"));
-        }
-        (Event::Retry { key, reason }, Progress::Lines) => {
-            let _ = writeln!(err, "{key}: {reason}; retrying");
-        }
-        (Event::Block { .. } | Event::RunDone { .. }, p) => {
-            let Some(line) = alternating_line(event, done) else {
-                return;
-            };
-            match (event, p) {
-                (Event::Block { .. }, Progress::Bar(bar)) => bar.set_message(line),
-                (_, Progress::Bar(bar)) => bar.println(line),
-                _ => {
-                    let _ = writeln!(err, "{line}");
-                }
-            }
-        }
-        (Event::TrialDone { key, meta }, p) => {
-            *done += 1;
-            let line = match meta.status {
-                Status::Ok => format!("{key}: {:.0} pps", meta.rx_pps),
-                Status::Flagged => format!(
-                    "{key}: {:.0} pps, flagged: {}",
-                    meta.rx_pps,
-                    meta.flags.join("; ")
-                ),
-                Status::Failed => format!(
-                    "{key}: failed: {}",
-                    meta.failure.as_deref().unwrap_or("unknown")
-                ),
-            };
-            match p {
-                Progress::Bar(bar) => bar.println(line),
-                _ => {
-                    let _ = writeln!(err, "{line}");
-                }
-            }
-        }
-        _ => {}
-    }
 }
 
 /// A search's bounds and width per goal, for the bar (no ` · `: the seconds' rate follows it):

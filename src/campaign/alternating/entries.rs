@@ -18,20 +18,30 @@ use crate::store::{Store, VersionRecord};
 
 pub use crate::config::{Entry, Runs};
 
-/// Switches the DUT from the version and set in force (`None`: unknown, apply it) to `to`.
+/// The version and set in force on the DUT, as indices into the campaign's (`None`: unknown,
+/// the next switch applies it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InForce {
+    /// The version in force.
+    pub version: Option<usize>,
+    /// The config set in force.
+    pub set: Option<usize>,
+}
+
+/// Switches the DUT from what is in force (`from`) to `to`.
 pub fn switch_entry(
     switcher: &mut dyn Switcher,
     campaign: &Campaign,
-    (version, set): (Option<usize>, Option<usize>),
+    from: InForce,
     to: Entry,
 ) -> anyhow::Result<()> {
-    if version != Some(to.version) {
+    if from.version != Some(to.version) {
         let version = &campaign.versions[to.version];
         switcher
             .set_version(version)
             .with_context(|| format!("applying version `{}` under traffic", version.name))?;
     }
-    if set != Some(to.set) {
+    if from.set != Some(to.set) {
         switcher.switch(&campaign.config_sets[to.set])?;
     }
     Ok(())
@@ -142,13 +152,20 @@ mod tests {
         let c = campaign(true);
         let mut s = RecordingSwitcher::default();
         let (a, b) = (Entry { version: 0, set: 0 }, Entry { version: 1, set: 0 });
-        let of = |e: Entry| (Some(e.version), Some(e.set));
-        switch_entry(&mut s, &c, (None, None), a).unwrap();
+        let of = |e: Entry| InForce {
+            version: Some(e.version),
+            set: Some(e.set),
+        };
+        switch_entry(&mut s, &c, InForce::default(), a).unwrap();
         switch_entry(&mut s, &c, of(a), b).unwrap();
         let d = Entry { version: 0, set: 1 };
         switch_entry(&mut s, &c, of(b), d).unwrap();
         // A version already in force (set by the run loop) is not applied again.
-        switch_entry(&mut s, &c, (Some(0), None), a).unwrap();
+        let version_only = InForce {
+            version: Some(0),
+            set: None,
+        };
+        switch_entry(&mut s, &c, version_only, a).unwrap();
         assert_eq!(
             s.applied,
             [

@@ -6,8 +6,10 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::campaign::bench::Bench;
 use crate::campaign::trial::mock::{steady, MockReceiver, MockSend, MockSender};
 use crate::campaign::trial::Rig;
+use crate::cancel::Cancel;
 use crate::config::{Alternating, Design, Version};
 use crate::store::Store;
 use crate::traffic::endpoint::{ReceiverRecord, Tick};
@@ -167,6 +169,17 @@ impl Bench for MockLab {
     }
 }
 
+/// Runs `c` into `store` on `lab` through the run loop, its events to `on_event`.
+fn run(
+    c: &Campaign,
+    store: &Store,
+    lab: &mut MockLab,
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> anyhow::Result<usize> {
+    let cancel = Cancel::new();
+    crate::campaign::run::run(Context::new(c, store, Box::new(lab), &cancel, on_event))
+}
+
 fn lab(fail_at: Option<(&str, usize)>) -> MockLab {
     MockLab {
         dut: Rc::default(),
@@ -220,7 +233,7 @@ fn assert_resume_measures_nothing(
 ) {
     drop(store);
     let again = Store::resume(dir, c, &crate::config::defaults::CONFIG_SETS).unwrap();
-    assert_eq!(run(c, &again, lab, &Cancel::new(), &mut |_| {}).unwrap(), 0);
+    assert_eq!(run(c, &again, lab, &mut |_| {}).unwrap(), 0);
 }
 
 /// What a report reads of a [`quick`] campaign's directory: one series per (version, set),
@@ -248,7 +261,7 @@ fn blocks_measure_the_set_that_runs_and_are_stored_as_they_finish() {
     let store = Store::create(tmp.path(), &c).unwrap();
     let mut lab = lab(None);
     let mut ended = Vec::new();
-    let n = run(&c, &store, &mut lab, &Cancel::new(), &mut |e| {
+    let n = run(&c, &store, &mut lab, &mut |e| {
         if let Event::RunDone {
             ended: why,
             estimates,
@@ -297,7 +310,7 @@ fn a_failed_switch_ends_the_run_with_its_error_and_keeps_the_blocks_before() {
     let store = Store::create(tmp.path(), &c).unwrap();
     // Block 1 is ABBA: nft-stateful applied twice; block 2 starts with it again.
     let mut bad = lab(Some(("nft-stateful", 3)));
-    let err = run(&c, &store, &mut bad, &Cancel::new(), &mut |_| {}).unwrap_err();
+    let err = run(&c, &store, &mut bad, &mut |_| {}).unwrap_err();
     let text = format!("{err:#}");
     assert!(
         text.contains("switching the DUT to `nft-stateful` (block 2)")
@@ -312,7 +325,7 @@ fn a_failed_switch_ends_the_run_with_its_error_and_keeps_the_blocks_before() {
     let again = Store::resume(tmp.path(), &c, &crate::config::defaults::CONFIG_SETS).unwrap();
     let mut c2 = c.clone();
     c2.alternating.as_mut().unwrap().max_duration = 10.0;
-    let n = run(&c2, &again, &mut good, &Cancel::new(), &mut |_| {}).unwrap();
+    let n = run(&c2, &again, &mut good, &mut |_| {}).unwrap();
     assert!(n >= 1);
     let rows = again.read_phases("default", "inet4").unwrap();
     assert_eq!((rows[4].segment, rows[4].block), (2, 2));
@@ -326,7 +339,7 @@ fn quick_versions_alternate_with_the_sets_in_one_run_stored_under_a_combined_key
     let store = Store::create(tmp.path(), &c).unwrap();
     let mut lab = lab(None);
     let mut runs: Vec<(String, Estimates)> = Vec::new();
-    let n = run(&c, &store, &mut lab, &Cancel::new(), &mut |e| {
+    let n = run(&c, &store, &mut lab, &mut |e| {
         if let Event::RunDone {
             version, estimates, ..
         } = e
@@ -386,7 +399,7 @@ fn quick_versions_alternate_with_a_single_config_set() {
     c.config_sets.truncate(1);
     let store = Store::create(tmp.path(), &c).unwrap();
     let mut lab = lab(None);
-    assert!(run(&c, &store, &mut lab, &Cancel::new(), &mut |_| {}).unwrap() >= 2);
+    assert!(run(&c, &store, &mut lab, &mut |_| {}).unwrap() >= 2);
     let mut results = crate::ingest::Results::default();
     crate::ingest::alternating::read(&store, &c, &mut results).unwrap();
     let run = &results.alternating[0];
@@ -412,11 +425,11 @@ fn a_directory_that_measured_quick_versions_in_turn_is_resumed_and_read_in_its_l
     // The layout before issue 12 (one run per version): acct-off measured, acct-on not yet.
     let mut first = c.clone();
     first.versions.truncate(1);
-    assert!(run(&first, &store, &mut lab, &Cancel::new(), &mut |_| {}).unwrap() >= 2);
+    assert!(run(&first, &store, &mut lab, &mut |_| {}).unwrap() >= 2);
     // Resumed with both versions: acct-on runs in turn too, acct-off is not measured again,
     // and no run of the other layout starts.
     let mut runs = Vec::new();
-    run(&c, &store, &mut lab, &Cancel::new(), &mut |e| {
+    run(&c, &store, &mut lab, &mut |e| {
         if let Event::RunDone { version, .. } = e {
             runs.push(version.to_string());
         }

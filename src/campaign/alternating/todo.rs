@@ -1,17 +1,12 @@
 //! The design of an alternating campaign as a directory holds it, and the runs it still has
 //! to measure: what `run` measures and `--resume` checks before it builds a lab.
 
-use super::{BalancedOrder, Campaign, Decision, Design, Profile, Runs, StopRule, Store};
+use super::{Alternation, BalancedOrder, Campaign, Decision, Runs, StopRule, Store, Unit};
+use crate::store::TrialKey;
 
-/// How many alternating runs of `campaign` are still to measure in `store` (none ended by
-/// their stopping rule yet): what `--resume` checks before it builds a lab.
-pub fn pending(campaign: &Campaign, store: &Store) -> anyhow::Result<usize> {
-    Ok(Design::new(campaign, store)?.todo(store)?.len())
-}
-
-impl<'c> Design<'c> {
+impl<'c> Alternation<'c> {
     /// The design of `campaign`, in the layout `store` holds.
-    pub(super) fn new(campaign: &'c Campaign, store: &Store) -> anyhow::Result<Self> {
+    pub(crate) fn new(campaign: &'c Campaign, store: &Store) -> anyhow::Result<Self> {
         let settings = campaign.alternating.clone().unwrap_or_default();
         // A directory started before versions alternated goes on in its own layout.
         let runs = Runs {
@@ -23,7 +18,7 @@ impl<'c> Design<'c> {
             .collect();
         let order = BalancedOrder::new(names.len())?;
         let block = settings.block_duration(names.len());
-        Ok(Design {
+        Ok(Alternation {
             rule: StopRule::new(settings.stop_options(), block)?,
             options: settings.phase_options(),
             campaign,
@@ -34,8 +29,15 @@ impl<'c> Design<'c> {
         })
     }
 
-    /// The (version index, profile) runs still to measure.
-    pub(super) fn todo(&self, store: &Store) -> anyhow::Result<Vec<(usize, &'c Profile)>> {
+    /// The runs of the campaign: one per version and profile, or one per profile when the
+    /// versions alternate.
+    pub(crate) fn runs(&self) -> usize {
+        self.runs.per_profile() * self.campaign.profiles.len()
+    }
+
+    /// The runs still to measure (none ended by their stopping rule yet): what `--resume`
+    /// checks before it builds a lab.
+    pub(crate) fn todo(&self, store: &Store) -> anyhow::Result<Vec<Unit<'c>>> {
         let mut todo = Vec::new();
         for version in 0..self.runs.per_profile() {
             for profile in &self.campaign.profiles {
@@ -46,7 +48,18 @@ impl<'c> Design<'c> {
                 }
                 let blocks = self.stored(store, &key, &profile.name)?;
                 if self.decide(&blocks) == Decision::Continue {
-                    todo.push((version, profile));
+                    todo.push(Unit {
+                        key: TrialKey {
+                            version: key,
+                            config: self.names.join("+"),
+                            profile: profile.name.clone(),
+                            iteration: 0,
+                        },
+                        // Alternated versions are applied by the switches, under traffic.
+                        version: (!self.runs.alternates).then_some(version),
+                        config: None,
+                        profile,
+                    });
                 }
             }
         }

@@ -1,9 +1,12 @@
 //! Unit tests of `run`.
 
 use super::*;
+use crate::campaign::bench::Bench;
 use crate::campaign::trial::mock::{steady, MockReceiver, MockSend, MockSender};
-use crate::campaign::trial::Rig;
-use crate::config::Trial;
+use crate::campaign::trial::{Rig, TrialSpec};
+use crate::cancel::Cancel;
+use crate::config::{Rate, Trial, Version};
+use crate::store::{Status, TrialMeta};
 use crate::traffic::endpoint::Tick;
 use crate::transport::MockTransport;
 use std::collections::BTreeSet;
@@ -90,6 +93,17 @@ impl Bench for MockBench {
     }
 }
 
+/// Runs `c` into `store` on `bench`, its events to `on_event`.
+fn run_on(
+    c: &Campaign,
+    store: &Store,
+    bench: &mut MockBench,
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> anyhow::Result<usize> {
+    let cancel = Cancel::new();
+    run(Context::new(c, store, Box::new(bench), &cancel, on_event))
+}
+
 fn small_campaign() -> Campaign {
     Campaign {
         iterations: 2,
@@ -118,7 +132,7 @@ fn runs_every_trial_once_and_resumes_without_duplicates() {
     let c = small_campaign();
     let store = Store::create(tmp.path(), &c).unwrap();
     let mut bench = MockBench::new(0.5);
-    let n = run(&c, &store, &mut bench, &Cancel::new(), &mut |_| {}).unwrap();
+    let n = run_on(&c, &store, &mut bench, &mut |_| {}).unwrap();
     assert_eq!(n, 8);
     let meta = store.read_meta(&plan(&c)[0]).unwrap();
     assert_eq!(meta.status, Status::Ok);
@@ -131,10 +145,7 @@ fn runs_every_trial_once_and_resumes_without_duplicates() {
     // Resuming a finished campaign runs nothing (once the first run let go of the directory).
     drop(store);
     let again = Store::resume(tmp.path(), &c, &crate::config::defaults::CONFIG_SETS).unwrap();
-    assert_eq!(
-        run(&c, &again, &mut bench, &Cancel::new(), &mut |_| {}).unwrap(),
-        0
-    );
+    assert_eq!(run_on(&c, &again, &mut bench, &mut |_| {}).unwrap(), 0);
     let all: BTreeSet<TrialKey> = plan(&c).into_iter().collect();
     assert_eq!(again.finished().unwrap(), all);
 }
@@ -147,7 +158,7 @@ fn a_failed_attempt_is_retried_once_then_recorded_as_failed() {
     let mut bench = MockBench::new(0.5);
     bench.script = [MockAttempt::Fail].into();
     let mut retries = 0;
-    run(&c, &store, &mut bench, &Cancel::new(), &mut |e| {
+    run_on(&c, &store, &mut bench, &mut |e| {
         if let Event::Retry { .. } = e {
             retries += 1
         }
@@ -160,7 +171,7 @@ fn a_failed_attempt_is_retried_once_then_recorded_as_failed() {
     let tmp = tempfile::tempdir().unwrap();
     let store = Store::create(tmp.path(), &c).unwrap();
     bench.script = [MockAttempt::Fail, MockAttempt::Fail].into();
-    run(&c, &store, &mut bench, &Cancel::new(), &mut |_| {}).unwrap();
+    run_on(&c, &store, &mut bench, &mut |_| {}).unwrap();
     let meta = store.read_meta(&plan(&c)[0]).unwrap();
     assert_eq!(meta.status, Status::Failed);
     assert_eq!(meta.failure.as_deref(), Some("generator died"));
@@ -177,7 +188,7 @@ fn an_unsteady_attempt_is_measured_again_and_never_lost_for_a_failed_one() {
         let mut bench = MockBench::new(0.5);
         bench.script = script.iter().copied().collect();
         let mut retries = Vec::new();
-        run(&c, &store, &mut bench, &Cancel::new(), &mut |e| {
+        run_on(&c, &store, &mut bench, &mut |e| {
             if let Event::Retry { reason, .. } = e {
                 retries.push(reason.to_string())
             }
@@ -220,7 +231,7 @@ fn a_trial_on_a_slowed_machine_is_measured_again() {
     // The first trial has no reference: its slowness cannot be seen. The third one is
     // measured again; the fourth, slowed twice, is kept and flagged.
     bench.script = [Slowed, Steady, Slowed, Steady, Slowed, Slowed].into();
-    run(&c, &store, &mut bench, &Cancel::new(), &mut |_| {}).unwrap();
+    run_on(&c, &store, &mut bench, &mut |_| {}).unwrap();
     let metas: Vec<TrialMeta> = plan(&c)
         .iter()
         .map(|k| store.read_meta(k).unwrap())
@@ -247,14 +258,7 @@ fn an_unsaturated_dut_is_flagged() {
     let mut c = small_campaign();
     c.iterations = 1;
     let store = Store::create(tmp.path(), &c).unwrap();
-    run(
-        &c,
-        &store,
-        &mut MockBench::new(1.0),
-        &Cancel::new(),
-        &mut |_| {},
-    )
-    .unwrap();
+    run_on(&c, &store, &mut MockBench::new(1.0), &mut |_| {}).unwrap();
     let meta = store.read_meta(&plan(&c)[0]).unwrap();
     assert_eq!(meta.status, Status::Flagged);
     assert!(
@@ -265,38 +269,13 @@ fn an_unsaturated_dut_is_flagged() {
 }
 
 #[test]
-fn a_trial_whose_rate_jumps_is_flagged_unsteady() {
-    let rows = |rates: &[f64]| -> Vec<SampleRow> {
-        rates
-            .iter()
-            .enumerate()
-            .map(|(i, &r)| SampleRow {
-                t_s: (i + 1) as f64,
-                tx_pkts: 1_000_000,
-                rx_pkts: r as u64,
-                tx_pps: 1e6,
-                rx_pps: r,
-            })
-            .collect()
-    };
-    let steady = rows(&[800e3, 790e3, 805e3, 798e3]);
-    assert_eq!(unsteady(&steady.iter().collect::<Vec<_>>()), None);
-    let jumpy = rows(&[780e3, 770e3, 490e3, 480e3, 500e3]);
-    let flag = unsteady(&jumpy.iter().collect::<Vec<_>>()).unwrap();
-    assert!(
-        flag.starts_with("unsteady: the DUT forwarded 480000 to 780000 pps"),
-        "{flag}"
-    );
-}
-
-#[test]
 fn versions_and_config_sets_are_applied_only_when_they_change() {
     let tmp = tempfile::tempdir().unwrap();
     let mut c = small_campaign();
     c.order = crate::config::Order::Sequential;
     let store = Store::create(tmp.path(), &c).unwrap();
     let mut bench = MockBench::new(0.5);
-    run(&c, &store, &mut bench, &Cancel::new(), &mut |_| {}).unwrap();
+    run_on(&c, &store, &mut bench, &mut |_| {}).unwrap();
     assert_eq!(
         bench.calls,
         [

@@ -5,9 +5,10 @@ use super::*;
 use crate::campaign::bench::Bench;
 use crate::campaign::trial::mock::{MockReceiver, MockSend, MockSender};
 use crate::campaign::trial::Rig;
-use crate::config::{Family, Measure, Version};
+use crate::cancel::Cancel;
+use crate::config::{Campaign, Family, Measure, Version};
 use crate::search::{Goal, SearchConfig};
-use crate::store::Status;
+use crate::store::{Status, Store};
 use crate::traffic::endpoint::Tick;
 use crate::transport::{MockTransport, Output};
 
@@ -121,11 +122,10 @@ fn throughput_profile() -> Profile {
 
 /// One trial of `bench` at `load` for 2 s through a runner keeping its files in `store`.
 fn one_trial(bench: &mut MockDut, store: &Store, load: f64) -> (TrialOutcome, SearchTrial) {
-    let (key, profile, hooks) = (key(), throughput_profile(), Hooks::default());
-    let cancel = Cancel::new();
-    let mut on_event = |_: &Event<'_>| {};
-    let parts = (&key, &profile, &hooks);
-    let mut runner = SearchRunner::new((bench, store), parts, &cancel, &mut on_event);
+    let (key, profile, campaign) = (key(), throughput_profile(), Campaign::default());
+    let (cancel, mut on_event) = (Cancel::new(), |_: &Event<'_>| {});
+    let mut ctx = Context::new(&campaign, store, Box::new(bench), &cancel, &mut on_event);
+    let mut runner = SearchRunner::new(&mut ctx, &key, &profile);
     let outcome = runner.run(load, 2.0).unwrap();
     (outcome, runner.trials.pop().unwrap())
 }
@@ -177,17 +177,18 @@ fn a_sender_that_falls_short_is_asked_for_more_aimed_just_above_the_load() {
     let store = results_dir(&tmp);
     let mut bench = MockDut::new(1e6, 2e6);
     (bench.efficiency, bench.summary) = (0.985, true);
-    let (key, profile, hooks) = (key(), throughput_profile(), Hooks::default());
-    let cancel = Cancel::new();
-    let mut on_event = |_: &Event<'_>| {};
-    let parts = (&key, &profile, &hooks);
-    let mut runner = SearchRunner::new((&mut bench, &store), parts, &cancel, &mut on_event);
+    let (key, profile, campaign) = (key(), throughput_profile(), Campaign::default());
+    let (cancel, mut on_event) = (Cancel::new(), |_: &Event<'_>| {});
+    let lent = Box::new(&mut bench);
+    let mut ctx = Context::new(&campaign, &store, lent, &cancel, &mut on_event);
+    let mut runner = SearchRunner::new(&mut ctx, &key, &profile);
     let valid: Vec<bool> = (0..3)
         .map(|_| runner.run(5e5, 1.0).unwrap().valid)
         .collect();
     // The first trial, asked for the load, falls short; the next ones make up for it.
     assert_eq!(valid, [false, true, true]);
     let asked = (5e5 * (1.0 + AIM) / 0.985).round() as u64;
+    drop(ctx);
     assert_eq!(
         bench.rates,
         [Rate::Pps(500_000), Rate::Pps(asked), Rate::Pps(asked)]
@@ -201,11 +202,11 @@ fn what_the_senders_hold_at_the_max_load_does_not_raise_the_next_loads() {
     // The generator holds 1.5 Mpps of the 2 Mpps max load (its limit, not its pacing).
     let mut bench = MockDut::new(1e6, 1.5e6);
     bench.summary = true;
-    let (key, profile, hooks) = (key(), throughput_profile(), Hooks::default());
-    let cancel = Cancel::new();
-    let mut on_event = |_: &Event<'_>| {};
-    let parts = (&key, &profile, &hooks);
-    let mut runner = SearchRunner::new((&mut bench, &store), parts, &cancel, &mut on_event);
+    let (key, profile, campaign) = (key(), throughput_profile(), Campaign::default());
+    let (cancel, mut on_event) = (Cancel::new(), |_: &Event<'_>| {});
+    let lent = Box::new(&mut bench);
+    let mut ctx = Context::new(&campaign, &store, lent, &cancel, &mut on_event);
+    let mut runner = SearchRunner::new(&mut ctx, &key, &profile);
     runner.aim = Aim::below(2e6);
     let valid: Vec<bool> = [2e6, 5e5, 5e5]
         .into_iter()
@@ -215,6 +216,7 @@ fn what_the_senders_hold_at_the_max_load_does_not_raise_the_next_loads() {
     // Learnt from, the max-load trial would have had the next ones asked for 30 % more; the
     // third is aimed just above the load, as the second sent all it was asked.
     let aimed = (5e5 * (1.0 + AIM)).round() as u64;
+    drop(ctx);
     assert_eq!(bench.rates, [2_000_000, 500_000, aimed].map(Rate::Pps));
 }
 
@@ -330,16 +332,9 @@ fn search_with(
         ..Campaign::default()
     };
     let store = Store::create(tmp.path(), &campaign).unwrap();
-    let (key, profile) = (key(), throughput_profile());
-    let meta = run_search(
-        &campaign,
-        &store,
-        bench,
-        (&key, &profile),
-        (Instant::now(), &Cancel::new()),
-        on_event,
-    )
-    .unwrap();
+    let (key, profile, cancel) = (key(), throughput_profile(), Cancel::new());
+    let mut ctx = Context::new(&campaign, &store, Box::new(bench), &cancel, on_event);
+    let meta = run_search(&mut ctx, &key, &profile, Instant::now()).unwrap();
     assert_eq!(store.read_meta(&key).unwrap(), meta);
     (meta, store.read_search(&key).unwrap())
 }
@@ -407,16 +402,12 @@ fn every_trial_of_a_search_keeps_its_files_numbered_as_in_search_json() {
     bench
         .dut
         .reply(&["nstat"], Output::ok("IpExtInOctets 42\n"));
-    let (key, profile) = (key(), throughput_profile());
-    run_search(
-        &campaign,
-        &store,
-        &mut bench,
-        (&key, &profile),
-        (Instant::now(), &Cancel::new()),
-        &mut |_: &Event<'_>| {},
-    )
-    .unwrap();
+    let (key, profile, cancel) = (key(), throughput_profile(), Cancel::new());
+    let mut on_event = |_: &Event<'_>| {};
+    let lent = Box::new(&mut bench);
+    let mut ctx = Context::new(&campaign, &store, lent, &cancel, &mut on_event);
+    run_search(&mut ctx, &key, &profile, Instant::now()).unwrap();
+    drop(ctx);
     let record = store.read_search(&key).unwrap();
     let iteration = store.trial_dir(&key);
     let listed = |dir: &str| -> Vec<String> {
