@@ -192,7 +192,7 @@ fn read_series(
 }
 
 /// What disturbed a trial, one short word each, for the doubt rule (`stats::doubt`): its flags
-/// (as `campaign::run` words them) and a first attempt left out.
+/// (as `campaign::trials` words them) and a first attempt left out.
 fn troubles(meta: &TrialMeta) -> Vec<String> {
     let kind = |flag: &String| {
         let kind = match flag.split(':').next().unwrap_or_default() {
