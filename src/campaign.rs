@@ -6,8 +6,6 @@ pub mod alternating;
 pub mod bench;
 /// What a campaign will run, before it runs: design, trials or runs, wall time.
 pub mod estimate;
-/// The balanced order of config sets in the alternating design.
-pub mod order;
 /// Running the trials through a lab, checking and storing them.
 pub mod run;
 /// A version's DUT settings (sysctls, commands), applied alike by every lab and under traffic.

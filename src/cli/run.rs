@@ -15,7 +15,7 @@ use crate::campaign::run as campaign_run;
 use crate::campaign::ssh::SshBench;
 use crate::campaign::virt::VirtualBench;
 use crate::cancel::Cancel;
-use crate::config::Campaign;
+use crate::config::{secs, Campaign};
 use crate::dut::KNOWN_PRESETS;
 use crate::error::InputError;
 use crate::lab::Lab;
@@ -259,8 +259,11 @@ fn measure(
         Progress::Lines
     };
     let (per_trial, unit) = match &campaign.alternating {
-        Some(alt) => (alt.max_duration, "alternating runs (version × profile)"),
-        None => (campaign.trial.duration, "trials"),
+        Some(alt) => (
+            secs(alt.max_duration),
+            "alternating runs (version × profile)",
+        ),
+        None => (secs(campaign.trial.duration), "trials"),
     };
     let mut done = 0usize;
     let outcome = campaign_run::run(campaign, store, bench, cancel, &mut |event| {
