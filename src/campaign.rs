@@ -11,8 +11,6 @@ pub mod context;
 pub mod design;
 /// What a campaign will run, before it runs: design, trials or runs, wall time.
 pub mod estimate;
-/// The balanced order of config sets in the alternating design.
-pub mod order;
 /// Running a campaign: each unit's design chosen once, the lab's version and config set put
 /// before it, the lab taken down at the end.
 pub mod run;

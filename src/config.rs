@@ -40,6 +40,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -48,16 +49,18 @@ use crate::lab::LabConfig;
 
 /// Defaults of the campaign file, shared by the model and the documentation.
 pub mod defaults {
+    use std::time::Duration;
+
     /// Title of the default campaign: the question of seeds 001–004.
     pub const TITLE: &str = "Impact of enabling firewalls on forwarding performance";
     /// Iterations per (version, config set, profile).
     pub const ITERATIONS: u32 = 5;
-    /// Seconds of traffic per trial.
-    pub const DURATION_S: f64 = 10.0;
-    /// Seconds dropped at the start of each trial.
-    pub const WARMUP_S: f64 = 2.0;
-    /// Seconds dropped at the end of each trial.
-    pub const COOLDOWN_S: f64 = 1.0;
+    /// Traffic per trial.
+    pub const DURATION: Duration = Duration::from_secs(10);
+    /// What is dropped at the start of each trial.
+    pub const WARMUP: Duration = Duration::from_secs(2);
+    /// What is dropped at the end of each trial.
+    pub const COOLDOWN: Duration = Duration::from_secs(1);
     /// Config sets of the default campaign, the reference first.
     pub const CONFIG_SETS: [&str; 4] = [
         "forwarding",
@@ -104,24 +107,28 @@ fn min_frame(af: Family) -> u32 {
 /// Offered load of a profile (the generator's type: `"max"` or a packet rate in the file).
 pub use crate::traffic::Rate;
 
-/// Seconds of each trial: traffic, and what the analysis drops at both ends.
+/// The times of each trial: traffic, and what the analysis drops at both ends (float seconds
+/// in the file).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Trial {
-    /// Seconds of traffic per trial. Default is 10.
-    pub duration: f64,
-    /// Seconds dropped at the start. Default is 2.
-    pub warmup: f64,
-    /// Seconds dropped at the end. Default is 1.
-    pub cooldown: f64,
+    /// Traffic per trial. Default is 10 s.
+    #[serde(with = "seconds")]
+    pub duration: Duration,
+    /// What is dropped at the start. Default is 2 s.
+    #[serde(with = "seconds")]
+    pub warmup: Duration,
+    /// What is dropped at the end. Default is 1 s.
+    #[serde(with = "seconds")]
+    pub cooldown: Duration,
 }
 
 impl Trial {
     /// Whole seconds of samples the analysis keeps: those after the warm-up and before the
     /// cool-down.
     pub fn measured_seconds(&self) -> usize {
-        let last = (self.duration - self.cooldown).floor();
-        let first = self.warmup.ceil() + 1.0;
+        let last = (secs(self.duration) - secs(self.cooldown)).floor();
+        let first = secs(self.warmup).ceil() + 1.0;
         (last - first + 1.0).max(0.0) as usize
     }
 }
@@ -129,9 +136,9 @@ impl Trial {
 impl Default for Trial {
     fn default() -> Self {
         Self {
-            duration: defaults::DURATION_S,
-            warmup: defaults::WARMUP_S,
-            cooldown: defaults::COOLDOWN_S,
+            duration: defaults::DURATION,
+            warmup: defaults::WARMUP,
+            cooldown: defaults::COOLDOWN,
         }
     }
 }
@@ -162,9 +169,13 @@ pub struct Version {
     /// routes present), retried until `online_timeout`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub online: Vec<String>,
-    /// Seconds `online` may take to succeed after a reboot. Default is 300.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub online_timeout: Option<f64>,
+    /// How long `online` may take to succeed after a reboot. Default is 300 s.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "seconds::option"
+    )]
+    pub online_timeout: Option<Duration>,
 }
 
 /// A traffic profile.
@@ -254,15 +265,15 @@ impl Profile {
         })
     }
 
-    /// What a sender sends for this profile during `seconds`.
-    pub fn load(&self, seconds: f64) -> crate::traffic::endpoint::Load {
+    /// What a sender sends for this profile during `duration`.
+    pub fn load(&self, duration: Duration) -> crate::traffic::endpoint::Load {
         crate::traffic::endpoint::Load {
             af: self.af,
             src: self.src().to_string(),
             dst: self.dst().to_string(),
             frame_size: self.frame_size(),
             rate: self.rate,
-            seconds,
+            seconds: secs(duration),
         }
     }
 }
@@ -451,15 +462,24 @@ mod bounds;
 mod design;
 /// Reading a campaign file: parse, defaults, paths relative to the file, validation.
 mod load;
+/// What the command line changes in a campaign: `-n`, `--duration`, `--quick`, `--profile`.
+mod overrides;
+/// The plan of an alternating campaign's runs, shared by the controller and the reader.
+mod plan;
 /// Quick versions (sysctls and commands only), which the alternating design alternates.
 mod quick;
+/// Seconds in the file, durations in the model: the serde helpers and each key's range.
+pub mod seconds;
 /// Checking a campaign once, at load: every number, name and command.
 mod validate;
 
 pub use bounds::{MAX_CONFIG_SETS, MAX_ENTRIES, MAX_PROFILES, MAX_TRIALS, MAX_VERSIONS};
 pub use design::{Alternating, Design, ALTERNATING_INTERVAL};
+pub use overrides::Overrides;
+pub use plan::{AlternatingPlan, PlanError};
 pub use quick::{Entry, Runs};
-pub use validate::{MAX_ITERATIONS, MAX_SECONDS, MAX_SYSCTL};
+pub use seconds::{secs, MAX_SECONDS};
+pub use validate::{MAX_ITERATIONS, MAX_SYSCTL};
 
 #[cfg(test)]
 mod tests;

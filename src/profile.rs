@@ -361,10 +361,9 @@ impl<'p> CaptureSchedule<'p> {
         trial: &crate::config::Trial,
         delay: Duration,
     ) -> Self {
-        let start_at = traffic_start + Duration::from_secs_f64(trial.warmup) + delay;
-        let stop_at = traffic_start
-            + Duration::from_secs_f64((trial.duration - trial.cooldown).max(trial.warmup))
-            + delay;
+        let start_at = traffic_start + trial.warmup + delay;
+        let measured_end = trial.duration.saturating_sub(trial.cooldown);
+        let stop_at = traffic_start + measured_end.max(trial.warmup) + delay;
         Self {
             recording,
             start_at,

@@ -31,6 +31,8 @@ pub mod doubt;
 pub mod jumpavg;
 /// Reading datasets and ministat's whole output.
 pub mod ministat;
+/// The balanced order of the alternating design's entries over a block's phases.
+pub mod order;
 /// Paired estimates of the alternating design's blocks against the baseline.
 pub mod paired;
 /// Phase values of the alternating design from the receiver's short windows.
@@ -54,6 +56,7 @@ pub use ministat::{
     analyse, read_datasets, render, Analysis, Dataset, MinistatError, MinistatOptions,
     NamedComparison, NamedSummary, ReadOptions,
 };
+pub use order::{BalancedOrder, OrderError};
 pub use paired::{paired, Block, BlockError, Change, PairedEstimate, PairedLine};
 pub use phase::{
     phase_values, window_rates, CounterSample, Estimator, PhaseError, PhaseOptions, PhaseSpan,

@@ -1,7 +1,8 @@
 //! The alternating design (`design = "alternating"`): for each version and profile, traffic runs
 //! without a stop while benchlab switches the DUT between the campaign's config sets in a
 //! balanced order ([`BalancedOrder`]), until every comparison with the baseline is precise enough
-//! or time is up ([`StopRule`]).
+//! or time is up ([`StopRule`]): both as the campaign's [`AlternatingPlan`] says, which the
+//! report's reader (`ingest::alternating`) derives alike.
 //!
 //! One run of continuous traffic is one trial of the ordinary trial procedure
 //! ([`trial::run`]) whose [`Watch`] is the `Controller` here: at each phase's planned start it
@@ -17,8 +18,9 @@
 //! run per profile stored under the versions' names joined by `+`, each phase naming its
 //! `<version>.<set>` entry; a switch applies the version, then the set, whichever changed.
 //!
-//! [`BalancedOrder`]: crate::campaign::order::BalancedOrder
+//! [`BalancedOrder`]: crate::stats::BalancedOrder
 //! [`StopRule`]: crate::stats::StopRule
+//! [`AlternatingPlan`]: crate::config::AlternatingPlan
 //! [`Watch`]: crate::campaign::trial::Watch
 //! [`entries`]: crate::campaign::alternating::entries
 
@@ -29,34 +31,26 @@ use anyhow::Context as _;
 use super::bench::{Estimates, Event, Switcher};
 use super::context::Context;
 use super::design::{Design, Unit};
-use super::order::BalancedOrder;
 use super::trial::{self, Flow, TrialSpec, Watch};
 use crate::clock::unix_now;
-use crate::config::{Alternating, Campaign, Runs, Trial};
-use crate::stats::{phase_values, Block, Decision, PhaseOptions, PhaseSpan};
-use crate::stats::{CounterSample, StopRule};
+use crate::config::{secs, AlternatingPlan, Campaign, Runs, Trial};
+use crate::stats::{phase_values, Block, CounterSample, Decision, PhaseSpan};
 use crate::store::alternating::{PRECISE, TIME_UP};
 use crate::store::{samples_csv, PhaseRow, SampleRow, SegmentMeta, Store, TrialKey};
 use crate::traffic::endpoint::Receiver;
 
-/// The alternating design of a campaign: what every run of it shares.
+/// The alternating design of a campaign: what every run of it shares, the campaign and its
+/// plan (entries, order, phase values, stopping rule), in the layout its directory holds.
 pub(crate) struct Alternation<'c> {
     campaign: &'c Campaign,
-    settings: Alternating,
-    /// Entry names (as in results: config sets, or `<version>.<set>` pairs), baseline first.
-    names: Vec<String>,
-    /// How the runs are laid out: versions alternated, or in turn (an older directory).
-    runs: Runs<'c>,
-    order: BalancedOrder,
-    rule: StopRule,
-    options: PhaseOptions,
+    plan: AlternatingPlan<'c>,
 }
 
 impl Design for Alternation<'_> {
     fn begin(&mut self, ctx: &mut Context<'_>) -> anyhow::Result<()> {
         // Alternated versions are applied by the switches, under traffic: `lab.json` says what
         // each one applies.
-        match self.runs.alternates {
+        match self.plan.runs.alternates {
             true => entries::record_versions(ctx.store, self.campaign),
             false => Ok(()),
         }
@@ -81,8 +75,8 @@ struct Done {
 impl Alternation<'_> {
     /// The finished blocks of a run, from its results directory.
     fn stored(&self, store: &Store, version: &str, profile: &str) -> anyhow::Result<Vec<Done>> {
-        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
-        let blocks = store.read_blocks(version, profile, &names, &self.options)?;
+        let names: Vec<&str> = self.plan.names.iter().map(String::as_str).collect();
+        let blocks = store.read_blocks(version, profile, &names, &self.plan.phase_options)?;
         Ok(blocks
             .into_iter()
             .map(|b| Done {
@@ -96,14 +90,13 @@ impl Alternation<'_> {
     fn decide(&self, done: &[Done]) -> Decision {
         let blocks: Vec<Block> = done.iter().filter_map(|d| d.values.clone()).collect();
         let elapsed: f64 = done.iter().map(|d| d.seconds).sum();
-        self.rule
-            .decide(&blocks, crate::clock::saturating_secs(elapsed))
+        (self.plan.rule).decide(&blocks, crate::clock::saturating_secs(elapsed))
     }
 
     /// The comparisons of `blocks`, each set against the baseline.
     fn estimates(&self, blocks: &[Block]) -> Estimates {
-        let all = self.rule.estimates(blocks);
-        self.names[1..]
+        let all = self.plan.rule.estimates(blocks);
+        self.plan.names[1..]
             .iter()
             .zip(all)
             .map(|(name, e)| (name.to_string(), e))
@@ -112,18 +105,20 @@ impl Alternation<'_> {
 
     /// The one trial of a segment, after `elapsed` seconds of earlier blocks.
     fn trial(&self, elapsed: f64) -> Trial {
-        let warmup = self.campaign.trial.warmup.max(self.settings.settle);
-        let block_s = self.settings.phase * self.order.phases_per_block() as f64;
+        let settings = &self.plan.settings;
+        let warmup = secs(self.campaign.trial.warmup).max(secs(settings.settle));
+        let block_s = secs(self.plan.block_duration());
+        // Time up comes from the stopping rule; the senders' own limit is a backstop past the
+        // wait for traffic, the run's time left and a block of slow switches.
+        let duration = warmup
+            + NO_TRAFFIC_S
+            + (secs(settings.max_duration) - elapsed).max(0.0)
+            + 4.0 * block_s
+            + 10.0;
         Trial {
-            // Time up comes from the stopping rule; the senders' own limit is a backstop past
-            // the wait for traffic, the run's time left and a block of slow switches.
-            duration: warmup
-                + NO_TRAFFIC_S
-                + (self.settings.max_duration - elapsed).max(0.0)
-                + 4.0 * block_s
-                + 10.0,
-            warmup,
-            cooldown: 0.0,
+            duration: crate::clock::saturating_secs(duration),
+            warmup: crate::clock::saturating_secs(warmup),
+            cooldown: Duration::ZERO,
         }
     }
 
@@ -172,10 +167,10 @@ impl Alternation<'_> {
             rows,
             plan: Vec::new(),
             spans: Vec::new(),
-            next_at: trial.warmup,
-            entries: self.runs.entries(index),
+            next_at: secs(trial.warmup),
+            entries: self.plan.runs.entries(index),
             in_force: None,
-            version_in_force: (!self.runs.alternates).then_some(index),
+            version_in_force: (!self.plan.runs.alternates).then_some(index),
             first_switch: None,
             measured: 0,
             ended: None,
@@ -302,7 +297,7 @@ impl Watch for Controller<'_, '_, '_> {
             }
         }
         if self.spans.is_empty() {
-            self.plan = self.design.order.block(self.blocks_so_far());
+            self.plan = self.design.plan.order.block(self.blocks_so_far());
         }
         let set = self.plan[self.spans.len()];
         let started = Instant::now();
@@ -316,7 +311,7 @@ impl Watch for Controller<'_, '_, '_> {
                 .with_context(|| {
                     format!(
                         "switching the DUT to `{}` (block {}); the blocks before it are kept",
-                        self.design.names[set],
+                        self.design.plan.names[set],
                         self.blocks_so_far() + 1
                     )
                 })?;
@@ -330,7 +325,8 @@ impl Watch for Controller<'_, '_, '_> {
             switched_s,
             end_s: f64::NAN,
         });
-        let (phase, settle) = (self.design.settings.phase, self.design.settings.settle);
+        let settings = &self.design.plan.settings;
+        let (phase, settle) = (secs(settings.phase), secs(settings.settle));
         // Keep to the planned grid unless the switch took longer than a window: every phase
         // then keeps its full length after the settle time.
         let window = crate::config::ALTERNATING_INTERVAL.as_secs_f64();
@@ -375,7 +371,7 @@ impl Controller<'_, '_, '_> {
             anyhow::bail!(
                 "config set `{}`: its pass rules counted no packet during its phase (block {}): \
                  they are not in the traffic's path; check the set",
-                self.design.names[set],
+                self.design.plan.names[set],
                 self.blocks_so_far() + 1
             );
         }
@@ -386,13 +382,13 @@ impl Controller<'_, '_, '_> {
     fn close_block(&mut self, series: &[CounterSample]) -> anyhow::Result<()> {
         let (v, p, segment) = self.ids;
         let block = self.blocks_so_far() as u32 + 1;
-        let phases = phase_values(series, &self.spans, &self.design.options)?;
+        let phases = phase_values(series, &self.spans, &self.design.plan.phase_options)?;
         for (k, span) in self.spans.iter().enumerate() {
             self.rows.push(PhaseRow {
                 segment,
                 block,
                 phase: k as u32 + 1,
-                config: self.design.names[span.set].to_string(),
+                config: self.design.plan.names[span.set].to_string(),
                 switched_s: span.switched_s,
                 end_s: span.end_s,
             });
@@ -402,7 +398,7 @@ impl Controller<'_, '_, '_> {
             .with_context(|| format!("storing block {block} of {v}.{p}"))?;
         self.spans.clear();
         self.measured += 1;
-        let values = Block::from_phases(&phases, self.design.names.len());
+        let values = Block::from_phases(&phases, self.design.plan.names.len());
         if let Ok(values) = &values {
             self.blocks.push(values.clone());
         }
@@ -421,15 +417,14 @@ impl Controller<'_, '_, '_> {
     fn decision(&self, now: f64) -> Decision {
         let segment = now - self.first_switch.unwrap_or(now);
         let elapsed = self.elapsed_before + segment;
-        self.design
-            .rule
-            .decide(&self.blocks, crate::clock::saturating_secs(elapsed))
+        (self.design.plan.rule).decide(&self.blocks, crate::clock::saturating_secs(elapsed))
     }
 }
 
 /// The entries an alternating run switches between: config sets, or (version, set) pairs.
 pub mod entries;
-/// What a run of the design is: its settings and order, and the runs still to measure.
+/// What a run of the design is (the campaign's plan, in its directory's layout), and the runs
+/// still to measure.
 mod todo;
 
 #[cfg(test)]

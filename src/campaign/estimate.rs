@@ -1,7 +1,7 @@
 //! What a campaign will run, before anything runs (`benchlab run --check`): its design and why,
 //! how many trials or alternating runs, and about how long it takes.
 
-use crate::config::{Campaign, Design, Measure, Runs};
+use crate::config::{secs, Campaign, Design, Measure, Runs};
 use crate::store::{plan, TrialKey};
 
 /// Seconds a trial of the virtual lab costs beyond its traffic: the switch of version or
@@ -41,7 +41,8 @@ pub fn plan_of(campaign: &Campaign) -> Plan {
         (Design::Alternating, Some(alt)) => {
             let runs = Runs::of(campaign);
             let count = runs.per_profile() * campaign.profiles.len();
-            let per_run = alt.max_duration + campaign.trial.warmup.max(alt.settle);
+            let per_run =
+                secs(alt.max_duration) + secs(campaign.trial.warmup).max(secs(alt.settle));
             let entries = runs.entries(0).len();
             Plan {
                 design: Design::Alternating,
@@ -51,7 +52,7 @@ pub fn plan_of(campaign: &Campaign) -> Plan {
                     "alternating run{} ({} per profile, {entries} entries switched every {} s)",
                     if count == 1 { "" } else { "s" },
                     runs.per_profile(),
-                    alt.phase
+                    secs(alt.phase)
                 ),
                 wall_s: LAB_S + count as f64 * (per_run + RUN_OVERHEAD_S),
                 at_most: true,
@@ -60,8 +61,8 @@ pub fn plan_of(campaign: &Campaign) -> Plan {
                      {:.0} s), or after {} s of traffic",
                     alt.precision,
                     alt.min_blocks,
-                    alt.block_duration(entries).as_secs_f64(),
-                    alt.max_duration
+                    secs(alt.block_duration(entries)),
+                    secs(alt.max_duration)
                 ),
             }
         }
@@ -76,7 +77,7 @@ pub fn plan_of(campaign: &Campaign) -> Plan {
             let seconds: f64 = (keys.iter())
                 .map(|k| match searches(&k) {
                     true => search.search_duration_max,
-                    false => campaign.trial.duration + TRIAL_OVERHEAD_S,
+                    false => secs(campaign.trial.duration) + TRIAL_OVERHEAD_S,
                 })
                 .sum();
             let reboots = campaign.versions.iter().any(|v| !v.reboot.is_empty());

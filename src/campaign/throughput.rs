@@ -46,7 +46,7 @@
 //! [`TrialData::late_pkts`]: crate::campaign::trial::TrialData::late_pkts
 
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
@@ -129,9 +129,9 @@ impl<'a, 'c> SearchRunner<'a, 'c> {
             ..self.profile.clone()
         };
         let timing = Trial {
-            duration,
-            warmup: 0.0,
-            cooldown: 0.0,
+            duration: crate::clock::saturating_secs(duration),
+            warmup: Duration::ZERO,
+            cooldown: Duration::ZERO,
         };
         let spec = TrialSpec {
             key: self.key,

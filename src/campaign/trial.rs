@@ -250,7 +250,7 @@ fn traffic(
         files,
     } = flowing;
     let grace = rig.senders.iter().map(|s| s.grace()).min();
-    let due = Duration::try_from_secs_f64(spec.trial.duration).context("the trial's duration")?;
+    let due = spec.trial.duration;
     let limit = due.saturating_add(grace.unwrap_or_default());
     let mut during = (!spec.hooks.during.is_empty()).then_some(&spec.hooks.during);
     loop {
@@ -284,7 +284,9 @@ fn traffic(
         for row in new_rows(rig, rows)? {
             watch.second(&row);
         }
-        let warm = rows.last().is_some_and(|r| r.t_s >= spec.trial.warmup);
+        let warm = rows
+            .last()
+            .is_some_and(|r| r.t_s >= crate::config::secs(spec.trial.warmup));
         if let Some(hooks) = during.filter(|_| warm) {
             files.push((
                 "dut-during.txt".into(),

@@ -201,9 +201,7 @@ fn rig<'a>(
     let fixed = matches!(spec.profile.rate, Rate::Pps(_));
     gen_cfg.input_queue = fixed.then_some(INPUT_QUEUE_FRAMES);
     let queue_frames = VETH_QUEUE_FRAMES + gen_cfg.input_queue.unwrap_or(0);
-    gen_cfg.limit = Limit::Duration(
-        Duration::try_from_secs_f64(spec.trial.duration).context("the trial's duration")?,
-    );
+    gen_cfg.limit = Limit::Duration(spec.trial.duration);
     gen_cfg.cpu = Some(sender.cpu);
     let dut_ns = facts.dut.namespace.clone();
     let mut rx_cfg = RxConfig::new(IfRef {

@@ -12,7 +12,7 @@ use crate::campaign::bench::{Estimates, Event};
 use crate::campaign::context::Context;
 use crate::campaign::run as campaign_run;
 use crate::cancel::Cancel;
-use crate::config::Campaign;
+use crate::config::{secs, Campaign};
 use crate::dut::KNOWN_PRESETS;
 use crate::error::InputError;
 use crate::profile::PerfProfiler;
@@ -256,8 +256,11 @@ impl Shown {
             Progress::Lines
         };
         let (per_trial, unit) = match &campaign.alternating {
-            Some(alt) => (alt.max_duration, "alternating runs (version × profile)"),
-            None => (campaign.trial.duration, "trials"),
+            Some(alt) => (
+                secs(alt.max_duration),
+                "alternating runs (version × profile)",
+            ),
+            None => (secs(campaign.trial.duration), "trials"),
         };
         Self {
             progress,

@@ -195,7 +195,10 @@ mod tests {
         );
         assert!(bad.unwrap_err().to_string().contains("alternating.phase"));
         let mut c = load("[alternating]\nmax_duration = 60\n");
-        assert_eq!(c.alternating.as_ref().unwrap().max_duration, 60.0);
+        assert_eq!(
+            c.alternating.as_ref().unwrap().max_duration,
+            std::time::Duration::from_secs(60)
+        );
         c.profile = true;
         c.settle_design();
         assert_eq!((c.design, &c.alternating), (Design::Trials, &None));

@@ -63,7 +63,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{Estimator, PhaseOptions, StopOptions};
+use super::seconds::{check, secs};
+use crate::error::InputError;
+use crate::stats::{BalancedOrder, Estimator, PhaseOptions, StopOptions};
 
 /// How a campaign measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -101,17 +103,20 @@ pub const ALTERNATING_INTERVAL: Duration = Duration::from_millis(50);
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Alternating {
-    /// Seconds each config set runs before the next switch. Default is 0.5.
-    pub phase: f64,
-    /// Seconds dropped after each switch (the switch itself and what it disturbs). Default is
-    /// 0.1.
-    pub settle: f64,
+    /// How long each config set runs before the next switch. Default is 0.5 s.
+    #[serde(with = "super::seconds")]
+    pub phase: Duration,
+    /// What is dropped after each switch (the switch itself and what it disturbs). Default is
+    /// 0.1 s.
+    #[serde(with = "super::seconds")]
+    pub settle: Duration,
     /// A phase's value from its short windows: `mean`, `median` or `pNN`. Default is `p90`.
-    pub estimator: String,
+    pub estimator: Estimator,
     /// Target half-width of every comparison, percent. Default is 1.0.
     pub precision: f64,
-    /// Longest a profile's traffic runs, seconds. Default is 150.
-    pub max_duration: f64,
+    /// Longest a profile's traffic runs. Default is 150 s.
+    #[serde(with = "super::seconds")]
+    pub max_duration: Duration,
     /// Blocks before the first look at the precision. Default is 8.
     pub min_blocks: usize,
 }
@@ -119,27 +124,22 @@ pub struct Alternating {
 impl Default for Alternating {
     fn default() -> Self {
         Alternating {
-            phase: 0.5,
-            settle: 0.1,
-            estimator: "p90".into(),
+            phase: Duration::from_millis(500),
+            settle: Duration::from_millis(100),
+            estimator: Estimator::Quantile(0.9),
             precision: 1.0,
-            max_duration: 150.0,
+            max_duration: Duration::from_secs(150),
             min_blocks: 8,
         }
     }
 }
 
 impl Alternating {
-    /// How phases become values (the estimator was checked at load; an unknown one falls back
-    /// to the default rather than panic).
+    /// How phases become values.
     pub fn phase_options(&self) -> PhaseOptions {
-        let defaults = PhaseOptions::default();
         PhaseOptions {
-            settle_s: self.settle,
-            estimator: self
-                .estimator
-                .parse::<Estimator>()
-                .unwrap_or(defaults.estimator),
+            settle_s: secs(self.settle),
+            estimator: self.estimator,
             // Half the windows a phase can hold, so that a late switch still leaves a value.
             min_windows: (self.windows_per_phase() / 2).max(2),
             min_window_s: ALTERNATING_INTERVAL.as_secs_f64() * 0.8,
@@ -148,82 +148,58 @@ impl Alternating {
 
     /// Short windows a phase holds once its settle time is dropped.
     pub fn windows_per_phase(&self) -> usize {
-        // The epsilon keeps 0.2 s / 0.05 s at 4 despite binary fractions.
-        ((self.phase - self.settle) / ALTERNATING_INTERVAL.as_secs_f64() + 1e-9).floor() as usize
+        let kept = self.phase.saturating_sub(self.settle);
+        (kept.as_nanos() / ALTERNATING_INTERVAL.as_nanos()) as usize
     }
 
     /// When to stop adding blocks.
     pub fn stop_options(&self) -> StopOptions {
         StopOptions {
             precision_pct: self.precision,
-            max_duration: Duration::try_from_secs_f64(self.max_duration)
-                .unwrap_or(Duration::from_secs(150)),
+            max_duration: self.max_duration,
             min_blocks: self.min_blocks,
         }
     }
 
-    /// How long a block of `sets` config sets takes: each set runs twice (the balanced order
-    /// of `campaign::order` folds a Williams row).
-    pub fn block_duration(&self, sets: usize) -> Duration {
-        self.phase_duration() * (2 * sets) as u32
+    /// How long a block of `entries` entries takes: each runs twice (the balanced order of
+    /// [`BalancedOrder`] folds a Williams row).
+    pub fn block_duration(&self, entries: usize) -> Duration {
+        self.phase * BalancedOrder::phases_for(entries) as u32
     }
 
-    /// The phase length.
-    pub fn phase_duration(&self) -> Duration {
-        Duration::try_from_secs_f64(self.phase).unwrap_or(Duration::from_millis(500))
-    }
-
-    /// What is wrong with these settings, as `(key, problem)`.
-    pub fn problem(&self) -> Option<(&'static str, String)> {
-        if let Err(e) = self.estimator.parse::<Estimator>() {
-            return Some(("alternating.estimator", e.to_string()));
-        }
-        if !(self.phase.is_finite() && (0.2..=60.0).contains(&self.phase)) {
-            return Some((
-                "alternating.phase",
-                format!("must be 0.2 to 60 seconds, not {:?}", self.phase),
-            ));
-        }
-        if !(self.settle.is_finite() && self.settle >= 0.0) {
-            return Some((
-                "alternating.settle",
-                format!("must be 0 seconds or more, not {:?}", self.settle),
-            ));
-        }
+    /// Checks these settings; the refusal names the file and the key.
+    pub fn validate(&self, origin: &str) -> Result<(), InputError> {
+        let bad = |key, what: String| Err(super::bad(origin, key, what));
+        check(origin, "alternating.phase", secs(self.phase))?;
         if self.windows_per_phase() < 4 {
-            return Some((
+            return bad(
                 "alternating.settle",
                 format!(
                     // `{:?}` keeps 1e300 short.
                     "{:?} s leaves fewer than 4 windows of {} s in a {} s phase; settle less or \
                      make phases longer",
-                    self.settle,
+                    secs(self.settle),
                     ALTERNATING_INTERVAL.as_secs_f64(),
-                    self.phase
+                    secs(self.phase)
                 ),
-            ));
+            );
         }
         if !(self.precision.is_finite() && self.precision > 0.0 && self.precision <= 100.0) {
-            return Some((
+            return bad(
                 "alternating.precision",
                 format!(
                     "must be a half-width in percent above 0, such as 1.0, not {:?}",
                     self.precision
                 ),
-            ));
+            );
         }
-        if !(self.max_duration.is_finite() && (1.0..=86_400.0).contains(&self.max_duration)) {
-            return Some((
-                "alternating.max_duration",
-                format!("must be 1 to 86400 seconds, not {:?}", self.max_duration),
-            ));
-        }
+        check(origin, "alternating.max_duration", secs(self.max_duration))?;
         if !(2..=10_000).contains(&self.min_blocks) {
-            return Some((
+            return bad(
                 "alternating.min_blocks",
                 format!("must be 2 to 10000, not {}", self.min_blocks),
-            ));
+            );
         }
-        None
+        Ok(())
     }
 }

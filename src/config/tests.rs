@@ -173,3 +173,73 @@ fn throughput_profiles_take_the_search_table_and_its_errors_name_the_key() {
         assert!(!e.contains('\n'), "{e}");
     }
 }
+
+#[test]
+fn overrides_are_merged_once_and_only_their_faults_say_so() {
+    let prepare = |text: &str, overrides: Overrides| {
+        let c = Campaign::parse(text, "c.toml").unwrap();
+        c.prepare("c.toml", &SETS, &overrides, None)
+            .map_err(|e| e.to_string())
+    };
+    let quick = Overrides {
+        quick: true,
+        iterations: Some(2),
+        ..Overrides::default()
+    };
+    let c = prepare("", quick).unwrap();
+    let alt = c.alternating.as_ref().unwrap();
+    assert_eq!((c.iterations, alt.min_blocks), (2, 2));
+    assert_eq!(alt.max_duration, std::time::Duration::from_secs(40));
+    // `--profile` chooses the design: the trials one, which has no `[alternating]`.
+    let profile = Overrides {
+        profile: true,
+        ..Overrides::default()
+    };
+    let c = prepare("", profile).unwrap();
+    assert_eq!((c.design, c.alternating.is_none()), (Design::Trials, true));
+    let suffix = "(with -n/--duration/--quick/--profile applied)";
+    let many = Overrides {
+        iterations: Some(0),
+        ..Overrides::default()
+    };
+    assert!(prepare("", many).unwrap_err().ends_with(suffix));
+    // A fault the flags leave as the file wrote it is the file's; one they change is theirs.
+    let file = prepare("iterations = 0", profile).unwrap_err();
+    assert!(
+        file.contains("key `iterations`") && !file.contains(suffix),
+        "{file}"
+    );
+    assert!(prepare("iterations = 0", quick).is_ok());
+}
+
+#[test]
+fn seconds_no_duration_holds_are_refused_by_key_before_the_typed_parse() {
+    for (text, want) in [
+        (
+            "[trial]\nwarmup = nan",
+            "key `trial.warmup`: must be a number of seconds",
+        ),
+        (
+            "[alternating]\nmax_duration = inf",
+            "key `alternating.max_duration`: must be 1 to",
+        ),
+        (
+            "[alternating]\nphase = -1",
+            "key `alternating.phase`: must be 0.2 to 60 seconds",
+        ),
+        (
+            "[alternating]\nestimator = \"mode\"",
+            "key `alternating.estimator`: unknown",
+        ),
+    ] {
+        let err = parse(text).unwrap_err();
+        assert!(
+            err.starts_with("c.toml: ") && err.contains(want),
+            "{text}: {err}"
+        );
+    }
+    let c = parse("[alternating]\nphase = 0.3\nestimator = \"median\"\n").unwrap();
+    let text = c.to_toml();
+    assert!(text.contains("phase = 0.3\n") && text.contains("estimator = \"median\""));
+    assert_eq!(parse(&text).unwrap(), c);
+}

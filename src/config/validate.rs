@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use super::bounds::MAX_ENTRIES;
+use super::seconds::{check, secs};
 use super::{bad, defaults, min_frame, Campaign, Design};
 use crate::error::{shown, InputError};
 
@@ -12,8 +13,6 @@ use crate::error::{shown, InputError};
 pub const MAX_ITERATIONS: u32 = 10_000;
 /// The longest sysctl key or value, in bytes (Linux's own are under 100).
 pub const MAX_SYSCTL: usize = 4096;
-/// The longest trial, warm-up or cool-down, in seconds (a day).
-pub const MAX_SECONDS: f64 = 86_400.0;
 impl Campaign {
     /// Checks ranges, names and references; the error names the key.
     pub fn validate(&self, origin: &str, known_sets: &[&str]) -> Result<(), InputError> {
@@ -32,7 +31,7 @@ impl Campaign {
             return Err(bad(origin, "profiles", "list at least one traffic profile"));
         }
         self.validate_size(origin)?;
-        self.validate_sets(origin, known_sets)?;
+        self.check_config_sets(origin, known_sets)?;
         self.validate_names(origin)?;
         self.validate_profiles(origin)?;
         self.validate_design(origin)?;
@@ -88,8 +87,8 @@ impl Campaign {
     /// `[alternating]`'s settings in range, whichever design runs: checked before
     /// `design = "auto"` settles, which drops the table when the campaign runs trials.
     pub(super) fn validate_alternating(&self, origin: &str) -> Result<(), InputError> {
-        match self.alternating.as_ref().and_then(|alt| alt.problem()) {
-            Some((key, problem)) => Err(bad(origin, key, problem)),
+        match &self.alternating {
+            Some(alt) => alt.validate(origin),
             None => Ok(()),
         }
     }
@@ -101,9 +100,9 @@ impl Campaign {
             return Ok(());
         };
         let entries = self.alternated_entries();
-        let block = alt.block_duration(entries).as_secs_f64();
+        let block = secs(alt.block_duration(entries));
         let needed = alt.min_blocks as f64 * block;
-        if needed <= alt.max_duration {
+        if needed <= secs(alt.max_duration) {
             return Ok(());
         }
         Err(bad(
@@ -111,7 +110,9 @@ impl Campaign {
             "alternating.min_blocks",
             format!(
                 "{} blocks of {block} s ({entries} entries × 2 phases of {} s) take {needed} s,                  more than max_duration = {} s: fewer blocks, shorter phases or a longer                  max_duration",
-                alt.min_blocks, alt.phase, alt.max_duration
+                alt.min_blocks,
+                secs(alt.phase),
+                secs(alt.max_duration)
             ),
         ))
     }
@@ -156,7 +157,7 @@ impl Campaign {
             ("trial.warmup", t.warmup),
             ("trial.cooldown", t.cooldown),
         ] {
-            seconds(origin, key, value)?;
+            check(origin, key, secs(value))?;
         }
         if t.measured_seconds() < defaults::MIN_MEASURED_S {
             return Err(bad(
@@ -165,23 +166,29 @@ impl Campaign {
                 format!(
                     "{}s of traffic leaves {} whole second(s) once warm-up ({}s) and cool-down \
                      ({}s) are dropped, {} needed; make the trial longer",
-                    t.duration,
+                    secs(t.duration),
                     t.measured_seconds(),
-                    t.warmup,
-                    t.cooldown,
+                    secs(t.warmup),
+                    secs(t.cooldown),
                     defaults::MIN_MEASURED_S
                 ),
             ));
         }
         for (i, v) in self.versions.iter().enumerate() {
-            if let Some(secs) = v.online_timeout {
-                seconds(origin, &format!("versions[{i}].online_timeout"), secs)?;
+            if let Some(timeout) = v.online_timeout {
+                check(
+                    origin,
+                    &format!("versions[{i}].online_timeout"),
+                    secs(timeout),
+                )?;
             }
         }
         Ok(())
     }
 
-    fn validate_sets(&self, origin: &str, known_sets: &[&str]) -> Result<(), InputError> {
+    /// The config sets a run needs: each built-in (`known_sets`) or a directory with its
+    /// `apply` script. Resuming a stored campaign checks them again: a directory may be gone.
+    pub fn check_config_sets(&self, origin: &str, known_sets: &[&str]) -> Result<(), InputError> {
         if self.config_sets.is_empty() {
             return Err(bad(origin, "config_sets", "list at least one config set"));
         }
@@ -359,17 +366,4 @@ fn check_sysctl(key: &str, value: &str) -> Result<(), String> {
         )),
         None => Ok(()),
     }
-}
-
-/// A number of seconds: finite, not negative, at most [`MAX_SECONDS`].
-fn seconds(origin: &str, key: &str, value: f64) -> Result<(), InputError> {
-    if value.is_finite() && (0.0..=MAX_SECONDS).contains(&value) {
-        return Ok(());
-    }
-    Err(bad(
-        origin,
-        key,
-        // `{:?}` keeps 1e300 short.
-        format!("must be a number of seconds from 0 to {MAX_SECONDS}, not {value:?}"),
-    ))
 }

@@ -3,7 +3,7 @@
 //! and each run keeps its paired estimates and its short-window series for the time chart.
 
 use super::{Iteration, Results, Series, Setup};
-use crate::config::{Campaign, Entry, Profile, Runs, ALTERNATING_INTERVAL};
+use crate::config::{secs, AlternatingPlan, Campaign, Entry, Profile, Runs, ALTERNATING_INTERVAL};
 use crate::error::InputError;
 use crate::stats::{window_rates, Block, PairedEstimate, PhaseOptions, StopRule};
 use crate::store::Store;
@@ -42,29 +42,27 @@ pub struct AlternatingRun {
 
 /// Reads every alternating run of `campaign` into `results`: series per set, and the runs.
 pub fn read(store: &Store, campaign: &Campaign, results: &mut Results) -> Result<(), InputError> {
-    let alt = campaign.alternating.clone().unwrap_or_default();
-    let options = alt.phase_options();
     // A directory started before versions alternated is read in its own layout.
     let runs = Runs {
         campaign,
         alternates: store.alternates_versions(campaign)?,
     };
-    // Blocks as long as the run's: one phase per entry, twice.
-    let n = runs.entries(0).len();
-    let rule = StopRule::new(alt.stop_options(), alt.block_duration(n))
-        .map_err(|e| InputError::new(format!("campaign.toml: {e}")))?;
+    // The plan the controller measured with: blocks as long as the run's, values alike.
+    let plan =
+        AlternatingPlan::new(runs).map_err(|e| InputError::new(format!("campaign.toml: {e}")))?;
+    let (alt, options, rule) = (&plan.settings, &plan.phase_options, &plan.rule);
     results.method = format!(
         "one block of the alternating design (traffic runs on while the DUT switches config \
          sets every {} s in a balanced order, each set twice per block; {} s after each switch \
          dropped; a phase's value is the {} of its {} s windows, a set's the mean of its phases)",
-        alt.phase,
-        alt.settle,
+        secs(alt.phase),
+        secs(alt.settle),
         alt.estimator,
         ALTERNATING_INTERVAL.as_secs_f64()
     );
     for index in 0..runs.per_profile() {
         for profile in &campaign.profiles {
-            read_run(store, runs, (index, profile), (&rule, &options), results)?;
+            read_run(store, runs, (index, profile), (rule, options), results)?;
         }
     }
     Ok(())

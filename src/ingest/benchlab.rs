@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::{Capture, Iteration, Results, Series, Setup, Traffic, Warning};
-use crate::config::{Campaign, Design, Measure, Profile, Trial};
+use crate::config::{secs, Campaign, Design, Measure, Profile, Trial};
 use crate::error::InputError;
 use crate::stats::{Flavor, Sample};
 use crate::store::{
@@ -115,7 +115,9 @@ fn method(campaign: &Campaign) -> String {
     let fixed = format!(
         "the median of the receiver's per-second rates over each {} s trial, the first {} s \
          and the last {} s dropped",
-        t.duration, t.warmup, t.cooldown
+        secs(t.duration),
+        secs(t.warmup),
+        secs(t.cooldown)
     );
     match (campaign.profiles.iter()).any(|p| p.measure == Measure::Throughput) {
         true => format!("{fixed}; {}", throughput::METHOD),
@@ -310,7 +312,7 @@ fn read_capture(
                 window.start_unix_s - meta.start_unix_s,
                 window.end_unix_s - meta.start_unix_s,
             );
-            let (first, last) = (trial.warmup, meta.end_unix_s - meta.start_unix_s);
+            let (first, last) = (secs(trial.warmup), meta.end_unix_s - meta.start_unix_s);
             (from < first - CAPTURE_SLACK_S || to > last).then(|| {
                 format!(
                     "captured from {from:.1} s to {to:.1} s of the trial's traffic, outside \

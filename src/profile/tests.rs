@@ -73,9 +73,9 @@ fn a_schedule_resumes_after_warmup_halts_before_cooldown_and_folds_after_the_tra
         log: Default::default(),
     };
     let trial = crate::config::Trial {
-        duration: 0.5,
-        warmup: 0.2,
-        cooldown: 0.1,
+        duration: Duration::from_millis(500),
+        warmup: Duration::from_millis(200),
+        cooldown: Duration::from_millis(100),
     };
     // The profiler is started (paused) before the traffic.
     let recording = p.start().unwrap();

@@ -88,6 +88,21 @@ impl fmt::Display for Estimator {
     }
 }
 
+/// Written as its name (`p90`), as a campaign file gives it.
+impl serde::Serialize for Estimator {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Read from its name through [`FromStr`]: an unknown one is refused where it is read.
+impl<'de> serde::Deserialize<'de> for Estimator {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = <String as serde::Deserialize>::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl Estimator {
     /// The estimate of `values` (unsorted), or `None` when there are none.
     pub fn of(self, values: &[f64]) -> Option<f64> {

@@ -135,7 +135,7 @@ fn resume_refuses_a_changed_campaign_naming_the_key() {
     let c = Campaign::default();
     Store::create(tmp.path(), &c).unwrap();
     let mut changed = c.clone();
-    changed.trial.duration = 20.0;
+    changed.trial.duration = std::time::Duration::from_secs(20);
     let err = Store::resume(tmp.path(), &changed, &SETS)
         .unwrap_err()
         .to_string();

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use benchlab::campaign::order::BalancedOrder;
+use benchlab::stats::BalancedOrder;
 use benchlab::stats::{
     paired, phase_values, Block, Confidence, CounterSample, Decision, Estimator, PhaseOptions,
     PhaseSpan, StopOptions, StopRule,

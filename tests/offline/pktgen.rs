@@ -55,8 +55,12 @@ dst = "[2001:2:0:8010::1]-[2001:2:0:8010::64]""#,
         (&inet4, "002-inet4.sender.head"),
         (&inet6, "002-inet6.sender.head"),
     ] {
-        let mut tx =
-            PktgenTx::from_load(&profile.load(0.0), "igb2", "00:0d:b9:41:ca:3d", 80_000_000);
+        let mut tx = PktgenTx::from_load(
+            &profile.load(std::time::Duration::ZERO),
+            "igb2",
+            "00:0d:b9:41:ca:3d",
+            80_000_000,
+        );
         tx.wait_s = 4;
         tx.extra = vec!["-U".into()];
         assert_eq!(tx.argv(), logged_argv(file), "{file}");
@@ -71,7 +75,12 @@ frame_size = 64
 src = "198.18.10.1:2000-198.18.10.20"
 dst = "198.19.10.1:2000-198.19.10.10""#,
     );
-    let mut tx = PktgenTx::from_load(&p003.load(0.0), "ix0", "00:07:43:2e:e4:70", 1_000_000_000);
+    let mut tx = PktgenTx::from_load(
+        &p003.load(std::time::Duration::ZERO),
+        "ix0",
+        "00:07:43:2e:e4:70",
+        1_000_000_000,
+    );
     tx.wait_s = 4;
     tx.no_normalize = false;
     tx.af = None;

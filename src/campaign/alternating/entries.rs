@@ -1,6 +1,6 @@
 //! What an alternating run alternates: its **entries**. A campaign whose versions are all quick
 //! ([`Campaign::alternates_versions`]) alternates the (version, config set) pairs, version-major,
-//! so the baseline is (first version, first set) and one [`BalancedOrder`](crate::campaign::order::BalancedOrder)
+//! so the baseline is (first version, first set) and one [`BalancedOrder`](crate::stats::BalancedOrder)
 //! runs over all `versions × sets` entries; any other campaign alternates its config sets
 //! within one version at a time, as before.
 //!
@@ -118,7 +118,7 @@ mod tests {
             ]
         );
         // One balanced order runs over every pair.
-        let order = super::super::BalancedOrder::new(all.len()).unwrap();
+        let order = crate::stats::BalancedOrder::new(all.len()).unwrap();
         let mut seen = order.block(0);
         seen.sort_unstable();
         seen.dedup();

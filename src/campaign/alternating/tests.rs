@@ -193,16 +193,16 @@ fn campaign(max_s: f64) -> Campaign {
     let mut c = Campaign {
         design: Design::Alternating,
         alternating: Some(Alternating {
-            phase: 0.3,
-            settle: 0.1,
-            max_duration: max_s,
+            phase: Duration::from_millis(300),
+            settle: Duration::from_millis(100),
+            max_duration: Duration::from_secs_f64(max_s),
             min_blocks: 2,
             ..Alternating::default()
         }),
         config_sets: vec!["forwarding".into(), "nft-stateful".into()],
         ..Campaign::default()
     };
-    c.trial.warmup = 0.2;
+    c.trial.warmup = Duration::from_millis(200);
     c.profiles.truncate(1);
     c
 }
@@ -324,7 +324,7 @@ fn a_failed_switch_ends_the_run_with_its_error_and_keeps_the_blocks_before() {
     drop(store); // the first run ended: its lock goes
     let again = Store::resume(tmp.path(), &c, &crate::config::defaults::CONFIG_SETS).unwrap();
     let mut c2 = c.clone();
-    c2.alternating.as_mut().unwrap().max_duration = 10.0;
+    c2.alternating.as_mut().unwrap().max_duration = Duration::from_secs(10);
     let n = run(&c2, &again, &mut good, &mut |_| {}).unwrap();
     assert!(n >= 1);
     let rows = again.read_phases("default", "inet4").unwrap();

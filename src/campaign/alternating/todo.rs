@@ -1,47 +1,36 @@
 //! The design of an alternating campaign as a directory holds it, and the runs it still has
 //! to measure: what `run` measures and `--resume` checks before it builds a lab.
 
-use super::{Alternation, BalancedOrder, Campaign, Decision, Runs, StopRule, Store, Unit};
+use super::{AlternatingPlan, Alternation, Campaign, Decision, Runs, Store, Unit};
 use crate::store::TrialKey;
 
 impl<'c> Alternation<'c> {
     /// The design of `campaign`, in the layout `store` holds.
     pub(crate) fn new(campaign: &'c Campaign, store: &Store) -> anyhow::Result<Self> {
-        let settings = campaign.alternating.clone().unwrap_or_default();
         // A directory started before versions alternated goes on in its own layout.
         let runs = Runs {
             campaign,
             alternates: store.alternates_versions(campaign)?,
         };
-        let names: Vec<String> = (runs.entries(0).into_iter())
-            .map(|e| runs.entry_name(e))
-            .collect();
-        let order = BalancedOrder::new(names.len())?;
-        let block = settings.block_duration(names.len());
         Ok(Alternation {
-            rule: StopRule::new(settings.stop_options(), block)?,
-            options: settings.phase_options(),
             campaign,
-            settings,
-            names,
-            runs,
-            order,
+            plan: AlternatingPlan::new(runs)?,
         })
     }
 
     /// The runs of the campaign: one per version and profile, or one per profile when the
     /// versions alternate.
     pub(crate) fn runs(&self) -> usize {
-        self.runs.per_profile() * self.campaign.profiles.len()
+        self.plan.runs.per_profile() * self.campaign.profiles.len()
     }
 
     /// The runs still to measure (none ended by their stopping rule yet): what `--resume`
     /// checks before it builds a lab.
     pub(crate) fn todo(&self, store: &Store) -> anyhow::Result<Vec<Unit<'c>>> {
         let mut todo = Vec::new();
-        for version in 0..self.runs.per_profile() {
+        for version in 0..self.plan.runs.per_profile() {
             for profile in &self.campaign.profiles {
-                let key = self.runs.run_version(version);
+                let key = self.plan.runs.run_version(version);
                 // A run its stopping rule ended is over: resuming it measures nothing more.
                 if store.run_ended(&key, &profile.name)? {
                     continue;
@@ -51,12 +40,12 @@ impl<'c> Alternation<'c> {
                     todo.push(Unit {
                         key: TrialKey {
                             version: key,
-                            config: self.names.join("+"),
+                            config: self.plan.names.join("+"),
                             profile: profile.name.clone(),
                             iteration: 0,
                         },
                         // Alternated versions are applied by the switches, under traffic.
-                        version: (!self.runs.alternates).then_some(version),
+                        version: (!self.plan.runs.alternates).then_some(version),
                         config: None,
                         profile,
                     });

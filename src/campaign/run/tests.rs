@@ -66,7 +66,7 @@ impl Bench for MockBench {
             Some(MockAttempt::Slowed) => 0.5,
             _ => 1.0,
         };
-        let seconds = spec.trial.duration as usize;
+        let seconds = spec.trial.duration.as_secs() as usize;
         let tx = self.tx_pps * speed;
         let rx = (1..=seconds)
             .map(|t| {
@@ -109,9 +109,9 @@ fn small_campaign() -> Campaign {
         iterations: 2,
         config_sets: vec!["forwarding".into(), "nft-stateful".into()],
         trial: Trial {
-            duration: 6.0,
-            warmup: 1.0,
-            cooldown: 1.0,
+            duration: std::time::Duration::from_secs(6),
+            warmup: std::time::Duration::from_secs(1),
+            cooldown: std::time::Duration::from_secs(1),
         },
         ..Campaign::default()
     }

@@ -15,8 +15,8 @@ use crate::config::Version;
 use crate::store::VersionRecord;
 use crate::transport::{display_argv, Command, Transport};
 
-/// Seconds `online` may take after a reboot when the version sets no `online_timeout`.
-pub const DEFAULT_ONLINE_TIMEOUT: f64 = 300.0;
+/// How long `online` may take after a reboot when the version sets no `online_timeout`.
+pub const DEFAULT_ONLINE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Time limit of one `install` command (copying and writing an image is slow).
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(1800);
 /// Time limit of the `reboot` command: it returns at once, or its connection dies with the DUT
@@ -47,13 +47,7 @@ impl SshBench {
             self.os = None;
         }
         if !version.online.is_empty() {
-            let secs = version.online_timeout.unwrap_or(DEFAULT_ONLINE_TIMEOUT);
-            let timeout = Duration::try_from_secs_f64(secs).map_err(|_| {
-                anyhow::anyhow!(
-                    "version `{}`: online_timeout = {secs} is not a number of seconds ≥ 0",
-                    version.name
-                )
-            })?;
+            let timeout = version.online_timeout.unwrap_or(DEFAULT_ONLINE_TIMEOUT);
             self.wait_online(version, timeout, cancel)?;
         }
         if !version.is_quick() {

@@ -74,7 +74,7 @@ impl Bench for MockDut {
             Rate::Pps(p) => (p as f64 * self.efficiency).min(self.generator),
             Rate::Max => self.generator,
         };
-        let seconds = spec.trial.duration.ceil() as usize;
+        let seconds = spec.trial.duration.as_secs_f64().ceil() as usize;
         let forwarded = pps.min(self.capacity) as u64;
         let tx = vec![tick(pps as u64); seconds];
         let mut rx = vec![tick(forwarded); seconds];

@@ -28,9 +28,9 @@ fn run_trial(rig: Rig<'_>, cancel: &Cancel) -> (anyhow::Result<TrialData>, usize
     let key = key();
     let profile = Profile::builtin(Family::Inet4);
     let trial = Trial {
-        duration: 4.0,
-        warmup: 1.0,
-        cooldown: 1.0,
+        duration: Duration::from_secs(4),
+        warmup: Duration::from_secs(1),
+        cooldown: Duration::from_secs(1),
     };
     let hooks = Hooks {
         during: vec![vec!["uptime".into()]],

@@ -1,25 +1,29 @@
 //! The campaign `benchlab run` runs: the file given, the stored one of `--resume DIR` (which
 //! the flags may not change), or the built-in one, with `-n`, `--duration`, `--quick` and
-//! `--profile` applied and the result checked again.
+//! `--profile` merged into it and the result validated once (`Campaign::prepare`).
 
 use super::Args;
-use crate::config::Campaign;
+use crate::config::{Campaign, Overrides};
 use crate::dut::{known_sets, KNOWN_PRESETS};
 use crate::error::InputError;
 use crate::store::Store;
 
-/// The `--quick` campaign: the given one, shrunk to about a minute.
-fn quicken(c: &mut Campaign) {
-    c.iterations = 3;
-    c.trial.duration = 5.0;
-    c.trial.warmup = 1.0;
-    c.trial.cooldown = 1.0;
-    if let Some(alt) = &mut c.alternating {
-        alt.max_duration = 40.0;
-    }
-    if c.profiles.len() > 1 {
-        c.profiles.truncate(1);
-    }
+/// The command line's overrides; `origin` names the campaign in a refusal of `--duration`.
+fn overrides(args: &Args, origin: &str) -> Result<Overrides, InputError> {
+    let duration = (args.duration)
+        .map(|secs| crate::config::seconds::duration_of(origin, "trial.duration", secs))
+        .transpose()
+        .map_err(|e| {
+            InputError::new(format!(
+                "{e} (with -n/--duration/--quick/--profile applied)"
+            ))
+        })?;
+    Ok(Overrides {
+        iterations: args.iterations,
+        duration,
+        quick: args.quick,
+        profile: args.profile,
+    })
 }
 
 /// `--resume DIR` alone goes on with DIR's campaign as stored: a flag that would change it is
@@ -45,54 +49,32 @@ fn refuse_overrides(args: &Args) -> Result<(), InputError> {
     }
 }
 
-/// The campaign to run, with the command line's overrides applied and checked.
+/// The campaign to run: read, the command line's overrides merged, validated once.
 pub(super) fn campaign(args: &Args) -> anyhow::Result<Campaign> {
-    let mut c = match (&args.campaign, &args.resume) {
-        (Some(path), _) => {
-            let c = Campaign::load(path, KNOWN_PRESETS)?;
-            // The FreeBSD presets apply only to a DUT reached over SSH.
-            c.validate(&path.display().to_string(), &known_sets(&c.lab))?;
-            c
-        }
-        (None, Some(dir)) => {
-            refuse_overrides(args)?;
-            let c = Store::stored_campaign(dir, KNOWN_PRESETS)?;
-            // Its config set directories must still be there to run (reading needs none).
-            let origin = dir.join("campaign.toml").display().to_string();
-            c.validate(&origin, &known_sets(&c.lab))?;
-            return Ok(c);
-        }
-        (None, None) => Campaign::builtin(),
+    if let (None, Some(dir)) = (&args.campaign, &args.resume) {
+        refuse_overrides(args)?;
+        let c = Store::stored_campaign(dir, KNOWN_PRESETS)?;
+        // Its config set directories must still be there to run (reading needs none), and the
+        // FreeBSD presets apply only to a DUT reached over SSH.
+        let origin = dir.join("campaign.toml").display().to_string();
+        c.check_config_sets(&origin, &known_sets(&c.lab))?;
+        return Ok(c);
+    }
+    let (c, origin) = match &args.campaign {
+        Some(path) => (
+            Campaign::read(path, KNOWN_PRESETS)?,
+            path.display().to_string(),
+        ),
+        None => (Campaign::builtin(), "command line".to_string()),
     };
-    // Profiling trials belong to the trials design: a design benchlab chose is chosen again.
-    c.profile |= args.profile;
-    c.settle_design();
-    if let Some(dir) = &args.resume {
-        c.keep_design_of(&Store::stored_campaign(dir, KNOWN_PRESETS)?);
+    let stored = (args.resume.as_ref())
+        .map(|dir| Store::stored_campaign(dir, KNOWN_PRESETS))
+        .transpose()?;
+    // The FreeBSD presets apply only to a DUT reached over SSH.
+    let sets = known_sets(&c.lab);
+    let c = c.prepare(&origin, &sets, &overrides(args, &origin)?, stored.as_ref())?;
+    if args.campaign.is_some() {
+        c.check_cpus(&origin)?;
     }
-    if args.quick {
-        quicken(&mut c);
-    }
-    // Under the alternating design blocks are the iterations and the run's length is its
-    // duration: -n is the fewest blocks, --duration the longest run.
-    if let Some(n) = args.iterations {
-        c.iterations = n;
-        if let Some(alt) = &mut c.alternating {
-            alt.min_blocks = n as usize;
-        }
-    }
-    if let Some(d) = args.duration {
-        c.trial.duration = d;
-        if let Some(alt) = &mut c.alternating {
-            alt.max_duration = d;
-        }
-    }
-    let origin =
-        (args.campaign.as_ref()).map_or("command line".to_string(), |p| p.display().to_string());
-    c.validate(&origin, &known_sets(&c.lab)).map_err(|e| {
-        InputError::new(format!(
-            "{e} (with -n/--duration/--quick/--profile applied)"
-        ))
-    })?;
     Ok(c)
 }

@@ -140,7 +140,10 @@ fn the_example_campaign_describes_a_real_lab() {
         ("dut1", "gen1")
     );
     assert_eq!(c.versions[1].reboot, ["systemctl", "reboot"]);
-    assert_eq!(c.versions[1].online_timeout, Some(300.0));
+    assert_eq!(
+        c.versions[1].online_timeout,
+        Some(std::time::Duration::from_secs(300))
+    );
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! The balanced order of the alternating design: which config set the DUT runs in each phase.
+//! The balanced order of the alternating design: which config set the DUT runs in each phase
+//! (the controller, `campaign::alternating`, follows it through `config::AlternatingPlan`).
 //!
 //! Traffic runs without a stop while the DUT switches between `k` config sets (index 0 is the
 //! baseline). One **block** is one balanced round that yields one value per set; this module
@@ -68,7 +69,12 @@ impl BalancedOrder {
 
     /// Phases in one block: every set twice.
     pub fn phases_per_block(self) -> usize {
-        2 * self.sets
+        Self::phases_for(self.sets)
+    }
+
+    /// Phases in one block of `sets` sets (every set twice), whether or not they can alternate.
+    pub const fn phases_for(sets: usize) -> usize {
+        2 * sets
     }
 
     /// Blocks after which the order repeats; the balance properties hold over whole cycles.

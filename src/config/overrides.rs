@@ -1,0 +1,64 @@
+//! What `benchlab run`'s command line changes in a campaign (`-n`, `--duration`, `--quick`,
+//! `--profile`), merged into it once, at load ([`Campaign::prepare`]), before the one
+//! validation.
+//!
+//! Under the alternating design blocks are the iterations and a run's length is its duration:
+//! `-n` is the fewest blocks, `--duration` the longest run.
+
+use std::time::Duration;
+
+use super::Campaign;
+
+/// The command line's changes to a campaign.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Overrides {
+    /// `-n`: iterations per (version, config set, profile); the fewest blocks of an alternating
+    /// run.
+    pub iterations: Option<u32>,
+    /// `--duration`: traffic per trial; the longest alternating run.
+    pub duration: Option<Duration>,
+    /// `--quick`: the campaign shrunk to about a minute.
+    pub quick: bool,
+    /// `--profile`: profiling trials, which belong to the trials design.
+    pub profile: bool,
+}
+
+impl Overrides {
+    /// Whether the command line changes nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Applies the changes that follow the design (`--profile` chooses it, before).
+    pub(super) fn apply(&self, c: &mut Campaign) {
+        if self.quick {
+            quicken(c);
+        }
+        if let Some(n) = self.iterations {
+            c.iterations = n;
+            if let Some(alt) = &mut c.alternating {
+                alt.min_blocks = n as usize;
+            }
+        }
+        if let Some(d) = self.duration {
+            c.trial.duration = d;
+            if let Some(alt) = &mut c.alternating {
+                alt.max_duration = d;
+            }
+        }
+    }
+}
+
+/// The `--quick` campaign: the given one, shrunk to about a minute.
+fn quicken(c: &mut Campaign) {
+    c.iterations = 3;
+    c.trial.duration = Duration::from_secs(5);
+    c.trial.warmup = Duration::from_secs(1);
+    c.trial.cooldown = Duration::from_secs(1);
+    if let Some(alt) = &mut c.alternating {
+        alt.max_duration = Duration::from_secs(40);
+    }
+    if c.profiles.len() > 1 {
+        c.profiles.truncate(1);
+    }
+}
