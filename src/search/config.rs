@@ -6,6 +6,11 @@
 //! Initial / Final Trial Duration, `duration_sum` the Goal Duration Sum. A key left out takes the
 //! value of the chosen `preset`, so `preset = "rfc2544"` alone gives 60 s zero-loss trials.
 //!
+//! Its seconds stay `f64`, unlike the rest of the campaign file's (`std::time::Duration` there):
+//! the search does arithmetic on them (sums, shares of a sum, a duration between the initial and
+//! final ones) the way the reference library does in float seconds, and its results are checked
+//! against that library's; they are range-checked here, where the search reads them.
+//!
 //! ```toml
 //! [search]
 //! preset = "mlrsearch"         # or "rfc2544": binary search, 60 s trials, loss 0
