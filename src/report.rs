@@ -1,6 +1,6 @@
-//! Reports: from [`Results`] to the files a results directory gets — README.md with ministat
-//! tables, one PNG chart per traffic profile, results.json, and the netbenches harness's own
-//! `.pps` and `gnuplot.data`.
+//! Reports: from [`Results`] to the files a results directory gets — README.md (the verdicts
+//! first, then ministat tables), one PNG chart per traffic profile, results.json, and the
+//! netbenches harness's own `.pps` and `gnuplot.data`.
 //!
 //! [`from_dir`] is the whole pipeline: read a directory, settle the options, build, write.
 //! [`Report::build`] selects and orders the series and computes every statistic once; the
@@ -69,6 +69,8 @@ pub mod settings;
 pub mod throughput;
 /// The one-line description of a traffic profile.
 pub mod traffic;
+/// Each comparison once, with its best interval and a one-word verdict.
+pub mod verdict;
 
 pub use compare::{ComparisonBlock, Scope};
 pub use export::Exporter;
@@ -187,6 +189,8 @@ pub struct Report {
     pub series: Vec<ReportedSeries>,
     /// Versions compared per (config set, profile), then config sets per (version, profile).
     pub blocks: Vec<ComparisonBlock>,
+    /// Each comparison once, paired where the design has it: what the README opens with.
+    pub verdicts: Vec<verdict::Verdict>,
     /// What could not be measured or compared, one sentence each.
     pub warnings: Vec<String>,
     /// Trials counted in the statistics whose checks found something (unsteady, DUT not
@@ -272,6 +276,7 @@ impl Report {
             labels: options.labels.clone(),
             series,
             blocks: Vec::new(),
+            verdicts: Vec::new(),
             warnings,
             flagged,
             method,
@@ -282,6 +287,7 @@ impl Report {
             trials_advice: options.trials_advice.clone(),
         };
         report.blocks = report.comparison_blocks()?;
+        report.verdicts = report.verdict_list();
         Ok(report)
     }
 

@@ -6,7 +6,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::dut::KNOWN_PRESETS;
+use crate::ingest::escaped;
 use crate::report::settings::MinistatGeneration;
+use crate::report::verdict::Finding;
 use crate::report::{from_dir, Overrides, Report, Written};
 
 /// Arguments of `benchlab report`.
@@ -61,6 +63,40 @@ pub fn print_warnings(report: &Report, out_dir: &Path, err: &mut dyn Write) -> s
     Ok(())
 }
 
+/// Prints the verdicts, one line each, as the README's first table has them: the last lines of
+/// `benchlab run` and `benchlab report`. Nothing when nothing was compared.
+pub fn print_verdicts(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    if report.verdicts.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "verdicts (95 % confidence; the README opens with them):"
+    )?;
+    for v in &report.verdicts {
+        let mut facts = vec![v.kind().to_string(), v.used_text()];
+        facts.extend(v.speed_pps.map(|_| v.speed_text()));
+        // A spoiled difference shows no figure here: the line would read as a finding.
+        let figure = match v.finding() {
+            Finding::Unreliable | Finding::NoEstimate => String::new(),
+            _ => format!(", {} ({})", v.change_text(), facts.join(", ")),
+        };
+        let context = match v.context.is_empty() {
+            true => String::new(),
+            false => format!("{}: ", v.context.join(", ")),
+        };
+        let line = format!(
+            "  {context}{} vs {}: {}{figure}",
+            v.subject_label,
+            v.reference_label,
+            v.verdict_text()
+        );
+        // Names come from results files: no control character of theirs reaches the terminal.
+        writeln!(out, "{}", escaped(&line))?;
+    }
+    Ok(())
+}
+
 /// Runs `benchlab report`.
 pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     let overrides = Overrides {
@@ -82,5 +118,71 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
         files,
         out_dir.display()
     )?;
+    print_verdicts(&report, out)?;
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::{Iteration, Results, Series};
+    use crate::report::ReportOptions;
+
+    fn series(version: &str, values: &[f64], troubled: usize) -> Series {
+        Series {
+            name: format!("{version}.forwarding"),
+            version: version.into(),
+            config: "forwarding".into(),
+            iterations: (1..)
+                .zip(values)
+                .map(|(index, &median_pps)| Iteration {
+                    index,
+                    median_pps,
+                    samples: 40,
+                    offered_pps: None,
+                    source: String::new(),
+                    troubles: vec!["unsteady".into(); usize::from(index as usize <= troubled)],
+                })
+                .collect(),
+            ..Series::default()
+        }
+    }
+
+    fn printed(series: Vec<Series>, advice: Option<&str>) -> String {
+        let options = ReportOptions {
+            trials_advice: advice.map(String::from),
+            ..ReportOptions::default()
+        };
+        let results = Results {
+            series,
+            ..Results::default()
+        };
+        let report = Report::build(results, &options).unwrap();
+        let mut out = Vec::new();
+        print_verdicts(&report, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn each_verdict_is_one_line_and_a_spoiled_one_shows_no_figure() {
+        let off = [1.0e6, 1.02e6, 0.99e6, 1.01e6, 1.0e6];
+        let on = [1.1e6, 1.12e6, 1.09e6, 1.11e6, 1.1e6];
+        let clean = vec![series("off", &off, 0), series("on", &on, 0)];
+        assert_eq!(
+            printed(clean, None),
+            "verdicts (95 % confidence; the README opens with them):\n  \
+             forwarding: on vs off: faster, +9.96 % ± 1.74 % (unpaired, 5 iterations each, \
+             off at 1 Mpps)\n"
+        );
+        let spoiled = vec![series("off", &off, 0), series("on", &on, 4)];
+        let text = printed(spoiled, Some("re-run"));
+        assert!(
+            text.ends_with(
+                "  forwarding: on vs off: unreliable, no verdict: 4 of 5 on trials unsteady; \
+                 re-run\n"
+            ),
+            "{text}"
+        );
+        assert!(printed(vec![series("off", &off, 0)], None).is_empty());
+    }
 }

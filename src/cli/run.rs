@@ -212,6 +212,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     if !args.quiet {
         crate::cli::report::print_warnings(&report, &dir, err)?;
         writeln!(out, "report: {}", dir.join("README.md").display())?;
+        crate::cli::report::print_verdicts(&report, out)?;
     }
     match &db {
         Some(spec) => crate::cli::history::record_run(spec, &dir, args.quiet, out, err),

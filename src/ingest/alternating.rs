@@ -17,6 +17,9 @@ pub struct AlternatingRun {
     pub profile: String,
     /// Config set names, baseline first.
     pub sets: Vec<String>,
+    /// The series of each entry of `sets`, by name (`<version>.<set>.<profile>`), in that
+    /// order: what a verdict names in results.json.
+    pub series: Vec<String>,
     /// Blocks with values.
     pub blocks: usize,
     /// Each set after the baseline with its estimate (95 % over the rule's looks), over the
@@ -25,6 +28,9 @@ pub struct AlternatingRun {
     /// When versions alternate: each later version against the first within each set, as
     /// (version, `<first version> (<set>)`, estimate), from the same blocks.
     pub versus: Vec<(String, String, Option<PairedEstimate>)>,
+    /// The entries each `versus` line compares, (compared, reference) as indexes into `sets`,
+    /// in the order of `versus`.
+    pub versus_entries: Vec<(usize, usize)>,
     /// The same comparisons over the blocks left out (at other speed levels), in the same order.
     pub slowed: Vec<Option<PairedEstimate>>,
     /// How each segment of traffic ended (`precise`, `time up`, an error, or `interrupted`).
@@ -39,6 +45,9 @@ pub struct AlternatingRun {
     /// Seconds at which each switch was verified.
     pub switches: Vec<f64>,
 }
+
+/// A `versus` line: the compared version or entry, the reference, the estimate.
+type Versus = (String, String, Option<PairedEstimate>);
 
 /// Reads every alternating run of `campaign` into `results`: series per set, and the runs.
 pub fn read(store: &Store, campaign: &Campaign, results: &mut Results) -> Result<(), InputError> {
@@ -86,9 +95,11 @@ fn read_run(
         version: v.into(),
         profile: p.into(),
         sets: names.iter().map(|s| s.to_string()).collect(),
+        series: Vec::new(),
         blocks: 0,
         estimates: Vec::new(),
         versus: Vec::new(),
+        versus_entries: Vec::new(),
         slowed: Vec::new(),
         ended: Vec::new(),
         discarded: Vec::new(),
@@ -98,6 +109,7 @@ fn read_run(
     };
     let mut blocks: Vec<Block> = Vec::new();
     let mut series = empty_series(runs.campaign, &entries, profile);
+    run.series = series.iter().map(|s| s.name.clone()).collect();
     read_windows(store, (v, p), &stored, options, &mut run, results)?;
     for block in &stored {
         match &block.values {
@@ -130,7 +142,8 @@ fn read_run(
         .collect();
     run.slowed = rule.slowed_estimates(&blocks);
     if runs.alternates {
-        run.versus = versus(runs, &entries, &blocks, rule);
+        (run.versus, run.versus_entries) =
+            versus(runs, &entries, &blocks, rule).into_iter().unzip();
     }
     results.series.extend(series);
     results.alternating.push(run);
@@ -140,13 +153,14 @@ fn read_run(
 /// When versions alternate, from the same blocks: each later version against the first within
 /// each config set but the first (`acct-on` vs `acct-off (nft-stateful)`), and each later
 /// version's sets against its first set (`acct-on.nft-stateful` vs `acct-on.forwarding`); the
-/// comparisons with the baseline, (first version, first set), are the run's `estimates`.
+/// comparisons with the baseline, (first version, first set), are the run's `estimates`. Each
+/// line comes with the entries it compares, (compared, reference).
 fn versus(
     runs: Runs<'_>,
     entries: &[Entry],
     blocks: &[Block],
     rule: &StopRule,
-) -> Vec<(String, String, Option<PairedEstimate>)> {
+) -> Vec<(Versus, (usize, usize))> {
     let at = |version: usize, set: usize| {
         entries
             .iter()
@@ -165,14 +179,16 @@ fn versus(
         // estimates already.
         if let Some(base) = at(0, entry.set).filter(|&base| base > 0) {
             let set = crate::config::config_set_name(&campaign.config_sets[entry.set]);
-            lines.push((
+            let line = (
                 campaign.versions[entry.version].name.clone(),
                 format!("{} ({set})", campaign.versions[0].name),
                 estimate(base, k),
-            ));
+            );
+            lines.push((line, (k, base)));
         }
         if let Some(base) = at(entry.version, 0).filter(|_| entry.set > 0) {
-            lines.push((name(entry), name(entries[base]), estimate(base, k)));
+            let line = (name(entry), name(entries[base]), estimate(base, k));
+            lines.push((line, (k, base)));
         }
     }
     lines

@@ -1,7 +1,9 @@
-//! results.json: every number behind the report, for scripts and later re-analysis.
+//! results.json: every number behind the report, for scripts and later re-analysis, in the
+//! schema docs/results-json.md describes
+//! ([`SCHEMA_VERSION`](crate::report::json::SCHEMA_VERSION)).
 //!
 //! Rates are in packets per second, unscaled. Series come in the logs' order; each comparison
-//! names its series by their `.pps` stem (`name`).
+//! and verdict names its series by their `.pps` stem (`name`).
 
 use std::collections::BTreeMap;
 
@@ -9,14 +11,20 @@ use serde::Serialize;
 
 use crate::ingest::{Iteration, Traffic};
 use crate::report::flame::{self, CaptureCheck};
+use crate::report::verdict::{Finding, Verdict};
 use crate::report::{Exporter, OutputFile, Report, Scope};
 use crate::stats::{Flavor, Summary};
 
 /// File name of the JSON export.
 pub const RESULTS_JSON: &str = "results.json";
 
+/// The version of results.json's schema: raised when a field changes meaning or goes away, not
+/// when one is added. 2 added `verdicts` (1 had no `schema_version`).
+pub const SCHEMA_VERSION: u32 = 2;
+
 #[derive(Serialize)]
 struct Document<'a> {
+    schema_version: u32,
     title: &'a str,
     ministat: Flavor,
     confidence_pct: f64,
@@ -26,6 +34,7 @@ struct Document<'a> {
     labels: &'a BTreeMap<String, String>,
     series: Vec<SeriesJson<'a>>,
     comparisons: Vec<BlockJson<'a>>,
+    verdicts: Vec<VerdictJson<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     flamegraphs: Vec<FlameJson<'a>>,
     warnings: &'a [String],
@@ -102,6 +111,32 @@ struct ComparedJson<'a> {
     unreliable: Option<&'a str>,
 }
 
+#[derive(Serialize)]
+struct VerdictJson<'a> {
+    context: &'a [String],
+    reference: &'a str,
+    subject: &'a str,
+    reference_label: &'a str,
+    subject_label: &'a str,
+    estimate: &'static str,
+    confidence_pct: Option<f64>,
+    change_pct: Option<f64>,
+    low_pct: Option<f64>,
+    high_pct: Option<f64>,
+    half_width_pct: Option<f64>,
+    significant: bool,
+    unit: &'static str,
+    reference_used: usize,
+    subject_used: usize,
+    left_out: usize,
+    speed_pps: Option<f64>,
+    speed_level: Option<String>,
+    verdict: Finding,
+    text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unreliable: Option<&'a str>,
+}
+
 /// The JSON document, pretty-printed.
 pub fn results_json(report: &Report) -> serde_json::Result<Vec<u8>> {
     let series = report
@@ -121,6 +156,7 @@ pub fn results_json(report: &Report) -> serde_json::Result<Vec<u8>> {
         .collect();
     let comparisons = comparisons(report);
     let document = Document {
+        schema_version: SCHEMA_VERSION,
         title: &report.title,
         ministat: report.flavor,
         confidence_pct: 95.0,
@@ -130,6 +166,7 @@ pub fn results_json(report: &Report) -> serde_json::Result<Vec<u8>> {
         labels: &report.labels,
         series,
         comparisons,
+        verdicts: report.verdicts.iter().map(verdict).collect(),
         flamegraphs: flamegraphs(report),
         warnings: &report.warnings,
         flagged: &report.flagged,
@@ -189,6 +226,35 @@ fn comparisons(report: &Report) -> Vec<BlockJson<'_>> {
             }
         })
         .collect()
+}
+
+/// One verdict: what results.json's `verdicts` holds for a script to act on.
+fn verdict(v: &Verdict) -> VerdictJson<'_> {
+    let interval = v.interval();
+    let used = v.used();
+    VerdictJson {
+        context: &v.context,
+        reference: &v.reference,
+        subject: &v.subject,
+        reference_label: &v.reference_label,
+        subject_label: &v.subject_label,
+        estimate: v.kind(),
+        confidence_pct: interval.map(|i| i.confidence_pct),
+        change_pct: interval.map(|i| i.change_pct),
+        low_pct: interval.map(|i| i.low_pct),
+        high_pct: interval.map(|i| i.high_pct),
+        half_width_pct: interval.map(|i| i.half_width_pct),
+        significant: v.significant(),
+        unit: if v.paired() { "blocks" } else { "iterations" },
+        reference_used: used.reference,
+        subject_used: used.subject,
+        left_out: used.left_out,
+        speed_pps: v.speed_pps,
+        speed_level: v.speed_pps.map(|_| v.speed_text()),
+        verdict: v.finding(),
+        text: v.verdict_text(),
+        unreliable: v.unreliable.as_deref(),
+    }
 }
 
 /// Every capture with its check, and the SVGs drawn of it.

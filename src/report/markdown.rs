@@ -1,10 +1,12 @@
-//! README.md in the seeds' layout: a title line, a bullet list of the setup, the graphs, then
-//! one fenced `ministat -s` block per comparison, each introduced by its verdict in words, and
-//! finally what could not be measured.
+//! README.md in the seeds' layout, opened by the verdicts: a title line, the verdicts table
+//! (each comparison once), a bullet list of the setup, the graphs, the paired comparisons of
+//! the alternating design, then one fenced `ministat -s` block per comparison, each introduced
+//! by its verdict in words, and finally what could not be measured.
 
 use crate::ingest::escaped;
 use crate::report::chart::Chart;
 use crate::report::compare::difference;
+use crate::report::verdict::Finding;
 use crate::report::{ComparisonBlock, Exporter, OutputFile, Report, Scope};
 use crate::stats::Flavor;
 
@@ -17,6 +19,11 @@ pub const MARKER: &str = "<!-- benchlab report";
 /// The whole README.
 pub fn readme(report: &Report, charts: &[Chart]) -> String {
     let mut md = format!("{}\n", report.title);
+    // The verdicts first: a reader takes the first figure for the result.
+    if !report.verdicts.is_empty() {
+        md.push_str(&verdicts(report));
+        md.push_str("\n## Setup\n\n");
+    }
     for line in setup_lines(report) {
         md.push_str(&format!("  - {line}\n"));
     }
@@ -29,6 +36,18 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
         ));
     }
     md.push_str(&super::throughput::markdown(report));
+    md.push_str(&super::alternating::section(report));
+    // Under the alternating design the tables are the harness's form of the blocks, not the
+    // result: said in their title, since their intervals are the wider ones.
+    let unpaired_blocks = match report.alternating.is_empty() {
+        true => ("", ""),
+        false => (
+            ": blocks taken as iterations, unpaired",
+            "\nministat's tables in the harness's form: each block's value counts as one \
+             iteration and the blocks are compared unpaired, so their intervals are wider than \
+             the paired estimates above.\n",
+        ),
+    };
     let of = |wanted: fn(&Scope) -> bool| -> Vec<&ComparisonBlock> {
         report.blocks.iter().filter(|b| wanted(&b.scope)).collect()
     };
@@ -49,7 +68,8 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
         if blocks.is_empty() {
             continue;
         }
-        md.push_str(&format!("\n## {heading}\n"));
+        md.push_str(&format!("\n## {heading}{}\n", unpaired_blocks.0));
+        md.push_str(unpaired_blocks.1);
         for block in blocks {
             md.push_str(&format!(
                 "\n{}\n```\n{}```\n",
@@ -58,7 +78,6 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
             ));
         }
     }
-    md.push_str(&super::alternating::section(report));
     md.push_str(&flamegraphs(report));
     for (heading, lines) in [
         (
@@ -80,6 +99,44 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
     // Where text read from results files (unames, names, flags, failure reasons) leaves for the
     // README: no control character or escape sequence of theirs gets there raw.
     md.split('\n').map(escaped).collect::<Vec<_>>().join("\n")
+}
+
+/// The verdicts table: each comparison once, its interval (paired where the design has one),
+/// whether it shows a difference, on what and at what speed, and the verdict.
+fn verdicts(report: &Report) -> String {
+    let mut md = String::from(
+        "\n## Verdicts\n\n\
+         Each comparison once, at 95 % confidence: the paired estimate where the design has one, \
+         else ministat's difference of the iterations. A difference is shown when its interval \
+         excludes 0; the ± is the smallest difference the run could have shown.\n\n\
+         | where | compared | change (95 %) | estimate | significant | used | speed level | \
+         verdict |\n\
+         |---|---|---|---|---|---|---|---|\n",
+    );
+    for v in &report.verdicts {
+        let significant = match (v.finding(), v.significant()) {
+            (Finding::Unreliable | Finding::NoEstimate, _) => "—",
+            (_, true) => "yes",
+            (_, false) => "no",
+        };
+        let cells = [
+            v.context.join(", "),
+            format!("{} vs {}", v.subject_label, v.reference_label),
+            v.change_text(),
+            v.kind().to_string(),
+            significant.to_string(),
+            v.used_text(),
+            v.speed_text(),
+            match v.finding() {
+                Finding::Faster | Finding::Slower => format!("**{}**", v.verdict_text()),
+                _ => v.verdict_text(),
+            },
+        ];
+        // A `|` in a name would end its cell.
+        let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+        md.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    md
 }
 
 /// The "Flamegraphs" section: links to each flamegraph, then to the differential ones; empty

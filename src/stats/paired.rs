@@ -286,7 +286,7 @@ impl fmt::Display for PairedLine<'_> {
 
 /// `value` with `decimals` decimals and a typographic sign (`−32.4`, `+1.2`); no sign when it
 /// rounds to zero.
-fn signed(value: f64, decimals: usize) -> String {
+pub fn signed(value: f64, decimals: usize) -> String {
     let magnitude = format!("{:.decimals$}", value.abs());
     if magnitude.bytes().all(|b| b == b'0' || b == b'.') {
         magnitude

@@ -194,8 +194,9 @@ fn seed_003_with_legacy_ministat_and_labels_from_report_toml() {
         &out.path().join("README.md"),
     );
     let readme = std::fs::read_to_string(out.path().join("README.md")).unwrap();
-    assert!(readme
-        .starts_with("Impact of D8526 on forwarding performance\n  - HP ProLiant DL360p Gen8\n"));
+    // The title, the verdicts, then the setup.
+    assert!(readme.starts_with("Impact of D8526 on forwarding performance\n\n## Verdicts\n"));
+    assert!(readme.contains("\n## Setup\n\n  - HP ProLiant DL360p Gen8\n"));
     // The .pps names stay the harness's.
     assert_harness_files(&data("netbenches-expected/003"), out.path());
 }

@@ -1,0 +1,309 @@
+//! The verdicts: each comparison of a report once, with its best interval (the paired estimate
+//! where the alternating design has one, else ministat's difference of the iterations), whether
+//! it shows a difference, on how much data and at what speed, in one word. Computed once in
+//! [`Report::build`](crate::report::Report::build); the README's first table, results.json's
+//! `verdicts` and the terminal's last lines all render this one list, so that a reader meets
+//! one figure per comparison, the same everywhere.
+
+use serde::Serialize;
+
+use crate::ingest::alternating::AlternatingRun;
+use crate::stats::paired::signed;
+use crate::stats::{Comparison, PairedEstimate};
+use crate::units::format_pps;
+
+use super::compare::ComparisonBlock;
+use super::Report;
+
+/// What a comparison shows, in one word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Finding {
+    /// The compared set forwards more than the reference: the interval lies above 0.
+    Faster,
+    /// The compared set forwards less than the reference: the interval lies below 0.
+    Slower,
+    /// The interval holds 0: no difference larger than its half-width was shown.
+    NoDifference,
+    /// A significant difference the machine spoiled: no verdict, no direction.
+    Unreliable,
+    /// Too few blocks for an interval.
+    NoEstimate,
+}
+
+/// The interval a verdict rests on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Estimate {
+    /// The alternating design's paired estimate of the per-block log ratios.
+    Paired(PairedEstimate),
+    /// ministat's Student's t difference of the iterations (blocks taken as iterations under
+    /// the alternating design), with the iterations of each side.
+    Unpaired(Comparison, [usize; 2]),
+    /// A paired comparison with too few blocks for an interval.
+    Missing,
+}
+
+/// One comparison's verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// Display names of what the comparison holds fixed (`default`, `inet4`).
+    pub context: Vec<String>,
+    /// The reference series' name (`default.forwarding.inet4`), as results.json's `series`.
+    pub reference: String,
+    /// The compared series' name.
+    pub subject: String,
+    /// The reference's display name.
+    pub reference_label: String,
+    /// The compared series' display name.
+    pub subject_label: String,
+    /// The interval.
+    pub estimate: Estimate,
+    /// The reference's rate the comparison holds at, packets/s: the baseline's mean over the
+    /// blocks used (paired) or the reference's mean iteration (unpaired).
+    pub speed_pps: Option<f64>,
+    /// Why a significant difference is not to be believed (trials design, [`crate::stats::doubt`]).
+    pub unreliable: Option<String>,
+}
+
+impl Verdict {
+    /// What it shows, in one word; a doubted significant difference is no finding.
+    pub fn finding(&self) -> Finding {
+        let change = match self.estimate {
+            Estimate::Paired(e) => e.change_pct,
+            Estimate::Unpaired(c, _) => c.relative_pct,
+            Estimate::Missing => return Finding::NoEstimate,
+        };
+        match (self.significant(), self.unreliable.is_some()) {
+            (false, _) => Finding::NoDifference,
+            (true, true) => Finding::Unreliable,
+            (true, false) if change > 0.0 => Finding::Faster,
+            (true, false) => Finding::Slower,
+        }
+    }
+
+    /// Whether the interval is the paired one.
+    pub fn paired(&self) -> bool {
+        !matches!(self.estimate, Estimate::Unpaired(..))
+    }
+
+    /// `paired` or `unpaired`, as the table, the terminal and results.json name the estimate.
+    pub fn kind(&self) -> &'static str {
+        if self.paired() {
+            "paired"
+        } else {
+            "unpaired"
+        }
+    }
+
+    /// The change in percent, its interval's ends and half-width; `None` without an estimate.
+    pub fn interval(&self) -> Option<Interval> {
+        match self.estimate {
+            Estimate::Paired(e) => Some(Interval {
+                change_pct: e.change_pct,
+                low_pct: e.low_pct,
+                high_pct: e.high_pct,
+                half_width_pct: e.half_width_pct(),
+                confidence_pct: e.level_pct,
+            }),
+            Estimate::Unpaired(c, _) => Some(Interval {
+                change_pct: c.relative_pct,
+                low_pct: c.relative_pct - c.relative_ci_pct,
+                high_pct: c.relative_pct + c.relative_ci_pct,
+                half_width_pct: c.relative_ci_pct,
+                confidence_pct: c.confidence.percent(),
+            }),
+            Estimate::Missing => None,
+        }
+    }
+
+    /// Whether the interval excludes 0 (ministat's "Difference at" for unpaired ones).
+    pub fn significant(&self) -> bool {
+        match self.estimate {
+            Estimate::Paired(e) => e.is_significant(),
+            Estimate::Unpaired(c, _) => c.significant,
+            Estimate::Missing => false,
+        }
+    }
+
+    /// Blocks or iterations used, of the reference and of the compared series, and blocks
+    /// left out (paired estimates keep the blocks at the machine's quiet level).
+    pub fn used(&self) -> Used {
+        match self.estimate {
+            Estimate::Paired(e) => Used {
+                reference: e.blocks,
+                subject: e.blocks,
+                left_out: e.of - e.blocks,
+            },
+            Estimate::Unpaired(_, [reference, subject]) => Used {
+                reference,
+                subject,
+                left_out: 0,
+            },
+            Estimate::Missing => Used::default(),
+        }
+    }
+
+    /// The change as the README's other sections print it: `−16.7 % ± 2.0 %` (paired, one
+    /// decimal, its interval when visibly asymmetric), `−34.37 % ± 0.34 %` (ministat's), `—`.
+    pub fn change_text(&self) -> String {
+        match self.estimate {
+            Estimate::Paired(e) => e.change().to_string(),
+            Estimate::Unpaired(c, _) => format!(
+                "{} % ± {:.2} %",
+                signed(c.relative_pct, 2),
+                c.relative_ci_pct
+            ),
+            Estimate::Missing => "—".to_string(),
+        }
+    }
+
+    /// `11 of 32 blocks`, `32 blocks`, `5 iterations each`, `5 and 4 iterations`.
+    pub fn used_text(&self) -> String {
+        let used = self.used();
+        match (&self.estimate, used.left_out) {
+            (Estimate::Unpaired(..), _) if used.reference == used.subject => {
+                format!("{} iterations each", used.subject)
+            }
+            (Estimate::Unpaired(..), _) => {
+                format!("{} and {} iterations", used.reference, used.subject)
+            }
+            (Estimate::Missing, _) => "too few blocks".to_string(),
+            (_, 0) => format!("{} blocks", used.subject),
+            (_, out) => format!("{} of {} blocks", used.subject, used.subject + out),
+        }
+    }
+
+    /// The speed level, `forwarding at 2.45 Mpps`; empty when not known.
+    pub fn speed_text(&self) -> String {
+        (self.speed_pps)
+            .map(|pps| format!("{} at {}", self.reference_label, format_pps(pps)))
+            .unwrap_or_default()
+    }
+
+    /// The verdict in words: `slower`, `no difference shown (the run could have shown
+    /// ±1.2 %)`, `unreliable, no verdict: …`.
+    pub fn verdict_text(&self) -> String {
+        let half = self.interval().map_or(0.0, |i| i.half_width_pct);
+        let decimals = if self.paired() { 1 } else { 2 };
+        match self.finding() {
+            Finding::Faster => "faster".to_string(),
+            Finding::Slower => "slower".to_string(),
+            Finding::NoDifference => {
+                format!("no difference shown (the run could have shown ±{half:.decimals$} %)")
+            }
+            Finding::Unreliable => format!(
+                "unreliable, no verdict: {}",
+                self.unreliable.as_deref().unwrap_or_default()
+            ),
+            Finding::NoEstimate => "no estimate: too few blocks for an interval".to_string(),
+        }
+    }
+}
+
+/// A verdict's change and interval, percent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    /// The change of the compared series against the reference.
+    pub change_pct: f64,
+    /// Lower end of the interval.
+    pub low_pct: f64,
+    /// Upper end of the interval.
+    pub high_pct: f64,
+    /// Half the interval's span: the smallest difference the run could have shown.
+    pub half_width_pct: f64,
+    /// The confidence it is stated at (95.0).
+    pub confidence_pct: f64,
+}
+
+/// What a verdict rests on: blocks (paired) or iterations (unpaired) per side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Used {
+    /// Used of the reference.
+    pub reference: usize,
+    /// Used of the compared series.
+    pub subject: usize,
+    /// Blocks measured but left out (at other speed levels); 0 for unpaired verdicts.
+    pub left_out: usize,
+}
+
+impl Report {
+    /// Every comparison once: the paired estimates of the alternating runs, then ministat's
+    /// comparisons that no paired estimate covers (trials, or series of separate runs).
+    pub(super) fn verdict_list(&self) -> Vec<Verdict> {
+        let mut verdicts: Vec<Verdict> = self
+            .alternating
+            .iter()
+            .flat_map(|run| self.paired(run))
+            .collect();
+        let covered = |a: &str, b: &str| {
+            (verdicts.iter()).any(|v| {
+                (v.reference == a && v.subject == b) || (v.reference == b && v.subject == a)
+            })
+        };
+        let unpaired: Vec<Verdict> = (self.blocks.iter())
+            .flat_map(|block| self.unpaired(block))
+            .filter(|v| !covered(&v.reference, &v.subject))
+            .collect();
+        verdicts.extend(unpaired);
+        verdicts
+    }
+
+    /// A run's paired estimates: each set against the baseline, then the `versus` lines.
+    fn paired(&self, run: &AlternatingRun) -> Vec<Verdict> {
+        let context: Vec<String> = [self.version_label(&run.version), self.label(&run.profile)]
+            .iter()
+            .filter(|l| !l.is_empty())
+            .map(|l| l.to_string())
+            .collect();
+        let series = |k: usize| run.series.get(k).cloned().unwrap_or_default();
+        let baseline = run.sets.first().map_or("", |s| self.label(s)).to_string();
+        let against_baseline = (run.estimates.iter().enumerate())
+            .map(|(k, (set, e))| (k + 1, 0, self.label(set).to_string(), baseline.clone(), e));
+        let versus = (run.versus.iter().zip(&run.versus_entries)).map(
+            |((version, base, e), &(k, reference))| {
+                let name = self.version_label(version).to_string();
+                (k, reference, name, base.clone(), e)
+            },
+        );
+        (against_baseline.chain(versus))
+            .map(
+                |(k, reference, subject_label, reference_label, e)| Verdict {
+                    context: context.clone(),
+                    reference: series(reference),
+                    subject: series(k),
+                    reference_label,
+                    subject_label,
+                    speed_pps: e.and_then(|e| e.baseline_pps),
+                    estimate: e.map_or(Estimate::Missing, Estimate::Paired),
+                    unreliable: None,
+                },
+            )
+            .collect()
+    }
+
+    /// A ministat block's comparisons, each member against the reference.
+    fn unpaired(&self, block: &ComparisonBlock) -> Vec<Verdict> {
+        let context: Vec<String> = (self.fixed_labels(&block.scope).into_iter())
+            .map(str::to_string)
+            .collect();
+        let reference = block.members[0];
+        let n = |i: usize| self.series[i].summary.map_or(0, |s| s.n);
+        (block.members[1..].iter())
+            .zip(&block.comparisons)
+            .zip(&block.doubts)
+            .map(|((&k, &c), doubt)| Verdict {
+                context: context.clone(),
+                reference: self.series[reference].series.name.clone(),
+                subject: self.series[k].series.name.clone(),
+                reference_label: self.varying_label(&block.scope, reference).to_string(),
+                subject_label: self.varying_label(&block.scope, k).to_string(),
+                speed_pps: self.series[reference].summary.map(|s| s.mean),
+                estimate: Estimate::Unpaired(c, [n(reference), n(k)]),
+                unreliable: doubt.clone(),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;
