@@ -212,12 +212,17 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
     if !args.quiet {
         crate::cli::report::print_warnings(&report, &dir, err)?;
         writeln!(out, "report: {}", dir.join("README.md").display())?;
-        crate::cli::report::print_verdicts(&report, out)?;
     }
-    match &db {
+    let recorded = match &db {
         Some(spec) => crate::cli::history::record_run(spec, &dir, args.quiet, out, err),
         None => Ok(0),
+    };
+    // The verdicts are the terminal's last lines, after the history's, as the README opens
+    // with them.
+    if !args.quiet {
+        crate::cli::report::print_verdicts(&report, out)?;
     }
+    recorded
 }
 
 /// `run --check`: the campaign's design and why, its runs, and its wall time.
