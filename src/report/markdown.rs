@@ -66,6 +66,10 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
             &report.flagged,
         ),
         ("Not measured", &report.warnings),
+        (
+            "The archive's difference lines not reproduced",
+            &report.unreproduced,
+        ),
     ] {
         if !lines.is_empty() {
             md.push_str(&format!("\n## {heading}\n\n"));
@@ -221,9 +225,10 @@ fn verdict(report: &Report, block: &ComparisonBlock) -> String {
         format!("{}: ", fixed.join(", "))
     };
     format!(
-        "{fixed}{} against {} (95% confidence):",
+        "{fixed}{} against {} ({}% confidence):",
         results.join(", "),
-        name(block.members[0])
+        name(block.members[0]),
+        block.confidence.percent()
     )
 }
 
