@@ -39,6 +39,16 @@ pub enum Command {
     Run(run::Args),
     /// Write the report of a results directory (benchlab's, or netbenches pkt-gen logs):
     /// README.md with ministat tables, PNG graphs, results.json.
+    ///
+    /// How the comparisons are chosen: a netbenches directory whose README.md the harness's
+    /// author wrote (not benchlab) has its ministat tables made again first: the series their
+    /// legends name (by .pps file, or by their values where relabelled), the x one the
+    /// reference, in the README's order and at its confidence level; the README's difference
+    /// lines no table reproduces are listed with the reason. Then benchlab's own: versions per
+    /// config set and profile, config sets per version and profile, each pair once, the first
+    /// version and config set the reference: --versions/--configs, else report.toml's, else the
+    /// campaign's, else the oldest version (by the revision its uname or name carries, r318516
+    /// 11-stable before 12-head; without one, the logs' order).
     Report(report::Args),
     /// Statistics of data files, exactly as FreeBSD's ministat(1) prints them.
     Ministat(ministat::MinistatArgs),

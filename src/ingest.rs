@@ -237,6 +237,13 @@ pub enum Warning {
         /// Why, as the campaign found it.
         reason: String,
     },
+    /// A netbenches pmcstat call graph the report does not draw.
+    UnmatchedGraph {
+        /// The graph, relative to the results directory.
+        file: String,
+        /// Why: it names no series, or its series is drawn from another graph.
+        why: String,
+    },
     /// A benchlab trial was measured twice: the attempt kept is counted, the other left out.
     RemeasuredTrial {
         /// `<version>.<config>.<profile>.<iter>`.
@@ -299,6 +306,9 @@ impl Warning {
             }
             Self::FlaggedTrial { trial, flags } => write!(f, "{trial}: {flags}"),
             Self::NoProfiler { reason } => write!(f, "no flamegraphs: {reason}"),
+            Self::UnmatchedGraph { file, why } => {
+                write!(f, "{file}: pmcstat call graph not drawn: {why}")
+            }
             Self::RemeasuredTrial { trial, reason } => {
                 write!(
                     f,

@@ -35,10 +35,12 @@ use crate::ingest::alternating::AlternatingRun;
 use crate::ingest::{Results, Series};
 use crate::stats::ministat::MIN_POINTS;
 use crate::stats::{Flavor, Summary};
-use select::{distinct, select};
+use select::{by_age, distinct, select};
 
 /// The alternating design's section of the README and its time charts.
 pub mod alternating;
+/// The comparisons an archive's own README made.
+pub mod archive;
 /// PNG charts.
 pub mod chart;
 /// The comparisons: which series each `ministat -s` run compares.
@@ -115,6 +117,8 @@ pub struct ReportOptions {
     /// differences are then checked for it ([`stats::doubt`](crate::stats::doubt)). Default is
     /// none: the harness's archives and the alternating design's blocks are not checked.
     pub trials_advice: Option<String>,
+    /// Comparisons to make first, in order: an archive's README's tables. Default is none.
+    pub tables: Vec<archive::Table>,
 }
 
 /// A series as the report shows it.
@@ -177,7 +181,7 @@ pub struct Report {
     pub flavor: Flavor,
     /// Why that generation was chosen, when it was not asked for.
     pub flavor_reason: Option<String>,
-    /// Versions in display order; the first is the reference.
+    /// Versions in display order (asked for, else oldest first); the first is the reference.
     pub versions: Vec<String>,
     /// Config sets in display order; the first is the reference.
     pub configs: Vec<String>,
@@ -187,7 +191,8 @@ pub struct Report {
     pub labels: BTreeMap<String, String>,
     /// The selected series, in the logs' order (the harness's `ls` order).
     pub series: Vec<ReportedSeries>,
-    /// Versions compared per (config set, profile), then config sets per (version, profile).
+    /// The archive README's tables, then versions compared per (config set, profile), then
+    /// config sets per (version, profile).
     pub blocks: Vec<ComparisonBlock>,
     /// Each comparison once, paired where the design has it: what the README opens with.
     pub verdicts: Vec<verdict::Verdict>,
@@ -208,6 +213,11 @@ pub struct Report {
     pub searches: Vec<crate::ingest::benchlab::throughput::SearchRun>,
     /// [`ReportOptions::trials_advice`].
     pub trials_advice: Option<String>,
+    /// [`ReportOptions::tables`].
+    pub tables: Vec<archive::Table>,
+    /// The archive README's difference lines no table reproduces, with the reason, one line
+    /// each (set by the pipeline, which read that README).
+    pub unreproduced: Vec<String>,
 }
 
 /// A file of the report: its name in the output directory and its contents.
@@ -233,11 +243,7 @@ impl Report {
             alternating,
             searches,
         } = results;
-        let versions = select(
-            "version",
-            distinct(series.iter().map(|s| &s.version)),
-            options.versions.as_deref(),
-        )?;
+        let versions = select("version", by_age(&series), options.versions.as_deref())?;
         let configs = select(
             "config set",
             distinct(series.iter().map(|s| &s.config)),
@@ -285,6 +291,8 @@ impl Report {
             alternating,
             searches,
             trials_advice: options.trials_advice.clone(),
+            tables: options.tables.clone(),
+            unreproduced: Vec::new(),
         };
         report.blocks = report.comparison_blocks()?;
         report.verdicts = report.verdict_list();

@@ -145,7 +145,9 @@ sysctls = { "net.netfilter.nf_conntrack_acct" = "1" }"#,
     );
     for svg in &svgs {
         let bytes = fs::read(results.join("flame").join(svg)).unwrap();
-        assert!(bytes.len() < 300_000, "{svg}: {} bytes", bytes.len());
+        // Every frame FlameGraph draws (0.1 px of 1180): a busy perf capture of the virtual
+        // lab's DUT comes to about 1.2 MB, as flamegraph.pl's would.
+        assert!(bytes.len() < 3_000_000, "{svg}: {} bytes", bytes.len());
         assert!(String::from_utf8_lossy(&bytes)
             .trim_end()
             .ends_with("</svg>"));

@@ -27,7 +27,8 @@ pub struct Args {
     pub output: Option<PathBuf>,
 
     /// Versions (netbenches images) to report, in this order; the first is the reference
-    /// [default: report.toml's, else all in the logs' order]
+    /// [default: report.toml's, else all, oldest first (revision, then release), else in the
+    /// logs' order]
     #[arg(long, value_delimiter = ',', value_name = "A,B,…")]
     pub versions: Option<Vec<String>>,
 

@@ -98,6 +98,7 @@ fn read_run(dir: &Path, run: &Run, results: &mut Results) -> Result<(), InputErr
     }
     let mut expected_iterations = 0;
     let mut seen = Vec::new();
+    let mut prefixes = Vec::new();
     for prefix in &files.infos {
         let receivers = files
             .receivers
@@ -113,6 +114,7 @@ fn read_run(dir: &Path, run: &Run, results: &mut Results) -> Result<(), InputErr
             let indexes: Vec<u32> = receivers.iter().map(|r| r.0).collect();
             expected_iterations = indexes.iter().copied().fold(expected_iterations, u32::max);
             seen.push((results.series.len(), indexes));
+            prefixes.push(prefix.as_str());
             results.series.push(series);
         }
     }
@@ -135,14 +137,38 @@ fn read_run(dir: &Path, run: &Run, results: &mut Results) -> Result<(), InputErr
                 }));
         }
     }
-    let captures = pmc::captures(
-        &run.path,
-        &run.names,
-        &results.series[first_series..],
-        |name| run.relative(dir, name),
-    )?;
+    let series: Vec<(&str, &Series)> = prefixes
+        .into_iter()
+        .zip(&results.series[first_series..])
+        .collect();
+    let graphs = graph_files(dir, run);
+    let captures = pmc::captures(&graphs, &series, &mut results.warnings)?;
     results.captures.extend(captures);
     Ok(())
+}
+
+/// The pmcstat call graphs of a run: beside its logs, then, for the only run of a directory
+/// whose logs are in `RAW/`, beside the README, where the archive keeps them.
+fn graph_files(dir: &Path, run: &Run) -> Vec<pmc::GraphFile> {
+    let beside_logs = (run.names.iter()).map(|name| pmc::GraphFile {
+        path: run.path.join(name),
+        name: name.clone(),
+        shown: run.relative(dir, name),
+    });
+    let archived = if run.variant.is_none() && run.path != dir {
+        list(dir).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let beside_readme = archived.into_iter().map(|name| pmc::GraphFile {
+        path: dir.join(&name),
+        shown: name.clone(),
+        name,
+    });
+    beside_logs
+        .chain(beside_readme)
+        .filter(|f| f.name.ends_with(".pmc.graph"))
+        .collect()
 }
 
 /// The series of one `.info` prefix: its iterations in `ls` order.

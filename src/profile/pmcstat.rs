@@ -2,7 +2,8 @@
 //! [`fold_pmcstat`] into the same [`Folded`](crate::profile::folded::Folded) stacks as perf's.
 //!
 //! The flags are those of pmcstat(8), as the netbenches harness used them (bench-lab.sh, see
-//! the harness notes), minus its `-l` duration, which benchlab replaces by SIGINT:
+//! the harness notes), minus its `-l` duration, which benchlab replaces by SIGINT (the unit
+//! tests keep what the manual says of each flag, and of `-l` and `-N`, which it leaves out):
 //!
 //! - `pmcstat -S EVENT -O FILE`: `-S` allocates a *system-wide sampling* PMC of EVENT on every
 //!   CPU; `-O` sends the samples (with their call chains) to the log FILE. With no command to
@@ -154,6 +155,14 @@ impl Profiler for PmcstatProfiler<'_> {
     }
 }
 
+/// `pmcstat -R LOG -z 16 -G GRAPH`: the call graph of a log, chains cut at the harness's depth.
+fn graph_argv(log: &str, graph: &str) -> Vec<String> {
+    ["pmcstat", "-R", log, "-z", "16", "-G", graph]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
 /// The remote wait for pmcstat's first log data, watched by a thread of its own so that the
 /// trial loop is never held up: it gives the instant the wait ended, `None` if it was given up.
 struct ReadyWatch {
@@ -289,8 +298,7 @@ impl Recording for PmcstatRecording<'_> {
             bail!("{}: pmcstat was never started", host.host());
         };
         let graph = format!("{}/pmc.graph", self.dir);
-        let argv = ["pmcstat", "-R", &self.log, "-z", "16", "-G", &graph];
-        host.check(&Command::new(argv).timeout(GRAPH_TIMEOUT))
+        host.check(&Command::new(graph_argv(&self.log, &graph)).timeout(GRAPH_TIMEOUT))
             .with_context(|| format!("{}: pmcstat's call graph", host.host()))?;
         let text = host
             .get_file(&graph)

@@ -1,13 +1,15 @@
-//! The comparisons of a report: which series each `ministat -s` run compares (versions per
-//! config set and profile, config sets per version and profile, or profiles when nothing else
-//! varies), at most seven at a time, the reference first, and what ministat says of them.
+//! The comparisons of a report: which series each `ministat -s` run compares — an archive's
+//! README's tables first, as it made them, then versions per config set and profile, config
+//! sets per version and profile, or profiles when nothing else varies, each pair once — at most
+//! seven at a time, the reference first, and what ministat says of them.
 
 use crate::stats::doubt::{doubt, TrialValue};
 use crate::stats::ministat::MAX_DATASETS;
-use crate::stats::{self, Comparison, Dataset, MinistatError, MinistatOptions};
+use crate::stats::{self, Comparison, Confidence, Dataset, MinistatError, MinistatOptions};
 
 use super::select::pairs;
 use super::{medians, Report};
+use crate::ingest::Series;
 
 /// What one comparison holds fixed, and so what varies.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,6 +69,8 @@ pub struct ComparisonBlock {
     pub doubts: Vec<Option<String>>,
     /// ministat's output for these series, byte for byte.
     pub ministat: String,
+    /// The confidence level (95 %, or what an archive's table printed).
+    pub confidence: Confidence,
 }
 
 impl Report {
@@ -113,6 +117,32 @@ impl Report {
     }
 
     pub(super) fn comparison_blocks(&self) -> Result<Vec<ComparisonBlock>, MinistatError> {
+        let mut blocks = Vec::new();
+        for table in &self.tables {
+            let members: Vec<usize> = (table.series.iter())
+                .filter_map(|name| self.series.iter().position(|s| &s.series.name == name))
+                .filter(|&i| self.series[i].summary.is_some())
+                .collect();
+            if let (Some(scope), true) = (self.scope_of(&members), members.len() >= 2) {
+                blocks.push(self.block(scope, members, table.confidence)?);
+            }
+        }
+        // A pair an archive's table compared is not compared again.
+        let made: Vec<(usize, usize)> = (blocks.iter())
+            .flat_map(|b| b.members[1..].iter().map(|&k| (b.members[0], k)))
+            .collect();
+        for scope in self.scopes() {
+            let mut members = self.members(&scope);
+            if let Some(&reference) = members.first() {
+                members.retain(|&k| k == reference || !made.contains(&(reference, k)));
+            }
+            blocks.extend(self.blocks_for(&scope, &members)?);
+        }
+        Ok(blocks)
+    }
+
+    /// benchlab's own comparisons: versions, then config sets, then profiles.
+    fn scopes(&self) -> Vec<Scope> {
         let mut scopes = Vec::new();
         for (config, profile) in pairs(&self.configs, &self.profiles) {
             scopes.push(Scope::Versions { config, profile });
@@ -128,12 +158,38 @@ impl Report {
                 config: config.clone(),
             });
         }
-        let mut blocks = Vec::new();
-        for scope in scopes {
-            let members = self.members(&scope);
-            blocks.extend(self.blocks_for(&scope, &members)?);
+        scopes
+    }
+
+    /// What a table of series holds fixed, when they differ in one level only (version,
+    /// config set or profile); `None` when they differ in several.
+    pub(super) fn scope_of(&self, members: &[usize]) -> Option<Scope> {
+        let (&first, _) = members.split_first()?;
+        let s = |i: usize| &self.series[i].series;
+        let varies = |level: fn(&Series) -> &String| {
+            (members.iter()).any(|&i| level(s(i)) != level(s(first)))
+        };
+        let (v, c, p) = (
+            varies(|s| &s.version),
+            varies(|s| &s.config),
+            varies(|s| &s.profile),
+        );
+        let r = s(first).clone();
+        match (v, c, p) {
+            (_, false, false) => Some(Scope::Versions {
+                config: r.config,
+                profile: r.profile,
+            }),
+            (false, true, false) => Some(Scope::Configs {
+                version: r.version,
+                profile: r.profile,
+            }),
+            (false, false, true) => Some(Scope::Profiles {
+                version: r.version,
+                config: r.config,
+            }),
+            _ => None,
         }
-        Ok(blocks)
     }
 
     /// The series with statistics that a scope compares, the reference first.
@@ -165,12 +221,17 @@ impl Report {
             .chunks(MAX_DATASETS - 1)
             .map(|chunk| {
                 let members = std::iter::once(reference).chain(chunk.iter().copied());
-                self.block(scope.clone(), members.collect())
+                self.block(scope.clone(), members.collect(), Confidence::default())
             })
             .collect()
     }
 
-    fn block(&self, scope: Scope, members: Vec<usize>) -> Result<ComparisonBlock, MinistatError> {
+    fn block(
+        &self,
+        scope: Scope,
+        members: Vec<usize>,
+        confidence: Confidence,
+    ) -> Result<ComparisonBlock, MinistatError> {
         let datasets: Vec<Dataset> = members
             .iter()
             .map(|&i| {
@@ -183,6 +244,7 @@ impl Report {
         let options = MinistatOptions {
             flavor: self.flavor,
             separate_bars: true,
+            confidence,
             ..MinistatOptions::default()
         };
         let analysis = stats::analyse(&datasets, &options)?;
@@ -198,6 +260,7 @@ impl Report {
             comparisons,
             doubts,
             members,
+            confidence,
         })
     }
 

@@ -85,6 +85,10 @@ pub fn readme(report: &Report, charts: &[Chart]) -> String {
             &report.flagged,
         ),
         ("Not measured", &report.warnings),
+        (
+            "The archive's difference lines not reproduced",
+            &report.unreproduced,
+        ),
     ] {
         if !lines.is_empty() {
             md.push_str(&format!("\n## {heading}\n\n"));
@@ -122,7 +126,11 @@ fn verdicts(report: &Report) -> String {
         let cells = [
             v.context.join(", "),
             format!("{} vs {}", v.subject_label, v.reference_label),
-            v.change_text(),
+            // A spoiled difference is no finding: its figure stays in the details below.
+            match v.finding() {
+                Finding::Unreliable => "—".to_string(),
+                _ => v.change_text(),
+            },
             v.kind().to_string(),
             significant.to_string(),
             v.used_text(),
@@ -278,9 +286,10 @@ fn verdict(report: &Report, block: &ComparisonBlock) -> String {
         format!("{}: ", fixed.join(", "))
     };
     format!(
-        "{fixed}{} against {} (95% confidence):",
+        "{fixed}{} against {} ({}% confidence):",
         results.join(", "),
-        name(block.members[0])
+        name(block.members[0]),
+        block.confidence.percent()
     )
 }
 

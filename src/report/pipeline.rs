@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::error::InputError;
 use crate::ingest;
+use crate::report::archive::Plan;
 use crate::report::settings::{MinistatGeneration, Settings};
 use crate::report::{reproduce, write_files, Report, ReportOptions};
 use crate::stats::Flavor;
@@ -69,15 +70,25 @@ pub fn from_dir(
         },
         labels,
         trials_advice: defaults.trials_advice,
+        tables: Vec::new(),
     };
-    // An archive's own README tells which ministat made its tables, unless one was asked for.
+    // An archive's own README tells which series it compared, in which order, and which
+    // ministat made its tables (unless one was asked for).
+    let plan = netbenches.then(|| Plan::read(dir, &results)).flatten();
+    if let Some(plan) = &plan {
+        options.tables = plan.tables.clone();
+        options.lines.push(plan.reason());
+    }
     if asked.is_none() && netbenches {
         if let Some(choice) = reproduce::choose(dir, &results, &options)? {
             options.flavor = choice.flavor;
             options.flavor_reason = Some(choice.reason);
         }
     }
-    let report = Report::build(results, &options)?;
+    let mut report = Report::build(results, &options)?;
+    if let Some(plan) = &plan {
+        report.unreproduced = plan.unreproduced(&report);
+    }
     let files = report.files()?;
     write_files(out_dir, &files)?;
     Ok(Written {
@@ -142,6 +153,7 @@ fn campaign_options(read: &ingest::benchlab::CampaignResults) -> ReportOptions {
         lines,
         labels,
         trials_advice: c.trials_advice(),
+        tables: Vec::new(),
     }
 }
 

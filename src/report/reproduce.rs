@@ -73,14 +73,20 @@ pub fn choose(
 
 /// The rows of every fenced block of a Markdown text that a ministat generation decides.
 fn table_rows(markdown: &str) -> Vec<String> {
-    let mut rows = Vec::new();
+    (fenced_blocks(markdown).iter())
+        .flat_map(|block| table_rows_of_block(block))
+        .collect()
+}
+
+/// The text of every fenced block (between lines starting with ```) of a Markdown text.
+pub(super) fn fenced_blocks(markdown: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
     let mut block = String::new();
     let mut inside = false;
     for line in markdown.lines() {
         if line.trim_start().starts_with("```") {
             if inside {
-                rows.extend(table_rows_of_block(&block));
-                block.clear();
+                blocks.push(std::mem::take(&mut block));
             }
             inside = !inside;
         } else if inside {
@@ -88,7 +94,7 @@ fn table_rows(markdown: &str) -> Vec<String> {
             block.push('\n');
         }
     }
-    rows
+    blocks
 }
 
 /// A ministat output's vitals rows without their symbol, and its difference lines, trimmed.

@@ -83,3 +83,85 @@ fn a_pmcstat_that_exits_by_itself_fails_the_capture_and_its_files_are_removed() 
         Some("rm -rf /tmp/benchlab-pmc.abc")
     );
 }
+
+/// What pmcstat(8) (FreeBSD's manual, shared/reference/pmcstat.8) says of the flags benchlab
+/// passes, and of two it leaves out, in our words: (flag, what its argument is, meaning).
+const MANUAL: &[(&str, Option<&str>, &str)] = &[
+    (
+        "-S",
+        Some("event"),
+        "allocates a system-mode sampling PMC for the event",
+    ),
+    ("-O", Some("log file"), "the file the samples are logged to"),
+    (
+        "-R",
+        Some("log file"),
+        "analyses a log already written, instead of sampling",
+    ),
+    (
+        "-z",
+        Some("depth"),
+        "system-wide call graphs are printed this deep at most",
+    ),
+    (
+        "-G",
+        Some("file"),
+        "the call chains are printed to this file",
+    ),
+    (
+        "-l",
+        Some("seconds"),
+        "ends a system-wide measurement after this many seconds",
+    ),
+    (
+        "-N",
+        None,
+        "toggles call-chain capture for the sampling PMCs given after it (on by default)",
+    ),
+];
+
+/// Checks an argv against [`MANUAL`]: every flag is one of its own, followed by an argument
+/// when it takes one; returns (flag, argument) in order.
+fn read_flags(argv: &[String]) -> Vec<(&str, Option<&str>)> {
+    assert_eq!(argv[0], "pmcstat");
+    let mut flags = Vec::new();
+    let mut words = argv[1..].iter();
+    while let Some(flag) = words.next() {
+        let Some((_, argument, _)) = MANUAL.iter().find(|(f, ..)| f == flag) else {
+            panic!("{flag} of {argv:?} is not in the manual's facts");
+        };
+        let value = argument.map(|_| words.next().expect("the flag's argument").as_str());
+        flags.push((flag.as_str(), value));
+    }
+    flags
+}
+
+#[test]
+fn the_commands_say_what_the_manual_says() {
+    let dut = MockTransport::new("dut");
+    let record = PmcstatProfiler::new(&dut, "BU_CPU_CLK_UNHALTED").record_argv("/d/pmc.out");
+    // System-wide sampling of the event into the log, and no command after the flags: with
+    // neither a command nor target processes, pmcstat measures until interrupted, so SIGINT
+    // ends the capture at the window's end. No `-l`: it would end the capture on its own
+    // clock, not the window's. No `-N`: it would turn off the call chains the graph is made of.
+    assert_eq!(
+        read_flags(&record),
+        [
+            ("-S", Some("BU_CPU_CLK_UNHALTED")),
+            ("-O", Some("/d/pmc.out"))
+        ]
+    );
+    // Offline analysis of that log: the call graph, its chains 16 frames deep at most (the
+    // harness's `-z16`), written to a file benchlab fetches.
+    assert_eq!(
+        read_flags(&graph_argv("/d/pmc.out", "/d/pmc.graph")),
+        [
+            ("-R", Some("/d/pmc.out")),
+            ("-z", Some("16")),
+            ("-G", Some("/d/pmc.graph"))
+        ]
+    );
+    for left_out in ["-l", "-N"] {
+        assert!(!record.iter().any(|w| w == left_out), "{left_out}");
+    }
+}
