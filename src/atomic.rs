@@ -30,19 +30,19 @@ const TEMP_RANDOM: usize = 6;
 /// A file written in full (and synced) beside its target, not yet in place: dropped, it is
 /// removed and the target is untouched.
 #[derive(Debug)]
-pub struct Staged {
+pub(crate) struct Staged {
     temp: NamedTempFile,
     path: PathBuf,
 }
 
 impl Staged {
     /// The target the file is renamed to.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Renames the file over its target, then syncs the directory.
-    pub fn commit(self) -> std::io::Result<()> {
+    pub(crate) fn commit(self) -> std::io::Result<()> {
         self.temp.persist(&self.path).map_err(|e| e.error)?;
         std::fs::File::open(parent(&self.path))?.sync_all()
     }
@@ -50,7 +50,7 @@ impl Staged {
 
 /// Writes `bytes` (mode 0644) to a temporary file beside `path`, synced, to be renamed over
 /// `path` by [`Staged::commit`].
-pub fn stage(path: &Path, bytes: &[u8]) -> std::io::Result<Staged> {
+pub(crate) fn stage(path: &Path, bytes: &[u8]) -> std::io::Result<Staged> {
     let mut temp = tempfile::Builder::new()
         .prefix(TEMP_PREFIX)
         .rand_bytes(TEMP_RANDOM)
@@ -66,7 +66,7 @@ pub fn stage(path: &Path, bytes: &[u8]) -> std::io::Result<Staged> {
 
 /// Writes `bytes` to `path` atomically (mode 0644), syncing the data before the rename and the
 /// directory after it.
-pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     stage(path, bytes)?.commit()
 }
 
@@ -80,7 +80,7 @@ fn parent(path: &Path) -> &Path {
 /// Removes the temporary files a killed benchlab left in `dir` (regular files named exactly
 /// like [`stage`]'s) and returns how many. The caller holds the directory's lock
 /// (`store::lock`): another benchlab's file being written is not stale.
-pub fn remove_stale_temps(dir: &Path) -> std::io::Result<usize> {
+pub(crate) fn remove_stale_temps(dir: &Path) -> std::io::Result<usize> {
     let mut removed = 0;
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
@@ -100,7 +100,7 @@ pub fn remove_stale_temps(dir: &Path) -> std::io::Result<usize> {
 
 /// Refuses, before anything is written, an output directory that cannot be one: an existing
 /// file, a path under a file, a symlink loop, an unreadable place.
-pub fn check_output_dir(dir: &Path) -> Result<(), InputError> {
+pub(crate) fn check_output_dir(dir: &Path) -> Result<(), InputError> {
     let refuse = |what: String| {
         InputError::new(format!(
             "'{}': {what}; choose another output directory (-o)",
@@ -130,7 +130,7 @@ pub fn check_output_dir(dir: &Path) -> Result<(), InputError> {
 /// Makes output directory `dir` (and its parents) after [`check_output_dir`], and checks a file
 /// can be created in it (`/proc/…` is a directory nothing can be written into): each failure is
 /// the user's choice of directory, refused in one line.
-pub fn create_dir(dir: &Path) -> Result<(), InputError> {
+pub(crate) fn create_dir(dir: &Path) -> Result<(), InputError> {
     check_output_dir(dir)?;
     let refuse = |e: std::io::Error| {
         InputError::new(format!(

@@ -15,7 +15,7 @@ pub struct Cancel(Arc<AtomicBool>);
 /// The error a cancelled step returns: callers tell it from a failure by its type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("interrupted")]
-pub struct Cancelled;
+pub(crate) struct Cancelled;
 
 impl Cancel {
     /// A token nobody has raised yet.
@@ -24,17 +24,17 @@ impl Cancel {
     }
 
     /// Raises the token; returns whether it was already raised.
-    pub fn cancel(&self) -> bool {
+    pub(crate) fn cancel(&self) -> bool {
         self.0.swap(true, Ordering::SeqCst)
     }
 
     /// Whether the token was raised.
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::SeqCst)
     }
 
     /// `Err(Cancelled)` once the token is raised: `cancel.check()?` at each safe point.
-    pub fn check(&self) -> Result<(), Cancelled> {
+    pub(crate) fn check(&self) -> Result<(), Cancelled> {
         if self.is_cancelled() {
             Err(Cancelled)
         } else {

@@ -9,19 +9,19 @@ use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser, Subcommand};
 
 /// `benchlab gen`: the packet generator, standalone.
-pub mod gen;
+pub(crate) mod gen;
 /// `benchlab history import|show|regressions`: the results database.
-pub mod history;
+pub(crate) mod history;
 /// `benchlab lab up|down|status`: the virtual lab by hand.
-pub mod lab;
+pub(crate) mod lab;
 /// `benchlab ministat`: FreeBSD's ministat(1), flag for flag.
-pub mod ministat;
+pub(crate) mod ministat;
 /// `benchlab report`: README, graphs, JSON and the harness's files from a results directory.
-pub mod report;
+pub(crate) mod report;
 /// `benchlab run`: a whole campaign, ending with its report.
-pub mod run;
+pub(crate) mod run;
 /// `benchlab rx`: the receiver's counter sampler, standalone.
-pub mod rx;
+pub(crate) mod rx;
 
 /// benchlab: forwarding benchmarks of routers and firewalls, with statistics.
 #[derive(Debug, Parser)]
@@ -29,12 +29,12 @@ pub mod rx;
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 /// The subcommands (names are stable: DESIGN.md).
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run a campaign (default: the built-in one on the virtual lab) and write its report.
     Run(run::Args),
     /// Write the report of a results directory (benchlab's, or netbenches pkt-gen logs):

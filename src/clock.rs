@@ -4,7 +4,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Seconds since the Unix epoch (0 on a clock set before 1970).
-pub fn unix_now() -> f64 {
+pub(crate) fn unix_now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
@@ -13,7 +13,7 @@ pub fn unix_now() -> f64 {
 /// A number of seconds as a [`Duration`](std::time::Duration), saturating instead of
 /// panicking: NaN and negative values are zero, infinite or huge ones the longest duration
 /// (seconds computed from a damaged results file must not panic `Duration::from_secs_f64`).
-pub fn saturating_secs(secs: f64) -> std::time::Duration {
+pub(crate) fn saturating_secs(secs: f64) -> std::time::Duration {
     match std::time::Duration::try_from_secs_f64(secs) {
         Ok(d) => d,
         Err(_) if secs > 0.0 => std::time::Duration::MAX,

@@ -52,13 +52,13 @@ pub mod defaults {
     use std::time::Duration;
 
     /// Title of the default campaign: the question of seeds 001–004.
-    pub const TITLE: &str = "Impact of enabling firewalls on forwarding performance";
+    pub(crate) const TITLE: &str = "Impact of enabling firewalls on forwarding performance";
     /// Iterations per (version, config set, profile).
-    pub const ITERATIONS: u32 = 5;
+    pub(crate) const ITERATIONS: u32 = 5;
     /// Traffic per trial.
-    pub const DURATION: Duration = Duration::from_secs(10);
+    pub(crate) const DURATION: Duration = Duration::from_secs(10);
     /// What is dropped at the start of each trial.
-    pub const WARMUP: Duration = Duration::from_secs(2);
+    pub(crate) const WARMUP: Duration = Duration::from_secs(2);
     /// What is dropped at the end of each trial.
     pub const COOLDOWN: Duration = Duration::from_secs(1);
     /// Config sets of the default campaign, the reference first.
@@ -69,18 +69,18 @@ pub mod defaults {
         "iptables-stateful",
     ];
     /// Name of the implicit version of a campaign that declares none.
-    pub const VERSION: &str = "default";
+    pub(crate) const VERSION: &str = "default";
     /// Source flows of the inet4 profile: 20 addresses × 1 port (as the seeds' labs).
-    pub const INET4_SRC: &str = "198.18.10.1:2000-198.18.10.20";
+    pub(crate) const INET4_SRC: &str = "198.18.10.1:2000-198.18.10.20";
     /// Destination flows of the inet4 profile: 100 addresses × 1 port (2000 flows in all).
-    pub const INET4_DST: &str = "198.19.10.1:2000-198.19.10.100";
+    pub(crate) const INET4_DST: &str = "198.19.10.1:2000-198.19.10.100";
     /// Source flows of the inet6 profile (seeds' `dualstack-2k/inet6`).
-    pub const INET6_SRC: &str = "[2001:2:0:10::1]:2000-[2001:2:0:10::14]";
+    pub(crate) const INET6_SRC: &str = "[2001:2:0:10::1]:2000-[2001:2:0:10::14]";
     /// Destination flows of the inet6 profile.
-    pub const INET6_DST: &str = "[2001:2:0:8010::1]:2000-[2001:2:0:8010::64]";
+    pub(crate) const INET6_DST: &str = "[2001:2:0:8010::1]:2000-[2001:2:0:8010::64]";
     /// Fewest whole seconds a trial must keep once warm-up and cool-down are dropped: a median
     /// needs a few samples.
-    pub const MIN_MEASURED_S: usize = 3;
+    pub(crate) const MIN_MEASURED_S: usize = 3;
 }
 
 /// Order in which trials run.
@@ -95,7 +95,7 @@ pub enum Order {
 }
 
 /// Address family of a traffic profile (the generator's own type: one set of names and sizes).
-pub use crate::traffic::packet::Family;
+pub(crate) use crate::traffic::packet::Family;
 
 /// The smallest UDP frame of `af`, FCS included: 64 bytes (RFC 2544) for inet4, 66 for inet6
 /// (62 bytes of Ethernet, IPv6 and UDP headers: pkt-gen's `-l 62`).
@@ -105,7 +105,7 @@ fn min_frame(af: Family) -> u32 {
 }
 
 /// Offered load of a profile (the generator's type: `"max"` or a packet rate in the file).
-pub use crate::traffic::Rate;
+pub(crate) use crate::traffic::Rate;
 
 /// The times of each trial: traffic, and what the analysis drops at both ends (float seconds
 /// in the file).
@@ -114,19 +114,19 @@ pub use crate::traffic::Rate;
 pub struct Trial {
     /// Traffic per trial. Default is 10 s.
     #[serde(with = "seconds")]
-    pub duration: Duration,
+    pub(crate) duration: Duration,
     /// What is dropped at the start. Default is 2 s.
     #[serde(with = "seconds")]
-    pub warmup: Duration,
+    pub(crate) warmup: Duration,
     /// What is dropped at the end. Default is 1 s.
     #[serde(with = "seconds")]
-    pub cooldown: Duration,
+    pub(crate) cooldown: Duration,
 }
 
 impl Trial {
     /// Whole seconds of samples the analysis keeps: those after the warm-up and before the
     /// cool-down.
-    pub fn measured_seconds(&self) -> usize {
+    pub(crate) fn measured_seconds(&self) -> usize {
         let last = (secs(self.duration) - secs(self.cooldown)).floor();
         let first = secs(self.warmup).ceil() + 1.0;
         (last - first + 1.0).max(0.0) as usize
@@ -148,34 +148,34 @@ impl Default for Trial {
 #[serde(deny_unknown_fields)]
 pub struct Version {
     /// Name used in results paths and reports.
-    pub name: String,
+    pub(crate) name: String,
     /// Label shown in reports instead of the name. Default is the name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     /// Sysctls set on the DUT before this version's trials (`key = "value"`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub sysctls: BTreeMap<String, String>,
+    pub(crate) sysctls: BTreeMap<String, String>,
     /// Commands (argv lists) run on the DUT before this version's trials.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub commands: Vec<Vec<String>>,
+    pub(crate) commands: Vec<Vec<String>>,
     /// Real labs: commands (argv lists) that install this version on the DUT (copy and apply
     /// an image), run before `reboot`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub install: Vec<Vec<String>>,
+    pub(crate) install: Vec<Vec<String>>,
     /// Real labs: the command that reboots the DUT into this version (its connection may drop).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub reboot: Vec<String>,
+    pub(crate) reboot: Vec<String>,
     /// Real labs: a command on the DUT that succeeds once it forwards again (pings through it,
     /// routes present), retried until `online_timeout`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub online: Vec<String>,
+    pub(crate) online: Vec<String>,
     /// How long `online` may take to succeed after a reboot. Default is 300 s.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "seconds::option"
     )]
-    pub online_timeout: Option<Duration>,
+    pub(crate) online_timeout: Option<Duration>,
 }
 
 /// A traffic profile.
@@ -183,35 +183,35 @@ pub struct Version {
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     /// Name used in results paths and reports (e.g. `inet4`, `inet6-1518`).
-    pub name: String,
+    pub(crate) name: String,
     /// Address family.
-    pub af: Family,
+    pub(crate) af: Family,
     /// Ethernet frame size in bytes, FCS included (RFC 2544: 64…1518). Default: the family's
     /// smallest UDP frame ([`Family::min_frame`]: 64 for inet4, 66 for inet6). Read it with
     /// [`Profile::frame_size`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_size: Option<u32>,
+    pub(crate) frame_size: Option<u32>,
     /// Source flows, pkt-gen syntax: `ADDR[:PORT][-ADDR[:PORT]]`. Default depends on `af`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub src: Option<String>,
+    pub(crate) src: Option<String>,
     /// Destination flows, pkt-gen syntax. Default depends on `af`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dst: Option<String>,
+    pub(crate) dst: Option<String>,
     /// Offered load: `"max"` or packets per second. Default is `"max"`: on the virtual lab, a
     /// margin above what the DUT takes ([`crate::traffic::follow`]). A throughput profile
     /// searches below it: a packet rate here is the search's max load unless `search.max_load`
     /// is set.
     #[serde(default = "default_rate")]
-    pub rate: Rate,
+    pub(crate) rate: Rate,
     /// What an iteration measures. Default is `saturation`.
     #[serde(default, skip_serializing_if = "Measure::is_saturation")]
-    pub measure: Measure,
+    pub(crate) measure: Measure,
 }
 
 /// What an iteration of a profile measures (DESIGN.md "measure").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Measure {
+pub(crate) enum Measure {
     /// The forwarded rate at the profile's load (`max`: saturating), as the seeds.
     #[default]
     Saturation,
@@ -221,7 +221,7 @@ pub enum Measure {
 
 impl Measure {
     /// True for the default, which the written campaign leaves out.
-    pub fn is_saturation(&self) -> bool {
+    pub(crate) fn is_saturation(&self) -> bool {
         *self == Measure::Saturation
     }
 }
@@ -245,12 +245,12 @@ impl Profile {
     }
 
     /// Ethernet frame size in bytes, FCS included: the family's smallest when unset.
-    pub fn frame_size(&self) -> u32 {
+    pub(crate) fn frame_size(&self) -> u32 {
         self.frame_size.unwrap_or(min_frame(self.af))
     }
 
     /// Source flow range, the family's default when unset.
-    pub fn src(&self) -> &str {
+    pub(crate) fn src(&self) -> &str {
         self.src.as_deref().unwrap_or(match self.af {
             Family::Inet4 => defaults::INET4_SRC,
             Family::Inet6 => defaults::INET6_SRC,
@@ -258,7 +258,7 @@ impl Profile {
     }
 
     /// Destination flow range, the family's default when unset.
-    pub fn dst(&self) -> &str {
+    pub(crate) fn dst(&self) -> &str {
         self.dst.as_deref().unwrap_or(match self.af {
             Family::Inet4 => defaults::INET4_DST,
             Family::Inet6 => defaults::INET6_DST,
@@ -284,13 +284,13 @@ impl Profile {
 pub struct Hooks {
     /// Before traffic starts (output in `dut-before.txt`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub before: Vec<Vec<String>>,
+    pub(crate) before: Vec<Vec<String>>,
     /// Once traffic flows, after warm-up (output in `dut-during.txt`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub during: Vec<Vec<String>>,
+    pub(crate) during: Vec<Vec<String>>,
     /// After traffic stops (output in `dut-after.txt`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub after: Vec<Vec<String>>,
+    pub(crate) after: Vec<Vec<String>>,
 }
 
 /// A campaign as written in its file; [`Campaign::from_toml`] validates it.
@@ -435,19 +435,19 @@ impl Campaign {
     }
 
     /// The search of the throughput profiles: `[search]`, or the `mlrsearch` preset.
-    pub fn search(&self) -> crate::search::SearchConfig {
+    pub(crate) fn search(&self) -> crate::search::SearchConfig {
         self.search.clone().unwrap_or_default()
     }
 
     /// Config set names as they appear in results paths: a directory's last component.
-    pub fn config_set_names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn config_set_names(&self) -> impl Iterator<Item = &str> {
         self.config_sets.iter().map(|s| config_set_name(s))
     }
 }
 
 /// The name of a config set entry: itself for a built-in, the last path component for a
 /// directory.
-pub fn config_set_name(entry: &str) -> &str {
+pub(crate) fn config_set_name(entry: &str) -> &str {
     Path::new(entry)
         .file_name()
         .and_then(|n| n.to_str())
@@ -469,17 +469,15 @@ mod plan;
 /// Quick versions (sysctls and commands only), which the alternating design alternates.
 mod quick;
 /// Seconds in the file, durations in the model: the serde helpers and each key's range.
-pub mod seconds;
+pub(crate) mod seconds;
 /// Checking a campaign once, at load: every number, name and command.
 mod validate;
 
-pub use bounds::{MAX_CONFIG_SETS, MAX_ENTRIES, MAX_PROFILES, MAX_TRIALS, MAX_VERSIONS};
-pub use design::{Alternating, Design, ALTERNATING_INTERVAL};
-pub use overrides::Overrides;
+pub(crate) use design::{Alternating, Design, ALTERNATING_INTERVAL};
+pub(crate) use overrides::Overrides;
 pub use plan::{AlternatingPlan, PlanError};
-pub use quick::{Entry, Runs};
-pub use seconds::{secs, MAX_SECONDS};
-pub use validate::{MAX_ITERATIONS, MAX_SYSCTL};
+pub(crate) use quick::{Entry, Runs};
+pub(crate) use seconds::{secs, MAX_SECONDS};
 
 #[cfg(test)]
 mod tests;

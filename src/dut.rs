@@ -22,13 +22,13 @@
 //! ```
 
 /// The FreeBSD presets: forwarding, ipfw, pf and ipf, stateless and stateful (over SSH).
-pub mod freebsd;
+pub(crate) mod freebsd;
 /// The Linux presets: forwarding, nftables and iptables (nft and legacy backends).
-pub mod linux;
+pub(crate) mod linux;
 /// The DUT's operating system: which presets it has, how its counters are read.
-pub mod os;
+pub(crate) mod os;
 /// User config sets: a directory with an `apply` script.
-pub mod user;
+pub(crate) mod user;
 
 use std::fmt;
 use std::path::Path;
@@ -40,7 +40,7 @@ use crate::transport::Transport;
 pub use os::Os;
 
 /// The comment that marks the rules whose counters [`ConfigSet::counters`] adds up.
-pub const PASS_COMMENT: &str = "benchlab-pass";
+pub(crate) const PASS_COMMENT: &str = "benchlab-pass";
 
 /// A named DUT configuration.
 pub trait ConfigSet: fmt::Debug + Send + Sync {
@@ -79,7 +79,7 @@ pub trait ConfigSet: fmt::Debug + Send + Sync {
 /// Every built-in config set a campaign may name, in the order reports list them: the one list
 /// of names. Which of them a system has is up to its constructor ([`linux::preset`],
 /// [`freebsd::preset`]); a test checks that every name here is built by at least one.
-pub const KNOWN_PRESETS: &[&str] = &[
+pub(crate) const KNOWN_PRESETS: &[&str] = &[
     "forwarding",
     "nft-stateless",
     "nft-stateful",
@@ -94,7 +94,7 @@ pub const KNOWN_PRESETS: &[&str] = &[
 ];
 
 /// The preset `name` for a DUT running `os`; `None` when that system has no such preset.
-pub fn preset_on(os: Os, name: &str) -> Option<Box<dyn ConfigSet>> {
+pub(crate) fn preset_on(os: Os, name: &str) -> Option<Box<dyn ConfigSet>> {
     match os {
         Os::Linux => linux::preset(name),
         Os::FreeBsd => freebsd::preset(name).map(|set| Box::new(set) as Box<dyn ConfigSet>),
@@ -132,7 +132,7 @@ pub fn config_set(spec: &str, env: &[(String, String)]) -> Result<Box<dyn Config
 /// A campaign's config sets, loaded up front so that a bad user set fails before any trial
 /// runs, and the one in force on the DUT.
 #[derive(Debug, Default)]
-pub struct ConfigSets {
+pub(crate) struct ConfigSets {
     /// (entry as the campaign writes it, set).
     sets: Vec<(String, Box<dyn ConfigSet>)>,
     /// Index into `sets` of the set in force.
@@ -141,7 +141,7 @@ pub struct ConfigSets {
 
 impl ConfigSets {
     /// Loads each of `entries` with `load`.
-    pub fn load(
+    pub(crate) fn load(
         entries: &[String],
         mut load: impl FnMut(&str) -> Result<Box<dyn ConfigSet>>,
     ) -> Result<Self> {
@@ -157,7 +157,7 @@ impl ConfigSets {
 
     /// Removes the set in force (unless `entry` replaces it in place, see
     /// [`ConfigSet::replaces`]), then applies `entry` (one of the loaded ones) and verifies it.
-    pub fn switch(&mut self, entry: &str, dut: &dyn Transport) -> Result<()> {
+    pub(crate) fn switch(&mut self, entry: &str, dut: &dyn Transport) -> Result<()> {
         let i = self
             .sets
             .iter()
@@ -177,7 +177,7 @@ impl ConfigSets {
 
     /// Removes the set in force, if any, and checks that it is gone, or the next set would be
     /// measured with it.
-    pub fn revert(&mut self, dut: &dyn Transport) -> Result<()> {
+    pub(crate) fn revert(&mut self, dut: &dyn Transport) -> Result<()> {
         if let Some(i) = self.current.take() {
             let set = &self.sets[i].1;
             set.revert(dut)
@@ -194,7 +194,7 @@ impl ConfigSets {
 
     /// Packets the pass rules of the set in force have seen since it was applied; `None` with
     /// no set in force or a set without such rules.
-    pub fn counters(&self, dut: &dyn Transport) -> Result<Option<u64>> {
+    pub(crate) fn counters(&self, dut: &dyn Transport) -> Result<Option<u64>> {
         match self.current {
             Some(i) => self.sets[i].1.counters(dut),
             None => Ok(None),
@@ -202,12 +202,12 @@ impl ConfigSets {
     }
 
     /// The name of the set in force.
-    pub fn current(&self) -> Option<&str> {
+    pub(crate) fn current(&self) -> Option<&str> {
         self.current.map(|i| self.sets[i].1.name())
     }
 
     /// Each set's ruleset by name, as `lab.json` records them.
-    pub fn rulesets(&self) -> std::collections::BTreeMap<String, String> {
+    pub(crate) fn rulesets(&self) -> std::collections::BTreeMap<String, String> {
         self.sets
             .iter()
             .map(|(_, s)| (s.name().to_string(), s.ruleset()))
@@ -217,7 +217,7 @@ impl ConfigSets {
 
 /// The built-in config sets a campaign on `lab` may name: the FreeBSD ones only on a real lab
 /// (whose DUT may run FreeBSD), the Linux ones everywhere.
-pub fn known_sets(lab: &crate::lab::LabConfig) -> Vec<&'static str> {
+pub(crate) fn known_sets(lab: &crate::lab::LabConfig) -> Vec<&'static str> {
     if lab.hosts.is_some() {
         KNOWN_PRESETS.to_vec()
     } else {

@@ -14,7 +14,7 @@ pub struct InputError(pub String);
 
 impl InputError {
     /// Builds an input error from anything printable.
-    pub fn new(msg: impl Into<String>) -> Self {
+    pub(crate) fn new(msg: impl Into<String>) -> Self {
         Self(msg.into())
     }
 }
@@ -35,7 +35,7 @@ const SHOWN_KEPT: usize = 40;
 
 /// A value as a message quotes it: one line, control and bidi characters escaped (`\n`,
 /// `\x1b`), and past 60 characters its first 40, `…` and its length in bytes.
-pub fn shown(value: &str) -> String {
+pub(crate) fn shown(value: &str) -> String {
     let long = value.chars().count() > SHOWN_MAX;
     let kept = if long { SHOWN_KEPT } else { SHOWN_MAX };
     let mut out = String::new();
@@ -50,7 +50,7 @@ pub fn shown(value: &str) -> String {
 
 /// `text` whole, every character [`shown`] escapes escaped but those of `keep`: what a
 /// message, the terminal or a README may hold of a file's words.
-pub fn escaped(text: &str, keep: &[char]) -> String {
+pub(crate) fn escaped(text: &str, keep: &[char]) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match keep.contains(&c) {
@@ -84,7 +84,7 @@ fn escape(c: char, out: &mut String) {
 /// as [`shown`] escapes it, and past `max` its middle cut (`… N characters left out …`), so that
 /// what it names (the start) and what to do (the end) both stay. The last guard of a bad-input
 /// message, whatever value a layer quoted without [`shown`].
-pub fn one_line(message: &str, max: usize) -> String {
+pub(crate) fn one_line(message: &str, max: usize) -> String {
     // A backslash is kept: it is already an escape's, from a value [`shown`] quoted.
     let escaped = escaped(message, &['\\']);
     let chars: Vec<char> = escaped.chars().collect();
@@ -102,7 +102,7 @@ pub fn one_line(message: &str, max: usize) -> String {
 /// A TOML parse error's message in one line of plain words: toml's own spans lines (`invalid
 /// table header` / `expected ...`) and names Rust types (`expected u32`), which a user who
 /// wrote `iterations = -1` should not have to translate. The caller adds the file and line.
-pub fn toml_message(e: &toml::de::Error) -> String {
+pub(crate) fn toml_message(e: &toml::de::Error) -> String {
     let mut message = e.message().trim().replace('\n', ", ");
     for (rust, words) in [
         ("expected f64", "expected a number"),

@@ -15,28 +15,23 @@ use std::path::Path;
 use crate::error::InputError;
 
 /// Largest input file read, in bytes: a pkt-gen log of a day-long run is a few MB.
-pub const MAX_FILE_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// Reads a regular file of at most [`MAX_FILE_BYTES`] as text; bytes that are not UTF-8 (a
 /// crashed run's garbage) become U+FFFD instead of making the whole file unreadable.
-pub fn read_text(path: &Path) -> Result<String, InputError> {
+pub(crate) fn read_text(path: &Path) -> Result<String, InputError> {
     read_bounded(path, None).map(into_text)
-}
-
-/// Reads a regular file of at most [`MAX_FILE_BYTES`].
-pub fn read_bytes(path: &Path) -> Result<Vec<u8>, InputError> {
-    read_bounded(path, None)
 }
 
 /// [`read_text`] of a file found inside directory `root`, refused when it (through symlinks)
 /// lies outside `root`.
-pub fn read_text_in(root: &Path, path: &Path) -> Result<String, InputError> {
+pub(crate) fn read_text_in(root: &Path, path: &Path) -> Result<String, InputError> {
     read_bounded(path, Some(root)).map(into_text)
 }
 
-/// [`read_bytes`] of a file found inside directory `root`, refused when it (through symlinks)
-/// lies outside `root`.
-pub fn read_bytes_in(root: &Path, path: &Path) -> Result<Vec<u8>, InputError> {
+/// Reads a regular file of at most [`MAX_FILE_BYTES`] found inside directory `root`, refused
+/// when it (through symlinks) lies outside `root`.
+pub(crate) fn read_bytes_in(root: &Path, path: &Path) -> Result<Vec<u8>, InputError> {
     read_bounded(path, Some(root))
 }
 

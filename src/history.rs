@@ -15,27 +15,27 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 /// Trend charts: iterations as points, change-point groups as average lines and bands.
-pub mod chart;
+pub(crate) mod chart;
 /// What a back end provides, and the values its statements take and give.
 pub mod conn;
 /// The store interface, the schema and its migrations, over SQLite or PostgreSQL.
 pub mod db;
 /// `history import`: results directories found, read, hashed and recorded.
-pub mod import;
+pub(crate) mod import;
 /// The PostgreSQL back end.
-pub mod postgres;
+pub(crate) mod postgres;
 /// The changes between groups: Δ %, its interval, the flamegraphs and the confirming run.
-pub mod regress;
+pub(crate) mod regress;
 /// Version names read as revisions (`r318516`, `n245000`, a review on top) to order a series.
-pub mod revision;
+pub(crate) mod revision;
 /// The SQLite back end.
-pub mod sqlite;
+pub(crate) mod sqlite;
 /// Series of runs per (lab, config set, profile), ordered and grouped by jumpavg.
 pub mod trend;
 
 /// Where the history lives when neither `--db` nor `BENCHLAB_DB` says:
 /// `$XDG_DATA_HOME/benchlab/history.db`, else `~/.local/share/benchlab/history.db`.
-pub fn default_db() -> PathBuf {
+pub(crate) fn default_db() -> PathBuf {
     let data = std::env::var_os("XDG_DATA_HOME")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
@@ -46,20 +46,20 @@ pub fn default_db() -> PathBuf {
 
 /// The lab a series was measured on: what makes two series comparable.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct LabId {
+pub(crate) struct LabId {
     /// CPU model (`lab.json`; netbenches: the path's first level, `Xeon_E5-2650_8Cores`).
-    pub cpu: String,
+    pub(crate) cpu: String,
     /// Cores, when known.
-    pub cores: Option<u32>,
+    pub(crate) cores: Option<u32>,
     /// NIC or its driver (`veth`; netbenches: the path's second level, `Chelsio_T540-CR`).
-    pub nic: String,
+    pub(crate) nic: String,
     /// The DUT's operating system (`FreeBSD`, `Linux`), when known.
-    pub os: String,
+    pub(crate) os: String,
 }
 
 impl LabId {
     /// The lab in one line, as charts and tables name it.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         let mut parts = vec![self.cpu.clone()];
         if let Some(cores) = self.cores.filter(|_| !self.cpu.contains("Cores")) {
             parts.push(format!("{cores} cores"));
@@ -75,45 +75,45 @@ impl LabId {
 
 /// One imported campaign (a results directory), and what was measured in it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CampaignRecord {
+pub(crate) struct CampaignRecord {
     /// Content hash of the directory's raw data: importing the same data twice adds nothing.
-    pub hash: String,
+    pub(crate) hash: String,
     /// The directory, as found on import (absolute).
-    pub source: String,
+    pub(crate) source: String,
     /// `benchlab` or `netbenches`.
-    pub kind: String,
+    pub(crate) kind: String,
     /// When it ran (RFC 3339), when known: the first trial's start, or the DUT's build date.
-    pub date: Option<String>,
+    pub(crate) date: Option<String>,
     /// The measurement design (`trials`, `alternating`; netbenches: `trials`).
-    pub design: String,
+    pub(crate) design: String,
     /// The lab.
-    pub lab: LabId,
+    pub(crate) lab: LabId,
     /// `campaign.toml` as stored (benchlab directories), to write a confirming campaign.
-    pub campaign_toml: Option<String>,
+    pub(crate) campaign_toml: Option<String>,
     /// Its series.
-    pub runs: Vec<RunRecord>,
+    pub(crate) runs: Vec<RunRecord>,
 }
 
 /// One (version, config set, profile) of a campaign: a point of a trend.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RunRecord {
+pub(crate) struct RunRecord {
     /// Version name.
-    pub version: String,
+    pub(crate) version: String,
     /// The version's label in the campaign, when it has one.
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     /// Config set.
-    pub config: String,
+    pub(crate) config: String,
     /// Traffic profile.
-    pub profile: String,
+    pub(crate) profile: String,
     /// Whether the version only sets sysctls or runs commands (it can alternate under traffic).
-    pub quick: bool,
+    pub(crate) quick: bool,
     /// Each iteration's value (pps), in iteration order.
-    pub values: Vec<f64>,
+    pub(crate) values: Vec<f64>,
     /// The DUT's profile as folded stacks, when the campaign recorded one.
-    pub folded: Option<String>,
+    pub(crate) folded: Option<String>,
     /// Its flamegraph: the report's SVG when one was drawn, else where the profile is (the
     /// trial directory, the pmc graph), absolute.
-    pub flamegraph: Option<String>,
+    pub(crate) flamegraph: Option<String>,
 }
 
 #[cfg(test)]

@@ -15,9 +15,9 @@
 use std::fmt;
 
 /// Reader for the alternating design's runs in benchlab's results directories.
-pub mod alternating;
+pub(crate) mod alternating;
 /// Reader for benchlab's own results directories.
-pub mod benchlab;
+pub(crate) mod benchlab;
 /// Bounded reading of input files (regular files only, size limit), from the base layer.
 pub use crate::file;
 /// Reader for netbenches bench-lab.sh result directories (pkt-gen logs and `.info` files).
@@ -27,108 +27,108 @@ pub mod netbenches;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Results {
     /// The series, in the order the reader found them (netbenches: the harness's `ls` order).
-    pub series: Vec<Series>,
+    pub(crate) series: Vec<Series>,
     /// What could not be measured or was left out, in the order it was found.
-    pub warnings: Vec<Warning>,
+    pub(crate) warnings: Vec<Warning>,
     /// How an iteration's figure was computed from its per-second samples, in words.
-    pub method: String,
+    pub(crate) method: String,
     /// What sent the traffic (`pkt-gen sender`, `benchlab gen, xdp engine`), when known.
-    pub generator: Option<String>,
+    pub(crate) generator: Option<String>,
     /// Profiles of the DUT (benchlab campaigns with `profile = true`), for flamegraphs.
-    pub captures: Vec<Capture>,
+    pub(crate) captures: Vec<Capture>,
     /// The runs of the alternating design, with their paired estimates and time series.
-    pub alternating: Vec<alternating::AlternatingRun>,
+    pub(crate) alternating: Vec<alternating::AlternatingRun>,
     /// Throughput searches (benchlab campaigns with throughput profiles), for the NDR/PDR
     /// table and the loss charts.
-    pub searches: Vec<benchlab::throughput::SearchRun>,
+    pub(crate) searches: Vec<benchlab::throughput::SearchRun>,
 }
 
 /// A profiling trial's capture of the DUT, as stored: folded stacks, unchecked.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Capture {
+pub(crate) struct Capture {
     /// Version name.
-    pub version: String,
+    pub(crate) version: String,
     /// Config set name.
-    pub config: String,
+    pub(crate) config: String,
     /// Traffic profile name.
-    pub profile: String,
+    pub(crate) profile: String,
     /// The trial directory, relative to the results directory (`runs/….profile`).
-    pub trial: String,
+    pub(crate) trial: String,
     /// The folded stacks (`perf.folded`); empty when there are none.
-    pub folded: String,
+    pub(crate) folded: String,
     /// What the reader found wrong with the capture (no stacks, a window outside the traffic),
     /// which rejects it whatever its stacks show.
-    pub problem: Option<String>,
+    pub(crate) problem: Option<String>,
     /// Whether it sampled every CPU of a multi-core DUT (perf `-a` over SSH, the harness's
     /// pmcstat) rather than the one CPU the DUT forwards on (the virtual lab).
-    pub system_wide: bool,
+    pub(crate) system_wide: bool,
     /// How it was recorded, in words, for the report.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 /// One (version, config set, traffic profile) cell: the iterations measured for it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Series {
+pub(crate) struct Series {
     /// Name of the series, also the stem of its `.pps` file: the non-empty levels joined by
     /// dots (`318516stable.forwarding.inet4`, `299288.fastforwarding`).
-    pub name: String,
+    pub(crate) name: String,
     /// Version of the DUT software (netbenches: the image); empty when the run had no such level.
-    pub version: String,
+    pub(crate) version: String,
     /// Config set; empty when the run had no such level.
-    pub config: String,
+    pub(crate) config: String,
     /// Traffic profile (netbenches: the pkt-gen preset, e.g. `inet4`); empty when absent.
-    pub profile: String,
+    pub(crate) profile: String,
     /// Measured iterations, in the reader's order (netbenches: 1, 10, 2, … like `ls`).
     /// Iterations that could not be measured are left out and named in [`Results::warnings`].
-    pub iterations: Vec<Iteration>,
+    pub(crate) iterations: Vec<Iteration>,
     /// Lines of the `.pps` file that are empty, 0-based among its lines: the 2016 harness
     /// wrote one for each iteration without a usable sample, later ones nothing.
-    pub pps_blanks: Vec<usize>,
+    pub(crate) pps_blanks: Vec<usize>,
     /// What the logs tell about the DUT and the traffic of this series.
-    pub setup: Setup,
+    pub(crate) setup: Setup,
 }
 
 /// One trial, reduced to the median of its per-second receive rate.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Iteration {
+pub(crate) struct Iteration {
     /// Iteration number as the run numbered it (1-based).
-    pub index: u32,
+    pub(crate) index: u32,
     /// Median of the kept per-second samples, in packets per second.
-    pub median_pps: f64,
+    pub(crate) median_pps: f64,
     /// Number of per-second samples the median was taken over.
-    pub samples: usize,
+    pub(crate) samples: usize,
     /// Rate the sender offered during this trial, in packets per second, when known.
-    pub offered_pps: Option<f64>,
+    pub(crate) offered_pps: Option<f64>,
     /// The file the samples came from, relative to the results directory.
-    pub source: String,
+    pub(crate) source: String,
     /// What disturbed the trial, one short word each (`unsteady`, `slowed`, `measured
     /// twice`): benchlab's trials design only, empty elsewhere.
-    pub troubles: Vec<String>,
+    pub(crate) troubles: Vec<String>,
 }
 
 /// What the logs tell about the setup of a series.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Setup {
+pub(crate) struct Setup {
     /// `uname -a` of the DUT, as recorded with the series.
-    pub uname: Option<String>,
+    pub(crate) uname: Option<String>,
     /// The traffic, as the generator's command line describes it.
-    pub traffic: Option<Traffic>,
+    pub(crate) traffic: Option<Traffic>,
 }
 
 /// The traffic a generator sent, from its command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Traffic {
     /// The generator command line as recorded (without the `CMD on host:` prefix).
-    pub command: String,
+    pub(crate) command: String,
     /// Packet length handed to the generator, in bytes, without the 4-byte Ethernet CRC
     /// (pkt-gen `-l`: 60 means 64-byte frames on the wire).
     pub packet_bytes: Option<u32>,
     /// IP version of the traffic: 4 or 6.
-    pub ip_version: u8,
+    pub(crate) ip_version: u8,
     /// Source address (and port) range.
-    pub source: Option<AddrRange>,
+    pub(crate) source: Option<AddrRange>,
     /// Destination address (and port) range.
-    pub destination: Option<AddrRange>,
+    pub(crate) destination: Option<AddrRange>,
 }
 
 impl Traffic {
@@ -169,23 +169,23 @@ impl Traffic {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AddrRange {
     /// The range as written on the command line.
-    pub text: String,
+    pub(crate) text: String,
     /// Number of addresses in the range.
-    pub addresses: u128,
+    pub(crate) addresses: u128,
     /// Number of ports in the range (1 when no port range was given).
-    pub ports: u128,
+    pub(crate) ports: u128,
 }
 
 impl AddrRange {
     /// Number of (address, port) endpoints.
-    pub fn endpoints(&self) -> u128 {
+    pub(crate) fn endpoints(&self) -> u128 {
         self.addresses.saturating_mul(self.ports)
     }
 }
 
 /// Something that could not be measured, or input that was left out; the report prints each one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Warning {
+pub(crate) enum Warning {
     /// An iteration kept fewer than 3 per-second samples (ministat's minimum): skipped.
     TooFewSamples {
         /// The receiver log.
@@ -257,7 +257,7 @@ pub enum Warning {
 /// [`crate::error::shown`] escapes them, its length kept: what a report or the terminal
 /// prints of such text whole (a reader bounds its lines, `store::MAX_LINE_BYTES`), so that no
 /// escape sequence from a file reaches either raw.
-pub fn escaped(text: &str) -> String {
+pub(crate) fn escaped(text: &str) -> String {
     // Not `\`, which prose and paths hold, nor a tab, which ministat's output holds and which
     // moves no cursor.
     crate::error::escaped(text, &['\\', '\t'])

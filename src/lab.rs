@@ -20,13 +20,13 @@
 //! ```
 
 /// Addresses, MACs, routes and neighbours of the lab.
-pub mod addressing;
+pub(crate) mod addressing;
 /// What a running lab looks like (`lab status --json`).
 pub mod facts;
 /// Facts about a host for lab.json: CPU, cores, kernel, OS, tool versions.
-pub mod host;
+pub(crate) mod host;
 /// Real labs: nodes reached over SSH (`[dut]`, `[sender]`, `[receiver]` in LAB.toml).
-pub mod ssh;
+pub(crate) mod ssh;
 /// How long the virtual DUT's CPU went without running during a trial (`dut-cpu.json`).
 pub mod stall;
 /// The `LAB.toml` model, roles, names of namespaces and interfaces.
@@ -48,7 +48,7 @@ use crate::error::InputError;
 use crate::transport::{NetnsTransport, Transport};
 
 /// The prefix of every namespace benchlab creates: `benchlab-<id>-<role>`.
-pub const NAMESPACE_PREFIX: &str = "benchlab-";
+pub(crate) const NAMESPACE_PREFIX: &str = "benchlab-";
 
 /// Where labs record their owner (`<id>.pid`) and topology (`<id>.json`).
 pub const RUN_DIR: &str = "/run/benchlab";
@@ -63,7 +63,7 @@ static GRACEFUL: Mutex<Option<Cancel>> = Mutex::new(None);
 
 /// Makes the first signal only raise `cancel` (a campaign then stops between trials and keeps
 /// everything measured); a second signal still removes the labs and exits at once.
-pub fn stop_gracefully_on_signal(cancel: &Cancel) {
+pub(crate) fn stop_gracefully_on_signal(cancel: &Cancel) {
     *GRACEFUL.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
     SIGNAL_HANDLER.call_once(remove_labs_on_signal);
 }
@@ -129,12 +129,12 @@ impl Lab {
     }
 
     /// The lab id.
-    pub fn id(&self) -> &str {
+    pub(crate) fn id(&self) -> &str {
         &self.topology.id
     }
 
     /// The resolved topology (names, placement, CPUs).
-    pub fn topology(&self) -> &Topology {
+    pub(crate) fn topology(&self) -> &Topology {
         &self.topology
     }
 
@@ -159,7 +159,7 @@ impl Lab {
 
     /// Leaves the lab up after this process ends (`benchlab lab up`): it is marked `manual`
     /// and only `benchlab lab down` removes it. Returns its facts.
-    pub fn keep(mut self) -> Result<LabFacts> {
+    pub(crate) fn keep(mut self) -> Result<LabFacts> {
         let pid_file = run_file(&self.topology.id, "pid");
         crate::atomic::write(&pid_file, b"manual\n")
             .with_context(|| format!("cannot write {}", pid_file.display()))?;
@@ -192,7 +192,7 @@ fn remove_labs_on_signal() {
 }
 
 /// Removes every lab this process built and still owns (signal handlers call this).
-pub fn teardown_all() {
+pub(crate) fn teardown_all() {
     let ids: Vec<String> = lock_live().clone();
     for id in ids {
         let _ = teardown(&id);
@@ -285,7 +285,7 @@ fn claim(id: &str) -> Result<()> {
 }
 
 /// Removes every stale benchlab lab (owner dead, or no owner record); returns their ids.
-pub fn remove_stale() -> Result<Vec<String>> {
+pub(crate) fn remove_stale() -> Result<Vec<String>> {
     let mut ids: Vec<String> = virt::benchlab_namespaces()
         .iter()
         .filter_map(|ns| {
@@ -316,16 +316,16 @@ pub fn remove_stale() -> Result<Vec<String>> {
 
 /// A lab as `benchlab lab status` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LabStatus {
+pub(crate) struct LabStatus {
     /// Who owns it.
-    pub owner: Owner,
+    pub(crate) owner: Owner,
     /// What it is, read from the kernel now.
     #[serde(flatten)]
-    pub facts: LabFacts,
+    pub(crate) facts: LabFacts,
 }
 
 /// The status of lab `id`, or `None` when it is not up.
-pub fn status(id: &str) -> Result<Option<LabStatus>> {
+pub(crate) fn status(id: &str) -> Result<Option<LabStatus>> {
     virt::preflight(virt::INSPECT_TOOLS)?;
     if virt::namespaces_of(id).is_empty() {
         return Ok(None);
@@ -349,9 +349,9 @@ pub fn status(id: &str) -> Result<Option<LabStatus>> {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Removed {
     /// Whether the lab asked for was up (and is now gone).
-    pub lab: bool,
+    pub(crate) lab: bool,
     /// Stale labs removed along the way.
-    pub stale: Vec<String>,
+    pub(crate) stale: Vec<String>,
 }
 
 /// Removes lab `id` and every stale lab. A lab owned by another live process is left alone

@@ -7,6 +7,11 @@
 //! `stats` computes ministat-compatible summaries and comparisons; `report` writes Markdown, PNG
 //! charts, flamegraphs and JSON. Only `cli` prints.
 
+// The library's API is what the binary, the integration tests and the benches use; the rest is
+// `pub(crate)`. The developers' docs (`cargo doc --document-private-items`, run by
+// scripts/test) show every item, so a public item's doc may link the crate's own items.
+#![allow(rustdoc::private_intra_doc_links)]
+
 /// Atomic file writes (temporary file + rename).
 pub mod atomic;
 /// Campaigns: the run loop, the trial procedure every lab shares, the lab kinds.

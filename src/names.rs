@@ -5,13 +5,14 @@
 /// The longest name, in bytes: three of them, a goal's and the dots of the longest file name
 /// built from them (`search.<version>.<config>.<profile>.png`, `<…>-<goal>.pps`) stay within
 /// [`MAX_FILE_NAME`] unless they are all this long, which `config` checks on the combination.
-pub const MAX_NAME: usize = 64;
+pub(crate) const MAX_NAME: usize = 64;
 
 /// The longest file name (one path component) Linux and FreeBSD file systems take, in bytes.
-pub const MAX_FILE_NAME: usize = 255;
+pub(crate) const MAX_FILE_NAME: usize = 255;
 
 /// What a name may hold, for messages.
-pub const RULE: &str = "a name is 1 to 64 ASCII letters, digits, `-` or `_`, not starting with \
+pub(crate) const RULE: &str =
+    "a name is 1 to 64 ASCII letters, digits, `-` or `_`, not starting with \
                         `-` (it becomes part of file names)";
 
 /// Checks that `name` is a safe path component: 1 to [`MAX_NAME`] ASCII letters, digits, `-`
@@ -19,7 +20,7 @@ pub const RULE: &str = "a name is 1 to 64 ASCII letters, digits, `-` or `_`, not
 /// `.` and `..`, control characters and the `.` that separates names in trial directories.
 /// The error says what is wrong without the name, for the caller to quote it
 /// ([`crate::error::shown`]) after the file and key.
-pub fn check(name: &str) -> Result<(), String> {
+pub(crate) fn check(name: &str) -> Result<(), String> {
     let problem = if name.is_empty() {
         "is empty".to_string()
     } else if name.len() > MAX_NAME {

@@ -36,11 +36,11 @@ use crate::clock::unix_now;
 use folded::Folded;
 
 /// Folded stacks, the model of a capture, and `perf script` folded into them.
-pub mod folded;
+pub(crate) mod folded;
 /// FreeBSD `pmcstat -G` call graphs folded into [`Folded`] stacks.
 pub mod pmc;
 /// `pmcstat` sampling a FreeBSD DUT's CPUs (hwpmc) over a transport.
-pub mod pmcstat;
+pub(crate) mod pmcstat;
 use crate::transport::{failed, Command, Process, Transport};
 
 /// When a capture ran and what it recorded, kept in the profiling trial's `meta.json`.
@@ -48,36 +48,36 @@ use crate::transport::{failed, Command, Process, Transport};
 pub struct CaptureWindow {
     /// First sample, seconds since the Unix epoch (when the profiler started, if it gave no
     /// sample times).
-    pub start_unix_s: f64,
+    pub(crate) start_unix_s: f64,
     /// Last sample, seconds since the Unix epoch (when it stopped, if it gave no sample times).
-    pub end_unix_s: f64,
+    pub(crate) end_unix_s: f64,
     /// The CPUs recorded.
-    pub cpus: Vec<usize>,
+    pub(crate) cpus: Vec<usize>,
     /// The profiler's command line, as run on the DUT's host.
-    pub command: String,
+    pub(crate) command: String,
     /// Seconds from the profiler's launch until it sampled, when it was launched at the
     /// window's start (pmcstat, which cannot start paused): what its setup took of the window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub setup_s: Option<f64>,
+    pub(crate) setup_s: Option<f64>,
 }
 
 /// What a capture gives back.
 #[derive(Debug, Clone)]
-pub struct CaptureResult {
+pub(crate) struct CaptureResult {
     /// The stacks.
-    pub folded: Folded,
+    pub(crate) folded: Folded,
     /// When it ran.
-    pub window: CaptureWindow,
+    pub(crate) window: CaptureWindow,
 }
 
 /// A CPU profiler for the DUT: made ready before the traffic, recording only inside it.
-pub trait Profiler {
+pub(crate) trait Profiler {
     /// Starts the profiler paused, returning once it is ready to record the DUT's CPUs.
     fn start(&self) -> anyhow::Result<Box<dyn Recording + '_>>;
 }
 
 /// A profiler started by [`Profiler::start`], paused until resumed.
-pub trait Recording {
+pub(crate) trait Recording {
     /// Starts recording (cheap: the profiler is ready).
     fn resume(&mut self) -> anyhow::Result<()>;
     /// Stops recording, keeping what was recorded; cheap, so it can run while traffic flows.
@@ -90,7 +90,7 @@ pub trait Recording {
 /// `perf record -g -C <cpus>` on a Linux host (the virtual lab's host sees every namespace's
 /// CPUs, kernel stacks included).
 #[derive(Debug)]
-pub struct PerfProfiler<'a> {
+pub(crate) struct PerfProfiler<'a> {
     host: &'a dyn Transport,
     cpus: Vec<usize>,
 }
@@ -110,12 +110,12 @@ const PERF_SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
 
 impl<'a> PerfProfiler<'a> {
     /// A profiler of `cpus` on `host` (no CPUs: all of them, `-a`, as on a DUT host of its own).
-    pub fn new(host: &'a dyn Transport, cpus: Vec<usize>) -> Self {
+    pub(crate) fn new(host: &'a dyn Transport, cpus: Vec<usize>) -> Self {
         Self { host, cpus }
     }
 
     /// Fails unless `perf` runs on the host, saying what to install.
-    pub fn check(host: &dyn Transport) -> anyhow::Result<()> {
+    pub(crate) fn check(host: &dyn Transport) -> anyhow::Result<()> {
         host.run(&["perf", "--version"]).with_context(|| {
             format!(
                 "{}: profiling needs perf (Debian: apt-get install linux-perf); \
@@ -337,7 +337,7 @@ fn sample_times(perf_script: &[u8]) -> Option<(f64, f64)> {
 /// Where a capture goes in a trial: from the end of warm-up (plus an optional delay) for as long
 /// as the measured window lasts. The trial starts the profiler (paused) before its traffic, then
 /// calls [`poll`](Self::poll) as it goes and [`finish`](Self::finish) once the traffic stops.
-pub struct CaptureSchedule<'p> {
+pub(crate) struct CaptureSchedule<'p> {
     recording: Box<dyn Recording + 'p>,
     start_at: Instant,
     stop_at: Instant,
@@ -355,7 +355,7 @@ enum Capture {
 impl<'p> CaptureSchedule<'p> {
     /// A capture by `recording` (from [`Profiler::start`]) from `traffic_start + warmup + delay`
     /// to `traffic_start + duration - cooldown + delay` (delay 0: exactly the measured window).
-    pub fn new(
+    pub(crate) fn new(
         recording: Box<dyn Recording + 'p>,
         traffic_start: Instant,
         trial: &crate::config::Trial,
@@ -373,7 +373,7 @@ impl<'p> CaptureSchedule<'p> {
     }
 
     /// Resumes or halts the capture when its time has come.
-    pub fn poll(&mut self) -> anyhow::Result<()> {
+    pub(crate) fn poll(&mut self) -> anyhow::Result<()> {
         let now = Instant::now();
         if self.state == Capture::Paused && now >= self.start_at {
             self.recording.resume()?;
@@ -388,7 +388,7 @@ impl<'p> CaptureSchedule<'p> {
 
     /// Time left until the capture must start or stop (`None` once it is done), so that a
     /// trial loop waiting for samples wakes up in time.
-    pub fn until_next(&self) -> Option<Duration> {
+    pub(crate) fn until_next(&self) -> Option<Duration> {
         let next = match self.state {
             Capture::Halted => return None,
             Capture::Recording => self.stop_at,
@@ -399,7 +399,7 @@ impl<'p> CaptureSchedule<'p> {
 
     /// Completes the schedule (waiting for a window placed past the traffic) and returns the
     /// folded capture; `cancel` cuts the waiting short.
-    pub fn finish(mut self, cancel: &Cancel) -> anyhow::Result<CaptureResult> {
+    pub(crate) fn finish(mut self, cancel: &Cancel) -> anyhow::Result<CaptureResult> {
         while self.state != Capture::Halted {
             cancel.check()?;
             self.poll()?;

@@ -38,50 +38,50 @@ use crate::stats::{Flavor, Summary};
 use select::{by_age, distinct, select};
 
 /// The alternating design's section of the README and its time charts.
-pub mod alternating;
+pub(crate) mod alternating;
 /// The comparisons an archive's own README made.
-pub mod archive;
+pub(crate) mod archive;
 /// PNG charts.
-pub mod chart;
+pub(crate) mod chart;
 /// The comparisons: which series each `ministat -s` run compares.
-pub mod compare;
+pub(crate) mod compare;
 /// The trait every exporter implements.
-pub mod export;
+pub(crate) mod export;
 /// Flamegraph SVGs of the DUT and the checks of their captures.
-pub mod flame;
+pub(crate) mod flame;
 /// The netbenches harness's files: `<series>.pps` and `gnuplot.data`.
-pub mod harness;
+pub(crate) mod harness;
 /// How the report words a host's facts.
-pub mod host;
+pub(crate) mod host;
 /// results.json.
-pub mod json;
+pub(crate) mod json;
 /// README.md.
-pub mod markdown;
+pub(crate) mod markdown;
 /// Writing the files without overwriting anyone else's.
-pub mod output;
+pub(crate) mod output;
 /// The pipeline: a directory read, its report built and written.
-pub mod pipeline;
+pub(crate) mod pipeline;
 /// Which ministat generation made an archive's own README.
-pub mod reproduce;
+pub(crate) mod reproduce;
 /// Choosing and ordering the versions and config sets to report.
 mod select;
 /// `report.toml`.
-pub mod settings;
+pub(crate) mod settings;
 /// The NDR/PDR table and the loss charts of throughput searches.
-pub mod throughput;
+pub(crate) mod throughput;
 /// The one-line description of a traffic profile.
-pub mod traffic;
+pub(crate) mod traffic;
 /// Each comparison once, with its best interval and a one-word verdict.
-pub mod verdict;
+pub(crate) mod verdict;
 
-pub use compare::{ComparisonBlock, Scope};
-pub use export::Exporter;
+pub(crate) use compare::{ComparisonBlock, Scope};
+pub(crate) use export::Exporter;
 pub use output::write_files;
-pub use pipeline::{from_dir, Overrides, Written};
+pub(crate) use pipeline::{from_dir, Overrides, Written};
 
 /// Every exporter, in the order their files are written: an exporter is a file implementing
 /// [`Exporter`] and its line here.
-pub const EXPORTERS: &[&dyn Exporter] = &[
+pub(crate) const EXPORTERS: &[&dyn Exporter] = &[
     &harness::HarnessExporter,
     &chart::ChartExporter,
     &flame::FlameExporter,
@@ -123,13 +123,13 @@ pub struct ReportOptions {
 
 /// A series as the report shows it.
 #[derive(Debug, Clone)]
-pub struct ReportedSeries {
+pub(crate) struct ReportedSeries {
     /// The series as read.
-    pub series: Series,
+    pub(crate) series: Series,
     /// Its ministat legend: the `.pps` file name, with labels applied to its levels.
-    pub legend: String,
+    pub(crate) legend: String,
     /// ministat's vitals of its iteration medians; `None` with fewer than 3 iterations.
-    pub summary: Option<Summary>,
+    pub(crate) summary: Option<Summary>,
 }
 
 impl ReportedSeries {
@@ -174,59 +174,59 @@ impl ReportedSeries {
 #[derive(Debug, Clone)]
 pub struct Report {
     /// Title of the README and graphs.
-    pub title: String,
+    pub(crate) title: String,
     /// Setup lines given by the user.
-    pub lines: Vec<String>,
+    pub(crate) lines: Vec<String>,
     /// ministat generation used.
-    pub flavor: Flavor,
+    pub(crate) flavor: Flavor,
     /// Why that generation was chosen, when it was not asked for.
-    pub flavor_reason: Option<String>,
+    pub(crate) flavor_reason: Option<String>,
     /// Versions in display order (asked for, else oldest first); the first is the reference.
-    pub versions: Vec<String>,
+    pub(crate) versions: Vec<String>,
     /// Config sets in display order; the first is the reference.
-    pub configs: Vec<String>,
+    pub(crate) configs: Vec<String>,
     /// Traffic profiles, in the logs' order.
-    pub profiles: Vec<String>,
+    pub(crate) profiles: Vec<String>,
     /// Display names.
-    pub labels: BTreeMap<String, String>,
+    pub(crate) labels: BTreeMap<String, String>,
     /// The selected series, in the logs' order (the harness's `ls` order).
-    pub series: Vec<ReportedSeries>,
+    pub(crate) series: Vec<ReportedSeries>,
     /// The archive README's tables, then versions compared per (config set, profile), then
     /// config sets per (version, profile).
-    pub blocks: Vec<ComparisonBlock>,
+    pub(crate) blocks: Vec<ComparisonBlock>,
     /// Each comparison once, paired where the design has it: what the README opens with.
-    pub verdicts: Vec<verdict::Verdict>,
+    pub(crate) verdicts: Vec<verdict::Verdict>,
     /// What could not be measured or compared, one sentence each.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// Trials counted in the statistics whose checks found something (unsteady, DUT not
     /// saturated…) or that were measured twice, one sentence each.
-    pub flagged: Vec<String>,
+    pub(crate) flagged: Vec<String>,
     /// How an iteration's figure was computed, in words.
-    pub method: String,
+    pub(crate) method: String,
     /// What sent the traffic, when known.
-    pub generator: Option<String>,
+    pub(crate) generator: Option<String>,
     /// Profiles of the DUT of the selected versions and config sets, checked.
-    pub flames: Vec<flame::Flame>,
+    pub(crate) flames: Vec<flame::Flame>,
     /// The runs of the alternating design, when the campaign used it.
-    pub alternating: Vec<AlternatingRun>,
+    pub(crate) alternating: Vec<AlternatingRun>,
     /// Throughput searches of the selected versions and config sets.
-    pub searches: Vec<crate::ingest::benchlab::throughput::SearchRun>,
+    pub(crate) searches: Vec<crate::ingest::benchlab::throughput::SearchRun>,
     /// [`ReportOptions::trials_advice`].
-    pub trials_advice: Option<String>,
+    pub(crate) trials_advice: Option<String>,
     /// [`ReportOptions::tables`].
-    pub tables: Vec<archive::Table>,
+    pub(crate) tables: Vec<archive::Table>,
     /// The archive README's difference lines no table reproduces, with the reason, one line
     /// each (set by the pipeline, which read that README).
-    pub unreproduced: Vec<String>,
+    pub(crate) unreproduced: Vec<String>,
 }
 
 /// A file of the report: its name in the output directory and its contents.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputFile {
     /// File name, relative to the output directory (`flame/…` for flamegraphs).
-    pub name: String,
+    pub(crate) name: String,
     /// Contents.
-    pub bytes: Vec<u8>,
+    pub(crate) bytes: Vec<u8>,
 }
 
 impl Report {
@@ -300,12 +300,12 @@ impl Report {
     }
 
     /// The display name of a version, config set or profile.
-    pub fn label<'a>(&'a self, name: &'a str) -> &'a str {
+    pub(crate) fn label<'a>(&'a self, name: &'a str) -> &'a str {
         label(&self.labels, name)
     }
 
     /// The display name of a version; a run without a version level ran one DUT build.
-    pub fn version_label<'a>(&'a self, version: &'a str) -> &'a str {
+    pub(crate) fn version_label<'a>(&'a self, version: &'a str) -> &'a str {
         match version {
             "" if !self.labels.contains_key("") => "DUT",
             _ => self.label(version),
@@ -332,7 +332,7 @@ impl Report {
     }
 
     /// Series with statistics, in the logs' order.
-    pub fn summarised(&self) -> impl Iterator<Item = (&ReportedSeries, &Summary)> {
+    pub(crate) fn summarised(&self) -> impl Iterator<Item = (&ReportedSeries, &Summary)> {
         self.series
             .iter()
             .filter_map(|s| s.summary.as_ref().map(|summary| (s, summary)))
@@ -367,7 +367,7 @@ fn default_title(
 
 /// The iteration medians of a series as its `.pps` file holds them (8 significant digits), in
 /// its order: every table is then what `ministat` prints for the `.pps` files beside it.
-pub fn medians(series: &Series) -> Vec<f64> {
+pub(crate) fn medians(series: &Series) -> Vec<f64> {
     (series.iterations.iter())
         .map(|i| harness::as_written(i.median_pps))
         .collect()

@@ -74,7 +74,7 @@
 use serde::{Deserialize, Serialize};
 
 mod binary;
-pub mod config;
+pub(crate) mod config;
 mod grid;
 mod mlrsearch;
 mod selector;
@@ -87,32 +87,32 @@ pub use config::{Goal, Preset, SearchConfig, SearchConfigError};
 /// On the virtual lab's shared CPUs the generator misses a load it holds most of the time in
 /// streaks: three misses in a row at 763 Kpps, half its ceiling, ended a search after 18 trials.
 /// Ten rule out only a load it cannot send; the retries count toward the search's time limit.
-pub const MAX_ATTEMPTS: usize = 10;
+pub(crate) const MAX_ATTEMPTS: usize = 10;
 
 /// What a trial gave, as the runner measured it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TrialOutcome {
     /// Load the senders actually offered, packets/s.
-    pub offered_load: f64,
+    pub(crate) offered_load: f64,
     /// Seconds the traffic ran.
-    pub duration: f64,
+    pub(crate) duration: f64,
     /// Packets the senders sent (their own counters).
-    pub sent: u64,
+    pub(crate) sent: u64,
     /// Packets the receiver counted, read after the traffic stopped and drained.
-    pub received: u64,
+    pub(crate) received: u64,
     /// False when the senders did not send the intended load: the search retries the trial.
-    pub valid: bool,
+    pub(crate) valid: bool,
 }
 
 impl TrialOutcome {
     /// Loss ratio: |sent - received| / sent (0 when nothing was sent).
-    pub fn loss_ratio(&self) -> f64 {
+    pub(crate) fn loss_ratio(&self) -> f64 {
         loss_ratio(self.sent, self.received)
     }
 }
 
 /// Loss ratio of a trial: |sent - received| / sent (0 when nothing was sent).
-pub fn loss_ratio(sent: u64, received: u64) -> f64 {
+pub(crate) fn loss_ratio(sent: u64, received: u64) -> f64 {
     match sent {
         0 => 0.0,
         sent => sent.abs_diff(received) as f64 / sent as f64,
@@ -135,40 +135,40 @@ pub trait TrialRunner {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrialRecord {
     /// Intended load, packets/s.
-    pub load: f64,
+    pub(crate) load: f64,
     /// Intended duration, seconds.
-    pub duration: f64,
+    pub(crate) duration: f64,
     /// Load the senders offered, packets/s.
-    pub offered_load: f64,
+    pub(crate) offered_load: f64,
     /// Seconds the traffic ran.
-    pub measured_duration: f64,
+    pub(crate) measured_duration: f64,
     /// Packets sent.
-    pub sent: u64,
+    pub(crate) sent: u64,
     /// Packets received.
-    pub received: u64,
+    pub(crate) received: u64,
     /// (sent - received) / sent.
-    pub loss_ratio: f64,
+    pub(crate) loss_ratio: f64,
     /// False: the sender missed the intended load; the trial was retried and not counted.
-    pub valid: bool,
+    pub(crate) valid: bool,
     /// True for the discarded warm-up trial.
-    pub warmup: bool,
+    pub(crate) warmup: bool,
     /// Trial seconds of the search up to and including this trial.
-    pub trial_seconds: f64,
+    pub(crate) trial_seconds: f64,
 }
 
 /// Where one goal stands.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GoalProgress {
+pub(crate) struct GoalProgress {
     /// Goal name (`NDR`, `PDR`).
-    pub name: String,
+    pub(crate) name: String,
     /// Goal loss ratio.
-    pub loss_ratio: f64,
+    pub(crate) loss_ratio: f64,
     /// Relevant lower bound, packets/s.
-    pub lower_bound: Option<f64>,
+    pub(crate) lower_bound: Option<f64>,
     /// Relevant upper bound, packets/s.
-    pub upper_bound: Option<f64>,
+    pub(crate) upper_bound: Option<f64>,
     /// (upper - lower) / upper, when both bounds exist.
-    pub width: Option<f64>,
+    pub(crate) width: Option<f64>,
 }
 
 impl GoalProgress {
@@ -191,23 +191,23 @@ impl GoalProgress {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchState {
     /// Trials run so far (warm-up and invalid ones included).
-    pub trials: usize,
+    pub(crate) trials: usize,
     /// Trial seconds so far.
-    pub trial_seconds: f64,
+    pub(crate) trial_seconds: f64,
     /// The search duration limit, seconds.
-    pub search_duration_max: f64,
+    pub(crate) search_duration_max: f64,
     /// Load of the coming trial, packets/s.
-    pub load: f64,
+    pub(crate) load: f64,
     /// Duration of the coming trial, seconds.
-    pub duration: f64,
+    pub(crate) duration: f64,
     /// Each goal's current bounds (of its current target, coarser before the final one).
-    pub goals: Vec<GoalProgress>,
+    pub(crate) goals: Vec<GoalProgress>,
 }
 
 /// Why the search ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum SearchEnd {
+pub(crate) enum SearchEnd {
     /// Every goal reached its width (or hit min or max load).
     GoalsReached,
     /// The trial seconds reached `search_duration_max`.
@@ -218,25 +218,25 @@ pub enum SearchEnd {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GoalResult {
     /// The goal as searched.
-    pub goal: Goal,
+    pub(crate) goal: Goal,
     /// Conditional throughput, packets/s: the relevant lower bound times (1 - the loss ratio of
     /// its exceed-ratio quantile trial). None without a lower bound.
-    pub conditional_throughput: Option<f64>,
+    pub(crate) conditional_throughput: Option<f64>,
     /// Relevant lower bound, packets/s. None: even min load loses more than the goal.
     pub relevant_lower_bound: Option<f64>,
     /// Relevant upper bound, packets/s. None: max load is good.
-    pub relevant_upper_bound: Option<f64>,
+    pub(crate) relevant_upper_bound: Option<f64>,
     /// (upper - lower) / upper, when both bounds exist.
-    pub achieved_width: Option<f64>,
+    pub(crate) achieved_width: Option<f64>,
 }
 
 /// A finished search: results per goal and every trial.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchResult {
     /// The algorithm that ran.
-    pub preset: Preset,
+    pub(crate) preset: Preset,
     /// Min load searched, packets/s.
-    pub min_load: f64,
+    pub(crate) min_load: f64,
     /// Max load searched, packets/s.
     pub max_load: f64,
     /// One result per goal, in the configuration's order.
@@ -244,7 +244,7 @@ pub struct SearchResult {
     /// Every trial, in order.
     pub trials: Vec<TrialRecord>,
     /// Why the search ended.
-    pub end: SearchEnd,
+    pub(crate) end: SearchEnd,
     /// Sum of the trial durations, seconds.
     pub trial_seconds: f64,
 }
@@ -252,7 +252,7 @@ pub struct SearchResult {
 impl SearchResult {
     /// The search's first measured trial at max load (the warm-up left out): what the DUT
     /// did when offered all the search would offer, and its index in [`Self::trials`].
-    pub fn first_at_max_load(&self) -> Option<(usize, &TrialRecord)> {
+    pub(crate) fn first_at_max_load(&self) -> Option<(usize, &TrialRecord)> {
         (self.trials.iter().enumerate()).find(|(_, t)| !t.warmup && t.load == self.max_load)
     }
 }

@@ -21,41 +21,39 @@
 /// The accurately computed variance of the `Accurate` flavour.
 mod accurate;
 /// C `printf` number formatting (`%g`, `%.8g`, `%13.8g`).
-pub mod cfmt;
+pub(crate) mod cfmt;
 /// Student's t test of two means.
-pub mod compare;
+pub(crate) mod compare;
 /// When a trials-design difference is not to be believed: disturbed trials, pairs that
 /// disagree.
 pub mod doubt;
 /// Change-point grouping of a series of runs (FD.io CSIT's jumpavg).
 pub mod jumpavg;
 /// Reading datasets and ministat's whole output.
-pub mod ministat;
+pub(crate) mod ministat;
 /// The balanced order of the alternating design's entries over a block's phases.
-pub mod order;
+pub(crate) mod order;
 /// Paired estimates of the alternating design's blocks against the baseline.
 pub mod paired;
 /// Phase values of the alternating design from the receiver's short windows.
-pub mod phase;
+pub(crate) mod phase;
 /// The ASCII plot.
-pub mod plot;
+pub(crate) mod plot;
 /// Blocks at the machine's quiet level, and the slowed ones.
-pub mod quiet;
+pub(crate) mod quiet;
 /// When an alternating run has measured enough: the stopping rule.
-pub mod sequential;
+pub(crate) mod sequential;
 /// C `strtod`/`strtol` parsing.
-pub mod strtod;
+pub(crate) mod strtod;
 /// Student's t table and confidence levels.
-pub mod student;
+pub(crate) mod student;
 /// One dataset's vitals.
-pub mod summary;
+pub(crate) mod summary;
 
-pub use cfmt::{fmt_g, fmt_g_width};
-pub use compare::{compare, Comparison};
-pub use ministat::{
-    analyse, read_datasets, render, Analysis, Dataset, MinistatError, MinistatOptions,
-    NamedComparison, NamedSummary, ReadOptions,
-};
+pub(crate) use cfmt::fmt_g;
+pub(crate) use compare::{compare, Comparison};
+pub(crate) use ministat::{analyse, Analysis, ReadOptions};
+pub use ministat::{render, Dataset, MinistatError, MinistatOptions};
 pub use order::{BalancedOrder, OrderError};
 pub use paired::{paired, Block, BlockError, Change, PairedEstimate, PairedLine};
 pub use phase::{
@@ -65,4 +63,4 @@ pub use phase::{
 pub use plot::Plot;
 pub use sequential::{Decision, StopError, StopOptions, StopRule};
 pub use student::{Confidence, ConfidenceError};
-pub use summary::{Flavor, Sample, Summary};
+pub(crate) use summary::{Flavor, Sample, Summary};

@@ -17,7 +17,7 @@ use crate::config::{Campaign, Design};
 use crate::error::InputError;
 
 /// What an alternating run leaves: phases, short-window series, segments.
-pub mod alternating;
+pub(crate) mod alternating;
 /// `lab.json`: the lab's record.
 pub mod lab;
 /// One campaign at a time in a results directory (a `flock`), and directories made atomically.
@@ -25,21 +25,21 @@ pub mod lock;
 /// The trials of a campaign, their order and their directory names.
 pub mod plan;
 /// What a trial leaves: its seconds (`samples.csv`) and its `meta.json`.
-pub mod record;
+pub(crate) mod record;
 /// What a throughput search leaves: `search.json`.
-pub mod search;
+pub(crate) mod search;
 /// The files of each trial of a throughput search: `trials/<NNN>/`, `calibration/<N>/`.
-pub mod search_files;
+pub(crate) mod search_files;
 
 pub use alternating::{PhaseRow, SegmentMeta, StoredBlock};
-pub use lab::{LabRecord, VersionRecord};
+pub(crate) use lab::{LabRecord, VersionRecord};
 pub use plan::{plan, TrialKey, PROFILING};
 pub use record::{
     measured, parse_samples_csv, read_lines, samples_csv, SampleRow, SamplesError, Status,
     TrialMeta, MAX_LINES, MAX_LINE_BYTES,
 };
-pub use search::{Saturated, SearchRecord, SearchTrial, SEARCH_FILE, SPEED_CHANGE};
-pub use search_files::SearchTrialId;
+pub(crate) use search::{Saturated, SearchRecord, SearchTrial, SEARCH_FILE};
+pub(crate) use search_files::SearchTrialId;
 
 /// A results directory, opened for a campaign.
 #[derive(Debug)]
@@ -62,11 +62,11 @@ enum Origin {
 
 const CAMPAIGN_FILE: &str = "campaign.toml";
 /// The lab's facts: hosts, CPUs, kernels, tools, rulesets, and each version's kernel.
-pub const LAB_FILE: &str = "lab.json";
+pub(crate) const LAB_FILE: &str = "lab.json";
 const RUNS: &str = "runs";
 const META: &str = "meta.json";
 /// A profiling trial's folded stacks, beside its `meta.json`.
-pub const FOLDED_FILE: &str = "perf.folded";
+pub(crate) const FOLDED_FILE: &str = "perf.folded";
 
 impl Store {
     /// Creates a new results directory for `campaign` (the directory may exist, empty) and
@@ -94,7 +94,7 @@ impl Store {
 
     /// Creates a results directory named `base`, or `base-2`, … when that name is taken (two
     /// runs started in the same second), for `campaign`, and locks it.
-    pub fn create_new(base: &Path, campaign: &Campaign) -> Result<Self, InputError> {
+    pub(crate) fn create_new(base: &Path, campaign: &Campaign) -> Result<Self, InputError> {
         Self::create_in(&lock::create_unique(base)?, campaign, false)
     }
 
@@ -130,7 +130,7 @@ impl Store {
     /// Returns what it did (`removed`, or `emptied` for a directory that was there before),
     /// `None` when it left everything: a resumed directory, or one with a finished trial, is
     /// never touched.
-    pub fn discard_if_unmeasured(&self) -> anyhow::Result<Option<&'static str>> {
+    pub(crate) fn discard_if_unmeasured(&self) -> anyhow::Result<Option<&'static str>> {
         let Origin::Created { dir_existed } = self.origin else {
             return Ok(None);
         };
@@ -223,7 +223,7 @@ impl Store {
     /// Reads every finished trial's files back (`meta.json`, `samples.csv`, `search.json`),
     /// `lab.json` and every alternating run's phases and series: `--resume` refuses a damaged
     /// directory before any lab is built, not after a trial.
-    pub fn check_finished(&self) -> Result<(), InputError> {
+    pub(crate) fn check_finished(&self) -> Result<(), InputError> {
         for key in self.finished()? {
             self.read_samples(&key)?;
             if self.trial_dir(&key).join(SEARCH_FILE).exists() {
@@ -258,13 +258,13 @@ impl Store {
     /// Trials already finished (their `meta.json` is there and reads back); an unreadable
     /// `meta.json` or a stray entry in `runs/` means the directory was tampered with: refused.
     /// Hidden entries (`.DS_Store`, an editor's swap file) are the system's, not damage: skipped.
-    pub fn finished(&self) -> Result<BTreeSet<TrialKey>, InputError> {
+    pub(crate) fn finished(&self) -> Result<BTreeSet<TrialKey>, InputError> {
         Ok(self.finished_trials()?.into_keys().collect())
     }
 
     /// Trials already finished, with their `meta.json`, under the same checks as
     /// [`finished`](Self::finished).
-    pub fn finished_trials(&self) -> Result<BTreeMap<TrialKey, TrialMeta>, InputError> {
+    pub(crate) fn finished_trials(&self) -> Result<BTreeMap<TrialKey, TrialMeta>, InputError> {
         let runs = self.dir.join(RUNS);
         let entries = fs::read_dir(&runs).map_err(|e| {
             InputError::new(format!(
@@ -295,7 +295,7 @@ impl Store {
     }
 
     /// Reads one finished trial's `meta.json`.
-    pub fn read_meta(&self, key: &TrialKey) -> Result<TrialMeta, InputError> {
+    pub(crate) fn read_meta(&self, key: &TrialKey) -> Result<TrialMeta, InputError> {
         let path = self.trial_dir(key).join(META);
         let text = record::read_lines(&self.dir, &path)?;
         let meta: Result<TrialMeta, String> =
@@ -329,7 +329,7 @@ impl Store {
     }
 
     /// Writes one file of a trial in progress, atomically.
-    pub fn write_trial_file(
+    pub(crate) fn write_trial_file(
         &self,
         key: &TrialKey,
         name: &str,
@@ -339,7 +339,7 @@ impl Store {
     }
 
     /// Writes `lab.json` (the lab's record) unless an earlier run of the campaign did.
-    pub fn write_lab(
+    pub(crate) fn write_lab(
         &self,
         record: impl FnOnce() -> anyhow::Result<LabRecord>,
     ) -> anyhow::Result<()> {
@@ -351,7 +351,7 @@ impl Store {
 
     /// Records in `lab.json` what version `name` runs, and its kernel configuration in
     /// `kernel-config/<name>.txt` (named in the record) when there is one.
-    pub fn record_version(
+    pub(crate) fn record_version(
         &self,
         name: &str,
         mut version: VersionRecord,
@@ -372,7 +372,7 @@ impl Store {
     }
 
     /// Reads `lab.json` back; `None` when the campaign stopped before writing it.
-    pub fn read_lab(&self) -> Result<Option<LabRecord>, InputError> {
+    pub(crate) fn read_lab(&self) -> Result<Option<LabRecord>, InputError> {
         let path = self.dir.join(LAB_FILE);
         if !path.exists() {
             return Ok(None);
@@ -408,7 +408,7 @@ impl Store {
     }
 
     /// Reads a finished trial's samples back.
-    pub fn read_samples(&self, key: &TrialKey) -> Result<Vec<SampleRow>, InputError> {
+    pub(crate) fn read_samples(&self, key: &TrialKey) -> Result<Vec<SampleRow>, InputError> {
         let path = self.trial_dir(key).join("samples.csv");
         let text = record::read_lines(&self.dir, &path)?;
         parse_samples_csv(&text).map_err(|e| {

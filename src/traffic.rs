@@ -34,17 +34,17 @@ use serde::Serialize;
 use crate::error::InputError;
 
 /// AF_PACKET engine: `sendmmsg` with qdisc bypass, for any Linux interface.
-pub mod afpacket;
+pub(crate) mod afpacket;
 /// The seam a trial drives: `Sender` and `Receiver`, and the seconds (`Tick`s) they count.
-pub mod endpoint;
+pub(crate) mod endpoint;
 /// `max` following the next hop: a margin above what the interface accepted lately.
 pub mod follow;
 /// The built-in generator: a pinned thread, the rate limiter, per-second samples.
-pub mod generator;
+pub(crate) mod generator;
 /// benchlab's generator and receiver in this process, as a trial's sender and receiver.
-pub mod local;
+pub(crate) mod local;
 /// Minimal rtnetlink and generic netlink: interface lookup, counters, XDP features.
-pub mod netlink;
+pub(crate) mod netlink;
 /// Namespaces, CPU affinity and signal masks of the calling thread.
 pub mod os;
 /// Frames, flow ranges and checksums, as pure functions.
@@ -54,15 +54,15 @@ pub mod pktgen;
 /// The receiver: per-second interface counters as a series.
 pub mod receiver;
 /// The generators a real lab's senders run, by their `LAB.toml` name.
-pub mod registry;
+pub(crate) mod registry;
 /// Tools on other hosts: process guards, scratch files, `benchlab gen`/`rx` run remotely.
-pub mod remote;
+pub(crate) mod remote;
 /// The DUT's input queue held by the generator: refused frames sent again.
-pub mod requeue;
+pub(crate) mod requeue;
 /// netsniff-ng trafgen: its packet configuration from a traffic profile, its command line.
-pub mod trafgen;
+pub(crate) mod trafgen;
 /// The JSON lines of `benchlab gen --json` and `benchlab rx --json`, written and read.
-pub mod wire;
+pub(crate) mod wire;
 /// XDP live-frames engine: a hand-assembled XDP program run by `BPF_PROG_TEST_RUN`.
 pub mod xdp;
 
@@ -146,7 +146,7 @@ impl std::str::FromStr for Rate {
 }
 
 /// Parses a count with an optional SI suffix (`k`, `M`, `G`): `500000`, `500k`, `1.5M`.
-pub fn parse_count(s: &str) -> Option<u64> {
+pub(crate) fn parse_count(s: &str) -> Option<u64> {
     let (num, mult) = match s.chars().last()? {
         'k' | 'K' => (&s[..s.len() - 1], 1e3),
         'M' => (&s[..s.len() - 1], 1e6),
@@ -251,7 +251,7 @@ pub struct TxSample {
     /// Packets sent since the start.
     pub tx_pkts: u64,
     /// Packets per second over this interval.
-    pub tx_pps: f64,
+    pub(crate) tx_pps: f64,
 }
 
 /// The totals of a finished run.
@@ -260,13 +260,13 @@ pub struct TxSummary {
     /// The engine that sent (never `auto`).
     pub engine: Engine,
     /// Why `auto` did not pick XDP, when it did not.
-    pub fallback: Option<String>,
+    pub(crate) fallback: Option<String>,
     /// Packets sent.
     pub tx_pkts: u64,
     /// Seconds from the first to the last packet.
     pub elapsed_s: f64,
     /// Average packets per second.
-    pub tx_pps: f64,
+    pub(crate) tx_pps: f64,
     /// Whether the run stopped before its limit (Ctrl-C, [`Generator::stop`]).
     pub interrupted: bool,
     /// At `max`, how much more than the interface accepted was offered, when the generator

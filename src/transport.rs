@@ -15,35 +15,37 @@
 //! ```
 
 /// Commands on this machine, and the child-process plumbing the other transports share.
-pub mod local;
+pub(crate) mod local;
 /// A transport for unit tests: records commands, returns canned output.
-pub mod mock;
+#[cfg(test)]
+pub(crate) mod mock;
 /// Commands inside a named network namespace (`ip netns exec`).
-pub mod netns;
+pub(crate) mod netns;
 /// Commands on a remote node through OpenSSH (an ssh_config host alias).
 pub mod ssh;
 
 use std::fmt;
 use std::time::Duration;
 
-pub use local::LocalTransport;
-pub use mock::MockTransport;
+pub(crate) use local::LocalTransport;
+#[cfg(test)]
+pub(crate) use mock::MockTransport;
 pub use netns::NetnsTransport;
 pub use ssh::SshTransport;
 
 /// Time limit of a command when the caller sets none: long enough for `nft -f` of a big
 /// ruleset, short enough that a hung command does not stall a campaign for ever.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// One command to run on a node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Command {
     /// Program and arguments; the program is looked up in the node's `PATH`.
-    pub argv: Vec<String>,
+    pub(crate) argv: Vec<String>,
     /// Bytes written to the command's standard input (closed when `None`).
-    pub stdin: Option<Vec<u8>>,
+    pub(crate) stdin: Option<Vec<u8>>,
     /// The command is killed and [`TransportError::Timeout`] returned after this long.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
 }
 
 impl Command {
@@ -62,14 +64,14 @@ impl Command {
 
     /// Feeds `bytes` to the command's standard input.
     #[must_use]
-    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+    pub(crate) fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
         self.stdin = Some(bytes.into());
         self
     }
 
     /// Sets the time limit.
     #[must_use]
-    pub fn timeout(mut self, timeout: Duration) -> Self {
+    pub(crate) fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
     }
@@ -83,7 +85,7 @@ impl fmt::Display for Command {
 }
 
 /// An argument vector as a person would type it, for messages.
-pub fn display_argv(argv: &[String]) -> String {
+pub(crate) fn display_argv(argv: &[String]) -> String {
     argv.iter()
         .map(|a| {
             let plain = !a.is_empty()
@@ -105,14 +107,15 @@ pub struct Output {
     /// Exit status; `None` when a signal ended the command.
     pub status: Option<i32>,
     /// Everything the command wrote on its standard output.
-    pub stdout: Vec<u8>,
+    pub(crate) stdout: Vec<u8>,
     /// Everything the command wrote on its standard error (lossily decoded).
-    pub stderr: String,
+    pub(crate) stderr: String,
 }
 
 impl Output {
     /// A successful output that printed `stdout` (canned answers of tests and mocks).
-    pub fn ok(stdout: impl Into<Vec<u8>>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn ok(stdout: impl Into<Vec<u8>>) -> Self {
         Self {
             status: Some(0),
             stdout: stdout.into(),
@@ -131,7 +134,7 @@ impl Output {
     }
 
     /// The status as words for messages: "exit 1" or "killed by a signal".
-    pub fn status_text(&self) -> String {
+    pub(crate) fn status_text(&self) -> String {
         match self.status {
             Some(code) => format!("exit {code}"),
             None => "killed by a signal".to_string(),
@@ -239,7 +242,7 @@ pub trait Transport: Send + Sync + fmt::Debug {
 }
 
 /// The error for a command that exited with a failure status.
-pub fn failed(host: &str, argv: &[String], out: &Output) -> TransportError {
+pub(crate) fn failed(host: &str, argv: &[String], out: &Output) -> TransportError {
     let first_line = |s: &str| s.lines().find(|l| !l.trim().is_empty()).map(str::to_owned);
     let stderr = first_line(&out.stderr)
         .or_else(|| first_line(&out.stdout_text()))

@@ -2,13 +2,13 @@
 //! live progress lines share, so a figure reads the same everywhere it appears.
 
 /// A rate scaled for display with three significant digits: `1488125` → `1.49 Mpps`.
-pub fn format_pps(pps: f64) -> String {
+pub(crate) fn format_pps(pps: f64) -> String {
     let (scale, unit) = pps_unit(pps);
     format!("{} {unit}", trim_decimals(pps / scale, 3))
 }
 
 /// An axis tick of a rate axis labelled in the unit of [`pps_unit`]: `0` stays bare.
-pub fn format_tick(value: f64, (scale, unit): (f64, &str)) -> String {
+pub(crate) fn format_tick(value: f64, (scale, unit): (f64, &str)) -> String {
     if value == 0.0 {
         "0".to_string()
     } else {
@@ -17,7 +17,7 @@ pub fn format_tick(value: f64, (scale, unit): (f64, &str)) -> String {
 }
 
 /// The scale and unit a rate (or a rate axis up to `max`) is written in.
-pub fn pps_unit(max: f64) -> (f64, &'static str) {
+pub(crate) fn pps_unit(max: f64) -> (f64, &'static str) {
     if max >= 1e6 {
         (1e6, "Mpps")
     } else if max >= 1e3 {

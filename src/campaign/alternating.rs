@@ -422,7 +422,7 @@ impl Controller<'_, '_, '_> {
 }
 
 /// The entries an alternating run switches between: config sets, or (version, set) pairs.
-pub mod entries;
+pub(crate) mod entries;
 /// What a run of the design is (the campaign's plan, in its directory's layout), and the runs
 /// still to measure.
 mod todo;

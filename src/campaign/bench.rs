@@ -152,4 +152,4 @@ pub trait Switcher {
 }
 
 /// The comparisons of a run so far: each set after the baseline with its corrected estimate.
-pub type Estimates = Vec<(String, Option<PairedEstimate>)>;
+pub(crate) type Estimates = Vec<(String, Option<PairedEstimate>)>;

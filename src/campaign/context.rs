@@ -21,15 +21,15 @@ use crate::store::Store;
 /// progress as [`Event`]s.
 pub struct Context<'a> {
     /// The campaign, validated once at load.
-    pub campaign: &'a Campaign,
+    pub(crate) campaign: &'a Campaign,
     /// Its results directory.
     pub store: &'a Store,
     /// The lab kind it runs on.
     pub bench: Box<dyn Bench + 'a>,
     /// Raised by Ctrl-C: the campaign stops between trials, keeping what it measured.
-    pub cancel: &'a Cancel,
+    pub(crate) cancel: &'a Cancel,
     /// Where progress goes (the CLI shows it).
-    pub on_event: &'a mut dyn FnMut(&Event<'_>),
+    pub(crate) on_event: &'a mut dyn FnMut(&Event<'_>),
 }
 
 impl<'a> Context<'a> {
@@ -61,7 +61,7 @@ impl<'a> Context<'a> {
     }
 
     /// A campaign on a lab already built (`bench`), which [`run`](super::run::run) takes down.
-    pub fn new(
+    pub(crate) fn new(
         campaign: &'a Campaign,
         store: &'a Store,
         bench: Box<dyn Bench + 'a>,
@@ -78,12 +78,12 @@ impl<'a> Context<'a> {
     }
 
     /// Reports `event`.
-    pub fn event(&mut self, event: &Event<'_>) {
+    pub(crate) fn event(&mut self, event: &Event<'_>) {
         (self.on_event)(event)
     }
 
     /// Takes the lab down, saying what failed.
-    pub fn down(self) -> anyhow::Result<()> {
+    pub(crate) fn down(self) -> anyhow::Result<()> {
         self.bench.down()
     }
 }

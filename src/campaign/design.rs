@@ -10,7 +10,7 @@ use crate::config::Profile;
 use crate::store::TrialKey;
 
 /// How a design measures its units.
-pub trait Design {
+pub(crate) trait Design {
     /// Before the first unit: records what the whole campaign applies (nothing, for most).
     fn begin(&mut self, _ctx: &mut Context<'_>) -> anyhow::Result<()> {
         Ok(())
@@ -27,16 +27,16 @@ pub trait Design {
 
 /// One unit of a campaign's measurements and what the lab is set to before it.
 #[derive(Debug, Clone)]
-pub struct Unit<'c> {
+pub(crate) struct Unit<'c> {
     /// The planned trial (a search's iteration); for an alternating run, its version (the
     /// versions joined by `+` when they alternate), its entries joined by `+` and its profile
     /// (the run numbers its segments).
-    pub key: TrialKey,
+    pub(crate) key: TrialKey,
     /// The index of the version the lab puts on the DUT first; `None` when the design switches
     /// the versions itself, under traffic.
-    pub version: Option<usize>,
+    pub(crate) version: Option<usize>,
     /// The config set the lab applies first; `None` when the design switches the sets itself.
-    pub config: Option<&'c String>,
+    pub(crate) config: Option<&'c String>,
     /// The traffic.
-    pub profile: &'c Profile,
+    pub(crate) profile: &'c Profile,
 }

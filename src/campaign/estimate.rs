@@ -16,26 +16,26 @@ const LAB_S: f64 = 5.0;
 
 /// A campaign's plan, in figures.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// The design in force.
-    pub design: Design,
+    pub(crate) design: Design,
     /// Why (`Campaign::design_reason`).
-    pub reason: String,
+    pub(crate) reason: String,
     /// Trials (trials design, profiling and searches included) or alternating runs.
-    pub count: usize,
+    pub(crate) count: usize,
     /// What `count` counts, in words.
-    pub unit: String,
+    pub(crate) unit: String,
     /// Wall time in seconds: expected when nothing is measured twice, or a bound.
-    pub wall_s: f64,
+    pub(crate) wall_s: f64,
     /// Whether `wall_s` is a bound (alternating runs ending at `max_duration`, searches at
     /// `search_duration_max`) rather than an expectation.
-    pub at_most: bool,
+    pub(crate) at_most: bool,
     /// What the estimate leaves out or how the runs end, in words (may be empty).
-    pub caveat: String,
+    pub(crate) caveat: String,
 }
 
 /// The plan of `campaign`, as loaded and settled.
-pub fn plan_of(campaign: &Campaign) -> Plan {
+pub(crate) fn plan_of(campaign: &Campaign) -> Plan {
     let reason = campaign.design_reason();
     match (campaign.design, &campaign.alternating) {
         (Design::Alternating, Some(alt)) => {

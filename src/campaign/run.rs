@@ -23,14 +23,14 @@ use crate::store::{plan, Store, TrialKey};
 
 /// How many units of `campaign` (trials, alternating runs) are still to measure in `store`:
 /// none means a `--resume` has nothing to do, and builds no lab.
-pub fn pending(campaign: &Campaign, store: &Store) -> anyhow::Result<usize> {
+pub(crate) fn pending(campaign: &Campaign, store: &Store) -> anyhow::Result<usize> {
     Ok(todo(campaign, store)?.units.len())
 }
 
 /// Runs every unit of `ctx`'s campaign not yet in its store (every block, under the alternating
 /// design), until its `cancel` is raised, then takes its lab down, whatever happened; returns
 /// the number of trials (blocks) run.
-pub fn run(mut ctx: Context<'_>) -> anyhow::Result<usize> {
+pub(crate) fn run(mut ctx: Context<'_>) -> anyhow::Result<usize> {
     let outcome = measure(&mut ctx);
     ctx.down()?;
     outcome

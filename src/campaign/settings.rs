@@ -13,11 +13,11 @@ use crate::transport::{Command, Transport};
 
 /// The sysctls the version in force changed, with their values before, in the order set.
 #[derive(Debug, Default)]
-pub struct Restore(Vec<(String, String)>);
+pub(crate) struct Restore(Vec<(String, String)>);
 
 /// Puts `version`'s settings on `dut`: the previous version's sysctls restored, this one's
 /// set, then its commands.
-pub fn apply(
+pub(crate) fn apply(
     dut: &dyn Transport,
     os: Os,
     restore: &mut Restore,
@@ -29,7 +29,11 @@ pub fn apply(
 }
 
 /// Restores the sysctls in `restore` (last set, first restored) and forgets them.
-pub fn restore_sysctls(dut: &dyn Transport, os: Os, restore: &mut Restore) -> anyhow::Result<()> {
+pub(crate) fn restore_sysctls(
+    dut: &dyn Transport,
+    os: Os,
+    restore: &mut Restore,
+) -> anyhow::Result<()> {
     for (key, value) in std::mem::take(&mut restore.0).into_iter().rev() {
         dut.check(&Command::new(os.sysctl_argv(&key, &value)))
             .with_context(|| format!("{}: restoring sysctl {key}={value}", dut.host()))?;
@@ -38,7 +42,7 @@ pub fn restore_sysctls(dut: &dyn Transport, os: Os, restore: &mut Restore) -> an
 }
 
 /// Sets `version`'s sysctls, each one's value before added to `restore`.
-pub fn set_sysctls(
+pub(crate) fn set_sysctls(
     dut: &dyn Transport,
     os: Os,
     restore: &mut Restore,
@@ -63,7 +67,7 @@ pub fn set_sysctls(
 }
 
 /// Runs `version`'s `commands` on `dut`, in order.
-pub fn run_commands(dut: &dyn Transport, version: &Version) -> anyhow::Result<()> {
+pub(crate) fn run_commands(dut: &dyn Transport, version: &Version) -> anyhow::Result<()> {
     for argv in &version.commands {
         dut.check(&Command::new(argv.clone()))
             .with_context(|| format!("version `{}`", version.name))?;

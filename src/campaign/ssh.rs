@@ -45,7 +45,6 @@ use crate::traffic::registry;
 use crate::traffic::remote::generator::fallback_receiver;
 use crate::traffic::remote::{RemoteNode, RemoteRx};
 use crate::transport::SshTransport;
-pub use version::DEFAULT_ONLINE_TIMEOUT;
 
 /// The DUT's profiler, picked by its operating system.
 mod os;
@@ -55,7 +54,7 @@ mod senders;
 mod version;
 
 /// A real lab over SSH, ready to run a campaign's trials.
-pub struct SshBench {
+pub(crate) struct SshBench {
     lab: SshLab,
     dut: SshTransport,
     /// The campaign's config sets and the one in force.
@@ -102,7 +101,7 @@ fn receiver(lab: &SshLab, node: &RemoteNode) -> Box<dyn Receiver> {
 
 impl SshBench {
     /// A bench on the real lab `lab` for `campaign`, whose results go to `results`.
-    pub fn new(lab: SshLab, campaign: &Campaign, results: &Path) -> anyhow::Result<Self> {
+    pub(crate) fn new(lab: SshLab, campaign: &Campaign, results: &Path) -> anyhow::Result<Self> {
         // Every profile must split among the senders (and fit trafgen) before any host is asked.
         for profile in &campaign.profiles {
             let shares = senders::shares(profile, lab.senders.len())?;

@@ -12,16 +12,16 @@ use crate::transport::Transport;
 
 /// Switches a DUT's config sets during an alternating run (rulesets reloaded in place), and its
 /// quick versions (sysctls and commands, as between trials).
-pub struct DutSwitcher<'a> {
+pub(crate) struct DutSwitcher<'a> {
     /// The bench's config sets and the one in force.
-    pub sets: &'a mut ConfigSets,
+    pub(crate) sets: &'a mut ConfigSets,
     /// The bench's sysctls to restore: a quick version switched under traffic keeps them as
     /// `Bench::set_version` does.
-    pub restore: &'a mut Restore,
+    pub(crate) restore: &'a mut Restore,
     /// The DUT.
-    pub dut: &'a dyn Transport,
+    pub(crate) dut: &'a dyn Transport,
     /// The DUT's operating system.
-    pub os: Os,
+    pub(crate) os: Os,
 }
 
 impl Switcher for DutSwitcher<'_> {

@@ -62,44 +62,44 @@ use crate::units::format_pps;
 
 /// A sender below this share of the intended packets did not send the load: the trial is
 /// invalid, not lossy.
-pub const SENT_SHARE: f64 = 0.99;
+pub(crate) const SENT_SHARE: f64 = 0.99;
 /// Share of the intended packets below which a sender that held the rate started too late in
 /// its time for the trial to count.
-pub const LATE_SHARE: f64 = 0.9;
+pub(crate) const LATE_SHARE: f64 = 0.9;
 /// Share of the highest fixed rate the generator held in calibration taken as the max load: on
 /// a shared machine what it holds moves by several percent from one trial to the next, and a
 /// max load it cannot send makes every trial there invalid. At 0.95 the virtual lab's generator,
 /// having held 1.53 Mpps, sent 97–98 % of the 1.44 Mpps max load in three trials running (under
 /// the 99 % a trial needs): two of six searches failed at their first trial.
-pub const GENERATOR_SHARE: f64 = 0.9;
+pub(crate) const GENERATOR_SHARE: f64 = 0.9;
 /// A calibration trial whose senders sent at least this share of the rate asked holds it (the
-/// runner asks a little more than a trial's load to make up the rest: [`MAX_CORRECTION`]).
-pub const HELD_SHARE: f64 = 0.95;
+/// runner asks a little more than a trial's load to make up the rest: [`MAX_CORRECTION`](aim::MAX_CORRECTION)).
+pub(crate) const HELD_SHARE: f64 = 0.95;
 /// Calibration trials before giving up on finding a rate the generator holds.
-pub const CALIBRATIONS: usize = 8;
+pub(crate) const CALIBRATIONS: usize = 8;
 
 /// A trial that could not run at all (the lab failed, or Ctrl-C).
 #[derive(Debug, thiserror::Error)]
 #[error("{0:#}")]
-pub struct TrialError(anyhow::Error);
+pub(crate) struct TrialError(anyhow::Error);
 
 /// Runs a search's trials on a campaign's lab: the [`TrialRunner`] of a throughput profile.
-pub struct SearchRunner<'a, 'c> {
+pub(crate) struct SearchRunner<'a, 'c> {
     /// The campaign: its lab, its hooks, where each trial's files go as it ends.
     ctx: &'a mut Context<'c>,
     key: &'a TrialKey,
     profile: &'a Profile,
     /// Every trial run so far, as the lab measured it.
-    pub trials: Vec<SearchTrial>,
+    pub(crate) trials: Vec<SearchTrial>,
     /// What sent the traffic, in words (from the last trial that ran).
-    pub generator: Option<String>,
+    pub(crate) generator: Option<String>,
     /// What the senders are asked for at a load.
     aim: Aim,
 }
 
 impl<'a, 'c> SearchRunner<'a, 'c> {
     /// A runner of `profile`'s trials for iteration `key` of `ctx`'s campaign.
-    pub fn new(ctx: &'a mut Context<'c>, key: &'a TrialKey, profile: &'a Profile) -> Self {
+    pub(crate) fn new(ctx: &'a mut Context<'c>, key: &'a TrialKey, profile: &'a Profile) -> Self {
         Self {
             ctx,
             key,
@@ -192,7 +192,7 @@ impl<'a, 'c> SearchRunner<'a, 'c> {
     }
 
     /// A trial at a fixed `load`: the senders asked for as much more as makes up for what they
-    /// fell short by so far, aimed [`AIM`] above, judged against `load`; also the senders' own
+    /// fell short by so far, aimed [`AIM`](aim::AIM) above, judged against `load`; also the senders' own
     /// rate while they sent.
     fn fixed(
         &mut self,
@@ -278,7 +278,7 @@ impl TrialRunner for SearchRunner<'_, '_> {
 
 /// The throughput search: each iteration of a throughput profile one search, its `search.json`
 /// and `meta.json` stored once it ends.
-pub struct Search;
+pub(crate) struct Search;
 
 impl Design for Search {
     fn measure(
@@ -485,10 +485,9 @@ fn calibrate(
 /// What the senders are asked for at a trial's load.
 mod aim;
 use aim::Aim;
-pub use aim::{AIM, EFFICIENCY_WEIGHT, MAX_CORRECTION};
 /// What a search trial's files say: the senders' rate, the drops.
 mod files;
-pub use files::{cpu_stalls, drops, sending_rate};
+pub(crate) use files::{cpu_stalls, drops, sending_rate};
 /// A finished search's `meta.json` and flags.
 mod summary;
 use summary::summarize;

@@ -28,74 +28,74 @@ use crate::transport::{display_argv, Command, Transport, TransportError};
 #[derive(Debug, Clone, Copy)]
 pub struct TrialSpec<'a> {
     /// The trial's coordinates.
-    pub key: &'a TrialKey,
+    pub(crate) key: &'a TrialKey,
     /// Traffic to send.
-    pub profile: &'a Profile,
+    pub(crate) profile: &'a Profile,
     /// Seconds of traffic, warm-up and cool-down.
-    pub trial: &'a Trial,
+    pub(crate) trial: &'a Trial,
     /// Commands to run on the DUT around the traffic.
-    pub hooks: &'a Hooks,
+    pub(crate) hooks: &'a Hooks,
     /// Profile the DUT between warm-up and cool-down (a profiling trial).
-    pub capture: bool,
+    pub(crate) capture: bool,
     /// At `max`, the senders offer a margin above what the DUT takes instead of all they can,
     /// where the lab needs it ([`crate::traffic::GenConfig::follow`]: the virtual lab). A
     /// search's calibration, which measures the generator, does not.
-    pub follow: bool,
+    pub(crate) follow: bool,
     /// Watch the DUT's CPU for stalls, where the lab can ([`crate::lab::stall`]: the virtual
     /// lab): a search's trials at a fixed load, whose loss it explains.
-    pub watch_cpu: bool,
+    pub(crate) watch_cpu: bool,
 }
 
 /// What one trial gave back.
 #[derive(Debug, Clone, Default)]
-pub struct TrialData {
+pub(crate) struct TrialData {
     /// One row per second of traffic.
-    pub samples: Vec<SampleRow>,
+    pub(crate) samples: Vec<SampleRow>,
     /// What sent the traffic, in words.
-    pub generator: Option<String>,
+    pub(crate) generator: Option<String>,
     /// Files to keep with the trial (hook outputs: `dut-before.txt`, …), name and content.
-    pub files: Vec<(String, String)>,
+    pub(crate) files: Vec<(String, String)>,
     /// Start of traffic, seconds since the Unix epoch.
-    pub start_unix_s: f64,
+    pub(crate) start_unix_s: f64,
     /// End of traffic, seconds since the Unix epoch.
-    pub end_unix_s: f64,
+    pub(crate) end_unix_s: f64,
     /// What profiling the DUT recorded (profiling trials): its window goes in `meta.json`, its
     /// stacks in the store's folded file.
-    pub capture: Option<CaptureResult>,
+    pub(crate) capture: Option<CaptureResult>,
     /// Packets the senders sent in all, by their own counters (every second, the last partial
     /// one too, which the paired samples may leave out).
-    pub sent_pkts: u64,
+    pub(crate) sent_pkts: u64,
     /// Packets the receiver counted in all, read once the senders stopped and it drained.
-    pub received_pkts: u64,
+    pub(crate) received_pkts: u64,
     /// Frames the senders' input queues dropped, mostly held beyond the DUT's input ring when
     /// they stopped, as a NIC's ring would have ([`SenderRecord::late_pkts`]): sent, never
     /// received, so part of the loss, and where it happened.
-    pub late_pkts: u64,
+    pub(crate) late_pkts: u64,
 }
 
 /// The parts of a lab one trial runs with.
 pub struct Rig<'a> {
     /// The DUT, for its counters and the hooks.
-    pub dut: &'a dyn Transport,
+    pub(crate) dut: &'a dyn Transport,
     /// The command that prints the DUT's interface counters (kept before and after).
-    pub counters: Vec<String>,
+    pub(crate) counters: Vec<String>,
     /// The senders, in the lab's order (their seconds are summed).
-    pub senders: Vec<Box<dyn Sender + 'a>>,
+    pub(crate) senders: Vec<Box<dyn Sender + 'a>>,
     /// The receiver.
-    pub receiver: Box<dyn Receiver + 'a>,
+    pub(crate) receiver: Box<dyn Receiver + 'a>,
     /// The DUT's profiler, used by profiling trials.
-    pub profiler: Option<Box<dyn Profiler + 'a>>,
+    pub(crate) profiler: Option<Box<dyn Profiler + 'a>>,
     /// The DUT's CPU to watch for stalls during the traffic (`dut-cpu.json`), when asked and
     /// the lab can.
-    pub dut_cpu: Option<DutCpu>,
+    pub(crate) dut_cpu: Option<DutCpu>,
     /// How much later than the end of warm-up a capture starts (zero, but in tests that
     /// misplace the capture on purpose).
-    pub capture_delay: Duration,
+    pub(crate) capture_delay: Duration,
 }
 
 /// What follows a trial while its traffic flows: every paired second, and (for a design that
 /// acts during the traffic, such as the alternating one) a look at each poll.
-pub trait Watch {
+pub(crate) trait Watch {
     /// A paired second arrived.
     fn second(&mut self, row: &SampleRow);
     /// Traffic has flowed `elapsed` since the senders started: what to do next. The receiver
@@ -107,7 +107,7 @@ pub trait Watch {
 
 /// What a [`Watch`] wants after a poll.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
+pub(crate) enum Flow {
     /// Go on; poll again within this time.
     Continue(Duration),
     /// Stop the senders now: the design has what it needs.
@@ -139,7 +139,7 @@ fn next_poll(elapsed: Duration, due: Duration) -> Duration {
 
 /// Runs one trial of `spec` on `rig`; `watch` sees each paired second as it arrives and may end
 /// the traffic early. Every process it started is stopped when it returns, whatever happened.
-pub fn run(
+pub(crate) fn run(
     mut rig: Rig<'_>,
     spec: &TrialSpec<'_>,
     cancel: &Cancel,

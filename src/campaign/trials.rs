@@ -32,14 +32,14 @@ const UNSTEADY_RANGE: f64 = 0.10;
 const SLOWED_SHARE: f64 = 0.85;
 
 /// The trials design of a campaign's saturation profiles (and of every profiling trial).
-pub struct Trials {
+pub(crate) struct Trials {
     /// Each profile's fastest full-rate sender so far, the reference for `slowed`.
     fastest: BTreeMap<String, f64>,
 }
 
 impl Trials {
     /// The design of `campaign`, its references taken from the trials `done` before.
-    pub fn new(campaign: &Campaign, done: &BTreeMap<TrialKey, TrialMeta>) -> Self {
+    pub(crate) fn new(campaign: &Campaign, done: &BTreeMap<TrialKey, TrialMeta>) -> Self {
         let mut fastest = BTreeMap::new();
         for (key, meta) in done.iter().filter(|(k, _)| saturating(campaign, k)) {
             if meta.status != Status::Failed {

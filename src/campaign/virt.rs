@@ -29,7 +29,7 @@ use crate::traffic::{GenConfig, IfRef, Limit, Rate};
 use crate::transport::{LocalTransport, Transport};
 
 /// The virtual lab, ready to run a campaign's trials.
-pub struct VirtualBench {
+pub(crate) struct VirtualBench {
     lab: Option<Lab>,
     /// The campaign's config sets and the one in force.
     sets: ConfigSets,
@@ -55,7 +55,7 @@ impl std::fmt::Debug for VirtualBench {
 
 impl VirtualBench {
     /// Wraps a running lab for `campaign`, loading its config sets.
-    pub fn new(lab: Lab, campaign: &Campaign) -> anyhow::Result<Self> {
+    pub(crate) fn new(lab: Lab, campaign: &Campaign) -> anyhow::Result<Self> {
         let env = lab.facts().env();
         let sets = ConfigSets::load(&campaign.config_sets, |entry| {
             Ok(dut::config_set(entry, &env)?)
@@ -76,7 +76,7 @@ impl VirtualBench {
 
     /// Starts captures `delay` later than the end of warm-up: past the traffic when `delay` is
     /// longer than the measured window, which is how tests make sure such a capture is caught.
-    pub fn delay_captures(&mut self, delay: Duration) {
+    pub(crate) fn delay_captures(&mut self, delay: Duration) {
         self.capture_delay = delay;
     }
 

@@ -21,31 +21,31 @@ use crate::units::format_pps;
 cleanly.\n\nExample: 2000 flows of 64-byte frames at full speed for 10 s on CPU 0:\n  benchlab gen -i eth1 \
 -D 02:00:00:00:00:02 -s 198.18.10.1:2000-198.18.10.20 -d 198.19.10.1:2000-198.19.10.100 -t 10 --cpu 0"
 )]
-pub struct Args {
+pub(crate) struct Args {
     /// Sending interface: IF, or NETNS/IF for one inside an `ip netns` namespace.
     #[arg(short = 'i', long = "interface", value_name = "IF")]
-    pub iface: IfRef,
+    pub(crate) iface: IfRef,
     /// Destination MAC address: the DUT's ingress interface (pkt-gen's -D).
     #[arg(short = 'D', long, value_name = "MAC")]
-    pub dst_mac: Mac,
+    pub(crate) dst_mac: Mac,
     /// Source MAC address (pkt-gen's -S) [default: the interface's own].
     #[arg(short = 'S', long, value_name = "MAC")]
-    pub src_mac: Option<Mac>,
+    pub(crate) src_mac: Option<Mac>,
     /// Source addresses and ports, pkt-gen's syntax: START[:PORT][-END[:PORT]], IPv6 in brackets,
     /// e.g. 198.18.10.1:2000-198.18.10.20 or "[2001:2:0:10::1]-[2001:2:0:10::14]" (port 1234 when
     /// none is given).
     #[arg(short = 's', long = "src", value_name = "RANGE")]
     // The text is --help's, where brackets are syntax, not links.
     #[allow(rustdoc::broken_intra_doc_links)]
-    pub src: FlowRange,
+    pub(crate) src: FlowRange,
     /// Destination addresses and ports, as --src. Flows are every source × destination pair,
     /// walked source port first, then source address, destination port, destination address.
     #[arg(short = 'd', long = "dst", value_name = "RANGE")]
-    pub dst: FlowRange,
+    pub(crate) dst: FlowRange,
     /// Frame size in bytes, FCS included as in RFC 2544 (64 here is pkt-gen's -l 60): 64-1518,
     /// IPv6 from 66.
     #[arg(short = 'l', long = "size", value_name = "BYTES", default_value_t = 64)]
-    pub size: usize,
+    pub(crate) size: usize,
     /// Offered rate: max, or packets per second (500000, 500k, 1.5M), evenly spaced.
     #[arg(
         short = 'r',
@@ -54,36 +54,36 @@ pub struct Args {
         default_value = "max",
         allow_negative_numbers = true
     )]
-    pub rate: Rate,
+    pub(crate) rate: Rate,
     /// Send exactly this many packets, then stop (500000, 10M…).
     #[arg(short = 'n', long, value_name = "COUNT", value_parser = parse_count, conflicts_with = "duration", allow_negative_numbers = true)]
-    pub count: Option<u64>,
+    pub(crate) count: Option<u64>,
     /// Send for this many seconds, then stop [default: until Ctrl-C].
     #[arg(short = 't', long, value_name = "SECS", value_parser = parse_secs, allow_negative_numbers = true)]
-    pub duration: Option<Duration>,
+    pub(crate) duration: Option<Duration>,
     /// Pin the sending thread to this CPU.
     #[arg(long, value_name = "N")]
-    pub cpu: Option<usize>,
+    pub(crate) cpu: Option<usize>,
     /// How frames are sent.
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
-    pub engine: Engine,
+    pub(crate) engine: Engine,
     /// AF_PACKET engine: packets per sendmmsg call, 1-1024 [default: 256 at max, one millisecond
     /// of packets (≤ 64) at a fixed rate]. The XDP engine paces frame by frame.
     #[arg(short = 'b', long, value_name = "N")]
-    pub burst: Option<u32>,
+    pub(crate) burst: Option<u32>,
     /// At max, the XDP engine offers 5 % more than the interface accepted in the last ~40 ms,
     /// not all it can: a DUT on the same machine (veth) pays for every frame its full queue
     /// refuses, a NIC's DUT does not.
     #[arg(long)]
-    pub follow: bool,
+    pub(crate) follow: bool,
     /// The XDP engine holds the frames the interface refuses and sends them again, as the
     /// DUT's input ring of N frames would hold them (a campaign's fixed loads on the virtual
     /// lab: 4096); what it holds beyond N when the traffic stops is dropped.
     #[arg(long, value_name = "N")]
-    pub input_queue: Option<u64>,
+    pub(crate) input_queue: Option<u64>,
     /// Print JSON lines ({"type":"sample",...} each second, {"type":"summary",...} at the end).
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 fn parse_count(s: &str) -> Result<u64, String> {
@@ -92,7 +92,7 @@ fn parse_count(s: &str) -> Result<u64, String> {
 }
 
 /// Parses a positive number of seconds (`10`, `2.5`).
-pub fn parse_secs(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_secs(s: &str) -> Result<Duration, String> {
     match s.parse::<f64>() {
         Ok(x) if x > 0.0 && x.is_finite() && x < 1e9 => Ok(Duration::from_secs_f64(x)),
         _ => Err(format!("'{s}' is not a positive number of seconds")),
@@ -100,7 +100,7 @@ pub fn parse_secs(s: &str) -> Result<Duration, String> {
 }
 
 /// Sets a flag on SIGINT and SIGTERM, so that a run stops cleanly and prints its summary.
-pub fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
+pub(crate) fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(&flag))
@@ -110,7 +110,7 @@ pub fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
 }
 
 /// Runs `benchlab gen`.
-pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     let src_mac = match args.src_mac {
         Some(m) => m,
         None => traffic::interface_mac(&args.iface)?,
@@ -163,7 +163,7 @@ pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Resu
 }
 
 /// Refuses a `--cpu` this host does not have.
-pub fn check_cpu(cpu: Option<usize>) -> Result<(), InputError> {
+pub(crate) fn check_cpu(cpu: Option<usize>) -> Result<(), InputError> {
     if let (Some(cpu), n) = (cpu, traffic::os::cpu_count()) {
         if cpu >= n {
             return Err(InputError::new(format!(

@@ -18,20 +18,20 @@ use crate::units::format_pps;
 
 /// Arguments of `benchlab history`.
 #[derive(Debug, clap::Args)]
-pub struct HistoryArgs {
+pub(crate) struct HistoryArgs {
     /// The history database: an SQLite file, or a postgres://user@host/db URL a team shares
     /// [default: $BENCHLAB_DB, else ~/.local/share/benchlab/history.db]
     #[arg(long, global = true, value_name = "PATH|URL")]
-    pub db: Option<String>,
+    pub(crate) db: Option<String>,
 
     /// What to do.
     #[command(subcommand)]
-    pub command: HistoryCommand,
+    pub(crate) command: HistoryCommand,
 }
 
 /// The history subcommands (names are stable: scripts call them).
 #[derive(Debug, clap::Subcommand)]
-pub enum HistoryCommand {
+pub(crate) enum HistoryCommand {
     /// Record results directories (benchlab's, netbenches archives: searched recursively);
     /// importing the same data twice adds nothing
     Import {
@@ -63,10 +63,10 @@ pub enum HistoryCommand {
 
 /// Where `show` and `regressions` write, and how they print.
 #[derive(Debug, clap::Args)]
-pub struct Output {
+pub(crate) struct Output {
     /// Print JSON for scripts instead of tables
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Where to write the charts (show), flamegraphs and confirming campaigns (regressions)
     #[arg(
         short = 'o',
@@ -74,17 +74,17 @@ pub struct Output {
         value_name = "DIR",
         default_value = "history"
     )]
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
 }
 
 /// The database the user named: `--db`, else `BENCHLAB_DB`; `None` when neither says.
-pub fn configured_db(flag: Option<String>) -> Option<String> {
+pub(crate) fn configured_db(flag: Option<String>) -> Option<String> {
     flag.or_else(|| std::env::var("BENCHLAB_DB").ok().filter(|s| !s.is_empty()))
 }
 
 /// `run --db`'s database (or `BENCHLAB_DB`'s), opened once to check it: one that cannot be
 /// opened is said before the lab is built, not after an hour of measuring.
-pub fn checked_db(flag: Option<String>) -> anyhow::Result<Option<String>> {
+pub(crate) fn checked_db(flag: Option<String>) -> anyhow::Result<Option<String>> {
     let spec = configured_db(flag);
     if let Some(spec) = &spec {
         Db::open(spec, true)?;
@@ -94,7 +94,7 @@ pub fn checked_db(flag: Option<String>) -> anyhow::Result<Option<String>> {
 
 /// Records a finished campaign's directory in the history `spec`; a failure keeps what was
 /// measured and says how to record it later.
-pub fn record_run(
+pub(crate) fn record_run(
     spec: &str,
     dir: &Path,
     quiet: bool,
@@ -112,7 +112,11 @@ pub fn record_run(
 }
 
 /// Runs `benchlab history`.
-pub fn run(args: HistoryArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
+pub(crate) fn run(
+    args: HistoryArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<i32> {
     let spec = configured_db(args.db).unwrap_or_else(|| default_db().display().to_string());
     // A bad -o is said before the database is opened, not after the first chart is drawn.
     if let HistoryCommand::Show { output, .. } | HistoryCommand::Regressions { output, .. } =
@@ -133,7 +137,7 @@ pub fn run(args: HistoryArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyho
 
 /// Imports `paths` into `spec`; prints a line per refused directory and a summary. Returns
 /// the exit status: 0, or 1 when some directory was refused.
-pub fn import_paths(
+pub(crate) fn import_paths(
     spec: &str,
     paths: &[PathBuf],
     quiet: bool,

@@ -11,15 +11,15 @@ use crate::lab::{self, Lab, LabConfig, LabFacts, Owner};
 
 /// Arguments of `benchlab lab`.
 #[derive(Debug, Args)]
-pub struct LabArgs {
+pub(crate) struct LabArgs {
     /// What to do with the lab.
     #[command(subcommand)]
-    pub action: LabAction,
+    pub(crate) action: LabAction,
 }
 
 /// `lab up`, `lab down`, `lab status`.
 #[derive(Debug, Subcommand)]
-pub enum LabAction {
+pub(crate) enum LabAction {
     /// Build the virtual lab and leave it up until `benchlab lab down`.
     Up {
         /// Which lab.
@@ -51,13 +51,13 @@ pub enum LabAction {
 
 /// Which lab a command is about.
 #[derive(Debug, Args)]
-pub struct LabTarget {
+pub(crate) struct LabTarget {
     /// The lab description [default: the seeds' 3-node lab, id 0].
     #[arg(value_name = "LAB.toml")]
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
     /// Lab id, overriding the file's.
     #[arg(long)]
-    pub id: Option<String>,
+    pub(crate) id: Option<String>,
 }
 
 impl LabTarget {
@@ -76,7 +76,7 @@ impl LabTarget {
 }
 
 /// Runs `benchlab lab …`.
-pub fn run(args: LabArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(args: LabArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Result<i32> {
     match args.action {
         LabAction::Up { target, hold } => {
             let lab = Lab::up(&target.config()?)?;

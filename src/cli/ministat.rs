@@ -40,7 +40,7 @@ const PROGRAM: &str = "benchlab ministat";
 /// Arguments of `benchlab ministat`, kept raw: ministat's own parser reads them.
 #[derive(Debug, clap::Args)]
 #[command(disable_help_flag = true, after_help = format!("Flags:\n{}", flag_lines(true)))]
-pub struct MinistatArgs {
+pub(crate) struct MinistatArgs {
     /// [-Ans] [-C column] [-c confidence] [-d delimiters] [-w width] [--legacy|--accurate]
     /// [--json] [file ...]
     #[arg(
@@ -48,7 +48,7 @@ pub struct MinistatArgs {
         allow_hyphen_values = true,
         value_parser = clap::value_parser!(OsString)
     )]
-    pub args: Vec<OsString>,
+    pub(crate) args: Vec<OsString>,
 }
 
 /// A parsed command line.
@@ -73,7 +73,11 @@ enum Parsed {
 }
 
 /// Runs `benchlab ministat`; returns the exit status.
-pub fn run(args: MinistatArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
+pub(crate) fn run(
+    args: MinistatArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<i32> {
     let posixly_correct = std::env::var_os("POSIXLY_CORRECT").is_some();
     let args = with_leading_escape(args.args, std::env::args_os());
     let invocation = match parse(&args, default_width(), posixly_correct) {

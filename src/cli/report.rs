@@ -13,40 +13,44 @@ use crate::report::{from_dir, Overrides, Report, Written};
 
 /// Arguments of `benchlab report`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Results directory: netbenches bench.* logs in it, in its RAW/ or raw/ folder, or in one
     /// subfolder per variant (RAW.1rx, RAW.8rx: the variant joins the config set), and an optional
     /// report.toml with keys title, lines (setup bullets), versions, configs, ministat, and a
     /// [labels] table of display names
     // The text is --help's, where brackets name a TOML table, not a link.
     #[allow(rustdoc::broken_intra_doc_links)]
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
 
     /// Write the report into OUT instead of DIR (created if missing)
     #[arg(short = 'o', long = "output", value_name = "OUT")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
 
     /// Versions (netbenches images) to report, in this order; the first is the reference
     /// [default: report.toml's, else all, oldest first (revision, then release), else in the
     /// logs' order]
     #[arg(long, value_delimiter = ',', value_name = "A,B,…")]
-    pub versions: Option<Vec<String>>,
+    pub(crate) versions: Option<Vec<String>>,
 
     /// Config sets to report, in this order; the first is the reference
     /// [default: report.toml's, else all in the logs' order]
     #[arg(long, value_delimiter = ',', value_name = "A,B,…")]
-    pub configs: Option<Vec<String>>,
+    pub(crate) configs: Option<Vec<String>>,
 
     /// ministat generation the archive's tables were made with: current, legacy (the old
     /// relative confidence interval) or accurate (exactly rounded Stddev) [default:
     /// report.toml's, else the one that reproduces the archive's own README.md, else current]
     #[arg(long, value_name = "GENERATION")]
-    pub ministat: Option<MinistatGeneration>,
+    pub(crate) ministat: Option<MinistatGeneration>,
 }
 
 /// Prints what the report could not measure, one line each, and how many trials were flagged
 /// or measured twice (the README lists them).
-pub fn print_warnings(report: &Report, out_dir: &Path, err: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn print_warnings(
+    report: &Report,
+    out_dir: &Path,
+    err: &mut dyn Write,
+) -> std::io::Result<()> {
     for warning in &report.warnings {
         writeln!(err, "warning: {warning}")?;
     }
@@ -66,7 +70,7 @@ pub fn print_warnings(report: &Report, out_dir: &Path, err: &mut dyn Write) -> s
 
 /// Prints the verdicts, one line each, as the README's first table has them: the last lines of
 /// `benchlab run` and `benchlab report`. Nothing when nothing was compared.
-pub fn print_verdicts(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn print_verdicts(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     if report.verdicts.is_empty() {
         return Ok(());
     }
@@ -99,7 +103,7 @@ pub fn print_verdicts(report: &Report, out: &mut dyn Write) -> std::io::Result<(
 }
 
 /// Runs `benchlab report`.
-pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     let overrides = Overrides {
         versions: args.versions,
         configs: args.configs,

@@ -25,15 +25,15 @@ use load::campaign;
 
 /// Arguments of `benchlab run`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Campaign file [default: the built-in default campaign, as examples/default.toml]
-    pub campaign: Option<PathBuf>,
+    pub(crate) campaign: Option<PathBuf>,
 
     /// Results directory [default: results/<campaign>-<date>]
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     // The text is --help's, where angle brackets are placeholders, not HTML.
     #[allow(rustdoc::invalid_html_tags)]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
 
     /// Iterations per (version, config set, profile), overriding the campaign file
     // A negative number is a value to refuse with its own message, not an unknown option.
@@ -43,46 +43,46 @@ pub struct Args {
         value_name = "ITERATIONS",
         allow_negative_numbers = true
     )]
-    pub iterations: Option<u32>,
+    pub(crate) iterations: Option<u32>,
 
     /// Seconds of traffic per trial, overriding the campaign file
     #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
-    pub duration: Option<f64>,
+    pub(crate) duration: Option<f64>,
 
     /// Continue the interrupted campaign in DIR: only its missing trials run (the campaign is
     /// DIR/campaign.toml unless CAMPAIGN is given, which must then match it)
     #[arg(long, value_name = "DIR", conflicts_with = "output")]
-    pub resume: Option<PathBuf>,
+    pub(crate) resume: Option<PathBuf>,
 
     /// Profile the DUT: one extra, unmeasured trial per series records its CPU with perf
     /// between warm-up and cool-down; the report draws flamegraphs (as `profile = true`)
     #[arg(long)]
-    pub profile: bool,
+    pub(crate) profile: bool,
 
     /// Test only: start each capture SECS later than the end of warm-up, to check that a
     /// capture outside the traffic is caught
     #[arg(long, value_name = "SECS", hide = true, allow_negative_numbers = true)]
-    pub profile_delay: Option<f64>,
+    pub(crate) profile_delay: Option<f64>,
 
     /// A one-minute smoke run: 3 iterations of 5-second trials, IPv4 only
     #[arg(long)]
-    pub quick: bool,
+    pub(crate) quick: bool,
 
     /// Print nothing but errors
     #[arg(short, long)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 
     /// Only load and check the campaign (with the overrides above), print its design and why,
     /// its trials or runs and an estimate of its wall time, then exit: no lab is built,
     /// nothing is written
     #[arg(long)]
-    pub check: bool,
+    pub(crate) check: bool,
 
     /// Record the campaign in this history database once its report is written (as `benchlab
     /// history import DIR`): an SQLite file or a postgres:// URL [default: $BENCHLAB_DB; with
     /// neither, nothing is recorded]
     #[arg(long, value_name = "PATH|URL")]
-    pub db: Option<String>,
+    pub(crate) db: Option<String>,
 }
 
 /// `40 s`, `6 min`, `2 h 05 min`: a wall time estimate, rounded up.
@@ -145,7 +145,7 @@ fn capture_delay(args: &Args) -> Result<Option<Duration>, InputError> {
 }
 
 /// Runs `benchlab run`.
-pub fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
     let campaign = campaign(&args)?;
     let capture_delay = capture_delay(&args)?;
     if args.check {

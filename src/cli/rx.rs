@@ -19,32 +19,32 @@ use crate::units::format_pps;
 drops since the start) and a total; Ctrl-C stops cleanly.\n\nExample:\n  benchlab rx -i \
 benchlab-1-receiver/bl1r0 -w benchlab-1-dut/bl1d0 -t 10"
 )]
-pub struct Args {
+pub(crate) struct Args {
     /// Receiving interface: IF, or NETNS/IF for one inside an `ip netns` namespace.
     #[arg(short = 'i', long = "interface", value_name = "IF")]
-    pub iface: IfRef,
+    pub(crate) iface: IfRef,
     /// Also record the drop counters of this interface (IF or NETNS/IF; repeatable), e.g. the
     /// DUT's interfaces, or a veth sender whose tx_dropped counts what the DUT could not take.
     #[arg(short = 'w', long = "watch", value_name = "IF")]
-    pub watch: Vec<IfRef>,
+    pub(crate) watch: Vec<IfRef>,
     /// Sample for this many seconds [default: until Ctrl-C].
     #[arg(short = 't', long, value_name = "SECS", value_parser = parse_secs, allow_negative_numbers = true)]
-    pub duration: Option<Duration>,
+    pub(crate) duration: Option<Duration>,
     /// Seconds between samples.
     #[arg(long, value_name = "SECS", value_parser = parse_secs, default_value = "1", allow_negative_numbers = true)]
-    pub interval: Duration,
+    pub(crate) interval: Duration,
     /// Print JSON lines ({"type":"sample",...} each interval, {"type":"summary",...} at the end).
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Count the packets the interface sent instead (its tx counters): a sender's output when
     /// the generator prints no figures (trafgen). JSON lines then say tx_pkts and tx_pps, as
     /// `benchlab gen --json` does.
     #[arg(long)]
-    pub tx: bool,
+    pub(crate) tx: bool,
     /// Sample from this CPU at real-time priority, so that samples are on time: not the DUT's
     /// CPU, whose forwarding would delay them.
     #[arg(long, value_name = "N")]
-    pub cpu: Option<usize>,
+    pub(crate) cpu: Option<usize>,
 }
 
 fn human(s: &Sample, watch: &[IfRef]) -> String {
@@ -64,7 +64,7 @@ fn human(s: &Sample, watch: &[IfRef]) -> String {
 }
 
 /// Runs `benchlab rx`.
-pub fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Result<i32> {
     check_cpu(args.cpu)?;
     let stop = stop_flag()?;
     let cfg = RxConfig {

@@ -26,7 +26,7 @@ use super::{Alternating, Campaign, Design, Measure};
 
 impl Campaign {
     /// The design `auto` gives this campaign, and why, in words.
-    pub fn auto_design(&self) -> (Design, String) {
+    pub(crate) fn auto_design(&self) -> (Design, String) {
         if self.profile {
             return (
                 Design::Trials,
@@ -78,7 +78,7 @@ impl Campaign {
 
     /// Settles `design = "auto"` (again, when the campaign's `profile` changed since): the
     /// design in force and the alternating settings it needs. An explicit design stays.
-    pub fn settle_design(&mut self) {
+    pub(crate) fn settle_design(&mut self) {
         if self.design != Design::Auto && !self.design_auto {
             return;
         }
@@ -97,7 +97,7 @@ impl Campaign {
     /// Resuming `stored`, a results directory whose design benchlab did not choose (one begun
     /// before `auto` has no `design` key: the trials design), with a file that names no
     /// design: the directory keeps its trials rather than refuse the file as changed.
-    pub fn keep_design_of(&mut self, stored: &Campaign) {
+    pub(crate) fn keep_design_of(&mut self, stored: &Campaign) {
         if self.design_auto && !stored.design_auto && stored.design == Design::Trials {
             self.design = Design::Trials;
             self.design_auto = false;
@@ -106,7 +106,7 @@ impl Campaign {
     }
 
     /// Which design runs and why, for `run --check` and the report.
-    pub fn design_reason(&self) -> String {
+    pub(crate) fn design_reason(&self) -> String {
         if !self.design_auto {
             return "set in the campaign file".into();
         }
@@ -119,7 +119,7 @@ impl Campaign {
     /// For a trials campaign, what to do when the machine spoiled a verdict: alternate, where
     /// everything it compares switches under traffic; else measure again. `None` for the
     /// alternating design.
-    pub fn trials_advice(&self) -> Option<String> {
+    pub(crate) fn trials_advice(&self) -> Option<String> {
         (self.design == Design::Trials).then(|| match self.auto_design() {
             (Design::Alternating, _) => "re-run with design = \"alternating\"".into(),
             _ => "re-run on a quieter machine, or with more iterations".into(),

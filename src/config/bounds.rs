@@ -4,25 +4,26 @@
 //! ([`crate::names::check`]) whose file names fit [`MAX_FILE_NAME`] once combined.
 //!
 //! [`MAX_FILE_NAME`]: crate::names::MAX_FILE_NAME
+//! [`MAX_TRIALS`]: crate::config::bounds::MAX_TRIALS
 
 use super::{bad, Campaign, Measure};
 use crate::error::{shown, InputError};
 use crate::names::MAX_FILE_NAME;
 
 /// The most versions a campaign lists.
-pub const MAX_VERSIONS: usize = 100;
+pub(crate) const MAX_VERSIONS: usize = 100;
 /// The most config sets a campaign lists.
-pub const MAX_CONFIG_SETS: usize = 100;
+pub(crate) const MAX_CONFIG_SETS: usize = 100;
 /// The most traffic profiles a campaign lists.
-pub const MAX_PROFILES: usize = 100;
+pub(crate) const MAX_PROFILES: usize = 100;
 /// The most trials a campaign plans (versions × config sets × profiles × iterations, plus
 /// the profiling trials): each is a directory of files and a line of the plan.
-pub const MAX_TRIALS: u64 = 100_000;
+pub(crate) const MAX_TRIALS: u64 = 100_000;
 /// The longest title, note or version label, in characters.
-pub const MAX_TEXT: usize = 500;
+pub(crate) const MAX_TEXT: usize = 500;
 /// The most entries of any other list (notes, sysctls and commands of a version, hooks, the
 /// arguments of a command).
-pub const MAX_ENTRIES: usize = 1_000;
+pub(crate) const MAX_ENTRIES: usize = 1_000;
 
 impl Campaign {
     /// The lists within their bounds and the trials they plan within [`MAX_TRIALS`].

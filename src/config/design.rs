@@ -97,7 +97,7 @@ impl std::fmt::Display for Design {
 
 /// The receiver's sampling interval under the alternating design: a 0.5 s phase less its
 /// settle time still holds 6 windows.
-pub const ALTERNATING_INTERVAL: Duration = Duration::from_millis(50);
+pub(crate) const ALTERNATING_INTERVAL: Duration = Duration::from_millis(50);
 
 /// `[alternating]`: phases, what is dropped, how a phase becomes a value, when to stop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -105,20 +105,20 @@ pub const ALTERNATING_INTERVAL: Duration = Duration::from_millis(50);
 pub struct Alternating {
     /// How long each config set runs before the next switch. Default is 0.5 s.
     #[serde(with = "super::seconds")]
-    pub phase: Duration,
+    pub(crate) phase: Duration,
     /// What is dropped after each switch (the switch itself and what it disturbs). Default is
     /// 0.1 s.
     #[serde(with = "super::seconds")]
-    pub settle: Duration,
+    pub(crate) settle: Duration,
     /// A phase's value from its short windows: `mean`, `median` or `pNN`. Default is `p90`.
-    pub estimator: Estimator,
+    pub(crate) estimator: Estimator,
     /// Target half-width of every comparison, percent. Default is 1.0.
-    pub precision: f64,
+    pub(crate) precision: f64,
     /// Longest a profile's traffic runs. Default is 150 s.
     #[serde(with = "super::seconds")]
-    pub max_duration: Duration,
+    pub(crate) max_duration: Duration,
     /// Blocks before the first look at the precision. Default is 8.
-    pub min_blocks: usize,
+    pub(crate) min_blocks: usize,
 }
 
 impl Default for Alternating {
@@ -136,7 +136,7 @@ impl Default for Alternating {
 
 impl Alternating {
     /// How phases become values.
-    pub fn phase_options(&self) -> PhaseOptions {
+    pub(crate) fn phase_options(&self) -> PhaseOptions {
         PhaseOptions {
             settle_s: secs(self.settle),
             estimator: self.estimator,
@@ -147,13 +147,13 @@ impl Alternating {
     }
 
     /// Short windows a phase holds once its settle time is dropped.
-    pub fn windows_per_phase(&self) -> usize {
+    pub(crate) fn windows_per_phase(&self) -> usize {
         let kept = self.phase.saturating_sub(self.settle);
         (kept.as_nanos() / ALTERNATING_INTERVAL.as_nanos()) as usize
     }
 
     /// When to stop adding blocks.
-    pub fn stop_options(&self) -> StopOptions {
+    pub(crate) fn stop_options(&self) -> StopOptions {
         StopOptions {
             precision_pct: self.precision,
             max_duration: self.max_duration,
@@ -163,12 +163,12 @@ impl Alternating {
 
     /// How long a block of `entries` entries takes: each runs twice (the balanced order of
     /// [`BalancedOrder`] folds a Williams row).
-    pub fn block_duration(&self, entries: usize) -> Duration {
+    pub(crate) fn block_duration(&self, entries: usize) -> Duration {
         self.phase * BalancedOrder::phases_for(entries) as u32
     }
 
     /// Checks these settings; the refusal names the file and the key.
-    pub fn validate(&self, origin: &str) -> Result<(), InputError> {
+    pub(crate) fn validate(&self, origin: &str) -> Result<(), InputError> {
         let bad = |key, what: String| Err(super::bad(origin, key, what));
         check(origin, "alternating.phase", secs(self.phase))?;
         if self.windows_per_phase() < 4 {

@@ -19,7 +19,7 @@ impl Campaign {
     /// Parses a campaign file's text and fills in its defaults, without validating it or
     /// settling `design = "auto"`: the caller does both once it has resolved what depends on
     /// where the file is (and, for a results directory, what its layout was).
-    pub fn parse(text: &str, origin: &str) -> Result<Self, InputError> {
+    pub(crate) fn parse(text: &str, origin: &str) -> Result<Self, InputError> {
         super::seconds::check_file(text, origin)?;
         let mut campaign: Campaign = toml::from_str(text).map_err(|e| {
             let place = e.span().map_or(String::new(), |span| {
@@ -49,7 +49,7 @@ impl Campaign {
     /// directory is relative to the file, not to where benchlab runs, and is recorded as an
     /// absolute path, so that `report` or `--resume` from another directory finds it;
     /// `builtin` lists the names that are no directory.
-    pub fn read(path: &Path, builtin: &[&str]) -> Result<Self, InputError> {
+    pub(crate) fn read(path: &Path, builtin: &[&str]) -> Result<Self, InputError> {
         let text = crate::file::read_text(path)?;
         let mut campaign = Self::parse(&text, &path.display().to_string())?;
         // A file in the working directory has an empty parent: its sets are named as written.
@@ -68,7 +68,7 @@ impl Campaign {
     /// The campaign to run: `overrides` merged, the design settled (as `stored`, the results
     /// directory resumed, has it when benchlab did not choose it), then validated once against
     /// `known_sets`. A fault the overrides brought says so; one of the file alone does not.
-    pub fn prepare(
+    pub(crate) fn prepare(
         mut self,
         origin: &str,
         known_sets: &[&str],
@@ -115,7 +115,7 @@ impl Campaign {
 
     /// A campaign to run is checked against this machine's CPUs too, as the virtual lab will
     /// be (a stored one is not: its report may be written on another machine).
-    pub fn check_cpus(&self, origin: &str) -> Result<(), InputError> {
+    pub(crate) fn check_cpus(&self, origin: &str) -> Result<(), InputError> {
         if self.lab.hosts.is_none() {
             Topology::resolve(&self.lab, crate::lab::virt::online_cpus())
                 .map_err(|msg| InputError::new(format!("{origin}: [lab] {msg}")))?;

@@ -11,21 +11,21 @@ use super::Campaign;
 
 /// The command line's changes to a campaign.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Overrides {
+pub(crate) struct Overrides {
     /// `-n`: iterations per (version, config set, profile); the fewest blocks of an alternating
     /// run.
-    pub iterations: Option<u32>,
+    pub(crate) iterations: Option<u32>,
     /// `--duration`: traffic per trial; the longest alternating run.
-    pub duration: Option<Duration>,
+    pub(crate) duration: Option<Duration>,
     /// `--quick`: the campaign shrunk to about a minute.
-    pub quick: bool,
+    pub(crate) quick: bool,
     /// `--profile`: profiling trials, which belong to the trials design.
-    pub profile: bool,
+    pub(crate) profile: bool,
 }
 
 impl Overrides {
     /// Whether the command line changes nothing.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == Self::default()
     }
 

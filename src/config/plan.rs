@@ -26,23 +26,23 @@ pub enum PlanError {
 #[derive(Debug, Clone)]
 pub struct AlternatingPlan<'c> {
     /// `[alternating]` as the campaign holds it: phase, settle, estimator, stopping settings.
-    pub settings: Alternating,
+    pub(crate) settings: Alternating,
     /// How the runs are laid out: versions alternated in one run, or in turn.
-    pub runs: Runs<'c>,
+    pub(crate) runs: Runs<'c>,
     /// A run's entry names (config sets, or `<version>.<set>` pairs), baseline first.
-    pub names: Vec<String>,
+    pub(crate) names: Vec<String>,
     /// Which entry each phase of a block runs.
-    pub order: BalancedOrder,
+    pub(crate) order: BalancedOrder,
     /// How a phase's short windows become its value.
-    pub phase_options: PhaseOptions,
+    pub(crate) phase_options: PhaseOptions,
     /// When a run has measured enough.
-    pub rule: StopRule,
+    pub(crate) rule: StopRule,
 }
 
 impl<'c> AlternatingPlan<'c> {
     /// The plan of `runs.campaign` in the layout `runs` gives (a new run's, or the one its
     /// results directory holds).
-    pub fn new(runs: Runs<'c>) -> Result<Self, PlanError> {
+    pub(crate) fn new(runs: Runs<'c>) -> Result<Self, PlanError> {
         // A validated alternating campaign holds its settings; a trials one is never planned.
         let settings = runs.campaign.alternating.clone().unwrap_or_default();
         // Every run has as many entries, named alike: the sets, or every (version, set) pair.
@@ -62,7 +62,7 @@ impl<'c> AlternatingPlan<'c> {
     }
 
     /// How long a block takes: every entry's two phases.
-    pub fn block_duration(&self) -> Duration {
+    pub(crate) fn block_duration(&self) -> Duration {
         self.settings.block_duration(self.names.len())
     }
 }

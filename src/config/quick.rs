@@ -11,7 +11,7 @@ use super::{config_set_name, Campaign, Design, Version};
 
 impl Version {
     /// Whether this version's switch needs no reboot: no `install`, no `reboot`.
-    pub fn is_quick(&self) -> bool {
+    pub(crate) fn is_quick(&self) -> bool {
         self.install.is_empty() && self.reboot.is_empty()
     }
 }
@@ -19,12 +19,12 @@ impl Version {
 impl Campaign {
     /// Whether the alternating design alternates the versions too: every version is quick
     /// and there are at least two of them.
-    pub fn alternates_versions(&self) -> bool {
+    pub(crate) fn alternates_versions(&self) -> bool {
         self.design == Design::Alternating && self.versions_switch()
     }
 
     /// How this campaign's alternating runs are laid out (a new run's layout).
-    pub fn runs(&self) -> Runs<'_> {
+    pub(crate) fn runs(&self) -> Runs<'_> {
         Runs::of(self)
     }
 
@@ -35,7 +35,7 @@ impl Campaign {
 
     /// How many entries one alternating run switches between, whatever the design: every
     /// (version, set) pair when the versions switch under traffic, else one version's sets.
-    pub fn alternated_entries(&self) -> usize {
+    pub(crate) fn alternated_entries(&self) -> usize {
         let versions = if self.versions_switch() {
             self.versions.len()
         } else {
@@ -47,27 +47,27 @@ impl Campaign {
 
 /// One alternated entry: indices into the campaign's versions and config sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// Index into `campaign.versions`.
-    pub version: usize,
+    pub(crate) version: usize,
     /// Index into `campaign.config_sets`.
-    pub set: usize,
+    pub(crate) set: usize,
 }
 
 /// How a campaign's alternating runs are laid out in a results directory: the versions
 /// alternated in one run per profile, or measured in turn, one run per version and profile
 /// (every campaign before issue 12, and a directory started then: `Store::alternates_versions`).
 #[derive(Debug, Clone, Copy)]
-pub struct Runs<'c> {
+pub(crate) struct Runs<'c> {
     /// The campaign.
-    pub campaign: &'c Campaign,
+    pub(crate) campaign: &'c Campaign,
     /// Whether its versions alternate in one run per profile.
-    pub alternates: bool,
+    pub(crate) alternates: bool,
 }
 
 impl<'c> Runs<'c> {
     /// The layout a new run of `campaign` takes.
-    pub fn of(campaign: &'c Campaign) -> Self {
+    pub(crate) fn of(campaign: &'c Campaign) -> Self {
         Self {
             campaign,
             alternates: campaign.alternates_versions(),
@@ -75,7 +75,7 @@ impl<'c> Runs<'c> {
     }
 
     /// How many runs per profile: one when versions alternate, else one per version.
-    pub fn per_profile(&self) -> usize {
+    pub(crate) fn per_profile(&self) -> usize {
         if self.alternates {
             1
         } else {
@@ -85,7 +85,7 @@ impl<'c> Runs<'c> {
 
     /// The entries the run of version `version` switches between, baseline first: every
     /// (version, set) pair when versions alternate (the run holds them all), else its sets.
-    pub fn entries(&self, version: usize) -> Vec<Entry> {
+    pub(crate) fn entries(&self, version: usize) -> Vec<Entry> {
         let versions = if self.alternates {
             0..self.campaign.versions.len()
         } else {
@@ -99,7 +99,7 @@ impl<'c> Runs<'c> {
 
     /// An entry's name in results and reports: `<version>.<set>` when versions alternate (the
     /// seeds' ministat file stem), else the set's name.
-    pub fn entry_name(&self, entry: Entry) -> String {
+    pub(crate) fn entry_name(&self, entry: Entry) -> String {
         let set = config_set_name(&self.campaign.config_sets[entry.set]);
         if self.alternates {
             format!("{}.{set}", self.campaign.versions[entry.version].name)
@@ -111,7 +111,7 @@ impl<'c> Runs<'c> {
     /// The version key a run is stored under: the version's name, or every version's name
     /// joined by `+` when they alternate (one directory `alternating/<v1>+<v2>.<profile>/`,
     /// whose phases name their `<version>.<set>` entry).
-    pub fn run_version(&self, version: usize) -> String {
+    pub(crate) fn run_version(&self, version: usize) -> String {
         if self.alternates {
             let names: Vec<&str> = (self.campaign.versions.iter())
                 .map(|v| v.name.as_str())

@@ -16,11 +16,11 @@ use crate::error::InputError;
 use crate::stats::Estimator;
 
 /// The longest trial, warm-up or cool-down, in seconds (a day); no seconds key allows more.
-pub const MAX_SECONDS: f64 = 86_400.0;
+pub(crate) const MAX_SECONDS: f64 = 86_400.0;
 
 /// The float seconds of `d`, as the file gave them: one rounding of its exact nanoseconds, so
 /// that a value read (to the nanosecond) is written and shown back as it was written.
-pub fn secs(d: Duration) -> f64 {
+pub(crate) fn secs(d: Duration) -> f64 {
     d.as_nanos() as f64 / 1e9
 }
 
@@ -35,7 +35,7 @@ fn duration(secs: f64) -> Option<Duration> {
 
 /// Whether `secs` suits `key` (`trial.duration`, `versions[2].online_timeout`…); the refusal
 /// names the file and the key, in the words each key has always had.
-pub fn check(origin: &str, key: &str, secs: f64) -> Result<(), InputError> {
+pub(crate) fn check(origin: &str, key: &str, secs: f64) -> Result<(), InputError> {
     let range = match key {
         "alternating.phase" => 0.2..=60.0,
         "alternating.max_duration" => 1.0..=MAX_SECONDS,
@@ -57,7 +57,7 @@ pub fn check(origin: &str, key: &str, secs: f64) -> Result<(), InputError> {
 
 /// `secs` for `key` as a `Duration`, or the refusal naming the key: a value the command line
 /// gives (`--duration`).
-pub fn duration_of(origin: &str, key: &str, secs: f64) -> Result<Duration, InputError> {
+pub(crate) fn duration_of(origin: &str, key: &str, secs: f64) -> Result<Duration, InputError> {
     check(origin, key, secs)?;
     // Every key's range lies within 0 to MAX_SECONDS, which a `Duration` holds.
     Ok(Duration::from_secs_f64(secs))
@@ -107,12 +107,12 @@ pub(super) fn check_file(text: &str, origin: &str) -> Result<(), InputError> {
 }
 
 /// Writes a duration as float seconds.
-pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(secs(*d))
 }
 
 /// Reads float seconds (or whole ones) into a duration.
-pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
     let secs = f64::deserialize(d)?;
     duration(secs).ok_or_else(|| {
         serde::de::Error::custom(format!(
@@ -122,13 +122,13 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error
 }
 
 /// The same for an optional key.
-pub mod option {
+pub(crate) mod option {
     use std::time::Duration;
 
     use serde::{Deserialize, Deserializer, Serializer};
 
     /// Writes a duration, if any, as float seconds.
-    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
         match d {
             Some(d) => super::serialize(d, s),
             None => s.serialize_none(),
@@ -136,7 +136,9 @@ pub mod option {
     }
 
     /// Reads float seconds, if any, into a duration.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Duration>, D::Error> {
         #[derive(Deserialize)]
         struct Seconds(#[serde(deserialize_with = "super::deserialize")] Duration);
         Ok(Option::<Seconds>::deserialize(d)?.map(|Seconds(d)| d))

@@ -10,12 +10,12 @@ use super::{bad, defaults, min_frame, Campaign, Design};
 use crate::error::{shown, InputError};
 
 /// The most iterations a campaign may ask for: more would only fill the disk.
-pub const MAX_ITERATIONS: u32 = 10_000;
+pub(crate) const MAX_ITERATIONS: u32 = 10_000;
 /// The longest sysctl key or value, in bytes (Linux's own are under 100).
-pub const MAX_SYSCTL: usize = 4096;
+pub(crate) const MAX_SYSCTL: usize = 4096;
 impl Campaign {
     /// Checks ranges, names and references; the error names the key.
-    pub fn validate(&self, origin: &str, known_sets: &[&str]) -> Result<(), InputError> {
+    pub(crate) fn validate(&self, origin: &str, known_sets: &[&str]) -> Result<(), InputError> {
         self.lab
             .validate()
             .map_err(|msg| InputError::new(format!("{origin}: [lab] {msg}")))?;
@@ -188,7 +188,11 @@ impl Campaign {
 
     /// The config sets a run needs: each built-in (`known_sets`) or a directory with its
     /// `apply` script. Resuming a stored campaign checks them again: a directory may be gone.
-    pub fn check_config_sets(&self, origin: &str, known_sets: &[&str]) -> Result<(), InputError> {
+    pub(crate) fn check_config_sets(
+        &self,
+        origin: &str,
+        known_sets: &[&str],
+    ) -> Result<(), InputError> {
         if self.config_sets.is_empty() {
             return Err(bad(origin, "config_sets", "list at least one config set"));
         }

@@ -23,7 +23,7 @@ const IPFW_RULE: u32 = 3000;
 
 /// A packet filter of FreeBSD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Firewall {
+pub(crate) enum Firewall {
     /// ipfw(8).
     Ipfw,
     /// pf(4).
@@ -35,15 +35,15 @@ pub enum Firewall {
 /// The static routes towards the generator's networks, as in the seeds' `rc.conf`
 /// (`route_generator="-net 198.18.0.0/16 198.18.0.203"`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Routes {
+pub(crate) struct Routes {
     /// Next hop of 198.18.0.0/16 (and of 2001:2::/49): the sender's lab address.
-    pub sender_gw: String,
+    pub(crate) sender_gw: String,
     /// Next hop of 198.19.0.0/16: the receiver's lab address.
-    pub receiver_gw: String,
+    pub(crate) receiver_gw: String,
     /// IPv6 next hop on the sender side.
-    pub sender_gw6: String,
+    pub(crate) sender_gw6: String,
     /// IPv6 next hop on the receiver side.
-    pub receiver_gw6: String,
+    pub(crate) receiver_gw6: String,
 }
 
 impl Default for Routes {
@@ -75,14 +75,14 @@ impl Routes {
 
 /// A FreeBSD preset: forwarding alone, or one firewall stateless or stateful.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FreeBsdSet {
+pub(crate) struct FreeBsdSet {
     name: String,
     firewall: Option<(Firewall, bool)>,
     routes: Routes,
 }
 
 /// The FreeBSD preset called `name`, with the seeds' routes.
-pub fn preset(name: &str) -> Option<FreeBsdSet> {
+pub(crate) fn preset(name: &str) -> Option<FreeBsdSet> {
     let firewall = match name {
         "forwarding" => None,
         "ipfw-stateless" => Some((Firewall::Ipfw, false)),
@@ -101,15 +101,8 @@ pub fn preset(name: &str) -> Option<FreeBsdSet> {
 }
 
 impl FreeBsdSet {
-    /// The same set with other routes.
-    #[must_use]
-    pub fn with_routes(mut self, routes: Routes) -> Self {
-        self.routes = routes;
-        self
-    }
-
     /// The files this set writes on the DUT: (path, contents).
-    pub fn files(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn files(&self) -> Vec<(&'static str, String)> {
         let r = &self.routes;
         let mut rc = format!(
             "# benchlab config set {name}\n\

@@ -14,9 +14,9 @@ use crate::error::InputError;
 use crate::transport::{Command, Transport};
 
 /// The nftables table every nft preset lives in.
-pub const NFT_TABLE: &str = "benchlab";
+pub(crate) const NFT_TABLE: &str = "benchlab";
 /// The iptables chain every iptables preset lives in, jumped from `FORWARD`.
-pub const IPTABLES_CHAIN: &str = "benchlab-forward";
+pub(crate) const IPTABLES_CHAIN: &str = "benchlab-forward";
 
 const FORWARDING_SYSCTLS: [&str; 2] = [
     "net.ipv4.conf.all.forwarding",
@@ -24,7 +24,7 @@ const FORWARDING_SYSCTLS: [&str; 2] = [
 ];
 
 /// The Linux preset called `name`.
-pub fn preset(name: &str) -> Option<Box<dyn ConfigSet>> {
+pub(crate) fn preset(name: &str) -> Option<Box<dyn ConfigSet>> {
     Some(match name {
         "forwarding" => Box::new(Forwarding),
         "nft-stateless" => Box::new(Nft { stateful: false }),
@@ -41,7 +41,7 @@ pub fn preset(name: &str) -> Option<Box<dyn ConfigSet>> {
 
 /// Plain forwarding: no firewall rule at all.
 #[derive(Debug, Clone, Copy)]
-pub struct Forwarding;
+pub(crate) struct Forwarding;
 
 impl ConfigSet for Forwarding {
     fn name(&self) -> &str {
@@ -102,9 +102,9 @@ impl ConfigSet for Forwarding {
 
 /// nftables, stateless (`notrack`, accept, default drop) or stateful (conntrack).
 #[derive(Debug, Clone, Copy)]
-pub struct Nft {
+pub(crate) struct Nft {
     /// Conntrack (`ct state`) rules instead of `notrack`.
-    pub stateful: bool,
+    pub(crate) stateful: bool,
 }
 
 impl Nft {
@@ -234,7 +234,7 @@ fn parse_nft_pass_counters(json: &str) -> Result<(usize, u64)> {
 
 /// Which iptables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
+pub(crate) enum Backend {
     /// iptables-nft: the x_tables API over nftables.
     Nft,
     /// iptables-legacy: the original x_tables in the kernel.
@@ -256,9 +256,9 @@ impl Backend {
 /// and IPv6. The legacy backend cannot unregister its filter hooks once used: after revert
 /// its empty `FORWARD` chain still runs in the DUT namespace until the lab goes down.
 #[derive(Debug, Clone, Copy)]
-pub struct Iptables {
+pub(crate) struct Iptables {
     /// nft or legacy.
-    pub backend: Backend,
+    pub(crate) backend: Backend,
 }
 
 const FAMILIES: [&str; 2] = ["", "6"];

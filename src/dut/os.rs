@@ -15,7 +15,7 @@ pub enum Os {
 
 impl Os {
     /// Asks `node` for its `uname -s`.
-    pub fn of(node: &dyn Transport) -> anyhow::Result<Self> {
+    pub(crate) fn of(node: &dyn Transport) -> anyhow::Result<Self> {
         let name = node.run(&["uname", "-s"])?;
         match name.trim() {
             "Linux" => Ok(Self::Linux),
@@ -28,7 +28,7 @@ impl Os {
     }
 
     /// The command that prints every interface's packet counters.
-    pub fn counters_argv(self) -> Vec<String> {
+    pub(crate) fn counters_argv(self) -> Vec<String> {
         let argv: &[&str] = match self {
             Self::Linux => &["ip", "-s", "-s", "link"],
             Self::FreeBsd => &["netstat", "-ndi"],
@@ -38,7 +38,7 @@ impl Os {
 
     /// The command that sets sysctl `key` to `value`: `sysctl -q -w k=v` on Linux (quiet: the
     /// new value is not echoed), `sysctl k=v` on FreeBSD.
-    pub fn sysctl_argv(self, key: &str, value: &str) -> Vec<String> {
+    pub(crate) fn sysctl_argv(self, key: &str, value: &str) -> Vec<String> {
         let setting = format!("{key}={value}");
         match self {
             Self::Linux => vec!["sysctl".into(), "-q".into(), "-w".into(), setting],
@@ -47,7 +47,7 @@ impl Os {
     }
 
     /// The command that prints the running kernel's configuration, first line its source.
-    pub fn kernel_config_argv(self) -> Vec<String> {
+    pub(crate) fn kernel_config_argv(self) -> Vec<String> {
         let argv: &[&str] = match self {
             Self::Linux => &[
                 "sh",

@@ -17,7 +17,7 @@ use crate::transport::{Command, Transport};
 
 /// A config set from a user directory.
 #[derive(Debug, Clone)]
-pub struct UserSet {
+pub(crate) struct UserSet {
     name: String,
     dir: PathBuf,
     env: Vec<(String, String)>,
@@ -25,7 +25,7 @@ pub struct UserSet {
 
 impl UserSet {
     /// The set in directory `dir` (named after it); `env` is given to its scripts.
-    pub fn load(dir: &Path, env: &[(String, String)]) -> Result<Self, InputError> {
+    pub(crate) fn load(dir: &Path, env: &[(String, String)]) -> Result<Self, InputError> {
         let dir = dir
             .canonicalize()
             .map_err(|e| InputError::new(format!("config set {}: {e}", dir.display())))?;

@@ -18,7 +18,7 @@ const GREEN: RGBColor = RGBColor(0x10, 0x90, 0x30);
 const ORANGE: RGBColor = RGBColor(0xE0, 0x80, 0x00);
 
 /// The trend as PNG bytes; `None` when it has nothing to draw.
-pub fn render_png(trend: &Trend) -> anyhow::Result<Option<Vec<u8>>> {
+pub(crate) fn render_png(trend: &Trend) -> anyhow::Result<Option<Vec<u8>>> {
     if trend.points.is_empty() {
         return Ok(None);
     }

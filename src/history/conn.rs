@@ -4,7 +4,7 @@
 
 /// A value bound to or read from a statement.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub(crate) enum Value {
     /// SQL NULL.
     Null,
     /// A 64-bit integer (`BIGINT`).
@@ -49,7 +49,7 @@ impl Value {
 }
 
 /// What a back end provides: statements with `$1`-style parameters, and transactions.
-pub trait Conn {
+pub(crate) trait Conn {
     /// Runs a statement; returns the rows it changed.
     fn execute(&mut self, sql: &str, params: &[Value]) -> anyhow::Result<u64>;
     /// Runs a query; returns its rows.

@@ -57,34 +57,34 @@ const MIGRATIONS: &[&str] = &["CREATE TABLE campaigns (
 
 /// The most runs `history show` and `regressions` read: a hundred times the netbenches
 /// archive's.
-pub const MAX_RUNS: i64 = 1_000_000;
+pub(crate) const MAX_RUNS: i64 = 1_000_000;
 /// The most iteration values they read (some 100 bytes each in memory).
-pub const MAX_VALUES: i64 = 5_000_000;
+pub(crate) const MAX_VALUES: i64 = 5_000_000;
 
 /// A run as stored, with its campaign's facts: one point of a trend.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredRun {
     /// The run's id.
-    pub id: i64,
+    pub(crate) id: i64,
     /// Its campaign's id.
-    pub campaign: i64,
+    pub(crate) campaign: i64,
     /// The campaign's directory.
-    pub source: String,
+    pub(crate) source: String,
     /// When the campaign ran (RFC 3339), when known.
-    pub date: Option<String>,
+    pub(crate) date: Option<String>,
     /// The campaign's design.
-    pub design: String,
+    pub(crate) design: String,
     /// The lab.
-    pub lab: LabId,
+    pub(crate) lab: LabId,
     /// Version name, config set, profile, and whether the version is quick.
-    pub run: RunRecord,
+    pub(crate) run: RunRecord,
     /// The version read as a revision, when it is one.
-    pub revision: Option<Revision>,
+    pub(crate) revision: Option<Revision>,
 }
 
 /// What importing one campaign did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Imported {
+pub(crate) enum Imported {
     /// Recorded anew.
     Added,
     /// Recorded, in place of an older content of the same directory (a resumed campaign).
@@ -125,11 +125,6 @@ impl Db {
         };
         db.migrate(write)?;
         Ok(db)
-    }
-
-    /// The database as messages name it.
-    pub fn name(&self) -> &str {
-        &self.name
     }
 
     /// Creates or upgrades the schema under the write lock, so that two labs opening a new
@@ -236,7 +231,7 @@ impl Db {
     }
 
     /// Whether a campaign of this content hash is recorded.
-    pub fn knows(&mut self, hash: &str) -> anyhow::Result<bool> {
+    pub(crate) fn knows(&mut self, hash: &str) -> anyhow::Result<bool> {
         if self.fresh {
             return Ok(false);
         }
@@ -249,7 +244,7 @@ impl Db {
 
     /// Records a campaign in one transaction, in place of an older content of the same
     /// directory; one of the same content hash is left as it is.
-    pub fn import(&mut self, record: &CampaignRecord) -> anyhow::Result<Imported> {
+    pub(crate) fn import(&mut self, record: &CampaignRecord) -> anyhow::Result<Imported> {
         self.conn.begin_write()?;
         let result = self.import_locked(record);
         self.end(result)
@@ -432,14 +427,14 @@ impl Db {
     }
 
     /// A run's profile as folded stacks, when it has one.
-    pub fn folded(&mut self, run: i64) -> anyhow::Result<Option<String>> {
+    pub(crate) fn folded(&mut self, run: i64) -> anyhow::Result<Option<String>> {
         let rows =
             (self.conn).query("SELECT folded FROM runs WHERE id = $1", &[Value::Int(run)])?;
         Ok(rows.first().and_then(|r| r[0].as_str().map(str::to_string)))
     }
 
     /// A campaign's stored `campaign.toml`, when it has one.
-    pub fn campaign_toml(&mut self, campaign: i64) -> anyhow::Result<Option<String>> {
+    pub(crate) fn campaign_toml(&mut self, campaign: i64) -> anyhow::Result<Option<String>> {
         let rows = self.conn.query(
             "SELECT campaign_toml FROM campaigns WHERE id = $1",
             &[Value::Int(campaign)],

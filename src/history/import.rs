@@ -14,7 +14,7 @@ use crate::ingest::{self, Results};
 
 /// A results directory found under an import path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Found {
+pub(crate) enum Found {
     /// A benchlab results directory (`campaign.toml` and `runs/`).
     Benchlab(PathBuf),
     /// A netbenches run (bench.* logs in it, its `RAW/`, or `RAW.<variant>/` folders).
@@ -23,7 +23,7 @@ pub enum Found {
 
 impl Found {
     /// The directory.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         match self {
             Found::Benchlab(p) | Found::Netbenches(p) => p,
         }
@@ -36,7 +36,7 @@ const MAX_DEPTH: usize = 12;
 
 /// The results directories under `path`, in path order; bad input when `path` is no
 /// directory or holds none.
-pub fn find(path: &Path) -> Result<Vec<Found>, InputError> {
+pub(crate) fn find(path: &Path) -> Result<Vec<Found>, InputError> {
     if !path.is_dir() {
         let what = if path.exists() {
             "not a directory"
@@ -90,7 +90,7 @@ fn walk(dir: &Path, depth: usize, found: &mut Vec<Found>) {
 
 /// What one directory's import did.
 #[derive(Debug)]
-pub enum Step {
+pub(crate) enum Step {
     /// Recorded, or already there.
     Done(Imported),
     /// Refused: why, in one line.
@@ -128,21 +128,21 @@ fn import_one(
 
 /// What an import did, directory by directory.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// Campaigns recorded anew.
-    pub added: usize,
+    pub(crate) added: usize,
     /// Campaigns recorded in place of an older content of their directory.
-    pub replaced: usize,
+    pub(crate) replaced: usize,
     /// Directories already recorded.
-    pub known: usize,
+    pub(crate) known: usize,
     /// Directories refused, with why.
-    pub refused: Vec<(PathBuf, String)>,
+    pub(crate) refused: Vec<(PathBuf, String)>,
 }
 
 /// Imports every directory of `found` into the database `spec`, calling `step` after each.
 /// A database that does not exist yet is created only when a directory is to be recorded in
 /// it: an import that refuses everything writes nothing.
-pub fn import_all(
+pub(crate) fn import_all(
     spec: &str,
     found: &[Found],
     known_sets: &[&str],
@@ -199,7 +199,7 @@ fn has_nul(c: &CampaignRecord) -> bool {
 /// SHA-256 over the raw data the readers use, file by file (relative path, length, bytes):
 /// `campaign.toml`, `lab.json` and `runs/` of a benchlab directory, the `bench.*` logs of a
 /// netbenches run. Reports written beside them (README.md, graphs) change nothing.
-pub fn content_hash(found: &Found) -> std::io::Result<String> {
+pub(crate) fn content_hash(found: &Found) -> std::io::Result<String> {
     let dir = found.path();
     let mut files = Vec::new();
     match found {
@@ -258,7 +258,11 @@ fn list_files(
 }
 
 /// Reads a directory into the record its import stores.
-pub fn read(found: &Found, hash: String, known_sets: &[&str]) -> anyhow::Result<CampaignRecord> {
+pub(crate) fn read(
+    found: &Found,
+    hash: String,
+    known_sets: &[&str],
+) -> anyhow::Result<CampaignRecord> {
     let dir = found.path();
     let source = std::path::absolute(dir)?.display().to_string();
     match found {
@@ -369,7 +373,7 @@ fn benchlab_date(dir: &Path) -> Option<String> {
 
 /// The build date in a FreeBSD `uname -a` (`… #16 r318516M: Fri May 19 07:58:49 CEST 2017 …`),
 /// as `2017-05-19`: when the image under test was made, the archive's only date.
-pub fn build_date(uname: &str) -> Option<String> {
+pub(crate) fn build_date(uname: &str) -> Option<String> {
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];

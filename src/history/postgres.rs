@@ -16,12 +16,12 @@ use crate::error::InputError;
 const WRITE_LOCK: i64 = 0x626c;
 
 /// A connection to a PostgreSQL history.
-pub struct Postgres {
+pub(crate) struct Postgres {
     client: Client,
 }
 
 /// Connects to `url`; returns the connection and the URL without its password, for messages.
-pub fn connect(url: &str) -> anyhow::Result<(Postgres, String)> {
+pub(crate) fn connect(url: &str) -> anyhow::Result<(Postgres, String)> {
     let shown = without_password(url);
     let mut config: Config = url.parse().map_err(|e: postgres::Error| {
         InputError::new(format!(

@@ -19,55 +19,55 @@ use crate::stats::{compare, Confidence, Flavor, Summary};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Change {
     /// The series, in one line.
-    pub series: String,
+    pub(crate) series: String,
     /// Regression (lower) or progression (higher).
-    pub kind: Kind,
+    pub(crate) kind: Kind,
     /// The last version of the group before.
-    pub before: String,
+    pub(crate) before: String,
     /// The first version of the group after.
-    pub after: String,
+    pub(crate) after: String,
     /// When the first run after ran, when known.
-    pub date: Option<String>,
+    pub(crate) date: Option<String>,
     /// The first run after's revision, when it has one (newest-first order, `--since`).
     #[serde(skip)]
-    pub revision: Option<Revision>,
+    pub(crate) revision: Option<Revision>,
     /// The groups' averages (pps).
-    pub before_avg: f64,
+    pub(crate) before_avg: f64,
     /// The average after.
-    pub after_avg: f64,
+    pub(crate) after_avg: f64,
     /// Δ of the averages, in percent of the group before (ministat's relative difference).
-    pub delta_pct: f64,
+    pub(crate) delta_pct: f64,
     /// Half-width of its 95 % interval, in percent.
-    pub ci_pct: f64,
+    pub(crate) ci_pct: f64,
     /// Whether ministat's test finds it (|Δ| beyond its interval).
-    pub significant: bool,
+    pub(crate) significant: bool,
     /// Iterations pooled before and after.
-    pub iterations: (usize, usize),
+    pub(crate) iterations: (usize, usize),
     /// The differential flamegraph of the two runs, when both were profiled and it was drawn.
-    pub flamegraph: Option<PathBuf>,
+    pub(crate) flamegraph: Option<PathBuf>,
     /// The command that confirms the change with an alternating run, when both are quick
     /// versions of benchlab campaigns.
-    pub confirm: Option<String>,
+    pub(crate) confirm: Option<String>,
     /// The two runs (database ids), for the flamegraph and the confirming campaign.
     #[serde(skip)]
-    pub runs: (i64, i64),
+    pub(crate) runs: (i64, i64),
     /// The two runs' campaigns (database ids).
     #[serde(skip)]
-    pub campaigns: (i64, i64),
+    pub(crate) campaigns: (i64, i64),
     /// Whether both runs are quick versions, profiled.
     #[serde(skip)]
-    pub sides: [(bool, bool); 2],
+    pub(crate) sides: [(bool, bool); 2],
     /// Config set and profile, for the confirming campaign.
     #[serde(skip)]
-    pub cell: (String, String),
+    pub(crate) cell: (String, String),
     /// File-name stem of the series.
     #[serde(skip)]
-    pub slug: String,
+    pub(crate) slug: String,
 }
 
 /// Every change of `trends`, newest first (by the first run after: revision, else date);
 /// `since` keeps those at or after a revision (`r318516`) or a date (`2020-12-01`).
-pub fn changes(trends: &[Trend], since: Option<&str>) -> Vec<Change> {
+pub(crate) fn changes(trends: &[Trend], since: Option<&str>) -> Vec<Change> {
     let mut out: Vec<Change> = trends.iter().flat_map(changes_of).collect();
     if let Some(since) = since {
         let revision = Revision::parse(since);
@@ -138,7 +138,7 @@ fn changes_of(trend: &Trend) -> Vec<Change> {
 
 /// Draws each change's differential flamegraph and writes its confirming campaign into
 /// `out_dir` (`flame/`, `confirm/`), where both sides allow.
-pub fn attach(db: &mut Db, changes: &mut [Change], out_dir: &Path) -> anyhow::Result<()> {
+pub(crate) fn attach(db: &mut Db, changes: &mut [Change], out_dir: &Path) -> anyhow::Result<()> {
     for change in changes.iter_mut() {
         // Versions of 60 characters at most: the slug's 120 and these fit a file name.
         let version = |v: &str| file_safe(v).chars().take(60).collect::<String>();

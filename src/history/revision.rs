@@ -8,16 +8,16 @@ use serde::Serialize;
 
 /// A version name read as a revision.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct Revision {
+pub(crate) struct Revision {
     /// Sort key: Subversion numbers first, then Git commit counts (FreeBSD moved from one to
     /// the other in December 2020; `n` numbers restart below the last `r`).
-    pub order: i64,
+    pub(crate) order: i64,
     /// The revision itself: `r318516`, `n245000`.
-    pub base: String,
+    pub(crate) base: String,
     /// The branch word after the number (`stable`, `current`), empty for none.
-    pub branch: String,
+    pub(crate) branch: String,
     /// The review or patch on top (`D27401v2`), empty for the revision itself.
-    pub variant: String,
+    pub(crate) variant: String,
 }
 
 /// Git commit counts sort after every Subversion number.
@@ -29,7 +29,7 @@ impl Revision {
     /// A revision is `r` or `n` and 5–7 digits at the start of the name or after a separator
     /// (`-`, `_`, `.`), or 5–6 bare digits at the start (the archive names its images
     /// `318516current`).
-    pub fn parse(name: &str) -> Option<Revision> {
+    pub(crate) fn parse(name: &str) -> Option<Revision> {
         let bytes = name.as_bytes();
         for (at, c) in name.char_indices() {
             let boundary = at == 0 || matches!(bytes[at - 1], b'-' | b'_' | b'.' | b'/');

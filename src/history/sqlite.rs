@@ -12,7 +12,7 @@ use super::conn::{Conn, Value};
 use crate::error::InputError;
 
 /// An open SQLite history file.
-pub struct Sqlite {
+pub(crate) struct Sqlite {
     conn: Connection,
     /// Whether write-ahead logging is on: set before the first write, not on open, so that
     /// a database this benchlab refuses (a newer schema) is left byte for byte as it was.
@@ -20,7 +20,7 @@ pub struct Sqlite {
 }
 
 /// Opens (or with `create`, creates) the history file at `path`.
-pub fn open(path: &Path, create: bool) -> anyhow::Result<Sqlite> {
+pub(crate) fn open(path: &Path, create: bool) -> anyhow::Result<Sqlite> {
     let shown = path.display();
     // A FIFO, a device or a directory is no database file: said before SQLite opens it.
     if path.exists() && !path.is_file() {

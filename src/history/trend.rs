@@ -12,40 +12,40 @@ use crate::stats::jumpavg::{self, Grouping, RunStats};
 
 /// One run in a trend: a version measured once, with its iterations.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Point {
+pub(crate) struct Point {
     /// The run's id in the database.
-    pub run: i64,
+    pub(crate) run: i64,
     /// Its campaign's id.
-    pub campaign: i64,
+    pub(crate) campaign: i64,
     /// The campaign's directory.
-    pub source: String,
+    pub(crate) source: String,
     /// Version name.
-    pub version: String,
+    pub(crate) version: String,
     /// The version's label in its campaign, when it has one.
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     /// The version read as a revision, when it is one.
-    pub revision: Option<Revision>,
+    pub(crate) revision: Option<Revision>,
     /// When the campaign ran, when known.
-    pub date: Option<String>,
+    pub(crate) date: Option<String>,
     /// The campaign's design.
-    pub design: String,
+    pub(crate) design: String,
     /// Every iteration's value (pps).
-    pub values: Vec<f64>,
+    pub(crate) values: Vec<f64>,
     /// Their average, population standard deviation and count (jumpavg's view of the run).
-    pub avg: f64,
+    pub(crate) avg: f64,
     /// Population standard deviation of the values.
-    pub stdev: f64,
+    pub(crate) stdev: f64,
     /// Whether the run has a DUT profile (folded stacks) stored.
-    pub profiled: bool,
+    pub(crate) profiled: bool,
     /// Whether its version is quick (sysctls and commands only: it can alternate).
-    pub quick: bool,
+    pub(crate) quick: bool,
     /// Its flamegraph (the report's SVG, else the recorded profile), when it was profiled.
-    pub flamegraph: Option<String>,
+    pub(crate) flamegraph: Option<String>,
 }
 
 impl Point {
     /// How the point is named on an axis: its label or version, and its date when it has no revision.
-    pub fn axis_name(&self) -> String {
+    pub(crate) fn axis_name(&self) -> String {
         let name = self.label.as_deref().unwrap_or(&self.version);
         match (&self.revision, &self.date) {
             (None, Some(date)) => format!("{name} ({})", &date[..date.len().min(10)]),
@@ -56,27 +56,27 @@ impl Point {
 
 /// The runs of one (lab, config set, profile, branch), in order, and their groups.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Trend {
+pub(crate) struct Trend {
     /// The lab.
-    pub lab: LabId,
+    pub(crate) lab: LabId,
     /// Config set.
-    pub config: String,
+    pub(crate) config: String,
     /// Traffic profile.
-    pub profile: String,
+    pub(crate) profile: String,
     /// The versions' branch (`stable`, `current`), empty for none.
-    pub branch: String,
+    pub(crate) branch: String,
     /// The runs in series order.
-    pub points: Vec<Point>,
+    pub(crate) points: Vec<Point>,
     /// Reviews and patches on top of a revision, each with the index in `points` of the last
     /// run at or before its revision (`None`: before the first).
-    pub variants: Vec<(Option<usize>, Point)>,
+    pub(crate) variants: Vec<(Option<usize>, Point)>,
     /// jumpavg's groups over `points`.
-    pub grouping: Grouping,
+    pub(crate) grouping: Grouping,
 }
 
 impl Trend {
     /// The series in one line: `lab · config set · profile [branch]`.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         let mut parts = vec![self.lab.name()];
         parts.extend(
             [&self.config, &self.profile, &self.branch]
@@ -88,7 +88,7 @@ impl Trend {
     }
 
     /// A file name for the series (`[A-Za-z0-9._-]` only).
-    pub fn slug(&self) -> String {
+    pub(crate) fn slug(&self) -> String {
         let raw = format!(
             "{}_{}_{}_{}_{}",
             self.lab.cpu, self.lab.nic, self.config, self.profile, self.branch
@@ -102,7 +102,7 @@ impl Trend {
 
     /// Whether every word of `filter` appears in the series' name or one of its versions
     /// (case ignored); an empty filter takes every series.
-    pub fn matches(&self, filter: &str) -> bool {
+    pub(crate) fn matches(&self, filter: &str) -> bool {
         let name = self.name().to_lowercase();
         filter.split_whitespace().all(|word| {
             let word = word.to_lowercase();
@@ -131,7 +131,7 @@ pub fn run_stats(values: &[f64]) -> RunStats {
 }
 
 /// Cuts `runs` into trends, orders and groups each; trends in lab, config set, profile order.
-pub fn trends(runs: Vec<StoredRun>) -> Vec<Trend> {
+pub(crate) fn trends(runs: Vec<StoredRun>) -> Vec<Trend> {
     let mut by_series: std::collections::BTreeMap<_, Vec<StoredRun>> = Default::default();
     for run in runs.into_iter().filter(|r| !r.run.values.is_empty()) {
         let branch = (run.revision.as_ref()).map_or(String::new(), |r| r.branch.clone());

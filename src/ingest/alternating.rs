@@ -10,47 +10,51 @@ use crate::store::Store;
 
 /// One alternating run (a version and a profile) read back.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AlternatingRun {
+pub(crate) struct AlternatingRun {
     /// Version.
-    pub version: String,
+    pub(crate) version: String,
     /// Traffic profile.
-    pub profile: String,
+    pub(crate) profile: String,
     /// Config set names, baseline first.
-    pub sets: Vec<String>,
+    pub(crate) sets: Vec<String>,
     /// The series of each entry of `sets`, by name (`<version>.<set>.<profile>`), in that
     /// order: what a verdict names in results.json.
-    pub series: Vec<String>,
+    pub(crate) series: Vec<String>,
     /// Blocks with values.
-    pub blocks: usize,
+    pub(crate) blocks: usize,
     /// Each set after the baseline with its estimate (95 % over the rule's looks), over the
     /// blocks at the machine's quiet level.
-    pub estimates: Vec<(String, Option<PairedEstimate>)>,
+    pub(crate) estimates: Vec<(String, Option<PairedEstimate>)>,
     /// When versions alternate: each later version against the first within each set, as
     /// (version, `<first version> (<set>)`, estimate), from the same blocks.
-    pub versus: Vec<(String, String, Option<PairedEstimate>)>,
+    pub(crate) versus: Vec<(String, String, Option<PairedEstimate>)>,
     /// The entries each `versus` line compares, (compared, reference) as indexes into `sets`,
     /// in the order of `versus`.
-    pub versus_entries: Vec<(usize, usize)>,
+    pub(crate) versus_entries: Vec<(usize, usize)>,
     /// The same comparisons over the blocks left out (at other speed levels), in the same order.
-    pub slowed: Vec<Option<PairedEstimate>>,
+    pub(crate) slowed: Vec<Option<PairedEstimate>>,
     /// How each segment of traffic ended (`precise`, `time up`, an error, or `interrupted`).
-    pub ended: Vec<String>,
+    pub(crate) ended: Vec<String>,
     /// Blocks left out, one sentence each.
-    pub discarded: Vec<String>,
+    pub(crate) discarded: Vec<String>,
     /// Short windows across the run: seconds since its traffic started (segments end to
     /// end), packets per second, and the set in force (`None` inside a settle time).
-    pub windows: Vec<(f64, f64, Option<usize>)>,
+    pub(crate) windows: Vec<(f64, f64, Option<usize>)>,
     /// Width of a short window, in seconds.
-    pub window_s: f64,
+    pub(crate) window_s: f64,
     /// Seconds at which each switch was verified.
-    pub switches: Vec<f64>,
+    pub(crate) switches: Vec<f64>,
 }
 
 /// A `versus` line: the compared version or entry, the reference, the estimate.
 type Versus = (String, String, Option<PairedEstimate>);
 
 /// Reads every alternating run of `campaign` into `results`: series per set, and the runs.
-pub fn read(store: &Store, campaign: &Campaign, results: &mut Results) -> Result<(), InputError> {
+pub(crate) fn read(
+    store: &Store,
+    campaign: &Campaign,
+    results: &mut Results,
+) -> Result<(), InputError> {
     // A directory started before versions alternated is read in its own layout.
     let runs = Runs {
         campaign,

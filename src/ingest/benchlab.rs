@@ -18,26 +18,26 @@ use crate::store::{
 };
 
 /// Throughput profiles: one series per goal from each iteration's `search.json`.
-pub mod throughput;
+pub(crate) mod throughput;
 
 /// True when `dir` looks like a benchlab results directory (it has `campaign.toml` and `runs/`).
-pub fn is_results_dir(dir: &Path) -> bool {
+pub(crate) fn is_results_dir(dir: &Path) -> bool {
     dir.join("campaign.toml").is_file() && dir.join("runs").is_dir()
 }
 
 /// What a benchlab results directory holds, read back.
 #[derive(Debug, Clone)]
-pub struct CampaignResults {
+pub(crate) struct CampaignResults {
     /// The campaign as run.
-    pub campaign: Campaign,
+    pub(crate) campaign: Campaign,
     /// `lab.json` (empty when the campaign stopped before writing it).
-    pub lab: LabRecord,
+    pub(crate) lab: LabRecord,
     /// The series, in campaign order (versions, then config sets, then profiles).
-    pub results: Results,
+    pub(crate) results: Results,
 }
 
 /// Reads a results directory; `known_sets` are the built-in config set names.
-pub fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, InputError> {
+pub(crate) fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResults, InputError> {
     let campaign = Store::stored_campaign(dir, known_sets)?;
     let store = Store::open(dir)?;
     let mut finished = store.finished_trials()?;

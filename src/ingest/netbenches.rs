@@ -20,7 +20,7 @@ pub mod info;
 /// pkt-gen log parsing.
 pub mod pktgen;
 /// pmcstat call graphs (`*.pmc.graph`): the DUT's profiles.
-pub mod pmc;
+pub(crate) mod pmc;
 
 /// Reads a netbenches results directory: the logs in `dir` itself, in its `RAW/` (or `raw/`)
 /// folder, or in subfolders, one per variant of the run (`RAW.1rx`, `RAW.8rx`, or one folder
@@ -47,7 +47,7 @@ pub fn read_dir(dir: &Path) -> Result<Results, InputError> {
 
 /// Largest iteration number read from a log's name: a run of more iterations would take weeks,
 /// and each missing one is a line of the report.
-pub const MAX_ITERATION: u32 = 10_000;
+pub(crate) const MAX_ITERATION: u32 = 10_000;
 
 /// One folder of logs: a whole run, or one variant of it.
 #[derive(Debug)]
@@ -387,7 +387,7 @@ fn find_logs(dir: &Path) -> Result<Vec<Run>, InputError> {
 /// Whether `dir` holds one run's logs as [`read_dir`] reads them: in itself, in its `RAW/` or
 /// `raw/` folder, or in `RAW.<variant>/` folders (a folder of whole runs, each in a folder of
 /// its own, does not: `benchlab history import` takes each of those as a run).
-pub fn holds_logs(dir: &Path) -> bool {
+pub(crate) fn holds_logs(dir: &Path) -> bool {
     logs_in(dir).is_some()
         || list(dir).is_ok_and(|names| {
             (names.iter()).any(|n| n.starts_with("RAW.") && logs_in(&dir.join(n)).is_some())

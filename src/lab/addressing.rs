@@ -32,7 +32,7 @@ pub struct Net {
     /// The address.
     pub addr: IpAddr,
     /// The prefix length.
-    pub len: u8,
+    pub(crate) len: u8,
 }
 
 impl Net {
@@ -87,7 +87,7 @@ impl<'de> Deserialize<'de> for Net {
     }
 }
 
-pub use crate::traffic::packet::Mac;
+pub(crate) use crate::traffic::packet::Mac;
 
 // Facts carry MACs as text, as `ip` prints them.
 impl Serialize for Mac {
@@ -109,41 +109,41 @@ const fn mac(node: u8, port: u8) -> Mac {
 }
 
 /// Sender k's interface MAC.
-pub const fn sender_mac(k: u8) -> Mac {
+pub(crate) const fn sender_mac(k: u8) -> Mac {
     mac(0x01, k)
 }
 
 /// The MAC of the DUT's interface facing sender k: the destination of sender k's frames.
-pub const fn dut_in_mac(k: u8) -> Mac {
+pub(crate) const fn dut_in_mac(k: u8) -> Mac {
     mac(0x02, k)
 }
 
 /// The MAC of the DUT's interface facing the receiver.
-pub const DUT_OUT_MAC: Mac = mac(0x02, 0x80);
+pub(crate) const DUT_OUT_MAC: Mac = mac(0x02, 0x80);
 /// The receiver's interface MAC.
-pub const RECEIVER_MAC: Mac = mac(0x03, 0x80);
+pub(crate) const RECEIVER_MAC: Mac = mac(0x03, 0x80);
 /// The sink's MAC, owned by no interface: frames sent to it are counted, then dropped early.
-pub const SINK_MAC: Mac = mac(0x03, 0xff);
+pub(crate) const SINK_MAC: Mac = mac(0x03, 0xff);
 
 /// The addresses of sender k's side of the lab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SenderSide {
+pub(crate) struct SenderSide {
     /// The DUT's address on the link (IPv4, /24): the sender's gateway.
-    pub dut4: Net,
+    pub(crate) dut4: Net,
     /// The sender's address on the link (IPv4, /24).
-    pub sender4: Net,
+    pub(crate) sender4: Net,
     /// The DUT's address on the link (IPv6, /64).
-    pub dut6: Net,
+    pub(crate) dut6: Net,
     /// The sender's address on the link (IPv6, /64).
-    pub sender6: Net,
+    pub(crate) sender6: Net,
     /// The network the sender's flows come from (IPv4), routed back to it by the DUT.
-    pub source4: Net,
+    pub(crate) source4: Net,
     /// The network the sender's flows come from (IPv6).
-    pub source6: Net,
+    pub(crate) source6: Net,
 }
 
 /// The addresses of sender k's side (k from 1).
-pub fn sender_side(k: u8) -> SenderSide {
+pub(crate) fn sender_side(k: u8) -> SenderSide {
     let link = k - 1;
     let subnet = 0x10 + u16::from(k) - 1;
     SenderSide {
@@ -158,27 +158,27 @@ pub fn sender_side(k: u8) -> SenderSide {
 
 /// The addresses of the receiver's side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReceiverSide {
+pub(crate) struct ReceiverSide {
     /// The DUT's address on the link (IPv4, /24).
-    pub dut4: Net,
+    pub(crate) dut4: Net,
     /// The receiver's address (IPv4, /24).
-    pub receiver4: Net,
+    pub(crate) receiver4: Net,
     /// The sink next hop (IPv4).
-    pub sink4: IpAddr,
+    pub(crate) sink4: IpAddr,
     /// The DUT's address on the link (IPv6, /64).
-    pub dut6: Net,
+    pub(crate) dut6: Net,
     /// The receiver's address (IPv6, /64).
-    pub receiver6: Net,
+    pub(crate) receiver6: Net,
     /// The sink next hop (IPv6).
-    pub sink6: IpAddr,
+    pub(crate) sink6: IpAddr,
     /// The network the flows go to (IPv4).
-    pub destination4: Net,
+    pub(crate) destination4: Net,
     /// The network the flows go to (IPv6).
-    pub destination6: Net,
+    pub(crate) destination6: Net,
 }
 
 /// The addresses of the receiver's side.
-pub fn receiver_side() -> ReceiverSide {
+pub(crate) fn receiver_side() -> ReceiverSide {
     ReceiverSide {
         dut4: Net::v4([198, 19, 0, 1], 24),
         receiver4: Net::v4([198, 19, 0, 2], 24),
@@ -193,48 +193,48 @@ pub fn receiver_side() -> ReceiverSide {
 
 /// One end of a veth pair.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Port {
+pub(crate) struct Port {
     /// Its namespace.
-    pub ns: String,
+    pub(crate) ns: String,
     /// Its interface name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its MAC.
-    pub mac: Mac,
+    pub(crate) mac: Mac,
     /// Its addresses.
-    pub addrs: Vec<Net>,
+    pub(crate) addrs: Vec<Net>,
 }
 
 /// A static route.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Route {
+pub(crate) struct Route {
     /// Destination network.
-    pub dst: Net,
+    pub(crate) dst: Net,
     /// Next hop.
-    pub via: IpAddr,
+    pub(crate) via: IpAddr,
     /// Outgoing interface.
-    pub dev: String,
+    pub(crate) dev: String,
 }
 
 /// A static neighbour entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Neighbour {
+pub(crate) struct Neighbour {
     /// The neighbour's address.
-    pub addr: IpAddr,
+    pub(crate) addr: IpAddr,
     /// Its MAC.
-    pub mac: Mac,
+    pub(crate) mac: Mac,
     /// The interface it is reached through.
-    pub dev: String,
+    pub(crate) dev: String,
 }
 
 /// Everything the lab configures, per link and per namespace.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// veth pairs.
-    pub links: Vec<(Port, Port)>,
+    pub(crate) links: Vec<(Port, Port)>,
     /// Routes per namespace.
-    pub routes: Vec<(String, Route)>,
+    pub(crate) routes: Vec<(String, Route)>,
     /// Neighbour entries per namespace.
-    pub neighbours: Vec<(String, Neighbour)>,
+    pub(crate) neighbours: Vec<(String, Neighbour)>,
 }
 
 impl Plan {
@@ -261,7 +261,7 @@ impl Plan {
     }
 
     /// The ports living in namespace `ns`.
-    pub fn ports_in<'a>(&'a self, ns: &'a str) -> impl Iterator<Item = &'a Port> + 'a {
+    pub(crate) fn ports_in<'a>(&'a self, ns: &'a str) -> impl Iterator<Item = &'a Port> + 'a {
         self.links
             .iter()
             .flat_map(|(a, b)| [a, b])

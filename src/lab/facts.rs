@@ -19,7 +19,7 @@ use crate::transport::{LocalTransport, Transport};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LabFacts {
     /// Lab id.
-    pub id: String,
+    pub(crate) id: String,
     /// 2 or 3.
     pub nodes: u8,
     /// Where the DUT forwards and where generators should run.
@@ -114,22 +114,22 @@ fn input_queue() -> String {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NapiThread {
     /// The interface it polls.
-    pub interface: String,
+    pub(crate) interface: String,
     /// Its name (`napi/<interface>-<id>`, cut to 15 characters).
-    pub name: String,
+    pub(crate) name: String,
     /// Its process id.
-    pub pid: i32,
+    pub(crate) pid: i32,
     /// The CPUs it may run on.
     pub cpus: Vec<usize>,
     /// Its SCHED_FIFO priority (0: not real-time).
-    pub rt_priority: u32,
+    pub(crate) rt_priority: u32,
 }
 
 /// One sender and what its generator needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SenderFacts {
     /// `sender`, `sender2`, …
-    pub role: Role,
+    pub(crate) role: Role,
     /// Its namespace.
     pub namespace: String,
     /// The interface to send from.
@@ -150,9 +150,9 @@ pub struct SenderFacts {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FamilyFacts {
     /// The sender's own address on its link.
-    pub address: Net,
+    pub(crate) address: Net,
     /// The DUT's address on that link.
-    pub gateway: IpAddr,
+    pub(crate) gateway: IpAddr,
     /// Where the flows' source addresses must come from (routed back to this sender).
     pub source: Net,
     /// Where the flows' destination addresses must go (routed to the receiver).
@@ -167,7 +167,7 @@ pub struct DutFacts {
     /// Its interfaces facing the senders, in sender order.
     pub ingress: Vec<String>,
     /// Its interface facing the receiver.
-    pub egress: String,
+    pub(crate) egress: String,
     /// The CPU doing its forwarding.
     pub cpu: usize,
 }
@@ -184,11 +184,11 @@ pub struct ReceiverFacts {
     /// Its IPv4 address.
     pub inet4: Net,
     /// Its IPv6 address.
-    pub inet6: Net,
+    pub(crate) inet6: Net,
     /// The MAC the DUT sends test traffic to (owned by no interface).
-    pub sink_mac: Mac,
+    pub(crate) sink_mac: Mac,
     /// How received test traffic is dropped, in words.
-    pub drop: String,
+    pub(crate) drop: String,
 }
 
 /// A namespace as the kernel has it.
@@ -210,37 +210,37 @@ pub struct NamespaceFacts {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InterfaceFacts {
     /// Its name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its MAC.
-    pub mac: String,
+    pub(crate) mac: String,
     /// Its operational state (`UP`, …).
-    pub state: String,
+    pub(crate) state: String,
     /// Its MTU in bytes.
-    pub mtu: u32,
+    pub(crate) mtu: u32,
     /// Its global addresses.
-    pub addresses: Vec<Net>,
+    pub(crate) addresses: Vec<Net>,
 }
 
 /// A route through a gateway.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RouteFacts {
     /// Destination (`198.18.0.0/16`).
-    pub destination: String,
+    pub(crate) destination: String,
     /// Gateway.
-    pub via: String,
+    pub(crate) via: String,
     /// Outgoing interface.
-    pub dev: String,
+    pub(crate) dev: String,
 }
 
 /// A permanent neighbour entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NeighbourFacts {
     /// The neighbour's address.
-    pub address: String,
+    pub(crate) address: String,
     /// Its MAC.
-    pub mac: String,
+    pub(crate) mac: String,
     /// The interface.
-    pub dev: String,
+    pub(crate) dev: String,
 }
 
 /// The facts of the lab `t` describes, reading its live parts from the kernel.

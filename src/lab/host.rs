@@ -12,21 +12,21 @@ use crate::transport::Transport;
 /// What `lab.json` says of a host; a fact missing from the file reads as unknown.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct HostFacts {
+pub(crate) struct HostFacts {
     /// `model name` of /proc/cpuinfo (Linux) or `hw.model` (FreeBSD).
-    pub cpu: Option<String>,
+    pub(crate) cpu: Option<String>,
     /// Online CPUs.
-    pub cores: Option<u32>,
+    pub(crate) cores: Option<u32>,
     /// `uname -a`.
-    pub kernel: Option<String>,
+    pub(crate) kernel: Option<String>,
     /// `PRETTY_NAME` of /etc/os-release.
-    pub os: Option<String>,
+    pub(crate) os: Option<String>,
     /// First line of `<tool> --version` (or `-V`) for the tools benchlab drives.
-    pub tools: Vec<String>,
+    pub(crate) tools: Vec<String>,
 }
 
 /// Asks `host` for its facts.
-pub fn facts(host: &dyn Transport) -> HostFacts {
+pub(crate) fn facts(host: &dyn Transport) -> HostFacts {
     let text = |argv: &[&str]| {
         host.run(argv)
             .ok()

@@ -46,7 +46,7 @@ use crate::transport::SshTransport;
 /// How benchlab reaches a node of a real lab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum TransportKind {
+pub(crate) enum TransportKind {
     /// OpenSSH, to the node's `host` alias.
     Ssh,
 }
@@ -54,11 +54,11 @@ pub enum TransportKind {
 /// What sends the traffic (and counts it on the receiver): a generator of
 /// [`registry::GENERATORS`], by its name (`generator = "trafgen"`); it derefs to the generator.
 #[derive(Clone, Copy)]
-pub struct Generator(&'static dyn RemoteGenerator);
+pub(crate) struct Generator(&'static dyn RemoteGenerator);
 
 impl Generator {
     /// The generator `LAB.toml` calls `name`, or a message naming the key and the valid names.
-    pub fn named(name: &str) -> Result<Self, String> {
+    pub(crate) fn named(name: &str) -> Result<Self, String> {
         registry::find(name)
             .map(Self)
             .ok_or_else(|| format!("generator = {name:?}: use one of {}", registry::names()))
@@ -109,39 +109,39 @@ impl<'de> Deserialize<'de> for Generator {
 /// One node of a real lab.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct NodeConfig {
+pub(crate) struct NodeConfig {
     /// How to reach it (`"ssh"`).
-    pub transport: TransportKind,
+    pub(crate) transport: TransportKind,
     /// Its OpenSSH host alias.
-    pub host: String,
+    pub(crate) host: String,
     /// The lab interface traffic leaves (sender) or arrives on (receiver).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interface: Option<String>,
+    pub(crate) interface: Option<String>,
     /// The DUT's lab interfaces, whose counters are kept with each trial.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub interfaces: Vec<String>,
+    pub(crate) interfaces: Vec<String>,
     /// Sender only: the MAC of the DUT's sender-side interface.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dut_mac: Option<String>,
+    pub(crate) dut_mac: Option<String>,
     /// Sender only: what generates (and counts) the traffic. Default is `benchlab`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generator: Option<Generator>,
+    pub(crate) generator: Option<Generator>,
     /// Where `benchlab` is on that node (for `benchlab gen`/`rx`). Default: `benchlab` in PATH.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub benchlab: Option<String>,
+    pub(crate) benchlab: Option<String>,
     /// Sender only: the CPU the generator sends from (`benchlab gen --cpu`, trafgen's
     /// `cpu(N)`). Default: benchlab gen's own choice, trafgen's first CPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu: Option<usize>,
+    pub(crate) cpu: Option<usize>,
     /// DUT only, FreeBSD: the hwpmc event `pmcstat -S` samples for flamegraphs. Default: the
     /// netbenches harness's `BU_CPU_CLK_UNHALTED` (AMD); Intel: `cpu_clk_unhalted.thread_p`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pmc_event: Option<String>,
+    pub(crate) pmc_event: Option<String>,
 }
 
 impl NodeConfig {
     /// What this sender generates with (benchlab's own generator unless it says otherwise).
-    pub fn tool(&self) -> Generator {
+    pub(crate) fn tool(&self) -> Generator {
         self.generator.unwrap_or_default()
     }
 }
@@ -212,20 +212,20 @@ fn check_generators(senders: &[NodeConfig], table: &str) -> Result<(), String> {
 pub struct SshOptions {
     /// An ssh_config file for `ssh -F`. Default: the user's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// Seconds to wait for a connection. Default is 10.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connect_timeout: Option<u64>,
+    pub(crate) connect_timeout: Option<u64>,
 }
 
 impl SshOptions {
     /// True when no option is set (the table is left out of saved campaigns).
-    pub fn is_default(&self) -> bool {
+    pub(crate) fn is_default(&self) -> bool {
         *self == Self::default()
     }
 
     /// A transport to `node` with these options.
-    pub fn transport(&self, node: &NodeConfig) -> SshTransport {
+    pub(crate) fn transport(&self, node: &NodeConfig) -> SshTransport {
         let timeout = self
             .connect_timeout
             .map_or(DEFAULT_CONNECT_TIMEOUT, Duration::from_secs);
@@ -242,34 +242,37 @@ impl SshOptions {
 #[serde(deny_unknown_fields)]
 pub struct Hosts {
     /// The device under test.
-    pub dut: NodeConfig,
+    pub(crate) dut: NodeConfig,
     /// The traffic generator (or `senders`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sender: Option<NodeConfig>,
+    pub(crate) sender: Option<NodeConfig>,
     /// Several generators sending at once, each its share of the profile (or `sender`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub senders: Vec<NodeConfig>,
+    pub(crate) senders: Vec<NodeConfig>,
     /// The node that counts what the DUT forwarded.
-    pub receiver: NodeConfig,
+    pub(crate) receiver: NodeConfig,
 }
 
 /// A real lab: its hosts and how to reach them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SshLab {
+pub(crate) struct SshLab {
     /// The device under test.
-    pub dut: NodeConfig,
+    pub(crate) dut: NodeConfig,
     /// The traffic generators (one, or more in a 4-node lab), in file order.
-    pub senders: Vec<NodeConfig>,
+    pub(crate) senders: Vec<NodeConfig>,
     /// The node that counts what the DUT forwarded.
-    pub receiver: NodeConfig,
+    pub(crate) receiver: NodeConfig,
     /// SSH client options.
-    pub ssh: SshOptions,
+    pub(crate) ssh: SshOptions,
 }
 
 impl SshLab {
     /// The real lab of a `LAB.toml`'s `[hosts]` and `[ssh]` tables: `Ok(None)` for the virtual
     /// lab (no `[hosts]`), an error naming the missing or wrong key otherwise.
-    pub fn from_hosts(hosts: Option<&Hosts>, ssh: &SshOptions) -> Result<Option<Self>, String> {
+    pub(crate) fn from_hosts(
+        hosts: Option<&Hosts>,
+        ssh: &SshOptions,
+    ) -> Result<Option<Self>, String> {
         let Some(Hosts {
             dut,
             sender,
@@ -347,7 +350,7 @@ impl SshLab {
 
     /// The generator whose receiver counts: the senders' own when they have one (they then
     /// all run it), else none and `benchlab rx` counts.
-    pub fn receiving_generator(&self) -> Option<Generator> {
+    pub(crate) fn receiving_generator(&self) -> Option<Generator> {
         receiving_generator(&self.senders)
     }
 }

@@ -35,12 +35,12 @@ use serde::{Deserialize, Serialize};
 use crate::traffic::os;
 
 /// How often the watch wakes.
-pub const PERIOD: Duration = Duration::from_millis(1);
+pub(crate) const PERIOD: Duration = Duration::from_millis(1);
 /// A wake-up later than this is a stall worth keeping: 256 frames last 0.26 ms at 1 Mpps.
-pub const MIN_STALL: Duration = Duration::from_micros(200);
+pub(crate) const MIN_STALL: Duration = Duration::from_micros(200);
 /// The most stalls kept per trial: the worst 1 s trial seen here had 115 over [`MIN_STALL`],
 /// so this keeps over a minute of such a stretch.
-pub const MAX_STALLS: usize = 10_000;
+pub(crate) const MAX_STALLS: usize = 10_000;
 /// Frames a veth's input queue holds (the kernel's `VETH_RING_SIZE`): what the virtual DUT
 /// absorbs while its CPU is away.
 pub const VETH_QUEUE_FRAMES: u64 = 256;
@@ -59,29 +59,29 @@ pub struct DutCpu {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CpuStalls {
     /// The CPU watched.
-    pub cpu: usize,
+    pub(crate) cpu: usize,
     /// Times the watch woke.
-    pub wakes: u64,
+    pub(crate) wakes: u64,
     /// The latest wake-up: the longest stall seen, milliseconds.
     pub longest_ms: f64,
     /// Every wake-up later than [`MIN_STALL`], in order: the stalls, milliseconds (each short
     /// of the real one by up to a period).
-    pub stalls_ms: Vec<f64>,
+    pub(crate) stalls_ms: Vec<f64>,
     /// The CPU's time stolen by the hypervisor over the same span (`steal` in `/proc/stat`,
     /// 10 ms ticks), milliseconds: how much of the stalls was the host's.
-    pub steal_ms: f64,
+    pub(crate) steal_ms: f64,
     /// The CPU's busy time over the same span (`/proc/stat`: all but idle, iowait and steal),
     /// milliseconds: the DUT's work, which a slowed CPU makes longer for the same packets.
     #[serde(default)]
-    pub busy_ms: f64,
+    pub(crate) busy_ms: f64,
     /// Frames the DUT's input queue holds while its CPU is away.
-    pub queue_frames: u64,
+    pub(crate) queue_frames: u64,
 }
 
 impl CpuStalls {
     /// Packets that arrived at `load` packets/s while the DUT's CPU was away (each stall as
     /// long as the watch saw it).
-    pub fn arrived_during(&self, load: f64) -> f64 {
+    pub(crate) fn arrived_during(&self, load: f64) -> f64 {
         self.stalls_ms.iter().sum::<f64>() / 1e3 * load
     }
 
@@ -92,7 +92,7 @@ impl CpuStalls {
     /// had a stall longer than the queue, 2 of the 42 clean ones; of the 90, 88 lost 5–49 % of
     /// what arrived during their stalls (the queue absorbs the rest), and the other two were
     /// above what the DUT forwards.
-    pub fn explain(&self, load: f64, lost: u64) -> bool {
+    pub(crate) fn explain(&self, load: f64, lost: u64) -> bool {
         let outlasted = self.longest_ms / 1e3 * load > self.queue_frames as f64;
         lost > 0 && outlasted && lost as f64 <= self.arrived_during(load)
     }

@@ -24,7 +24,7 @@ use super::ssh::{Hosts, SshLab, SshOptions};
 use crate::error::InputError;
 
 /// The most senders a lab has (their interface names must stay unique and short).
-pub const MAX_SENDERS: u8 = 8;
+pub(crate) const MAX_SENDERS: u8 = 8;
 
 /// A virtual lab as `LAB.toml` (or a campaign's `[lab]` table) describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,13 +83,13 @@ impl LabConfig {
 
     /// Reads and parses a `LAB.toml` file (a regular file of bounded size: a FIFO or
     /// `/dev/zero` in its place is refused, not read forever).
-    pub fn load(path: &Path) -> Result<Self, InputError> {
+    pub(crate) fn load(path: &Path) -> Result<Self, InputError> {
         let text = crate::file::read_text(path)?;
         Self::parse(&text, &path.display().to_string())
     }
 
     /// Checks the values that do not depend on the machine; the message names the key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         let id_ok = (1..=6).contains(&self.id.len())
             && self
                 .id
@@ -125,7 +125,7 @@ impl LabConfig {
     }
 
     /// The real lab this describes (see [`SshLab::from_hosts`]): `Ok(None)` for the virtual lab.
-    pub fn ssh_lab(&self) -> Result<Option<SshLab>, String> {
+    pub(crate) fn ssh_lab(&self) -> Result<Option<SshLab>, String> {
         SshLab::from_hosts(self.hosts.as_ref(), &self.ssh)
     }
 }
@@ -211,22 +211,22 @@ impl<'de> Deserialize<'de> for Role {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Topology {
     /// Lab id.
-    pub id: String,
+    pub(crate) id: String,
     /// 2 or 3.
-    pub nodes: u8,
+    pub(crate) nodes: u8,
     /// Number of senders.
-    pub senders: u8,
+    pub(crate) senders: u8,
     /// Where the DUT forwards.
-    pub placement: Placement,
+    pub(crate) placement: Placement,
     /// The CPU doing the DUT's forwarding (the generator's in shared placement).
-    pub dut_cpu: usize,
+    pub(crate) dut_cpu: usize,
     /// The CPU the generators should run on.
-    pub generator_cpu: usize,
+    pub(crate) generator_cpu: usize,
 }
 
 impl Topology {
     /// Decides placement and CPUs for a machine with `cpus` CPUs (numbered from 0).
-    pub fn resolve(cfg: &LabConfig, cpus: usize) -> Result<Self, String> {
+    pub(crate) fn resolve(cfg: &LabConfig, cpus: usize) -> Result<Self, String> {
         cfg.validate()?;
         let last = cpus.saturating_sub(1);
         let check_cpu = |key: &str, cpu: usize| {
@@ -274,7 +274,7 @@ impl Topology {
     }
 
     /// The roles of this lab, senders first.
-    pub fn roles(&self) -> Vec<Role> {
+    pub(crate) fn roles(&self) -> Vec<Role> {
         (1..=self.senders)
             .map(Role::Sender)
             .chain([Role::Dut, Role::Receiver])
@@ -282,7 +282,7 @@ impl Topology {
     }
 
     /// The namespace a role lives in (in a 2-node lab the receiver shares the first sender's).
-    pub fn namespace(&self, role: Role) -> String {
+    pub(crate) fn namespace(&self, role: Role) -> String {
         let role = match role {
             Role::Receiver if self.nodes == 2 => Role::Sender(1),
             other => other,
@@ -291,7 +291,7 @@ impl Topology {
     }
 
     /// Every namespace of the lab, each once, senders first.
-    pub fn namespaces(&self) -> Vec<String> {
+    pub(crate) fn namespaces(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
         for role in self.roles() {
             let ns = self.namespace(role);
@@ -303,7 +303,7 @@ impl Topology {
     }
 
     /// The roles living in namespace `ns`.
-    pub fn roles_in(&self, ns: &str) -> Vec<Role> {
+    pub(crate) fn roles_in(&self, ns: &str) -> Vec<Role> {
         self.roles()
             .into_iter()
             .filter(|r| self.namespace(*r) == ns)
@@ -311,28 +311,28 @@ impl Topology {
     }
 
     /// Sender k's interface.
-    pub fn sender_if(&self, k: u8) -> String {
+    pub(crate) fn sender_if(&self, k: u8) -> String {
         format!("bl{}s{k}", self.id)
     }
 
     /// The DUT's interface facing sender k (its ingress).
-    pub fn dut_in_if(&self, k: u8) -> String {
+    pub(crate) fn dut_in_if(&self, k: u8) -> String {
         format!("bl{}d{k}", self.id)
     }
 
     /// The DUT's interface facing the receiver (its egress).
-    pub fn dut_out_if(&self) -> String {
+    pub(crate) fn dut_out_if(&self) -> String {
         format!("bl{}do", self.id)
     }
 
     /// The receiver's interface.
-    pub fn receiver_if(&self) -> String {
+    pub(crate) fn receiver_if(&self) -> String {
         format!("bl{}r", self.id)
     }
 }
 
 /// The namespace name of `role` in lab `id`: `benchlab-<id>-<role>`.
-pub fn namespace_name(id: &str, role: Role) -> String {
+pub(crate) fn namespace_name(id: &str, role: Role) -> String {
     format!("{}{id}-{role}", super::NAMESPACE_PREFIX)
 }
 

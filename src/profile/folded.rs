@@ -12,7 +12,7 @@ use std::io::{self, BufRead};
 use inferno::collapse::Collapse;
 
 /// Frames of a CPU doing nothing: Linux's idle loop and cpuidle drivers, FreeBSD's idle thread.
-pub const IDLE_FRAMES: &[&str] = &[
+pub(crate) const IDLE_FRAMES: &[&str] = &[
     "cpu_idle",
     "do_idle",
     "cpu_idle_poll",
@@ -38,7 +38,7 @@ pub const IDLE_FRAMES: &[&str] = &[
 
 /// The most samples a profile may hold: 2^53, exact as a float, and far past any capture
 /// (a year at 100 kHz is under 2^42).
-pub const MAX_SAMPLES: u64 = 1 << 53;
+pub(crate) const MAX_SAMPLES: u64 = 1 << 53;
 
 /// Deepest call chain read: hwpmc records at most 512 frames (`PMC_CALLCHAIN_DEPTH_MAX`,
 /// `kern.hwpmc.callchaindepth`) and perf 127 by default, so a deeper stack is no profiler's.
@@ -59,7 +59,7 @@ impl Folded {
     /// read, whose count takes the total past [`MAX_SAMPLES`], or whose stack is deeper than
     /// [`MAX_DEPTH`] or has a frame longer than [`MAX_NAME_BYTES`] or with a control character
     /// (a damaged file: the frames become flamegraph text).
-    pub fn parse(text: &str) -> Result<Self, usize> {
+    pub(crate) fn parse(text: &str) -> Result<Self, usize> {
         let mut folded = Folded::default();
         let mut samples: u64 = 0;
         for (i, line) in text.lines().enumerate() {
@@ -98,7 +98,7 @@ impl Folded {
     }
 
     /// The stacks that are not idle (what the flamegraphs draw).
-    pub fn without_idle(&self) -> Folded {
+    pub(crate) fn without_idle(&self) -> Folded {
         Folded {
             stacks: (self.stacks.iter())
                 .filter(|(stack, _)| !is_idle(stack))
@@ -110,7 +110,7 @@ impl Folded {
 
 /// Folds `perf script` output (with call chains, from `perf record -g`) with inferno. Samples
 /// count one each when `perf script` prints no period, their period otherwise.
-pub fn fold_perf(perf_script: impl BufRead) -> io::Result<Folded> {
+pub(crate) fn fold_perf(perf_script: impl BufRead) -> io::Result<Folded> {
     let mut out = Vec::new();
     inferno::collapse::perf::Folder::default().collapse(perf_script, &mut out)?;
     let text = String::from_utf8_lossy(&out);
@@ -125,7 +125,7 @@ pub fn fold_perf(perf_script: impl BufRead) -> io::Result<Folded> {
 /// True for a stack of a CPU idling: it goes through an idle frame, and nothing after the last
 /// one handles an interrupt (Linux runs softirqs, and so forwarding, on top of the idle task:
 /// that is work, not idle).
-pub fn is_idle(stack: &str) -> bool {
+pub(crate) fn is_idle(stack: &str) -> bool {
     let frames: Vec<&str> = stack.split(';').collect();
     let Some(last_idle) = frames.iter().rposition(|f| IDLE_FRAMES.contains(f)) else {
         return false;

@@ -41,7 +41,7 @@ use crate::transport::{display_argv, failed, Command, Process, Transport, Transp
 /// The event sampled when the lab names none: the netbenches harness's default
 /// (`PMC_EVENT`), the unhalted clock of the AMD cores its APU2 DUTs have. Intel CPUs call it
 /// `cpu_clk_unhalted.thread_p`.
-pub const DEFAULT_EVENT: &str = "BU_CPU_CLK_UNHALTED";
+pub(crate) const DEFAULT_EVENT: &str = "BU_CPU_CLK_UNHALTED";
 /// Loads hwpmc unless the kernel has it already.
 const LOAD_HWPMC: &str = "kldstat -q -m hwpmc || kldload hwpmc";
 /// Whether pmcstat can sample `$1` on this machine: a system-wide sampling run around `true`,
@@ -62,14 +62,14 @@ const WAIT_POLL: Duration = Duration::from_millis(5);
 
 /// `pmcstat -S EVENT` on every CPU of a FreeBSD host.
 #[derive(Debug)]
-pub struct PmcstatProfiler<'a> {
+pub(crate) struct PmcstatProfiler<'a> {
     host: &'a dyn Transport,
     event: String,
 }
 
 impl<'a> PmcstatProfiler<'a> {
     /// A profiler sampling `event` on `host`.
-    pub fn new(host: &'a dyn Transport, event: &str) -> Self {
+    pub(crate) fn new(host: &'a dyn Transport, event: &str) -> Self {
         Self {
             host,
             event: event.to_string(),
@@ -79,7 +79,7 @@ impl<'a> PmcstatProfiler<'a> {
     /// Loads hwpmc if needed and checks that pmcstat can sample `event`: `Ok(None)` when it
     /// can, `Ok(Some(why))` when the host cannot be profiled (no hwpmc: a VM, a kernel without
     /// it; or no such event), one line saying why and what to do. SSH failures are errors.
-    pub fn check(host: &dyn Transport, event: &str) -> anyhow::Result<Option<String>> {
+    pub(crate) fn check(host: &dyn Transport, event: &str) -> anyhow::Result<Option<String>> {
         let name = host.host();
         match host.check(&Command::new(["sh", "-c", LOAD_HWPMC])) {
             Ok(_) => {}

@@ -14,13 +14,13 @@ use crate::stats::PairedEstimate;
 use crate::units::format_pps;
 
 /// The chart's file name.
-pub fn file_name(run: &AlternatingRun) -> String {
+pub(crate) fn file_name(run: &AlternatingRun) -> String {
     format!("alternating.{}.{}.png", run.version, run.profile)
 }
 
 /// The run's time chart as PNG, its entries named `names` (labels, in the order of
 /// `run.sets`); `None` when it has no window to draw.
-pub fn render(
+pub(crate) fn render(
     run: &AlternatingRun,
     title: &str,
     names: &[&str],
@@ -102,7 +102,7 @@ fn draw(
 
 /// The README's section on the alternating runs: the design in words, each comparison's paired
 /// estimate, how each run ended, and its time chart.
-pub fn section(report: &super::Report) -> String {
+pub(crate) fn section(report: &super::Report) -> String {
     if report.alternating.is_empty() {
         return String::new();
     }
@@ -165,7 +165,7 @@ pub fn section(report: &super::Report) -> String {
 }
 
 /// The time charts of the alternating runs.
-pub struct AlternatingExporter;
+pub(crate) struct AlternatingExporter;
 
 impl Exporter for AlternatingExporter {
     fn files(&self, report: &super::Report) -> anyhow::Result<Vec<OutputFile>> {

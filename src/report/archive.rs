@@ -18,16 +18,16 @@ use crate::stats::{self, fmt_g, Confidence, Dataset, Flavor, MinistatOptions, Su
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
     /// The series compared ([`Series::name`]), the reference first.
-    pub series: Vec<String>,
+    pub(crate) series: Vec<String>,
     /// The confidence level the table printed.
-    pub confidence: Confidence,
+    pub(crate) confidence: Confidence,
 }
 
 /// What an archive's README tells about its comparisons.
 #[derive(Debug, Clone, Default)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// The tables whose every legend names a series, in the README's order.
-    pub tables: Vec<Table>,
+    pub(crate) tables: Vec<Table>,
     /// Every table read: its difference lines and, when it matches no series, why.
     read: Vec<ReadTable>,
 }
@@ -53,7 +53,7 @@ const SYMBOLS: &str = "x+*%#@O";
 impl Plan {
     /// The comparisons of `dir/README.md` when the archive's author wrote it (not benchlab),
     /// with at least one ministat table; `None` otherwise.
-    pub fn read(dir: &Path, results: &Results) -> Option<Plan> {
+    pub(crate) fn read(dir: &Path, results: &Results) -> Option<Plan> {
         let path = dir.join(markdown::README);
         // A missing or unreadable README is no archive README: the report's own order applies.
         let readme = crate::ingest::file::read_text_in(dir, &path).ok()?;
@@ -86,7 +86,7 @@ impl Plan {
     }
 
     /// In words for the README: where the comparisons come from.
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         format!(
             "Comparisons: the {} ministat table(s) of the archive's {} that name series of the \
              logs, with its references and in its order, then benchlab's own",
@@ -97,7 +97,7 @@ impl Plan {
 
     /// The README's difference lines (`P% +/- Q%`) that no table of `report` prints, one line
     /// each with the reason.
-    pub fn unreproduced(&self, report: &Report) -> Vec<String> {
+    pub(crate) fn unreproduced(&self, report: &Report) -> Vec<String> {
         let printed: Vec<&str> = (report.blocks.iter())
             .flat_map(|b| b.ministat.lines())
             .map(str::trim)

@@ -19,18 +19,18 @@ use crate::report::{Exporter, OutputFile, Report};
 use crate::units::{format_pps, format_tick, pps_unit};
 
 /// Width of the PNG, in pixels (the seeds' gnuplot terminal size).
-pub const WIDTH: u32 = 1920;
+pub(crate) const WIDTH: u32 = 1920;
 /// Height of the PNG, in pixels.
-pub const HEIGHT: u32 = 1080;
+pub(crate) const HEIGHT: u32 = 1080;
 
 /// The font every chart is drawn with, compiled in so that a chart looks the same on every
 /// machine and needs no font installed (assets/fonts/LICENSE).
 const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 /// The family name the built-in font is registered under.
-pub const FONT_FAMILY: &str = "sans-serif";
+pub(crate) const FONT_FAMILY: &str = "sans-serif";
 
 /// Bar colours, in legend order: the seeds' gnuplot line styles first.
-pub const PALETTE: [RGBColor; 8] = [
+pub(crate) const PALETTE: [RGBColor; 8] = [
     RGBColor(0xA0, 0x00, 0x00),
     RGBColor(0x00, 0xA0, 0x00),
     RGBColor(0x50, 0x60, 0xD0),
@@ -47,15 +47,15 @@ pub struct Chart {
     /// Output file name (`graph.inet4.png`, or `graph.png` for a single traffic profile).
     pub file_name: String,
     /// The traffic profile shown (empty when the logs have no such level).
-    pub profile: String,
+    pub(crate) profile: String,
     /// First title line.
-    pub title: String,
+    pub(crate) title: String,
     /// Second title line: the traffic profile and what the logs say about it.
     pub subtitle: String,
     /// Label of the y axis.
-    pub y_label: String,
+    pub(crate) y_label: String,
     /// Label of the x axis.
-    pub x_label: String,
+    pub(crate) x_label: String,
     /// The x-axis groups (config sets), in display order.
     pub groups: Vec<String>,
     /// One entry per bar colour (versions), in legend order.
@@ -80,7 +80,7 @@ pub struct Bar {
 }
 
 /// Registers the built-in font once per process; every chart calls it before drawing.
-pub fn register_font() -> anyhow::Result<()> {
+pub(crate) fn register_font() -> anyhow::Result<()> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     let ok = *REGISTERED.get_or_init(|| {
         plotters::style::register_font(FONT_FAMILY, FontStyle::Normal, FONT).is_ok()
@@ -90,7 +90,7 @@ pub fn register_font() -> anyhow::Result<()> {
 }
 
 /// Draws the chart and encodes it as a PNG of [`WIDTH`] × [`HEIGHT`] pixels.
-pub fn render_png(chart: &Chart) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn render_png(chart: &Chart) -> anyhow::Result<Vec<u8>> {
     register_font()?;
     let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
     draw(chart, &mut rgb).map_err(|e| anyhow!("drawing {}: {e}", chart.file_name))?;
@@ -98,7 +98,7 @@ pub fn render_png(chart: &Chart) -> anyhow::Result<Vec<u8>> {
 }
 
 /// An RGB buffer of [`WIDTH`] × [`HEIGHT`] pixels as PNG bytes.
-pub fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
+pub(crate) fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
     let mut bytes = Vec::new();
     let mut encoder = png::Encoder::new(&mut bytes, WIDTH, HEIGHT);
     encoder.set_color(png::ColorType::Rgb);
@@ -368,7 +368,7 @@ impl<'n> Legend<'n> {
 
 /// True when a series' bar can be drawn: median, minimum and maximum finite, with head room
 /// above them (an infinite axis would never finish drawing).
-pub fn drawable(summary: &crate::stats::Summary) -> bool {
+pub(crate) fn drawable(summary: &crate::stats::Summary) -> bool {
     [summary.median, summary.min, summary.max]
         .iter()
         .all(|v| v.is_finite() && (v * 2.0).is_finite())
@@ -437,7 +437,7 @@ impl Report {
 }
 
 /// The PNG graphs, one per traffic profile.
-pub struct ChartExporter;
+pub(crate) struct ChartExporter;
 
 impl Exporter for ChartExporter {
     fn files(&self, report: &Report) -> anyhow::Result<Vec<OutputFile>> {

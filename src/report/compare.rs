@@ -13,7 +13,7 @@ use crate::ingest::Series;
 
 /// What one comparison holds fixed, and so what varies.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// The versions compared, for one config set and traffic profile.
     Versions {
         /// The config set.
@@ -46,7 +46,7 @@ pub(super) fn difference(c: &Comparison) -> String {
 impl Scope {
     /// The two names the comparison holds fixed, in the order a verdict names them (an
     /// archive's run without such a level has an empty name there).
-    pub fn fixed(&self) -> [&str; 2] {
+    pub(crate) fn fixed(&self) -> [&str; 2] {
         match self {
             Scope::Versions { config, profile } => [config, profile],
             Scope::Configs { version, profile } => [version, profile],
@@ -57,26 +57,26 @@ impl Scope {
 
 /// One `ministat -s` run: a reference series and the series compared with it.
 #[derive(Debug, Clone)]
-pub struct ComparisonBlock {
+pub(crate) struct ComparisonBlock {
     /// What is held fixed.
-    pub scope: Scope,
+    pub(crate) scope: Scope,
     /// Indexes into [`Report::series`]; the first is the reference (`x`).
-    pub members: Vec<usize>,
+    pub(crate) members: Vec<usize>,
     /// Student's t comparison of each other member with the reference, in member order.
-    pub comparisons: Vec<Comparison>,
+    pub(crate) comparisons: Vec<Comparison>,
     /// Why each significant comparison is unreliable (`None`: nothing speaks against it), in
     /// member order: trials-design campaigns only ([`stats::doubt`]).
-    pub doubts: Vec<Option<String>>,
+    pub(crate) doubts: Vec<Option<String>>,
     /// ministat's output for these series, byte for byte.
-    pub ministat: String,
+    pub(crate) ministat: String,
     /// The confidence level (95 %, or what an archive's table printed).
-    pub confidence: Confidence,
+    pub(crate) confidence: Confidence,
 }
 
 impl Report {
     /// Every difference found unreliable, one line each: `nft-stateful, inet4: acct-on
     /// +4.49 % ± 3.77 % against acct-off is unreliable: …`.
-    pub fn unreliable(&self) -> Vec<String> {
+    pub(crate) fn unreliable(&self) -> Vec<String> {
         let mut lines = Vec::new();
         for block in &self.blocks {
             let fixed = self.fixed_labels(&block.scope);

@@ -6,7 +6,7 @@
 use super::{OutputFile, Report};
 
 /// Turns a report into files of one kind.
-pub trait Exporter {
+pub(crate) trait Exporter {
     /// The files of this kind for `report`, in memory; none when it has nothing to show.
     fn files(&self, report: &Report) -> anyhow::Result<Vec<OutputFile>>;
 }

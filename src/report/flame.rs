@@ -24,11 +24,11 @@ use anyhow::Context;
 use super::{Exporter, OutputFile, Report};
 use crate::error::InputError;
 use crate::ingest::Capture;
-pub use crate::profile::folded::{fold_perf, is_idle, Folded, IDLE_FRAMES};
+pub(crate) use crate::profile::folded::{is_idle, Folded};
 
 /// Frames of the forwarding path: receive, the firewall hooks, forward (Linux), and FreeBSD's
 /// iflib/ip_tryforward path.
-pub const FORWARDING_FRAMES: &[&str] = &[
+pub(crate) const FORWARDING_FRAMES: &[&str] = &[
     "__netif_receive_skb",
     "__netif_receive_skb_core",
     "__netif_receive_skb_list_core",
@@ -60,12 +60,12 @@ pub const FORWARDING_FRAMES: &[&str] = &[
 ];
 
 /// A capture with more than this share of idle samples missed the traffic.
-pub const MAX_IDLE_SHARE: f64 = 0.5;
+pub(crate) const MAX_IDLE_SHARE: f64 = 0.5;
 /// A capture with less than this share of samples in the forwarding path did not profile the
 /// forwarding (a few stray packets on a busy CPU are not the load).
-pub const MIN_FORWARDING_SHARE: f64 = 0.01;
+pub(crate) const MIN_FORWARDING_SHARE: f64 = 0.01;
 /// Fewer samples than this cannot show where the time goes.
-pub const MIN_SAMPLES: u64 = 100;
+pub(crate) const MIN_SAMPLES: u64 = 100;
 
 /// Width of the SVGs, in pixels: FlameGraph's default, so that the bound below prunes the frames
 /// flamegraph.pl prunes.
@@ -90,22 +90,22 @@ fn forwarding_frames_in(stack: &str) -> impl Iterator<Item = &str> {
 /// What a capture shows: how much of it is idle, whether the forwarding path is in it, and
 /// whether it is worth drawing.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CaptureCheck {
+pub(crate) struct CaptureCheck {
     /// Samples in the capture.
-    pub samples: u64,
+    pub(crate) samples: u64,
     /// Share of the samples with the CPU idle (0–1).
-    pub idle_share: f64,
+    pub(crate) idle_share: f64,
     /// Share of the samples in the forwarding path (0–1).
-    pub forwarding_share: f64,
+    pub(crate) forwarding_share: f64,
     /// The forwarding-path frames seen ([`FORWARDING_FRAMES`] order).
-    pub forwarding_frames: Vec<String>,
+    pub(crate) forwarding_frames: Vec<String>,
     /// Why the capture is not published; `None` when it is.
-    pub rejected: Option<String>,
+    pub(crate) rejected: Option<String>,
 }
 
 impl CaptureCheck {
     /// True when the capture is worth a flamegraph.
-    pub fn published(&self) -> bool {
+    pub(crate) fn published(&self) -> bool {
         self.rejected.is_none()
     }
 }
@@ -116,7 +116,7 @@ impl CaptureCheck {
 /// so an idle one means the window missed the traffic. A `system_wide` capture sampled every
 /// CPU of a multi-core DUT, most of which may idle while one queue forwards: its idle share is
 /// reported, and its forwarding share is counted among the samples that were not idle.
-pub fn check(folded: &Folded, system_wide: bool) -> CaptureCheck {
+pub(crate) fn check(folded: &Folded, system_wide: bool) -> CaptureCheck {
     let samples = folded.samples();
     let (mut idle, mut forwarding) = (0u64, 0u64);
     let mut seen = std::collections::BTreeSet::new();
@@ -182,7 +182,7 @@ fn options<'a>(title: &str, subtitle: &str) -> inferno::flamegraph::Options<'a> 
 }
 
 /// A flamegraph of a capture, idle stacks left out, as SVG bytes.
-pub fn render(folded: &Folded, title: &str, subtitle: &str) -> io::Result<Vec<u8>> {
+pub(crate) fn render(folded: &Folded, title: &str, subtitle: &str) -> io::Result<Vec<u8>> {
     let text = folded.without_idle().to_text();
     let mut svg = Vec::new();
     inferno::flamegraph::from_lines(&mut options(title, subtitle), text.lines(), &mut svg)?;
@@ -192,7 +192,7 @@ pub fn render(folded: &Folded, title: &str, subtitle: &str) -> io::Result<Vec<u8
 /// A differential flamegraph: `after`'s stacks, red where they take a larger share of the
 /// samples than in `before`, blue where smaller (idle left out of both, counts normalized so
 /// that captures of different lengths compare).
-pub fn render_diff(
+pub(crate) fn render_diff(
     before: &Folded,
     after: &Folded,
     title: &str,
@@ -216,27 +216,27 @@ pub fn render_diff(
 
 /// A profiled (version, config set, traffic profile): its capture, checked.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Flame {
+pub(crate) struct Flame {
     /// Version name.
-    pub version: String,
+    pub(crate) version: String,
     /// Config set name.
-    pub config: String,
+    pub(crate) config: String,
     /// Traffic profile name.
-    pub profile: String,
+    pub(crate) profile: String,
     /// The profiling trial, relative to the results directory (`runs/….profile`).
-    pub trial: String,
+    pub(crate) trial: String,
     /// The stacks.
-    pub folded: Folded,
+    pub(crate) folded: Folded,
     /// Its check.
-    pub check: CaptureCheck,
+    pub(crate) check: CaptureCheck,
     /// How it was recorded, in words.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 impl Flame {
     /// Checks a capture as read from a results directory; a capture the reader already found
     /// wrong (outside the traffic, missing) is rejected whatever its stacks show.
-    pub fn from_capture(capture: &Capture) -> Result<Self, InputError> {
+    pub(crate) fn from_capture(capture: &Capture) -> Result<Self, InputError> {
         let folded = Folded::parse(&capture.folded).map_err(|line| {
             InputError::new(format!(
                 "{}/perf.folded: line {line}: not a folded stack (or counts past 2^53 \
@@ -260,12 +260,12 @@ impl Flame {
     }
 
     /// `flame/<version>.<config>.<profile>.svg`, levels without a name left out.
-    pub fn svg_name(&self) -> String {
+    pub(crate) fn svg_name(&self) -> String {
         format!("flame/{}.svg", self.stem())
     }
 
     /// `flame/diff.<version>.<config>.<profile>.svg`, levels without a name left out.
-    pub fn diff_name(&self) -> String {
+    pub(crate) fn diff_name(&self) -> String {
         format!("flame/diff.{}.svg", self.stem())
     }
 
@@ -284,7 +284,7 @@ impl Flame {
     }
 
     /// The sentence the report gives for a rejected capture.
-    pub fn rejection(&self) -> Option<String> {
+    pub(crate) fn rejection(&self) -> Option<String> {
         (self.check.rejected.as_ref())
             .map(|why| format!("{}: flamegraph not published: {why}", self.trial))
     }
@@ -292,21 +292,21 @@ impl Flame {
 
 /// A flamegraph file of the report and what its link says.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FlameLink {
+pub(crate) struct FlameLink {
     /// `flame/….svg`.
-    pub file: String,
+    pub(crate) file: String,
     /// `<version> with <profile> <config>`, or `<version> against <reference> with …`.
-    pub text: String,
+    pub(crate) text: String,
     /// Index into [`Report::flames`] of what it draws.
-    pub flame: usize,
+    pub(crate) flame: usize,
     /// For a differential flamegraph: index into [`Report::flames`] of the reference.
-    pub against: Option<usize>,
+    pub(crate) against: Option<usize>,
 }
 
 /// The flamegraphs of a report: one per published capture, in the report's version, config
 /// set and profile order, then one differential per published capture of a later version whose
 /// first version's capture is published too.
-pub fn links(report: &Report) -> Vec<FlameLink> {
+pub(crate) fn links(report: &Report) -> Vec<FlameLink> {
     let find = |v: &str, c: &str, p: &str| {
         (report.flames.iter())
             .position(|f| f.check.published() && f.version == v && f.config == c && f.profile == p)
@@ -360,7 +360,7 @@ pub fn links(report: &Report) -> Vec<FlameLink> {
 }
 
 /// The SVG files of [`links`].
-pub fn svg_files(report: &Report) -> io::Result<Vec<OutputFile>> {
+pub(crate) fn svg_files(report: &Report) -> io::Result<Vec<OutputFile>> {
     links(report)
         .iter()
         .map(|link| {
@@ -395,7 +395,7 @@ pub fn svg_files(report: &Report) -> io::Result<Vec<OutputFile>> {
 }
 
 /// The flamegraph SVGs (`flame/…`).
-pub struct FlameExporter;
+pub(crate) struct FlameExporter;
 
 impl Exporter for FlameExporter {
     fn files(&self, report: &Report) -> anyhow::Result<Vec<OutputFile>> {

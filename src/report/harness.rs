@@ -6,17 +6,17 @@ use crate::report::{Exporter, OutputFile, Report};
 use crate::stats::fmt_g;
 
 /// A median as its `.pps` line gives it back: `%.8g`, read again as ministat reads it.
-pub fn as_written(median: f64) -> f64 {
+pub(crate) fn as_written(median: f64) -> f64 {
     crate::stats::strtod::strtod(fmt_g(median, 8).as_bytes()).0
 }
 
 /// File name of the per-series summary table.
-pub const GNUPLOT_DATA: &str = "gnuplot.data";
+pub(crate) const GNUPLOT_DATA: &str = "gnuplot.data";
 
 /// One `.pps` file per series: a line per iteration ministat accepted, an empty line where the
 /// 2016 harness wrote one, so a series without any value has a 0-byte file (the harness's
 /// `>>` creates it all the same).
-pub fn pps_files(report: &Report) -> Vec<OutputFile> {
+pub(crate) fn pps_files(report: &Report) -> Vec<OutputFile> {
     report
         .series
         .iter()
@@ -41,7 +41,7 @@ pub fn pps_files(report: &Report) -> Vec<OutputFile> {
 
 /// `gnuplot.data`: `ministat -n X.pps | tail -n -1 | awk '{print id " " $5 " " $3 " " $4}'` for
 /// every series, so only series ministat accepts (3 iterations or more) have a row.
-pub fn gnuplot_data(report: &Report) -> String {
+pub(crate) fn gnuplot_data(report: &Report) -> String {
     let mut text = String::from("#index median minimum maximum\n");
     for (series, summary) in report.summarised() {
         let fields = [summary.median, summary.min, summary.max].map(|v| fmt_g(v, 8));
@@ -51,7 +51,7 @@ pub fn gnuplot_data(report: &Report) -> String {
 }
 
 /// The harness's files: the `.pps` files, then `gnuplot.data`.
-pub struct HarnessExporter;
+pub(crate) struct HarnessExporter;
 
 impl Exporter for HarnessExporter {
     fn files(&self, report: &Report) -> anyhow::Result<Vec<OutputFile>> {

@@ -3,7 +3,7 @@
 use crate::store::LabRecord;
 
 /// The report's setup lines for the DUT host: CPU and cores, then OS and kernel.
-pub fn setup_lines(lab: &LabRecord) -> Vec<String> {
+pub(crate) fn setup_lines(lab: &LabRecord) -> Vec<String> {
     let Some(facts) = &lab.host else {
         return Vec::new();
     };

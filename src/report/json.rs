@@ -16,11 +16,11 @@ use crate::report::{Exporter, OutputFile, Report, Scope};
 use crate::stats::{Flavor, Summary};
 
 /// File name of the JSON export.
-pub const RESULTS_JSON: &str = "results.json";
+pub(crate) const RESULTS_JSON: &str = "results.json";
 
 /// The version of results.json's schema: raised when a field changes meaning or goes away, not
 /// when one is added. 2 added `verdicts` (1 had no `schema_version`).
-pub const SCHEMA_VERSION: u32 = 2;
+pub(crate) const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -138,7 +138,7 @@ struct VerdictJson<'a> {
 }
 
 /// The JSON document, pretty-printed.
-pub fn results_json(report: &Report) -> serde_json::Result<Vec<u8>> {
+pub(crate) fn results_json(report: &Report) -> serde_json::Result<Vec<u8>> {
     let series = report
         .series
         .iter()
@@ -301,7 +301,7 @@ fn iteration(i: &Iteration) -> IterationJson<'_> {
 }
 
 /// results.json.
-pub struct JsonExporter;
+pub(crate) struct JsonExporter;
 
 impl Exporter for JsonExporter {
     fn files(&self, report: &Report) -> anyhow::Result<Vec<OutputFile>> {

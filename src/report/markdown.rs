@@ -11,13 +11,13 @@ use crate::report::{ComparisonBlock, Exporter, OutputFile, Report, Scope};
 use crate::stats::Flavor;
 
 /// File name of the report.
-pub const README: &str = "README.md";
+pub(crate) const README: &str = "README.md";
 /// Start of the last line of every README benchlab writes; a README without it was written by
 /// hand and is never overwritten.
-pub const MARKER: &str = "<!-- benchlab report";
+pub(crate) const MARKER: &str = "<!-- benchlab report";
 
 /// The whole README.
-pub fn readme(report: &Report, charts: &[Chart]) -> String {
+pub(crate) fn readme(report: &Report, charts: &[Chart]) -> String {
     let mut md = format!("{}\n", report.title);
     // The verdicts first: a reader takes the first figure for the result.
     if !report.verdicts.is_empty() {
@@ -241,7 +241,7 @@ fn setup_lines(report: &Report) -> Vec<String> {
 
 /// `FreeBSD apu2 12.0-CURRENT FreeBSD 12.0-CURRENT #16 r318516M: Fri May 19 … amd64` →
 /// `FreeBSD 12.0-CURRENT #16 r318516M amd64`.
-pub fn compact_uname(uname: &str) -> String {
+pub(crate) fn compact_uname(uname: &str) -> String {
     let words: Vec<&str> = uname.split_whitespace().collect();
     if words.len() < 4 {
         return uname.trim().to_string();
@@ -294,7 +294,7 @@ fn verdict(report: &Report, block: &ComparisonBlock) -> String {
 }
 
 /// README.md.
-pub struct MarkdownExporter;
+pub(crate) struct MarkdownExporter;
 
 impl Exporter for MarkdownExporter {
     fn files(&self, report: &Report) -> anyhow::Result<Vec<OutputFile>> {

@@ -19,7 +19,7 @@ use crate::report::{markdown, OutputFile};
 use crate::store::lock;
 
 /// The files benchlab wrote into a directory, one `<fingerprint> <name>` a line.
-pub const MANIFEST: &str = "benchlab-report.txt";
+pub(crate) const MANIFEST: &str = "benchlab-report.txt";
 
 /// First line of the manifest, for whoever opens it.
 const MANIFEST_HEADER: &str =

@@ -14,28 +14,28 @@ use crate::stats::Flavor;
 
 /// What the command line sets over `report.toml` and the campaign.
 #[derive(Debug, Default)]
-pub struct Overrides {
+pub(crate) struct Overrides {
     /// `--versions`.
-    pub versions: Option<Vec<String>>,
+    pub(crate) versions: Option<Vec<String>>,
     /// `--configs`.
-    pub configs: Option<Vec<String>>,
+    pub(crate) configs: Option<Vec<String>>,
     /// `--ministat`.
-    pub ministat: Option<MinistatGeneration>,
+    pub(crate) ministat: Option<MinistatGeneration>,
 }
 
 /// A report written: the model and how many files it wrote.
 #[derive(Debug)]
-pub struct Written {
+pub(crate) struct Written {
     /// The report.
-    pub report: Report,
+    pub(crate) report: Report,
     /// Files written into the output directory.
-    pub files: usize,
+    pub(crate) files: usize,
 }
 
 /// Reads `dir` (benchlab results or netbenches logs), builds the report and writes its files
 /// into `out_dir` (created if missing); `known_sets` are the built-in config set names a
 /// stored campaign may use.
-pub fn from_dir(
+pub(crate) fn from_dir(
     dir: &Path,
     out_dir: &Path,
     overrides: Overrides,

@@ -16,17 +16,17 @@ use crate::stats::Flavor;
 
 /// The generation chosen and why, in words for the README.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Choice {
+pub(crate) struct Choice {
     /// The generation that reproduces the README best.
-    pub flavor: Flavor,
+    pub(crate) flavor: Flavor,
     /// `reproduces 22 of 22 table rows of the archive's README.md`.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// The generation that reproduces `dir/README.md` best, when `dir` holds a README benchlab did
 /// not write with at least one ministat row that some generation reproduces; ties go to the
 /// default generation.
-pub fn choose(
+pub(crate) fn choose(
     dir: &Path,
     results: &Results,
     options: &ReportOptions,

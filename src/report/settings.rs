@@ -25,32 +25,32 @@ use crate::error::InputError;
 use crate::stats::Flavor;
 
 /// File name of the settings, looked up in the results directory.
-pub const FILE_NAME: &str = "report.toml";
+pub(crate) const FILE_NAME: &str = "report.toml";
 
 /// The contents of `report.toml`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// Title of the README and of the graphs.
-    pub title: Option<String>,
+    pub(crate) title: Option<String>,
     /// Setup lines printed first in the README's bullet list (hardware, NICs, tuning…).
     #[serde(default)]
-    pub lines: Vec<String>,
+    pub(crate) lines: Vec<String>,
     /// Versions to report, in order; the first is the reference.
-    pub versions: Option<Vec<String>>,
+    pub(crate) versions: Option<Vec<String>>,
     /// Config sets to report, in order; the first is the reference.
-    pub configs: Option<Vec<String>>,
+    pub(crate) configs: Option<Vec<String>>,
     /// ministat generation the archive was made with.
-    pub ministat: Option<MinistatGeneration>,
+    pub(crate) ministat: Option<MinistatGeneration>,
     /// Display names of versions, config sets and traffic profiles, by their name in the logs.
     #[serde(default)]
-    pub labels: BTreeMap<String, String>,
+    pub(crate) labels: BTreeMap<String, String>,
 }
 
 /// ministat generations, as `report.toml` and the command line name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum MinistatGeneration {
+pub(crate) enum MinistatGeneration {
     /// FreeBSD's ministat since 2017: averaged median, delta-method relative error.
     Current,
     /// The old ministat (Debian's 20150715, FreeBSD before 2017).
@@ -86,7 +86,7 @@ impl From<MinistatGeneration> for Flavor {
 
 impl Settings {
     /// Reads `dir/report.toml`; no file means default settings.
-    pub fn load(dir: &Path) -> Result<Settings, InputError> {
+    pub(crate) fn load(dir: &Path) -> Result<Settings, InputError> {
         let path = dir.join(FILE_NAME);
         if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == ErrorKind::NotFound) {
             return Ok(Settings::default());
@@ -97,7 +97,7 @@ impl Settings {
     }
 
     /// Parses the text of a `report.toml`; the error names the offending key.
-    pub fn parse(text: &str) -> Result<Settings, String> {
+    pub(crate) fn parse(text: &str) -> Result<Settings, String> {
         toml::from_str(text).map_err(|e| {
             let message = crate::error::toml_message(&e);
             match e

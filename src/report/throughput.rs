@@ -12,42 +12,42 @@ use crate::stats::{Flavor, Sample};
 use crate::units::format_pps;
 
 /// The loss charts of the searches.
-pub mod chart;
+pub(crate) mod chart;
 /// One row per search: max load at start and end, results, noise.
-pub mod searches;
+pub(crate) mod searches;
 
 /// One row of the NDR/PDR table: a goal of one (version, config set, profile), over its
 /// searches (iterations).
 #[derive(Debug, Clone, PartialEq)]
-pub struct GoalRow {
+pub(crate) struct GoalRow {
     /// Version name.
-    pub version: String,
+    pub(crate) version: String,
     /// Config set name.
-    pub config: String,
+    pub(crate) config: String,
     /// Traffic profile name.
-    pub profile: String,
+    pub(crate) profile: String,
     /// Goal name (`NDR`).
-    pub goal: String,
+    pub(crate) goal: String,
     /// Goal loss ratio.
-    pub loss_ratio: f64,
+    pub(crate) loss_ratio: f64,
     /// Conditional throughput of each search that has one, packets/s.
-    pub throughput: Vec<f64>,
+    pub(crate) throughput: Vec<f64>,
     /// Relevant lower and upper bound of the search whose conditional throughput is the
     /// median (the lower of the middle two): one search's pair, so the lower stays below the
     /// upper, which medians taken apart do not ensure. Packets/s.
-    pub bounds: (Option<f64>, Option<f64>),
+    pub(crate) bounds: (Option<f64>, Option<f64>),
     /// Searches that finished (with a result).
-    pub searches: usize,
+    pub(crate) searches: usize,
     /// Trials of each search (warm-up and invalid ones included).
-    pub trials: Vec<usize>,
+    pub(crate) trials: Vec<usize>,
     /// Trial seconds of each search.
-    pub trial_seconds: Vec<f64>,
+    pub(crate) trial_seconds: Vec<f64>,
     /// Wall-clock seconds of each search.
-    pub wall_seconds: Vec<f64>,
+    pub(crate) wall_seconds: Vec<f64>,
 }
 
 /// The (version, config set, profile) cells of `searches`, in their order, each with its runs.
-pub fn cells(searches: &[SearchRun]) -> Vec<Vec<&SearchRun>> {
+pub(crate) fn cells(searches: &[SearchRun]) -> Vec<Vec<&SearchRun>> {
     let mut cells: Vec<Vec<&SearchRun>> = Vec::new();
     for run in searches {
         let same = |c: &&mut Vec<&SearchRun>| {
@@ -64,7 +64,7 @@ pub fn cells(searches: &[SearchRun]) -> Vec<Vec<&SearchRun>> {
 }
 
 /// The table's rows: per cell, one per goal of its first finished search.
-pub fn rows(report: &Report) -> Vec<GoalRow> {
+pub(crate) fn rows(report: &Report) -> Vec<GoalRow> {
     let mut rows = Vec::new();
     for cell in cells(&report.searches) {
         let results: Vec<_> = (cell.iter())
@@ -127,7 +127,7 @@ fn pps_or_dash(value: Option<f64>) -> String {
 
 /// The README's throughput section: the NDR/PDR table and the loss charts; empty without
 /// searches.
-pub fn markdown(report: &Report) -> String {
+pub(crate) fn markdown(report: &Report) -> String {
     let rows = rows(report);
     if report.searches.is_empty() {
         return String::new();
@@ -174,7 +174,7 @@ pub fn markdown(report: &Report) -> String {
 }
 
 /// The loss charts of the throughput searches, as PNG files.
-pub struct ThroughputExporter;
+pub(crate) struct ThroughputExporter;
 
 impl Exporter for ThroughputExporter {
     fn files(&self, report: &Report) -> anyhow::Result<Vec<OutputFile>> {

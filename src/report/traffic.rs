@@ -10,7 +10,7 @@ use crate::units::format_pps;
 /// One line on a traffic profile, from the generator command lines and the senders' rates:
 /// `inet4: 2000 flows (20 sources × 100 destinations) of 64-byte frames, IPv4; traffic load
 /// 1.49 Mpps`. Empty when the logs tell nothing.
-pub fn traffic_summary(report: &Report, profile: &str) -> String {
+pub(crate) fn traffic_summary(report: &Report, profile: &str) -> String {
     let in_profile = || {
         report
             .series

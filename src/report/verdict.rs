@@ -18,7 +18,7 @@ use super::Report;
 /// What a comparison shows, in one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Finding {
+pub(crate) enum Finding {
     /// The compared set forwards more than the reference: the interval lies above 0.
     Faster,
     /// The compared set forwards less than the reference: the interval lies below 0.
@@ -33,7 +33,7 @@ pub enum Finding {
 
 /// The interval a verdict rests on.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Estimate {
+pub(crate) enum Estimate {
     /// The alternating design's paired estimate of the per-block log ratios.
     Paired(PairedEstimate),
     /// ministat's Student's t difference of the iterations (blocks taken as iterations under
@@ -45,29 +45,29 @@ pub enum Estimate {
 
 /// One comparison's verdict.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     /// Display names of what the comparison holds fixed (`default`, `inet4`).
-    pub context: Vec<String>,
+    pub(crate) context: Vec<String>,
     /// The reference series' name (`default.forwarding.inet4`), as results.json's `series`.
-    pub reference: String,
+    pub(crate) reference: String,
     /// The compared series' name.
-    pub subject: String,
+    pub(crate) subject: String,
     /// The reference's display name.
-    pub reference_label: String,
+    pub(crate) reference_label: String,
     /// The compared series' display name.
-    pub subject_label: String,
+    pub(crate) subject_label: String,
     /// The interval.
-    pub estimate: Estimate,
+    pub(crate) estimate: Estimate,
     /// The reference's rate the comparison holds at, packets/s: the baseline's mean over the
     /// blocks used (paired) or the reference's mean iteration (unpaired).
-    pub speed_pps: Option<f64>,
+    pub(crate) speed_pps: Option<f64>,
     /// Why a significant difference is not to be believed (trials design, [`crate::stats::doubt`]).
-    pub unreliable: Option<String>,
+    pub(crate) unreliable: Option<String>,
 }
 
 impl Verdict {
     /// What it shows, in one word; a doubted significant difference is no finding.
-    pub fn finding(&self) -> Finding {
+    pub(crate) fn finding(&self) -> Finding {
         let change = match self.estimate {
             Estimate::Paired(e) => e.change_pct,
             Estimate::Unpaired(c, _) => c.relative_pct,
@@ -87,7 +87,7 @@ impl Verdict {
     }
 
     /// `paired` or `unpaired`, as the table, the terminal and results.json name the estimate.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         if self.paired() {
             "paired"
         } else {
@@ -96,7 +96,7 @@ impl Verdict {
     }
 
     /// The change in percent, its interval's ends and half-width; `None` without an estimate.
-    pub fn interval(&self) -> Option<Interval> {
+    pub(crate) fn interval(&self) -> Option<Interval> {
         match self.estimate {
             Estimate::Paired(e) => Some(Interval {
                 change_pct: e.change_pct,
@@ -117,7 +117,7 @@ impl Verdict {
     }
 
     /// Whether the interval excludes 0 (ministat's "Difference at" for unpaired ones).
-    pub fn significant(&self) -> bool {
+    pub(crate) fn significant(&self) -> bool {
         match self.estimate {
             Estimate::Paired(e) => e.is_significant(),
             Estimate::Unpaired(c, _) => c.significant,
@@ -127,7 +127,7 @@ impl Verdict {
 
     /// Blocks or iterations used, of the reference and of the compared series, and blocks
     /// left out (paired estimates keep the blocks at the machine's quiet level).
-    pub fn used(&self) -> Used {
+    pub(crate) fn used(&self) -> Used {
         match self.estimate {
             Estimate::Paired(e) => Used {
                 reference: e.blocks,
@@ -145,7 +145,7 @@ impl Verdict {
 
     /// The change as the README's other sections print it: `−16.7 % ± 2.0 %` (paired, one
     /// decimal, its interval when visibly asymmetric), `−34.37 % ± 0.34 %` (ministat's), `—`.
-    pub fn change_text(&self) -> String {
+    pub(crate) fn change_text(&self) -> String {
         match self.estimate {
             Estimate::Paired(e) => e.change().to_string(),
             Estimate::Unpaired(c, _) => format!(
@@ -158,7 +158,7 @@ impl Verdict {
     }
 
     /// `11 of 32 blocks`, `32 blocks`, `5 iterations each`, `5 and 4 iterations`.
-    pub fn used_text(&self) -> String {
+    pub(crate) fn used_text(&self) -> String {
         let used = self.used();
         match (&self.estimate, used.left_out) {
             (Estimate::Unpaired(..), _) if used.reference == used.subject => {
@@ -174,7 +174,7 @@ impl Verdict {
     }
 
     /// The speed level, `forwarding at 2.45 Mpps`; empty when not known.
-    pub fn speed_text(&self) -> String {
+    pub(crate) fn speed_text(&self) -> String {
         (self.speed_pps)
             .map(|pps| format!("{} at {}", self.reference_label, format_pps(pps)))
             .unwrap_or_default()
@@ -182,7 +182,7 @@ impl Verdict {
 
     /// The verdict in words: `slower`, `no difference shown (the run could have shown
     /// ±1.2 %)`, `unreliable, no verdict: …`.
-    pub fn verdict_text(&self) -> String {
+    pub(crate) fn verdict_text(&self) -> String {
         let half = self.interval().map_or(0.0, |i| i.half_width_pct);
         let decimals = if self.paired() { 1 } else { 2 };
         match self.finding() {
@@ -202,28 +202,28 @@ impl Verdict {
 
 /// A verdict's change and interval, percent.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Interval {
+pub(crate) struct Interval {
     /// The change of the compared series against the reference.
-    pub change_pct: f64,
+    pub(crate) change_pct: f64,
     /// Lower end of the interval.
-    pub low_pct: f64,
+    pub(crate) low_pct: f64,
     /// Upper end of the interval.
-    pub high_pct: f64,
+    pub(crate) high_pct: f64,
     /// Half the interval's span: the smallest difference the run could have shown.
-    pub half_width_pct: f64,
+    pub(crate) half_width_pct: f64,
     /// The confidence it is stated at (95.0).
-    pub confidence_pct: f64,
+    pub(crate) confidence_pct: f64,
 }
 
 /// What a verdict rests on: blocks (paired) or iterations (unpaired) per side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Used {
+pub(crate) struct Used {
     /// Used of the reference.
-    pub reference: usize,
+    pub(crate) reference: usize,
     /// Used of the compared series.
-    pub subject: usize,
+    pub(crate) subject: usize,
     /// Blocks measured but left out (at other speed levels); 0 for unpaired verdicts.
-    pub left_out: usize,
+    pub(crate) left_out: usize,
 }
 
 impl Report {

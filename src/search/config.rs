@@ -27,35 +27,35 @@
 use serde::{Deserialize, Serialize};
 
 /// Reference defaults (MLRsearch 1.2.1 `SearchGoal` and `Config`, the draft's recommendations).
-pub mod defaults {
+pub(crate) mod defaults {
     /// Goal Loss Ratio of the NDR goal.
-    pub const NDR_LOSS_RATIO: f64 = 0.0;
+    pub(crate) const NDR_LOSS_RATIO: f64 = 0.0;
     /// Goal Loss Ratio of the PDR goal.
-    pub const PDR_LOSS_RATIO: f64 = 0.005;
+    pub(crate) const PDR_LOSS_RATIO: f64 = 0.005;
     /// Goal Exceed Ratio: the share of trial seconds at a load that may be bad.
-    pub const EXCEED_RATIO: f64 = 0.5;
+    pub(crate) const EXCEED_RATIO: f64 = 0.5;
     /// Goal Width: relative distance between the final lower and upper bound.
-    pub const RELATIVE_WIDTH: f64 = 0.005;
+    pub(crate) const RELATIVE_WIDTH: f64 = 0.005;
     /// Goal Initial Trial Duration in seconds.
-    pub const INITIAL_TRIAL_DURATION: f64 = 1.0;
+    pub(crate) const INITIAL_TRIAL_DURATION: f64 = 1.0;
     /// Goal Final Trial Duration in seconds.
-    pub const FINAL_TRIAL_DURATION: f64 = 1.0;
+    pub(crate) const FINAL_TRIAL_DURATION: f64 = 1.0;
     /// Goal Duration Sum in seconds.
-    pub const DURATION_SUM: f64 = 21.0;
+    pub(crate) const DURATION_SUM: f64 = 21.0;
     /// Coarser targets searched before the final one.
-    pub const PRECEDING_TARGETS: u32 = 2;
+    pub(crate) const PRECEDING_TARGETS: u32 = 2;
     /// External search multiplies its width by this.
-    pub const EXPANSION_COEFFICIENT: u32 = 2;
+    pub(crate) const EXPANSION_COEFFICIENT: u32 = 2;
     /// Lowest load in packets/s (the reference's 9001).
-    pub const MIN_LOAD: f64 = 9001.0;
+    pub(crate) const MIN_LOAD: f64 = 9001.0;
     /// Seconds of trials after which the search gives up (MLRsearch preset).
-    pub const SEARCH_DURATION_MAX: f64 = 1200.0;
+    pub(crate) const SEARCH_DURATION_MAX: f64 = 1200.0;
     /// Seconds of the discarded warm-up trial at max load.
-    pub const WARMUP_DURATION: f64 = 1.0;
+    pub(crate) const WARMUP_DURATION: f64 = 1.0;
     /// Seconds of each RFC 2544 trial.
-    pub const RFC2544_TRIAL_DURATION: f64 = 60.0;
+    pub(crate) const RFC2544_TRIAL_DURATION: f64 = 60.0;
     /// Seconds of trials after which an RFC 2544 search gives up: ~20 trials of 60 s.
-    pub const RFC2544_SEARCH_DURATION_MAX: f64 = 3600.0;
+    pub(crate) const RFC2544_SEARCH_DURATION_MAX: f64 = 3600.0;
 }
 
 /// Which search runs, and the defaults of every key left out.
@@ -76,26 +76,26 @@ pub enum Preset {
 #[serde(deny_unknown_fields)]
 pub struct Goal {
     /// Name in reports (`NDR`, `PDR`). Default is `NDR` for loss ratio 0, `PDR` otherwise.
-    pub name: String,
+    pub(crate) name: String,
     /// Goal Loss Ratio: a trial with a higher loss ratio is bad. Default is 0 (NDR).
-    pub loss_ratio: f64,
+    pub(crate) loss_ratio: f64,
     /// Goal Exceed Ratio: share of the duration sum that may be bad at a lower bound.
     /// Default is 0.5 (0 for rfc2544).
-    pub exceed_ratio: f64,
+    pub(crate) exceed_ratio: f64,
     /// Goal Width: the search ends when (upper - lower) / upper is at most this. Default is 0.005.
-    pub relative_width: f64,
+    pub(crate) relative_width: f64,
     /// Goal Initial Trial Duration in seconds. Default is 1 (60 for rfc2544).
-    pub initial_trial_duration: f64,
+    pub(crate) initial_trial_duration: f64,
     /// Goal Final Trial Duration in seconds. Default is 1 (60 for rfc2544).
-    pub final_trial_duration: f64,
+    pub(crate) final_trial_duration: f64,
     /// Goal Duration Sum in seconds: trial time needed to classify a load. Default is 21 (60 for
     /// rfc2544).
-    pub duration_sum: f64,
+    pub(crate) duration_sum: f64,
     /// Coarser targets (2x width each, shorter duration sums) before the final one. Default is 2
     /// (0 for rfc2544).
-    pub preceding_targets: u32,
+    pub(crate) preceding_targets: u32,
     /// External search multiplies its step by this. Default is 2.
-    pub expansion_coefficient: u32,
+    pub(crate) expansion_coefficient: u32,
 }
 
 /// The `[search]` table, every default filled in from its preset.
@@ -124,11 +124,11 @@ pub struct SearchConfig {
 #[error("key `search.{key}` = {value}: {expected}")]
 pub struct SearchConfigError {
     /// Full key below `search` (e.g. `goals[1].exceed_ratio`).
-    pub key: String,
+    pub(crate) key: String,
     /// The value given, as written.
-    pub value: String,
+    pub(crate) value: String,
     /// What would be accepted.
-    pub expected: String,
+    pub(crate) expected: String,
 }
 
 /// The longest a search may take, and any of its durations, in seconds (11 days): past it a
@@ -158,7 +158,7 @@ fn bad(key: impl Into<String>, value: impl ToString, expected: &str) -> SearchCo
 impl Goal {
     /// The MLRsearch goal of loss ratio `loss_ratio` with every other attribute at the reference
     /// default.
-    pub fn mlrsearch(name: &str, loss_ratio: f64) -> Self {
+    pub(crate) fn mlrsearch(name: &str, loss_ratio: f64) -> Self {
         Self {
             name: name.to_string(),
             loss_ratio,
@@ -173,7 +173,7 @@ impl Goal {
     }
 
     /// RFC 2544's goal: one 60 s trial per load, zero loss.
-    pub fn rfc2544() -> Self {
+    pub(crate) fn rfc2544() -> Self {
         Self {
             exceed_ratio: 0.0,
             initial_trial_duration: defaults::RFC2544_TRIAL_DURATION,
@@ -254,7 +254,7 @@ impl SearchConfig {
     }
 
     /// The RFC 2544 preset: binary search, one 60 s trial per load, zero loss, no warm-up.
-    pub fn rfc2544() -> Self {
+    pub(crate) fn rfc2544() -> Self {
         Self {
             preset: Preset::Rfc2544,
             goals: vec![Goal::rfc2544()],
@@ -265,7 +265,7 @@ impl SearchConfig {
     }
 
     /// The preset's configuration.
-    pub fn preset(preset: Preset) -> Self {
+    pub(crate) fn preset(preset: Preset) -> Self {
         match preset {
             Preset::Mlrsearch => Self::mlrsearch(),
             Preset::Rfc2544 => Self::rfc2544(),
@@ -273,7 +273,7 @@ impl SearchConfig {
     }
 
     /// Checks every key: finite, in range, min_load < max_load, goals present with unique names.
-    pub fn validate(&self) -> Result<(), SearchConfigError> {
+    pub(crate) fn validate(&self) -> Result<(), SearchConfigError> {
         if self.goals.is_empty() {
             return Err(bad("goals", "[]", "expected at least one goal"));
         }

@@ -47,11 +47,11 @@ const STRATEGIES: [Strategy; 7] = [
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Nomination {
     /// Grid load.
-    pub load: Load,
+    pub(crate) load: Load,
     /// Seconds.
-    pub duration: f64,
+    pub(crate) duration: f64,
     /// The global width to set when this nomination wins.
-    pub width: Width,
+    pub(crate) width: Width,
 }
 
 impl Nomination {

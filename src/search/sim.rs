@@ -38,7 +38,7 @@ pub enum LossCurve {
 
 impl LossCurve {
     /// Loss ratio at `load` packets/s.
-    pub fn loss_ratio(&self, load: f64) -> f64 {
+    pub(crate) fn loss_ratio(&self, load: f64) -> f64 {
         match *self {
             LossCurve::Cliff { capacity } => cliff(load, capacity, 0.0),
             LossCurve::Linear { knee, slope } => (slope * (load / knee - 1.0)).clamp(0.0, 1.0),
@@ -86,16 +86,16 @@ fn cliff(load: f64, capacity: f64, floor: f64) -> f64 {
 
 /// SplitMix64 (Steele, Lea, Flood 2014): tiny, seedable, identical in any language.
 #[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
+pub(crate) struct SplitMix64(u64);
 
 impl SplitMix64 {
     /// A generator seeded with `seed`.
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self(seed)
     }
 
     /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -104,12 +104,12 @@ impl SplitMix64 {
     }
 
     /// Uniform in [0, 1): the top 53 bits.
-    pub fn uniform(&mut self) -> f64 {
+    pub(crate) fn uniform(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// Standard normal (Box-Muller, cosine branch).
-    pub fn gauss(&mut self) -> f64 {
+    pub(crate) fn gauss(&mut self) -> f64 {
         let u1 = 1.0 - self.uniform();
         let u2 = self.uniform();
         (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
@@ -137,7 +137,7 @@ pub struct SimulatedDut {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Drift {
     /// Trial seconds (warm-up included) after which the speed changes.
-    pub after_s: f64,
+    pub(crate) after_s: f64,
     /// The DUT's speed from then on, relative to before (0.7: 30 % slower).
     pub factor: f64,
 }

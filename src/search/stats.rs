@@ -16,17 +16,17 @@ use super::grid::{Grid, Load, Width};
 #[derive(Debug, Clone)]
 pub(crate) struct Target {
     /// Target loss ratio (the goal's).
-    pub loss_ratio: f64,
+    pub(crate) loss_ratio: f64,
     /// Target exceed ratio (the goal's).
-    pub exceed_ratio: f64,
+    pub(crate) exceed_ratio: f64,
     /// Target width in grid steps: the goal's, doubled per preceding level.
-    pub width: Width,
+    pub(crate) width: Width,
     /// Seconds of the trials this target asks for.
-    pub trial_duration: f64,
+    pub(crate) trial_duration: f64,
     /// Seconds of trials that classify a load.
-    pub duration_sum: f64,
+    pub(crate) duration_sum: f64,
     /// External search step multiplier.
-    pub expansion_coefficient: i64,
+    pub(crate) expansion_coefficient: i64,
 }
 
 /// The targets of one goal, coarsest first, the final target last (the reference's chain of
@@ -149,9 +149,9 @@ impl TargetStat {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Bounds {
     /// Relevant lower bound.
-    pub clo: Option<Load>,
+    pub(crate) clo: Option<Load>,
     /// Relevant upper bound.
-    pub chi: Option<Load>,
+    pub(crate) chi: Option<Load>,
 }
 
 /// Every trial so far, as per-load, per-target statistics; every trial feeds every target.

@@ -8,19 +8,14 @@
 /// `printf("%.{precision}g", value)`: `precision` significant digits (0 counts as 1), fixed
 /// notation when the decimal exponent X satisfies -4 <= X < precision, else `d.ddde±XX`;
 /// trailing zeros and a trailing point removed. NaN prints as `nan` or `-nan` by its sign bit.
-pub fn fmt_g(value: f64, precision: usize) -> String {
+pub(crate) fn fmt_g(value: f64, precision: usize) -> String {
     let mut out = String::new();
     push_g(&mut out, value, precision);
     out
 }
 
-/// `printf("%{width}.{precision}g", value)`: [`fmt_g`] right-aligned in `width` columns.
-pub fn fmt_g_width(value: f64, width: usize, precision: usize) -> String {
-    format!("{:>width$}", fmt_g(value, precision))
-}
-
 /// Appends `printf("%.{precision}g", value)` to `out`.
-pub fn push_g(out: &mut String, value: f64, precision: usize) {
+pub(crate) fn push_g(out: &mut String, value: f64, precision: usize) {
     if value.is_sign_negative() {
         out.push('-');
     }
@@ -110,8 +105,6 @@ mod tests {
         for &(v, p, want) in cases {
             assert_eq!(fmt_g(v, p), want, "%.{p}g of {v:e}");
         }
-        assert_eq!(fmt_g_width(2.75, 13, 8), "         2.75");
-        assert_eq!(fmt_g_width(-f64::NAN, 13, 8), "         -nan");
     }
 
     /// Deterministic values of every magnitude, with ties and round numbers mixed in.

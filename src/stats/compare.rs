@@ -15,26 +15,26 @@ use super::summary::{c_sqrt, sse_add, sse_div, sse_sub, Flavor, Summary};
 
 /// A dataset compared with the reference dataset (ministat's first).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// Difference of the means, other − reference.
-    pub difference: f64,
+    pub(crate) difference: f64,
     /// Half-width of the difference's confidence interval: t · s_pooled · √(1/n₀ + 1/n₁).
-    pub difference_ci: f64,
+    pub(crate) difference_ci: f64,
     /// The difference in percent of the reference mean.
-    pub relative_pct: f64,
+    pub(crate) relative_pct: f64,
     /// Half-width of the relative difference's interval, in percent (formula by [`Flavor`]).
-    pub relative_ci_pct: f64,
+    pub(crate) relative_ci_pct: f64,
     /// Pooled standard deviation √(((n₁−1)·Var₁ + (n₀−1)·Var₀) / (n₀+n₁−2)).
-    pub pooled_s: f64,
+    pub(crate) pooled_s: f64,
     /// Whether |difference| > difference_ci: "Difference at …" rather than "No difference proven".
-    pub significant: bool,
+    pub(crate) significant: bool,
     /// The confidence level of the intervals.
-    pub confidence: Confidence,
+    pub(crate) confidence: Confidence,
 }
 
 /// Compares `other` with `reference` at `confidence`, as ministat does for each dataset after
 /// the first (Student's t with n₀+n₁−2 degrees of freedom, pooled variance).
-pub fn compare(
+pub(crate) fn compare(
     reference: &Summary,
     other: &Summary,
     confidence: Confidence,

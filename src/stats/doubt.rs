@@ -17,26 +17,30 @@ use super::{Confidence, PairedEstimate};
 
 /// A comparison is unreliable when at least this share of either series' trials were
 /// disturbed (flagged unsteady, slowed or unsaturated, or measured twice).
-pub const DISTURBED_SHARE: f64 = 0.5;
+pub(crate) const DISTURBED_SHARE: f64 = 0.5;
 
 /// What the doubt rule needs of one trial.
 #[derive(Debug, Clone, Copy)]
-pub struct TrialValue<'a> {
+pub(crate) struct TrialValue<'a> {
     /// The iteration: trials of two series with the same one ran side by side.
-    pub index: u32,
+    pub(crate) index: u32,
     /// The trial's figure (median receive rate).
-    pub value: f64,
+    pub(crate) value: f64,
     /// What disturbed it, one short word each (`unsteady`, `measured twice`); empty when
     /// nothing did.
-    pub troubles: &'a [String],
+    pub(crate) troubles: &'a [String],
 }
 
 /// A series of trials by its name in the report.
-pub type Named<'n, 't> = (&'n str, &'n [TrialValue<'t>]);
+pub(crate) type Named<'n, 't> = (&'n str, &'n [TrialValue<'t>]);
 
 /// Why a significant difference of `other` against `reference`, of `change_pct`, is not to be
 /// believed; `None` when nothing speaks against it.
-pub fn doubt(reference: Named<'_, '_>, other: Named<'_, '_>, change_pct: f64) -> Option<String> {
+pub(crate) fn doubt(
+    reference: Named<'_, '_>,
+    other: Named<'_, '_>,
+    change_pct: f64,
+) -> Option<String> {
     for (name, trials) in [other, reference] {
         let disturbed = trials.iter().filter(|t| !t.troubles.is_empty()).count();
         if !trials.is_empty() && disturbed as f64 >= DISTURBED_SHARE * trials.len() as f64 {

@@ -66,16 +66,6 @@ impl RunStats {
         }
     }
 
-    /// A run known only by its summary: its largest sample is taken to be its average.
-    pub fn from_summary(avg: f64, stdev: f64, size: u64) -> RunStats {
-        RunStats {
-            avg,
-            stdev,
-            size,
-            max: avg,
-        }
-    }
-
     /// The run's statistics as the grouping merges them.
     fn moments(&self) -> Moments {
         Moments {
@@ -108,7 +98,7 @@ pub struct Group {
     /// Population average of the group's samples.
     pub avg: f64,
     /// Population standard deviation of the group's samples.
-    pub stdev: f64,
+    pub(crate) stdev: f64,
     /// Number of samples in the group.
     pub size: u64,
     /// Bits to encode the group given the previous group's average.

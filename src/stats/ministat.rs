@@ -33,10 +33,10 @@ use pieces::{field, for_each_piece};
 mod pieces;
 
 /// ministat's limit: one plot symbol per dataset.
-pub const MAX_DATASETS: usize = 7;
+pub(crate) const MAX_DATASETS: usize = 7;
 
 /// Fewest values a dataset may hold.
-pub const MIN_POINTS: usize = 3;
+pub(crate) const MIN_POINTS: usize = 3;
 
 /// Bytes ministat's `fgets` buffer holds per read (BUFSIZ − 1): longer lines count as several.
 const LINE_PIECE: usize = 8191;
@@ -49,9 +49,9 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dataset {
     /// The legend label: the file name as given, or `<stdin>`.
-    pub name: String,
+    pub(crate) name: String,
     /// The values in the order read.
-    pub values: Vec<f64>,
+    pub(crate) values: Vec<f64>,
 }
 
 impl Dataset {
@@ -68,7 +68,7 @@ impl Dataset {
     /// line, and field `column` must be a number `strtod` reads entirely. Lines without that
     /// field are skipped; fewer than 3 values is an error. A read error ends the data, as
     /// ministat's `fgets` loop does; a line over [`MAX_LINE_BYTES`] is an error.
-    pub fn read(
+    pub(crate) fn read(
         mut reader: impl BufRead,
         name: &str,
         options: &ReadOptions,
@@ -105,7 +105,7 @@ impl Dataset {
 
     /// Reads the file at `path` with [`Dataset::read`], named `name` (ministat uses the path
     /// as given on its command line).
-    pub fn read_file(
+    pub(crate) fn read_file(
         path: &Path,
         name: &str,
         options: &ReadOptions,
@@ -149,11 +149,11 @@ fn os_reason(e: &std::io::Error) -> String {
 
 /// How to read a dataset.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReadOptions {
+pub(crate) struct ReadOptions {
     /// Field to read, counted from 1 (`-C`). Default is 1.
-    pub column: usize,
+    pub(crate) column: usize,
     /// Field delimiter bytes; runs of them separate fields (`-d`). Default is space and tab.
-    pub delimiters: Vec<u8>,
+    pub(crate) delimiters: Vec<u8>,
 }
 
 impl Default for ReadOptions {
@@ -244,46 +244,49 @@ impl From<MinistatError> for crate::error::InputError {
 
 /// A dataset's name and vitals.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct NamedSummary {
+pub(crate) struct NamedSummary {
     /// The dataset's name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its vitals.
     #[serde(flatten)]
-    pub summary: Summary,
+    pub(crate) summary: Summary,
 }
 
 /// A dataset compared with the reference dataset, with both names.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct NamedComparison {
+pub(crate) struct NamedComparison {
     /// The dataset compared.
-    pub dataset: String,
+    pub(crate) dataset: String,
     /// The reference dataset (the first one).
-    pub reference: String,
+    pub(crate) reference: String,
     /// The test's result.
     #[serde(flatten)]
-    pub comparison: Comparison,
+    pub(crate) comparison: Comparison,
 }
 
 /// Everything ministat computes for a set of datasets; [`Analysis::text`] prints it as
 /// ministat does, serde serialises the numbers (without the plot).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Analysis {
+pub(crate) struct Analysis {
     /// Which ministat computed the numbers.
-    pub flavor: Flavor,
+    pub(crate) flavor: Flavor,
     /// Confidence level of the comparisons.
-    pub confidence: Confidence,
+    pub(crate) confidence: Confidence,
     /// The datasets in the order given; the first is the reference.
-    pub datasets: Vec<NamedSummary>,
+    pub(crate) datasets: Vec<NamedSummary>,
     /// Each later dataset compared with the first; empty with `summary_only`.
-    pub comparisons: Vec<NamedComparison>,
+    pub(crate) comparisons: Vec<NamedComparison>,
     /// The plot; `None` with `stats_only` or `summary_only`.
     #[serde(skip)]
-    pub plot: Option<Plot>,
+    pub(crate) plot: Option<Plot>,
 }
 
 /// Analyses up to [`MAX_DATASETS`] datasets of at least [`MIN_POINTS`] values each (copies
 /// them; [`Analysis::new`] takes them over).
-pub fn analyse(datasets: &[Dataset], options: &MinistatOptions) -> Result<Analysis, MinistatError> {
+pub(crate) fn analyse(
+    datasets: &[Dataset],
+    options: &MinistatOptions,
+) -> Result<Analysis, MinistatError> {
     Analysis::new(datasets.to_vec(), options)
 }
 
@@ -310,7 +313,7 @@ fn parallel_map<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> V
 /// `<stdin>`, read in order: a second `-` finds it empty), any other a file named as given.
 /// Files are read in parallel; the error reported is that of the first failing path, as when
 /// ministat reads them one after the other.
-pub fn read_datasets(
+pub(crate) fn read_datasets(
     paths: &[&Path],
     options: &ReadOptions,
 ) -> Result<Vec<Dataset>, MinistatError> {
@@ -339,7 +342,7 @@ pub fn read_datasets(
 impl Analysis {
     /// Analyses up to [`MAX_DATASETS`] datasets of at least [`MIN_POINTS`] values each: the
     /// first is the reference of the comparisons.
-    pub fn new(
+    pub(crate) fn new(
         datasets: Vec<Dataset>,
         options: &MinistatOptions,
     ) -> Result<Analysis, MinistatError> {
@@ -385,7 +388,7 @@ impl Analysis {
     }
 
     /// The legend lines: `x name` per dataset.
-    pub fn legend(&self) -> Vec<String> {
+    pub(crate) fn legend(&self) -> Vec<String> {
         self.datasets
             .iter()
             .zip(&SYMBOLS[1..])
@@ -394,7 +397,7 @@ impl Analysis {
     }
 
     /// The whole output, byte for byte what ministat prints.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut out = String::new();
         for line in self.legend() {
             out.push_str(&line);

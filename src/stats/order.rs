@@ -73,12 +73,12 @@ impl BalancedOrder {
     }
 
     /// Phases in one block of `sets` sets (every set twice), whether or not they can alternate.
-    pub const fn phases_for(sets: usize) -> usize {
+    pub(crate) const fn phases_for(sets: usize) -> usize {
         2 * sets
     }
 
     /// Blocks after which the order repeats; the balance properties hold over whole cycles.
-    pub fn cycle_blocks(self) -> usize {
+    pub(crate) fn cycle_blocks(self) -> usize {
         2 * self.sets
     }
 

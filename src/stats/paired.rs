@@ -70,7 +70,7 @@ pub enum BlockError {
 
 impl Block {
     /// A block from one value per set (pps); each must be a positive finite rate.
-    pub fn new(values: Vec<f64>) -> Result<Block, BlockError> {
+    pub(crate) fn new(values: Vec<f64>) -> Result<Block, BlockError> {
         if let Some((set, &value)) = values
             .iter()
             .enumerate()
@@ -110,12 +110,12 @@ impl Block {
     }
 
     /// The value of each set, pps (index 0 the baseline): a block is one ministat iteration.
-    pub fn values(&self) -> &[f64] {
+    pub(crate) fn values(&self) -> &[f64] {
         &self.values
     }
 
     /// `ln(value[set] / value[0])`, or `None` for a set the block does not have.
-    pub fn log_ratio(&self, set: usize) -> Option<f64> {
+    pub(crate) fn log_ratio(&self, set: usize) -> Option<f64> {
         Some((self.values.get(set)? / self.values[0]).ln())
     }
 }
@@ -124,32 +124,32 @@ impl Block {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PairedEstimate {
     /// Blocks the estimate is made of.
-    pub blocks: usize,
+    pub(crate) blocks: usize,
     /// Blocks measured, those left out included (see [`super::quiet`]).
-    pub of: usize,
+    pub(crate) of: usize,
     /// Mean of the per-block log ratios.
     pub mean_log: f64,
     /// Half-width of the interval on the log scale: `t · s / √n`.
     pub half_width_log: f64,
     /// The Student's t critical value used.
-    pub t: f64,
+    pub(crate) t: f64,
     /// Confidence the interval is stated at, percent (95.0).
-    pub level_pct: f64,
+    pub(crate) level_pct: f64,
     /// The change, percent: `100 (e^mean − 1)`.
     pub change_pct: f64,
     /// Lower end of the interval, percent change.
-    pub low_pct: f64,
+    pub(crate) low_pct: f64,
     /// Upper end of the interval, percent change.
-    pub high_pct: f64,
+    pub(crate) high_pct: f64,
     /// The baseline's mean rate over the blocks used, packets/s: the machine's speed level the
     /// estimate holds at (`None` when not known).
-    pub baseline_pps: Option<f64>,
+    pub(crate) baseline_pps: Option<f64>,
 }
 
 impl PairedEstimate {
     /// The estimate of the mean of `log_ratios` with critical value `t(df)` for `df = n − 1`,
     /// stated at `level_pct`; `None` with fewer than 2 ratios or a non-finite one.
-    pub fn from_log_ratios(
+    pub(crate) fn from_log_ratios(
         log_ratios: &[f64],
         t: impl Fn(usize) -> f64,
         level_pct: f64,
@@ -193,7 +193,7 @@ impl PairedEstimate {
     /// The change and its half-width, `−32.4 % ± 0.9 %`, or its interval, `−18.1 % [−36.1 %,
     /// +5.0 %]`, when that is visibly asymmetric (wide intervals); one decimal unless the
     /// formatter asks for a precision.
-    pub fn change(&self) -> Change<'_> {
+    pub(crate) fn change(&self) -> Change<'_> {
         Change(self)
     }
 
@@ -286,7 +286,7 @@ impl fmt::Display for PairedLine<'_> {
 
 /// `value` with `decimals` decimals and a typographic sign (`−32.4`, `+1.2`); no sign when it
 /// rounds to zero.
-pub fn signed(value: f64, decimals: usize) -> String {
+pub(crate) fn signed(value: f64, decimals: usize) -> String {
     let magnitude = format!("{:.decimals$}", value.abs());
     if magnitude.bytes().all(|b| b == b'0' || b == b'.') {
         magnitude

@@ -105,7 +105,7 @@ impl<'de> serde::Deserialize<'de> for Estimator {
 
 impl Estimator {
     /// The estimate of `values` (unsorted), or `None` when there are none.
-    pub fn of(self, values: &[f64]) -> Option<f64> {
+    pub(crate) fn of(self, values: &[f64]) -> Option<f64> {
         if values.is_empty() {
             return None;
         }
@@ -177,14 +177,14 @@ pub enum PhaseError {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PhaseValue {
     /// The phase as scheduled.
-    pub span: PhaseSpan,
+    pub(crate) span: PhaseSpan,
     /// Short windows kept (after the settle time, wholly inside the phase, counter not reset).
-    pub windows: usize,
+    pub(crate) windows: usize,
     /// Windows inside the kept span refused because the counter went backwards (a reset).
-    pub rejected: usize,
+    pub(crate) rejected: usize,
     /// The estimator's value in packets per second, or `None` when fewer than
     /// [`PhaseOptions::min_windows`] windows were kept: the phase must not be used.
-    pub value: Option<f64>,
+    pub(crate) value: Option<f64>,
 }
 
 /// The short windows that lie wholly inside `from_s..=to_s` as (end time, rate in pps), each

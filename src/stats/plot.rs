@@ -11,23 +11,23 @@
 use super::summary::{Sample, Summary};
 
 /// Plot symbols of datasets 1..=7 (index 0 is an empty cell); also the legend's symbols.
-pub const SYMBOLS: [char; 8] = [' ', 'x', '+', '*', '%', '#', '@', 'O'];
+pub(crate) const SYMBOLS: [char; 8] = [' ', 'x', '+', '*', '%', '#', '@', 'O'];
 
 /// A rendered plot: its lines, without newlines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plot {
     /// The lines as ministat prints them: frame, stacked points, bar line(s), frame; or the
     /// single line `[no plot, span is zero width]`.
-    pub lines: Vec<String>,
+    pub(crate) lines: Vec<String>,
 }
 
 /// One dataset to plot: its sorted values and its vitals.
 #[derive(Debug, Clone, Copy)]
 struct PlotInput<'a> {
     /// The values, sorted ascending.
-    pub sorted: &'a [f64],
+    pub(crate) sorted: &'a [f64],
     /// Their vitals (mean, median and standard deviation are drawn).
-    pub summary: &'a Summary,
+    pub(crate) summary: &'a Summary,
 }
 
 /// The scale: `columns` cells from `x0` in steps of `dx`.
@@ -52,7 +52,7 @@ impl Scale {
 
 impl Plot {
     /// Plots `samples`, whose vitals are `summaries` (same order): see `Plot::new`.
-    pub fn of(
+    pub(crate) fn of(
         samples: &[Sample],
         summaries: &[Summary],
         width: usize,

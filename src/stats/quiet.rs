@@ -33,31 +33,31 @@
 use super::paired::Block;
 
 /// The quantile of a set's block values taken as its quiet level.
-pub const QUIET_QUANTILE: f64 = 0.9;
+pub(crate) const QUIET_QUANTILE: f64 = 0.9;
 /// A block value below this fraction of its set's quiet level is a slowed one.
-pub const SLOWED_BELOW: f64 = 0.9;
+pub(crate) const SLOWED_BELOW: f64 = 0.9;
 /// The smallest share of the blocks a level must hold for a comparison to be made at it.
-pub const MIN_QUIET_SHARE: f64 = 1.0 / 3.0;
+pub(crate) const MIN_QUIET_SHARE: f64 = 1.0 / 3.0;
 /// Fewer blocks than this are all kept: the quantile of so few is their maximum, one lucky
 /// block (8 is the stopping rule's first look by default; the quantile is then the second
 /// highest).
-pub const MIN_SCREENED: usize = 8;
+pub(crate) const MIN_SCREENED: usize = 8;
 
 /// One side of a [`quiet_split`]: the blocks at the level the comparison is made at, or the
 /// others.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Side {
+pub(crate) struct Side {
     /// Per-block log ratios of the set against the baseline.
-    pub ratios: Vec<f64>,
+    pub(crate) ratios: Vec<f64>,
     /// The baseline's mean block value over these blocks, packets/s (`None` for no block): the
     /// speed level an estimate over them holds at, which a report states because the costs
     /// differ between levels.
-    pub baseline_pps: Option<f64>,
+    pub(crate) baseline_pps: Option<f64>,
 }
 
 /// The blocks of `set` against the baseline, split into those at the level the comparison is
 /// made at and the others; `None` for a set the blocks do not have.
-pub fn quiet_split(blocks: &[Block], set: usize) -> Option<(Side, Side)> {
+pub(crate) fn quiet_split(blocks: &[Block], set: usize) -> Option<(Side, Side)> {
     let ratios = blocks
         .iter()
         .map(|b| b.log_ratio(set))

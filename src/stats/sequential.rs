@@ -36,11 +36,11 @@ use super::quiet::{quiet_split, Side};
 use super::student::Confidence;
 
 /// How many looks the rule takes; with [`LOOK_CONFIDENCE`] they spend a 5 % error rate.
-pub const LOOKS: usize = 5;
+pub(crate) const LOOKS: usize = 5;
 /// The confidence of the interval at each look: 1 − 5 % / [`LOOKS`].
-pub const LOOK_CONFIDENCE: Confidence = Confidence::P99;
+pub(crate) const LOOK_CONFIDENCE: Confidence = Confidence::P99;
 /// The confidence the reported interval guarantees over all looks, percent.
-pub const FAMILY_LEVEL_PCT: f64 = 95.0;
+pub(crate) const FAMILY_LEVEL_PCT: f64 = 95.0;
 
 /// When to stop adding blocks.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -124,11 +124,6 @@ impl StopRule {
         &self.looks
     }
 
-    /// The options the rule was made with.
-    pub fn options(&self) -> &StopOptions {
-        &self.options
-    }
-
     /// The corrected estimate of each set against the baseline (sets 1.. of the blocks) over
     /// the blocks at the machine's quiet level ([`super::quiet`]), as the decision uses it and
     /// the report must print it; `None` for a set without 2 such blocks.
@@ -138,7 +133,7 @@ impl StopRule {
 
     /// The same estimates over the blocks left out (at other speed levels), at the same
     /// confidence: the cost at those levels, which the report states beside the other.
-    pub fn slowed_estimates(&self, blocks: &[Block]) -> Vec<Option<PairedEstimate>> {
+    pub(crate) fn slowed_estimates(&self, blocks: &[Block]) -> Vec<Option<PairedEstimate>> {
         self.split_estimates(blocks, |_, slowed| slowed)
     }
 

@@ -25,7 +25,7 @@ fn take_sign(s: &[u8], i: &mut usize) -> bool {
 /// Parses the longest prefix of `s` that `strtod` converts. Returns the value and the number
 /// of bytes consumed; 0 bytes (and value 0) when there is no number, as `strtod` sets its end
 /// pointer to the start then.
-pub fn strtod(s: &[u8]) -> (f64, usize) {
+pub(crate) fn strtod(s: &[u8]) -> (f64, usize) {
     let start = s.iter().position(|&b| !is_c_space(b)).unwrap_or(s.len());
     let mut i = start;
     let negative = take_sign(s, &mut i);
@@ -69,7 +69,7 @@ pub fn strtod(s: &[u8]) -> (f64, usize) {
 }
 
 /// The value of `token` when `strtod` converts all of it (ministat's test of a valid number).
-pub fn strtod_full(token: &[u8]) -> Option<f64> {
+pub(crate) fn strtod_full(token: &[u8]) -> Option<f64> {
     // Fast path: Rust's grammar is strtod's without leading space, hexadecimal and `nan(...)`,
     // and where both accept a text they give the same value (correctly rounded, same signs).
     if let Some(value) = std::str::from_utf8(token).ok().and_then(|s| s.parse().ok()) {
@@ -82,7 +82,7 @@ pub fn strtod_full(token: &[u8]) -> Option<f64> {
 /// Parses the longest prefix of `s` that `strtol(s, &end, 10)` converts, saturating at the
 /// bounds of a 64-bit `long` as glibc does. Returns the value and the bytes consumed (0 when
 /// there are no digits).
-pub fn strtol(s: &[u8]) -> (i64, usize) {
+pub(crate) fn strtol(s: &[u8]) -> (i64, usize) {
     let mut i = s.iter().position(|&b| !is_c_space(b)).unwrap_or(s.len());
     let negative = take_sign(s, &mut i);
     let digits = s[i..].iter().take_while(|b| b.is_ascii_digit()).count();

@@ -156,7 +156,7 @@ pub enum ConfidenceError {
 
 impl ConfidenceError {
     /// ministat's message for the error.
-    pub fn message(self) -> &'static str {
+    pub(crate) fn message(self) -> &'static str {
         match self {
             ConfidenceError::NotANumber => "Not a floating point number",
             ConfidenceError::Unsupported => "No support for confidence level",
@@ -174,7 +174,7 @@ impl std::error::Error for ConfidenceError {}
 
 impl Confidence {
     /// Every level, in the table's column order.
-    pub const ALL: [Confidence; 6] = [
+    pub(crate) const ALL: [Confidence; 6] = [
         Confidence::P80,
         Confidence::P90,
         Confidence::P95,
@@ -188,18 +188,18 @@ impl Confidence {
     }
 
     /// The level in percent (95.0 for [`Confidence::P95`]).
-    pub fn percent(self) -> f64 {
+    pub(crate) fn percent(self) -> f64 {
         LEVELS[self.column()]
     }
 
     /// The level whose percentage equals `pct` exactly, as ministat compares them.
-    pub fn from_percent(pct: f64) -> Option<Confidence> {
+    pub(crate) fn from_percent(pct: f64) -> Option<Confidence> {
         Confidence::ALL.into_iter().find(|c| c.percent() == pct)
     }
 
     /// Parses the argument of ministat's `-c` the way ministat does: the whole text must be a
     /// number `strtod` accepts (so `95`, `95.0`, `9.5e1` and ` 95` are 95 %, `95%` is not).
-    pub fn parse_ministat(text: &[u8]) -> Result<Confidence, ConfidenceError> {
+    pub(crate) fn parse_ministat(text: &[u8]) -> Result<Confidence, ConfidenceError> {
         let value = strtod_full(text).ok_or(ConfidenceError::NotANumber)?;
         Confidence::from_percent(value).ok_or(ConfidenceError::Unsupported)
     }
@@ -207,7 +207,7 @@ impl Confidence {
     /// The two-sided critical value of Student's t for `df` degrees of freedom: the table's row
     /// `df` up to 100, its infinity row beyond. `df` = 0 also gets the infinity row, because
     /// ministat's table stores infinity as row 0.
-    pub fn student_t(self, df: usize) -> f64 {
+    pub(crate) fn student_t(self, df: usize) -> f64 {
         match df {
             1..=100 => TABLE[df - 1][self.column()],
             _ => INFINITY_ROW[self.column()],

@@ -30,10 +30,10 @@ pub enum Flavor {
 
 impl Flavor {
     /// Every flavour, the default first.
-    pub const ALL: [Flavor; 3] = [Flavor::Current, Flavor::Legacy, Flavor::Accurate];
+    pub(crate) const ALL: [Flavor; 3] = [Flavor::Current, Flavor::Legacy, Flavor::Accurate];
 
     /// Its name on the command line and in `report.toml`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Flavor::Current => "current",
             Flavor::Legacy => "legacy",
@@ -44,7 +44,7 @@ impl Flavor {
 
 /// A dataset's values sorted as ministat sorts them, with the sums it accumulates in file order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sample {
+pub(crate) struct Sample {
     sorted: Vec<f64>,
     sum: f64,
     sum_squares: f64,
@@ -53,7 +53,7 @@ pub struct Sample {
 impl Sample {
     /// Takes the values in file order: the sums are accumulated in that order, then the values
     /// are sorted like ministat's `qsort` (stable, `-0` and `0` equal, NaN equal to anything).
-    pub fn new(mut values: Vec<f64>) -> Sample {
+    pub(crate) fn new(mut values: Vec<f64>) -> Sample {
         let (mut sum, mut sum_squares) = (0.0, 0.0);
         for &v in &values {
             // Operand order as in Debian's binary: it decides which NaN a sum keeps.
@@ -69,12 +69,12 @@ impl Sample {
     }
 
     /// The values, sorted.
-    pub fn sorted(&self) -> &[f64] {
+    pub(crate) fn sorted(&self) -> &[f64] {
         &self.sorted
     }
 
     /// The dataset's vitals.
-    pub fn summary(&self, flavor: Flavor) -> Summary {
+    pub(crate) fn summary(&self, flavor: Flavor) -> Summary {
         let p = &self.sorted;
         let n = p.len();
         let nf = n as f64;
@@ -109,35 +109,35 @@ impl Sample {
 
 /// The vitals ministat prints for a dataset (its `Vitals` line).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// Number of values.
-    pub n: usize,
+    pub(crate) n: usize,
     /// Smallest value.
-    pub min: f64,
+    pub(crate) min: f64,
     /// Largest value.
-    pub max: f64,
+    pub(crate) max: f64,
     /// Median: the middle value; for an even count the mean of the two middle values
     /// ([`Flavor::Current`]) or the upper one ([`Flavor::Legacy`]).
-    pub median: f64,
+    pub(crate) median: f64,
     /// Arithmetic mean, Σy / n.
-    pub mean: f64,
+    pub(crate) mean: f64,
     /// Sample standard deviation, √variance.
-    pub stddev: f64,
+    pub(crate) stddev: f64,
     /// Sample variance as ministat computes it in one pass: (Σy² − (Σy)²/n) / (n − 1)
     /// ([`Flavor::Accurate`]: two passes, exactly rounded).
     #[serde(skip)]
-    pub variance: f64,
+    pub(crate) variance: f64,
 }
 
 impl Summary {
     /// The vitals of `values` given in file order (NaN statistics for an empty slice).
-    pub fn of(values: &[f64], flavor: Flavor) -> Summary {
+    pub(crate) fn of(values: &[f64], flavor: Flavor) -> Summary {
         Sample::new(values.to_vec()).summary(flavor)
     }
 
     /// ministat's vitals line without its newline: `x   5       1234567 …` (`%c %3d` then five
     /// `%13.8g`).
-    pub fn vitals_line(&self, symbol: char) -> String {
+    pub(crate) fn vitals_line(&self, symbol: char) -> String {
         let mut line = format!("{symbol} {:>3}", self.n);
         for v in [self.min, self.max, self.median, self.mean, self.stddev] {
             let mut number = String::new();
@@ -149,7 +149,7 @@ impl Summary {
 }
 
 /// The table header printed above the vitals lines.
-pub const VITALS_HEADER: &str =
+pub(crate) const VITALS_HEADER: &str =
     "    N           Min           Max        Median           Avg        Stddev";
 
 // NaN signs show in ministat's output (`nan` or `-nan`) and Rust leaves them unspecified, so

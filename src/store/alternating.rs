@@ -30,7 +30,7 @@ use crate::error::{shown, InputError};
 use crate::stats::{phase_values, Block, CounterSample, PhaseOptions, PhaseSpan, PhaseValue};
 
 /// The directory of all alternating runs in a results directory.
-pub const ALTERNATING: &str = "alternating";
+pub(crate) const ALTERNATING: &str = "alternating";
 const PHASES: &str = "phases.csv";
 const SERIES: &str = "series.csv";
 const PHASES_HEADER: &str = "segment,block,phase,config,switched_s,end_s";
@@ -58,26 +58,26 @@ pub struct PhaseRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SegmentMeta {
     /// Start of traffic, seconds since the Unix epoch.
-    pub start_unix_s: f64,
+    pub(crate) start_unix_s: f64,
     /// End of traffic, seconds since the Unix epoch (`None` while it runs).
-    pub end_unix_s: Option<f64>,
+    pub(crate) end_unix_s: Option<f64>,
     /// Why it ended: `precise`, `time up`, or what failed.
-    pub ended: Option<String>,
+    pub(crate) ended: Option<String>,
     /// What sent the traffic.
-    pub generator: Option<String>,
+    pub(crate) generator: Option<String>,
 }
 
 /// A finished block read back: its phases with their values, and one value per set.
 #[derive(Debug, Clone)]
 pub struct StoredBlock {
     /// Block number, from 1.
-    pub block: u32,
+    pub(crate) block: u32,
     /// Segment it ran in.
-    pub segment: u32,
+    pub(crate) segment: u32,
     /// Its phases, in order, with the windows they kept.
-    pub phases: Vec<PhaseValue>,
+    pub(crate) phases: Vec<PhaseValue>,
     /// One value per set (campaign order), or why the block has none.
-    pub values: Result<Block, String>,
+    pub(crate) values: Result<Block, String>,
 }
 
 impl Store {
@@ -155,7 +155,7 @@ impl Store {
 
     /// The finished blocks of a run, their values recomputed from the series with `options`;
     /// `sets` are the campaign's config set names, baseline first.
-    pub fn read_blocks(
+    pub(crate) fn read_blocks(
         &self,
         version: &str,
         profile: &str,
@@ -211,7 +211,12 @@ impl Store {
     }
 
     /// Segment `n`'s `meta.json`, when it is there and reads.
-    pub fn read_segment_meta(&self, version: &str, profile: &str, n: u32) -> Option<SegmentMeta> {
+    pub(crate) fn read_segment_meta(
+        &self,
+        version: &str,
+        profile: &str,
+        n: u32,
+    ) -> Option<SegmentMeta> {
         let path = self
             .alternating_dir(version, profile)
             .join(format!("segment-{n}"))
@@ -224,7 +229,7 @@ impl Store {
     /// unless the directory was started before they did, with a run of each version in turn
     /// (`alternating/<version>.<profile>/`): then it stays in that layout, so that `--resume`
     /// neither measures those runs again nor mixes the two layouts, and a report reads them.
-    pub fn alternates_versions(&self, campaign: &Campaign) -> Result<bool, InputError> {
+    pub(crate) fn alternates_versions(&self, campaign: &Campaign) -> Result<bool, InputError> {
         if !campaign.alternates_versions() {
             return Ok(false);
         }
@@ -297,9 +302,9 @@ impl Store {
 }
 
 /// How a segment's `meta.json` says the stopping rule ended the run: precise enough.
-pub const PRECISE: &str = "precise";
+pub(crate) const PRECISE: &str = "precise";
 /// How a segment's `meta.json` says the stopping rule ended the run: out of time.
-pub const TIME_UP: &str = "time up";
+pub(crate) const TIME_UP: &str = "time up";
 
 /// The phases of the run in `dir` (none before its first block).
 fn phases_at(dir: &Path) -> Result<Vec<PhaseRow>, InputError> {

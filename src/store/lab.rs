@@ -23,34 +23,34 @@ use crate::transport::display_argv;
 pub struct LabRecord {
     /// The DUT host's facts: CPU, cores, kernel, OS, tool versions.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub host: Option<HostFacts>,
+    pub(crate) host: Option<HostFacts>,
     /// Driver of the DUT's ingress interface (virtual lab; `veth` unless a test says
     /// otherwise), when `ethtool` could tell.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub nic_driver: Option<String>,
+    pub(crate) nic_driver: Option<String>,
     /// The lab's layout as its kind describes it: the virtual lab's facts (namespaces,
     /// addresses, CPU placement) or the SSH lab's hosts and interfaces. Kept as written since
     /// the two kinds share no shape; [`placement_summary`](Self::placement_summary) reads it.
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
-    pub lab: serde_json::Value,
+    pub(crate) lab: serde_json::Value,
     /// What sent the traffic, in words.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub generator: Option<String>,
+    pub(crate) generator: Option<String>,
     /// Each config set's ruleset by name.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub config_sets: BTreeMap<String, String>,
+    pub(crate) config_sets: BTreeMap<String, String>,
     /// The kernel each version ran, by version name (SSH labs).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub versions: BTreeMap<String, VersionRecord>,
+    pub(crate) versions: BTreeMap<String, VersionRecord>,
     /// Why the DUT could not be profiled, when it could not (the campaign then ran without
     /// flamegraphs).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub profiler_unavailable: Option<String>,
+    pub(crate) profiler_unavailable: Option<String>,
 }
 
 impl LabRecord {
     /// The virtual lab's CPU placement in words (`lab.placement.summary`), when recorded.
-    pub fn placement_summary(&self) -> Option<&str> {
+    pub(crate) fn placement_summary(&self) -> Option<&str> {
         self.lab.pointer("/placement/summary")?.as_str()
     }
 }
@@ -58,29 +58,29 @@ impl LabRecord {
 /// The kernel a version ran, as its DUT reported it after booting it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct VersionRecord {
+pub(crate) struct VersionRecord {
     /// `uname -a` on the DUT.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub uname: Option<String>,
+    pub(crate) uname: Option<String>,
     /// Where the kernel configuration came from (the first line of its dump).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel_config_source: Option<String>,
+    pub(crate) kernel_config_source: Option<String>,
     /// The kernel configuration's file, relative to the results directory
     /// (`kernel-config/<version>.txt`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel_config: Option<String>,
+    pub(crate) kernel_config: Option<String>,
     /// The sysctls the lab set for this version.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub sysctls: BTreeMap<String, String>,
+    pub(crate) sysctls: BTreeMap<String, String>,
     /// The commands the lab ran for this version (`commands`, not `install`), one line each,
     /// shell-quoted where needed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub commands: Vec<String>,
+    pub(crate) commands: Vec<String>,
 }
 
 impl VersionRecord {
     /// What the lab applies for `version`: its sysctls and commands, no kernel facts yet.
-    pub fn settings(version: &Version) -> Self {
+    pub(crate) fn settings(version: &Version) -> Self {
         Self {
             sysctls: version.sysctls.clone(),
             commands: version.commands.iter().map(|a| display_argv(a)).collect(),

@@ -56,7 +56,7 @@ pub fn lock(dir: &Path) -> Result<DirLock, InputError> {
 /// an output directory holds the report and nothing else): the lock file's where there is one
 /// (a campaign's directory, to exclude a run), else the directory's own `flock`. `None` when
 /// another benchlab, or this one, holds it.
-pub fn try_lock_existing(dir: &Path) -> Result<Option<DirLock>, InputError> {
+pub(crate) fn try_lock_existing(dir: &Path) -> Result<Option<DirLock>, InputError> {
     if fs::symlink_metadata(dir.join(LOCK_FILE)).is_ok() {
         return try_lock(dir);
     }
@@ -95,7 +95,7 @@ fn remove_stale_temps_under(dir: &Path, depth: usize) -> std::io::Result<()> {
 /// benchlab, or this one, does). The lock file is opened without following a symlink and
 /// without waiting on a FIFO, and must be a regular file: anything else is refused in one line
 /// saying to remove it.
-pub fn try_lock(dir: &Path) -> Result<Option<DirLock>, InputError> {
+pub(crate) fn try_lock(dir: &Path) -> Result<Option<DirLock>, InputError> {
     let path = dir.join(LOCK_FILE);
     let not_a_file = || {
         InputError::new(format!(
@@ -136,7 +136,7 @@ pub fn try_lock(dir: &Path) -> Result<Option<DirLock>, InputError> {
 
 /// Creates a new directory named `base`, or `base-2`, `base-3`, … when that name is taken,
 /// and returns its path; its parents are created as needed.
-pub fn create_unique(base: &Path) -> Result<PathBuf, InputError> {
+pub(crate) fn create_unique(base: &Path) -> Result<PathBuf, InputError> {
     let fail = |dir: &Path, e: std::io::Error| {
         InputError::new(format!(
             "{}: cannot create: {e}; choose another directory with -o",

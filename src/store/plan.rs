@@ -9,13 +9,13 @@ use crate::config::{Campaign, Order};
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TrialKey {
     /// Version name.
-    pub version: String,
+    pub(crate) version: String,
     /// Config set name.
-    pub config: String,
+    pub(crate) config: String,
     /// Traffic profile name.
-    pub profile: String,
+    pub(crate) profile: String,
     /// Iteration, from 1; [`PROFILING`] for the profiling trial, which is not measured.
-    pub iteration: u32,
+    pub(crate) iteration: u32,
 }
 
 /// The iteration number of a profiling trial (`.profile` in its directory name): it profiles
@@ -34,7 +34,7 @@ impl fmt::Display for TrialKey {
 
 impl TrialKey {
     /// Parses a trial directory name; `None` when it is not one.
-    pub fn parse(dir_name: &str) -> Option<Self> {
+    pub(crate) fn parse(dir_name: &str) -> Option<Self> {
         let mut parts = dir_name.split('.');
         let key = TrialKey {
             version: parts.next()?.to_string(),
@@ -49,7 +49,7 @@ impl TrialKey {
     }
 
     /// True for the profiling trial of a series.
-    pub fn is_profiling(&self) -> bool {
+    pub(crate) fn is_profiling(&self) -> bool {
         self.iteration == PROFILING
     }
 }

@@ -125,7 +125,7 @@ pub struct TrialMeta {
 impl TrialMeta {
     /// What is out of range in a `meta.json` read back (a negative rate, an end before its
     /// start), which its writer never records; `None` when nothing is.
-    pub fn out_of_range(&self) -> Option<String> {
+    pub(crate) fn out_of_range(&self) -> Option<String> {
         let rates = [
             ("tx_pps", self.tx_pps),
             ("rx_pps", self.rx_pps),
@@ -165,7 +165,7 @@ pub struct SamplesError {
     /// 1-based line number.
     pub line: usize,
     /// What is wrong, in words.
-    pub problem: String,
+    pub(crate) problem: String,
 }
 
 /// Parses `samples.csv`. Every field must be a plain decimal number (no sign, exponent, `inf`

@@ -17,44 +17,44 @@ use crate::lab::stall::CpuStalls;
 use crate::search::{SearchResult, TrialRecord};
 
 /// The file of a search, beside the iteration's `meta.json`.
-pub const SEARCH_FILE: &str = "search.json";
+pub(crate) const SEARCH_FILE: &str = "search.json";
 
 /// One trial of a search as the lab ran it (the search's own view is [`SearchResult::trials`],
 /// in the same order).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SearchTrial {
+pub(crate) struct SearchTrial {
     /// Intended load, packets/s.
-    pub load: f64,
+    pub(crate) load: f64,
     /// Intended seconds of traffic.
-    pub duration: f64,
+    pub(crate) duration: f64,
     /// Packets the senders sent, by their own counters.
-    pub sent: u64,
+    pub(crate) sent: u64,
     /// Packets counted received: the receiver's count once the traffic stopped and drained,
     /// less the late ones.
-    pub received: u64,
+    pub(crate) received: u64,
     /// Frames the DUT forwarded only from a backlog beyond its input ring, still queued when
     /// the traffic stopped (the virtual lab at a fixed load, whose deeper queue stands for a
     /// NIC's ring: `lab::virt`): what that ring would have dropped, counted lost.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub late: u64,
+    pub(crate) late: u64,
     /// Packets each watched interface (the sender's, the DUT's) and the receiving one dropped
     /// while the receiver counted: where the lost packets went. Empty when the receiver does
     /// not watch any.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub drops: BTreeMap<String, u64>,
+    pub(crate) drops: BTreeMap<String, u64>,
     /// How long the DUT's CPU stalled during the trial, where the lab watched it (the virtual
     /// lab's trials at a fixed load): whether its loss was the machine's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dut_cpu: Option<CpuStalls>,
+    pub(crate) dut_cpu: Option<CpuStalls>,
     /// False when the senders missed the intended load (or failed): retried, not a loss.
-    pub valid: bool,
+    pub(crate) valid: bool,
     /// Why it is invalid, when it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub problem: Option<String>,
+    pub(crate) problem: Option<String>,
     /// Start of traffic, seconds since the Unix epoch.
-    pub start_unix_s: f64,
+    pub(crate) start_unix_s: f64,
     /// End of traffic, seconds since the Unix epoch.
-    pub end_unix_s: f64,
+    pub(crate) end_unix_s: f64,
 }
 
 /// `search.json`.
@@ -63,35 +63,39 @@ pub struct SearchRecord {
     /// What the generator sent at a fixed rate in the last calibration trial, packets/s, when
     /// measured (`None` when the profile's rate or `search.max_load` gave the max load).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generator_max: Option<f64>,
+    pub(crate) generator_max: Option<f64>,
     /// The calibration trials (full rate, then that rate asked at a fixed rate), when run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub calibration: Vec<SearchTrial>,
+    pub(crate) calibration: Vec<SearchTrial>,
     /// The search's result; `None` when it failed.
-    pub result: Option<SearchResult>,
+    pub(crate) result: Option<SearchResult>,
     /// Why the search failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failure: Option<String>,
+    pub(crate) failure: Option<String>,
     /// Every trial of the search, in order.
-    pub trials: Vec<SearchTrial>,
+    pub(crate) trials: Vec<SearchTrial>,
     /// A trial at `max` following the DUT (as the trials and alternating designs load it)
     /// before the search, when its max load was calibrated: the rate the DUT forwards
     /// saturated at the start. `None` otherwise (or in older records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub opening: Option<SearchTrial>,
+    pub(crate) opening: Option<SearchTrial>,
     /// A trial after the search, as long as the opening one and like it (without an opening
     /// trial: at max load, as long as the search's first trial there): the rate the DUT
     /// forwards saturated at the end, to compare with the start (the machine may have changed
     /// speed in between). `None` when the search failed (or in older records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub closing: Option<SearchTrial>,
+    pub(crate) closing: Option<SearchTrial>,
     /// Wall-clock seconds the search took, setup between trials included.
-    pub wall_s: f64,
+    pub(crate) wall_s: f64,
 }
 
 impl Store {
     /// Writes an iteration's `search.json`, atomically (before its `meta.json`).
-    pub fn write_search(&self, key: &TrialKey, record: &SearchRecord) -> std::io::Result<()> {
+    pub(crate) fn write_search(
+        &self,
+        key: &TrialKey,
+        record: &SearchRecord,
+    ) -> std::io::Result<()> {
         let json = serde_json::to_string_pretty(record).map_err(std::io::Error::other)? + "\n";
         self.write_trial_file(key, SEARCH_FILE, json.as_bytes())
     }
@@ -140,28 +144,28 @@ fn is_zero(n: &u64) -> bool {
 /// end, beyond which the machine changed speed during the search. On the
 /// virtual lab's VM, two searches that held one speed level saw 4.6 % and 5.0 % between the
 /// two (747 → 783 Kpps, 512 → 539 Kpps); its levels differ by 30–50 % (`benches/search-lab.sh`).
-pub const SPEED_CHANGE: f64 = 0.1;
+pub(crate) const SPEED_CHANGE: f64 = 0.1;
 
 /// What the DUT did in a saturating trial (opening, closing, or at max load): the rate it
 /// forwarded and whether it lost more than every goal allows (it, not the generator, set the
 /// rate).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Saturated {
+pub(crate) struct Saturated {
     /// Packets/s received over the trial's seconds.
-    pub forwarded: f64,
+    pub(crate) forwarded: f64,
     /// The loss ratio was above every goal's: the DUT was saturated.
-    pub saturated: bool,
+    pub(crate) saturated: bool,
 }
 
 impl SearchTrial {
     /// The trial's loss ratio, |sent − received| / sent (0 when nothing was sent).
-    pub fn loss_ratio(&self) -> f64 {
+    pub(crate) fn loss_ratio(&self) -> f64 {
         crate::search::loss_ratio(self.sent, self.received)
     }
 
     /// Whether the DUT's CPU stalls, where the lab watched them, account for the packets the
     /// trial lost ([`CpuStalls::explain`], at the rate the senders sent): the machine's loss.
-    pub fn lost_to_stalls(&self) -> bool {
+    pub(crate) fn lost_to_stalls(&self) -> bool {
         let lost = self.sent.saturating_sub(self.received);
         let sent_rate = self.sent as f64 / self.duration;
         (self.dut_cpu.as_ref()).is_some_and(|c| c.explain(sent_rate, lost))
@@ -179,7 +183,7 @@ impl SearchRecord {
     /// The DUT saturated at the start of the search (the opening trial; without one, the
     /// search's first measured trial at max load) and at its end (the closing trial); `None`
     /// where there was no such trial.
-    pub fn saturated(&self) -> (Option<Saturated>, Option<Saturated>) {
+    pub(crate) fn saturated(&self) -> (Option<Saturated>, Option<Saturated>) {
         let Some(result) = &self.result else {
             return (None, None);
         };
@@ -194,14 +198,14 @@ impl SearchRecord {
 
     /// Each trial of the search's trace with the lab's record of it: they are the same
     /// trials, in the same order. Empty without a result.
-    pub fn paired_trials(&self) -> impl Iterator<Item = (&TrialRecord, &SearchTrial)> {
+    pub(crate) fn paired_trials(&self) -> impl Iterator<Item = (&TrialRecord, &SearchTrial)> {
         (self.result.iter()).flat_map(|r| r.trials.iter().zip(&self.trials))
     }
 
     /// What the DUT forwarded saturated at the start and at the end of the search, when the
     /// two differ by more than [`SPEED_CHANGE`] and the DUT was saturated in at least one: the
     /// machine changed speed while the search ran, and its bounds mix both speeds.
-    pub fn speed_change(&self) -> Option<(f64, f64)> {
+    pub(crate) fn speed_change(&self) -> Option<(f64, f64)> {
         let (Some(start), Some(end)) = self.saturated() else {
             return None;
         };

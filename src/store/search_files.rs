@@ -16,17 +16,17 @@ use std::path::{Component, Path, PathBuf};
 use super::{Store, TrialKey};
 
 /// The directory, in a search iteration's, of the search's trials.
-pub const SEARCH_TRIALS_DIR: &str = "trials";
+pub(crate) const SEARCH_TRIALS_DIR: &str = "trials";
 /// The directory, in a search iteration's, of the calibration trials.
-pub const CALIBRATION_DIR: &str = "calibration";
+pub(crate) const CALIBRATION_DIR: &str = "calibration";
 /// The directory, in a search iteration's, of the closing trial (saturating, after the search).
-pub const CLOSING_DIR: &str = "closing";
+pub(crate) const CLOSING_DIR: &str = "closing";
 /// The directory, in a search iteration's, of the opening trial (saturating, before the search).
-pub const OPENING_DIR: &str = "opening";
+pub(crate) const OPENING_DIR: &str = "opening";
 
 /// Which trial of a search: its list in `search.json` and its 1-based index in that list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SearchTrialId {
+pub(crate) enum SearchTrialId {
     /// The search's trial number n (`trials[n - 1]`).
     Trial(usize),
     /// The calibration trial number n (`calibration[n - 1]`).
@@ -64,7 +64,11 @@ impl std::fmt::Display for SearchTrialId {
 
 impl Store {
     /// The directory of one search trial's files in iteration `key`.
-    pub fn search_trial_dir(&self, key: &TrialKey, id: SearchTrialId) -> std::io::Result<PathBuf> {
+    pub(crate) fn search_trial_dir(
+        &self,
+        key: &TrialKey,
+        id: SearchTrialId,
+    ) -> std::io::Result<PathBuf> {
         let rel = id.relative_dir().ok_or_else(|| {
             std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
@@ -77,7 +81,7 @@ impl Store {
     /// Writes the files of search trial `id` of iteration `key` (name and content, as the trial
     /// procedure returns them), each atomically, into its own directory; refuses a name that is
     /// not a plain file name, which would land elsewhere.
-    pub fn write_search_trial_files(
+    pub(crate) fn write_search_trial_files(
         &self,
         key: &TrialKey,
         id: SearchTrialId,
@@ -100,7 +104,7 @@ impl Store {
     /// Moves the files of search trial `from` of iteration `key` to search trial `to`'s
     /// directory, by one rename (atomic): a trial taken off the search's list into another
     /// (calibration, closing). A trial without files (it failed to run) has nothing to move.
-    pub fn move_search_trial_files(
+    pub(crate) fn move_search_trial_files(
         &self,
         key: &TrialKey,
         from: SearchTrialId,

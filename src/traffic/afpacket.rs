@@ -16,7 +16,7 @@ use super::packet::{FlowLayout, FlowPos, FrameSpec};
 use super::{GenConfig, Limit, Rate};
 
 /// Most frames one `sendmmsg` call takes.
-pub const MAX_BURST: usize = 1024;
+pub(crate) const MAX_BURST: usize = 1024;
 const PACKET_QDISC_BYPASS: libc::c_int = 20;
 
 /// Frames per `sendmmsg` call at full speed.
@@ -27,7 +27,7 @@ const RATE_MAX_BURST: u32 = 64;
 /// AF_PACKET frames per `sendmmsg` when none is given: 256 at `max`; at a fixed rate one burst
 /// a millisecond (at most 64 packets), so that packets stay evenly spread. (The XDP engine
 /// paces frame by frame in the kernel and has no bursts.)
-pub fn default_burst(rate: Rate) -> u32 {
+pub(crate) fn default_burst(rate: Rate) -> u32 {
     match rate {
         Rate::Max => PACKET_MAX_BURST,
         Rate::Pps(pps) => (pps / 1000).clamp(1, u64::from(RATE_MAX_BURST)) as u32,
@@ -35,7 +35,7 @@ pub fn default_burst(rate: Rate) -> u32 {
 }
 
 /// A packet socket bound to the sending interface, with a buffer per frame of a burst.
-pub struct PacketEngine {
+pub(crate) struct PacketEngine {
     fd: OwnedFd,
     spec: FrameSpec,
     layout: FlowLayout,
@@ -45,7 +45,7 @@ pub struct PacketEngine {
 
 impl PacketEngine {
     /// Opens the socket on `ifindex`; must run in the sender's namespace.
-    pub fn new(spec: &FrameSpec, ifindex: u32) -> io::Result<PacketEngine> {
+    pub(crate) fn new(spec: &FrameSpec, ifindex: u32) -> io::Result<PacketEngine> {
         // Protocol 0: this socket only sends, it never receives a copy of the traffic.
         // SAFETY: socket(2) takes no pointers; a non-negative result is a descriptor we own.
         let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
@@ -94,7 +94,7 @@ impl PacketEngine {
     }
 
     /// Sends exactly `n` frames (at most [`MAX_BURST`]), the next flows in order.
-    pub fn send(&mut self, n: u32) -> io::Result<()> {
+    pub(crate) fn send(&mut self, n: u32) -> io::Result<()> {
         let n = n as usize;
         assert!(n <= MAX_BURST, "burst above MAX_BURST");
         for buf in &mut self.bufs[..n] {

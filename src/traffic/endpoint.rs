@@ -21,22 +21,22 @@ use crate::stats::CounterSample;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Load {
     /// Address family.
-    pub af: Family,
+    pub(crate) af: Family,
     /// Source addresses and ports (`198.18.10.1:2000-198.18.10.20`).
-    pub src: String,
+    pub(crate) src: String,
     /// Destination addresses and ports.
-    pub dst: String,
+    pub(crate) dst: String,
     /// Frame size with FCS (64…1518).
-    pub frame_size: u32,
+    pub(crate) frame_size: u32,
     /// Offered rate.
-    pub rate: Rate,
+    pub(crate) rate: Rate,
     /// Seconds of traffic.
-    pub seconds: f64,
+    pub(crate) seconds: f64,
 }
 
 impl Load {
     /// The fixed rate, if any.
-    pub fn pps(&self) -> Option<u64> {
+    pub(crate) fn pps(&self) -> Option<u64> {
         match self.rate {
             Rate::Max => None,
             Rate::Pps(p) => Some(p),
@@ -44,23 +44,23 @@ impl Load {
     }
 
     /// The rate as `benchlab gen -r` takes it.
-    pub fn rate_arg(&self) -> String {
+    pub(crate) fn rate_arg(&self) -> String {
         self.pps().map_or_else(|| "max".into(), |p| p.to_string())
     }
 }
 
 /// One second of a sender or a receiver: packets in that second and the rate it reported.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Tick {
+pub(crate) struct Tick {
     /// Packets in this second.
-    pub pkts: u64,
+    pub(crate) pkts: u64,
     /// Packets per second the tool reported for it.
-    pub pps: f64,
+    pub(crate) pps: f64,
 }
 
 /// Where a sender stands, as [`Sender::state`] finds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SenderState {
+pub(crate) enum SenderState {
     /// Still sending.
     Running,
     /// Ended as it should (by itself, or stopped at the end of the trial's time when that is
@@ -76,7 +76,7 @@ pub enum SenderState {
 
 /// Why benchlab stops a sender before it ended by itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopReason {
+pub(crate) enum StopReason {
     /// The trial's time (plus the sender's [`Sender::grace`]) is over.
     TimeUp,
     /// Another sender failed, or the campaign was interrupted.
@@ -85,31 +85,31 @@ pub enum StopReason {
 
 /// What a sender leaves once it ended.
 #[derive(Debug, Clone, Default)]
-pub struct SenderRecord {
+pub(crate) struct SenderRecord {
     /// Its seconds of traffic, from its start.
-    pub ticks: Vec<Tick>,
+    pub(crate) ticks: Vec<Tick>,
     /// What sent, in words (`benchlab gen on dut-a, xdp engine`).
-    pub description: String,
+    pub(crate) description: String,
     /// Files to keep with the trial: name and content.
-    pub files: Vec<(String, String)>,
+    pub(crate) files: Vec<(String, String)>,
     /// Frames its input queue dropped, never sent (`benchlab gen` holding the virtual lab's DUT
     /// input queue, [`crate::traffic::GenConfig::input_queue`]): held beyond its ring when the
     /// traffic stopped, as a NIC's ring would have dropped them (or beyond its buffer, or
     /// still held when the drain ran out: [`crate::traffic::TxSummary::lost_at_stop`]).
-    pub late_pkts: u64,
+    pub(crate) late_pkts: u64,
 }
 
 /// What a receiver leaves once stopped.
 #[derive(Debug, Clone, Default)]
-pub struct ReceiverRecord {
+pub(crate) struct ReceiverRecord {
     /// Its seconds, from the senders' start.
-    pub ticks: Vec<Tick>,
+    pub(crate) ticks: Vec<Tick>,
     /// Files to keep with the trial: name and content.
-    pub files: Vec<(String, String)>,
+    pub(crate) files: Vec<(String, String)>,
 }
 
 /// One sender of a trial's traffic.
-pub trait Sender {
+pub(crate) trait Sender {
     /// Readies it before the trial clock runs (configuration written, counters started); the
     /// receiver is already counting.
     fn prepare(&mut self) -> anyhow::Result<()>;
@@ -130,7 +130,7 @@ pub trait Sender {
 }
 
 /// The counter of what reaches the receiving side.
-pub trait Receiver {
+pub(crate) trait Receiver {
     /// Starts counting and returns once it counts (its first sample is in).
     fn start(&mut self) -> anyhow::Result<()>;
     /// The senders start now: the seconds counted before are not the trial's.
@@ -157,7 +157,7 @@ pub trait Receiver {
 
 /// Per-second ticks from cumulative counts: each tick's packets are the difference with the
 /// count before (`counts`: cumulative packets and the rate printed with them).
-pub fn ticks_from_totals(counts: impl IntoIterator<Item = (u64, f64)>) -> Vec<Tick> {
+pub(crate) fn ticks_from_totals(counts: impl IntoIterator<Item = (u64, f64)>) -> Vec<Tick> {
     let mut last = 0;
     counts
         .into_iter()
@@ -175,7 +175,7 @@ pub fn ticks_from_totals(counts: impl IntoIterator<Item = (u64, f64)>) -> Vec<Ti
 /// Ticks of whole seconds from a counter sampled `per_tick` times a second: `samples` are
 /// (seconds, cumulative packets, rate of the interval), and those before index `skip` were
 /// taken before the senders started.
-pub fn ticks_every(samples: &[(f64, u64, f64)], skip: usize, per_tick: usize) -> Vec<Tick> {
+pub(crate) fn ticks_every(samples: &[(f64, u64, f64)], skip: usize, per_tick: usize) -> Vec<Tick> {
     if per_tick <= 1 {
         let mut ticks = ticks_from_totals(samples.iter().map(|s| (s.1, s.2)));
         ticks.drain(..skip.min(ticks.len()));
@@ -200,7 +200,7 @@ pub fn ticks_every(samples: &[(f64, u64, f64)], skip: usize, per_tick: usize) ->
 }
 
 /// The senders' seconds added up, as far as every sender has that second.
-pub fn sum_ticks(per_sender: &[Vec<Tick>]) -> Vec<Tick> {
+pub(crate) fn sum_ticks(per_sender: &[Vec<Tick>]) -> Vec<Tick> {
     let n = per_sender.iter().map(Vec::len).min().unwrap_or(0);
     (0..n)
         .map(|i| Tick {
@@ -212,7 +212,7 @@ pub fn sum_ticks(per_sender: &[Vec<Tick>]) -> Vec<Tick> {
 
 /// The name of sender `k`'s file `stem.ext` kept with a trial: the plain name with one sender
 /// (as before there were several), `stem-K.ext` (1-based) with more.
-pub fn file_name(stem: &str, ext: &str, k: usize, n: usize) -> String {
+pub(crate) fn file_name(stem: &str, ext: &str, k: usize, n: usize) -> String {
     if n == 1 {
         format!("{stem}.{ext}")
     } else {

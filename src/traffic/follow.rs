@@ -41,14 +41,14 @@ const MAX_PPS: f64 = 1e9;
 /// Windows remembered: ~40 ms at the monitor's 5 ms poll.
 const MEMORY: usize = 8;
 /// The rate of the first window, packets per second.
-pub const START_PPS: u64 = 100_000;
+pub(crate) const START_PPS: u64 = 100_000;
 /// A window refusing under this share of its frames counts as one with no refusals: the
 /// generator's catch-up after losing its CPU may overflow a queue that is otherwise not full.
 const REFUSED_FLOOR: f64 = 0.005;
 
 /// The follower's state: its rate and the last windows.
 #[derive(Debug, Clone)]
-pub struct Follow {
+pub(crate) struct Follow {
     rate: f64,
     /// (offered, accepted) per second, newest last.
     windows: VecDeque<(f64, f64)>,
@@ -65,13 +65,13 @@ impl Default for Follow {
 
 impl Follow {
     /// The rate to offer now, packets per second.
-    pub fn rate(&self) -> u64 {
+    pub(crate) fn rate(&self) -> u64 {
         self.rate.round().max(1.0) as u64
     }
 
     /// Takes a window of `seconds` in which `sent` frames were sent and `refused` of them
     /// refused; returns the rate to offer next.
-    pub fn step(&mut self, seconds: f64, sent: u64, refused: u64) -> u64 {
+    pub(crate) fn step(&mut self, seconds: f64, sent: u64, refused: u64) -> u64 {
         if seconds <= 0.0 {
             return self.rate();
         }
@@ -97,7 +97,7 @@ impl Follow {
 
 /// [`Follow`] as the generator's monitor runs it ([`crate::traffic::GenConfig::follow`]): the
 /// engine's pace, the interface's refusals and the controller.
-pub struct Follower {
+pub(crate) struct Follower {
     pace: XdpCounter,
     /// A socket in the sender's namespace, to read the interface's `tx_dropped`.
     netlink: Netlink,
@@ -110,7 +110,7 @@ pub struct Follower {
 impl Follower {
     /// A follower pacing `pace`, reading the refusals of interface `ifindex` through `netlink`
     /// (a socket in its namespace).
-    pub fn new(pace: XdpCounter, netlink: Netlink, ifindex: u32) -> Follower {
+    pub(crate) fn new(pace: XdpCounter, netlink: Netlink, ifindex: u32) -> Follower {
         Follower {
             pace,
             netlink,
@@ -121,7 +121,7 @@ impl Follower {
     }
 
     /// Ends a window: reads the refusals and sets the pace. A failed read skips the window.
-    pub fn step(&mut self, sent: u64) {
+    pub(crate) fn step(&mut self, sent: u64) {
         let Ok(link) = self.netlink.link_by_index(self.ifindex) else {
             return;
         };

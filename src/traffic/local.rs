@@ -33,7 +33,7 @@ const DRAIN: Duration = Duration::from_secs(1);
 const SETTLE_STEP: Duration = Duration::from_millis(20);
 
 /// The built-in generator as a trial's sender.
-pub struct LocalSender {
+pub(crate) struct LocalSender {
     /// Its configuration, until [`Sender::prepare`] builds it.
     config: Option<GenConfig>,
     generator: Option<Box<dyn Generator>>,
@@ -43,7 +43,7 @@ pub struct LocalSender {
 
 impl LocalSender {
     /// A sender that will run `config`.
-    pub fn new(config: GenConfig) -> Self {
+    pub(crate) fn new(config: GenConfig) -> Self {
         Self {
             config: Some(config),
             generator: None,
@@ -139,7 +139,7 @@ impl Sender for LocalSender {
 }
 
 /// The receiver's counter sampler as a trial's receiver.
-pub struct LocalReceiver {
+pub(crate) struct LocalReceiver {
     /// Its configuration, until started.
     config: Option<RxConfig>,
     receiver: Option<receiver::Receiver>,
@@ -156,7 +156,7 @@ pub struct LocalReceiver {
 
 impl LocalReceiver {
     /// A receiver that will count as `config` says; its interval must divide a second.
-    pub fn new(config: RxConfig) -> Self {
+    pub(crate) fn new(config: RxConfig) -> Self {
         let per_tick = (1.0 / config.interval.as_secs_f64()).round().max(1.0) as usize;
         Self {
             config: Some(config),

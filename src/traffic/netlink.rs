@@ -35,41 +35,41 @@ const NETDEV_CMD_DEV_GET: u8 = 1;
 const NETDEV_A_DEV_IFINDEX: u16 = 1;
 const NETDEV_A_DEV_XDP_FEATURES: u16 = 3;
 /// `NETDEV_XDP_ACT_NDO_XMIT`: the device takes XDP frames redirected to it.
-pub const XDP_ACT_NDO_XMIT: u64 = 1 << 2;
+pub(crate) const XDP_ACT_NDO_XMIT: u64 = 1 << 2;
 
 /// An interface's counters (`struct rtnl_link_stats64`, the first 16 fields).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct LinkStats {
+pub(crate) struct LinkStats {
     /// Packets received.
-    pub rx_packets: u64,
+    pub(crate) rx_packets: u64,
     /// Packets sent.
-    pub tx_packets: u64,
+    pub(crate) tx_packets: u64,
     /// Bytes received.
-    pub rx_bytes: u64,
+    pub(crate) rx_bytes: u64,
     /// Bytes sent.
-    pub tx_bytes: u64,
+    pub(crate) tx_bytes: u64,
     /// Receive errors.
-    pub rx_errors: u64,
+    pub(crate) rx_errors: u64,
     /// Transmit errors.
-    pub tx_errors: u64,
+    pub(crate) tx_errors: u64,
     /// Packets dropped on receive (no buffer, backlog full…).
-    pub rx_dropped: u64,
+    pub(crate) rx_dropped: u64,
     /// Packets dropped on transmit (veth: the peer's queue was full).
-    pub tx_dropped: u64,
+    pub(crate) tx_dropped: u64,
     /// Receive FIFO overruns.
-    pub rx_fifo_errors: u64,
+    pub(crate) rx_fifo_errors: u64,
     /// Packets the NIC missed (no descriptor).
-    pub rx_missed_errors: u64,
+    pub(crate) rx_missed_errors: u64,
 }
 
 impl LinkStats {
     /// Every packet lost at this interface: rx/tx dropped, FIFO overruns and misses.
-    pub fn drops(&self) -> u64 {
+    pub(crate) fn drops(&self) -> u64 {
         self.rx_dropped + self.tx_dropped + self.rx_fifo_errors + self.rx_missed_errors
     }
 
     /// Counters since `before` (wrapping, as kernel counters do).
-    pub fn since(&self, before: &LinkStats) -> LinkStats {
+    pub(crate) fn since(&self, before: &LinkStats) -> LinkStats {
         LinkStats {
             rx_packets: self.rx_packets.wrapping_sub(before.rx_packets),
             tx_packets: self.tx_packets.wrapping_sub(before.tx_packets),
@@ -87,24 +87,24 @@ impl LinkStats {
 
 /// What `RTM_GETLINK` tells about one interface.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LinkInfo {
+pub(crate) struct LinkInfo {
     /// Interface index in its namespace.
-    pub ifindex: u32,
+    pub(crate) ifindex: u32,
     /// Hardware address (empty for devices without one).
-    pub mac: Vec<u8>,
+    pub(crate) mac: Vec<u8>,
     /// MTU in bytes.
-    pub mtu: u32,
+    pub(crate) mtu: u32,
     /// Counters.
-    pub stats: LinkStats,
+    pub(crate) stats: LinkStats,
 }
 
 /// What an interface's root qdisc holds and has dropped (`RTM_GETQDISC`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct QdiscQueue {
+pub(crate) struct QdiscQueue {
     /// Frames waiting in it now.
-    pub frames: u64,
+    pub(crate) frames: u64,
     /// Frames it dropped since it was created.
-    pub drops: u64,
+    pub(crate) drops: u64,
 }
 
 /// Seconds a request waits for the kernel's answer.
@@ -112,7 +112,7 @@ const ANSWER_TIMEOUT_S: libc::time_t = 2;
 
 /// A netlink socket bound to the namespace it was opened in.
 #[derive(Debug)]
-pub struct Netlink {
+pub(crate) struct Netlink {
     fd: OwnedFd,
     seq: u32,
     buf: Vec<u8>,
@@ -150,12 +150,12 @@ fn u64_at(data: &[u8], i: usize) -> u64 {
 
 impl Netlink {
     /// Opens a routing (`NETLINK_ROUTE`) socket in the calling thread's namespace.
-    pub fn route() -> io::Result<Netlink> {
+    pub(crate) fn route() -> io::Result<Netlink> {
         Self::open(libc::NETLINK_ROUTE)
     }
 
     /// Opens a generic netlink socket in the calling thread's namespace.
-    pub fn generic() -> io::Result<Netlink> {
+    pub(crate) fn generic() -> io::Result<Netlink> {
         Self::open(libc::NETLINK_GENERIC)
     }
 
@@ -284,7 +284,7 @@ impl Netlink {
     }
 
     /// Looks an interface up by name (`Err` of kind `NotFound` when there is none).
-    pub fn link_by_name(&mut self, name: &str) -> io::Result<LinkInfo> {
+    pub(crate) fn link_by_name(&mut self, name: &str) -> io::Result<LinkInfo> {
         let mut body = vec![0u8; 16]; // struct ifinfomsg, index 0: select by IFLA_IFNAME
         let mut cname = name.as_bytes().to_vec();
         cname.push(0);
@@ -293,7 +293,7 @@ impl Netlink {
     }
 
     /// Looks an interface up by index.
-    pub fn link_by_index(&mut self, ifindex: u32) -> io::Result<LinkInfo> {
+    pub(crate) fn link_by_index(&mut self, ifindex: u32) -> io::Result<LinkInfo> {
         let mut body = vec![0u8; 16];
         body[4..8].copy_from_slice(&ifindex.to_ne_bytes());
         self.link(body)
@@ -349,7 +349,7 @@ impl Netlink {
     /// The root qdisc of an interface: frames waiting in it and frames it dropped (`struct
     /// gnet_stats_queue`'s qlen and drops): `Err` when it has none that queues (`noqueue`, a
     /// veth's default, never queues nor drops) or the kernel describes none.
-    pub fn qdisc_queue(&mut self, ifindex: u32) -> io::Result<QdiscQueue> {
+    pub(crate) fn qdisc_queue(&mut self, ifindex: u32) -> io::Result<QdiscQueue> {
         let mut body = vec![0u8; 20]; // struct tcmsg
         body[4..8].copy_from_slice(&ifindex.to_ne_bytes());
         body[12..16].copy_from_slice(&TC_H_ROOT.to_ne_bytes());
@@ -378,7 +378,7 @@ impl Netlink {
     }
 
     /// The XDP features (`NETDEV_XDP_ACT_*` bits) of an interface; needs a generic socket.
-    pub fn xdp_features(&mut self, ifindex: u32) -> io::Result<u64> {
+    pub(crate) fn xdp_features(&mut self, ifindex: u32) -> io::Result<u64> {
         let mut body = vec![CTRL_CMD_GETFAMILY, 1, 0, 0];
         push_attr(&mut body, CTRL_ATTR_FAMILY_NAME, b"netdev\0");
         let payload = self.request(GENL_ID_CTRL, &body, GENL_ID_CTRL)?;

@@ -17,7 +17,7 @@ use anyhow::Context;
 use crate::error::InputError;
 
 /// Where `ip netns` keeps its named namespaces.
-pub const NETNS_DIR: &str = "/run/netns";
+pub(crate) const NETNS_DIR: &str = "/run/netns";
 
 /// Gives the calling thread real-time `priority` (SCHED_FIFO, 1 the lowest), so that it runs as
 /// soon as it wakes, ahead of every ordinary thread on its CPU and of lower real-time ones.
@@ -34,7 +34,7 @@ pub fn realtime(priority: i32) -> io::Result<()> {
 }
 
 /// Moves the calling thread into the named network namespace (`ip netns` name).
-pub fn enter_netns(name: &str) -> anyhow::Result<()> {
+pub(crate) fn enter_netns(name: &str) -> anyhow::Result<()> {
     let path = PathBuf::from(NETNS_DIR).join(name);
     let file = File::open(&path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => anyhow::Error::new(InputError::new(format!(
@@ -83,7 +83,7 @@ pub fn in_netns<T: Send>(
 }
 
 /// Number of CPUs this process may run on.
-pub fn cpu_count() -> usize {
+pub(crate) fn cpu_count() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
@@ -116,7 +116,7 @@ pub fn pin_to_cpu(cpu: usize) -> anyhow::Result<()> {
 
 /// The calling thread's CPUs before [`avoid_cpu`] took one away, given back when dropped.
 #[derive(Debug)]
-pub struct CpuAvoidance {
+pub(crate) struct CpuAvoidance {
     before: nix::sched::CpuSet,
 }
 
@@ -133,7 +133,7 @@ impl Drop for CpuAvoidance {
 /// A process started on the DUT's CPU waits behind its real-time NAPI kthread, which under a
 /// saturating load leaves ordinary tasks only what RT throttling spares: tens to hundreds of
 /// milliseconds per command, a config-set switch of a dozen commands lasting a second.
-pub fn avoid_cpu(cpu: usize) -> anyhow::Result<Option<CpuAvoidance>> {
+pub(crate) fn avoid_cpu(cpu: usize) -> anyhow::Result<Option<CpuAvoidance>> {
     use nix::sched::{sched_getaffinity, sched_setaffinity};
     let me = nix::unistd::Pid::from_raw(0);
     let before = sched_getaffinity(me).context("reading this thread's CPUs")?;
@@ -154,7 +154,7 @@ pub fn avoid_cpu(cpu: usize) -> anyhow::Result<Option<CpuAvoidance>> {
 
 /// Blocks SIGINT and SIGTERM on the calling thread, so that they go to another thread and never
 /// interrupt a system call in the middle of a counted batch.
-pub fn block_stop_signals() -> io::Result<()> {
+pub(crate) fn block_stop_signals() -> io::Result<()> {
     // SAFETY: sigset_t is plain data initialised by sigemptyset; pthread_sigmask only reads it.
     let rc = unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -183,7 +183,7 @@ fn wake_signal() -> libc::c_int {
 
 /// Installs the (empty) handler of the wake signal, once per process; without a handler the
 /// signal would kill the process.
-pub fn install_wake_handler() -> io::Result<()> {
+pub(crate) fn install_wake_handler() -> io::Result<()> {
     static INSTALLED: std::sync::OnceLock<Result<(), i32>> = std::sync::OnceLock::new();
     // SAFETY: the handler does nothing, which is async-signal-safe.
     let result = INSTALLED.get_or_init(|| unsafe {
@@ -195,7 +195,7 @@ pub fn install_wake_handler() -> io::Result<()> {
 }
 
 /// Sends the wake signal to a thread, so that a long system call it is in returns `EINTR`.
-pub fn interrupt(thread: libc::pthread_t) {
+pub(crate) fn interrupt(thread: libc::pthread_t) {
     // SAFETY: `thread` comes from a JoinHandle that the caller has not joined yet, so it is valid.
     unsafe {
         libc::pthread_kill(thread, wake_signal());
@@ -203,7 +203,7 @@ pub fn interrupt(thread: libc::pthread_t) {
 }
 
 /// The calling thread's pthread id (for [`interrupt`]).
-pub fn current_thread() -> libc::pthread_t {
+pub(crate) fn current_thread() -> libc::pthread_t {
     // SAFETY: pthread_self has no preconditions and cannot fail.
     unsafe { libc::pthread_self() }
 }

@@ -19,15 +19,15 @@ use std::str::FromStr;
 use crate::error::InputError;
 
 /// Bytes of the Ethernet FCS counted in an RFC 2544 frame size but not in the buffer we send.
-pub const FCS_LEN: usize = 4;
+pub(crate) const FCS_LEN: usize = 4;
 /// Smallest frame size accepted (RFC 2544), FCS included.
-pub const MIN_FRAME: usize = 64;
+pub(crate) const MIN_FRAME: usize = 64;
 /// Largest untagged Ethernet frame (RFC 2544), FCS included.
-pub const MAX_FRAME: usize = 1518;
+pub(crate) const MAX_FRAME: usize = 1518;
 /// The port pkt-gen uses when a range names none.
-pub const DEFAULT_PORT: u16 = 1234;
+pub(crate) const DEFAULT_PORT: u16 = 1234;
 /// Most addresses one side of a range may hold (the fast path keeps indexes in 32 bits).
-pub const MAX_ADDRESSES: u64 = 1 << 24;
+pub(crate) const MAX_ADDRESSES: u64 = 1 << 24;
 
 const ETH_LEN: usize = 14;
 const IPV4_LEN: usize = 20;
@@ -48,7 +48,7 @@ pub enum Family {
 
 impl Family {
     /// Bytes of Ethernet + IP + UDP headers.
-    pub fn header_len(self) -> usize {
+    pub(crate) fn header_len(self) -> usize {
         ETH_LEN
             + UDP_LEN
             + match self {
@@ -116,13 +116,13 @@ impl fmt::Display for Mac {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlowRange {
     /// First address.
-    pub start: IpAddr,
+    pub(crate) start: IpAddr,
     /// Last address (same family as `start`, not below it).
-    pub end: IpAddr,
+    pub(crate) end: IpAddr,
     /// First UDP port.
-    pub port0: u16,
+    pub(crate) port0: u16,
     /// Last UDP port (not below `port0`).
-    pub port1: u16,
+    pub(crate) port1: u16,
 }
 
 impl FlowRange {
@@ -135,23 +135,23 @@ impl FlowRange {
     }
 
     /// Number of addresses in the range.
-    pub fn addresses(&self) -> u32 {
+    pub(crate) fn addresses(&self) -> u32 {
         // Validated at construction: the range fits in the low 32 bits and holds ≤ 2^24 addresses.
         (low32(self.end).wrapping_sub(low32(self.start))) + 1
     }
 
     /// Number of ports in the range.
-    pub fn ports(&self) -> u32 {
+    pub(crate) fn ports(&self) -> u32 {
         u32::from(self.port1 - self.port0) + 1
     }
 
     /// Endpoints on this side: addresses × ports.
-    pub fn endpoints(&self) -> u64 {
+    pub(crate) fn endpoints(&self) -> u64 {
         u64::from(self.addresses()) * u64::from(self.ports())
     }
 
     /// The address at index `i` (0-based, below [`Self::addresses`]).
-    pub fn address(&self, i: u32) -> IpAddr {
+    pub(crate) fn address(&self, i: u32) -> IpAddr {
         match self.start {
             IpAddr::V4(a) => IpAddr::V4(Ipv4Addr::from(u32::from(a).wrapping_add(i))),
             IpAddr::V6(a) => IpAddr::V6(Ipv6Addr::from(u128::from(a).wrapping_add(u128::from(i)))),
@@ -279,13 +279,13 @@ impl fmt::Display for FlowRange {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrameSpec {
     /// Source MAC (the sending interface's own, usually).
-    pub src_mac: Mac,
+    pub(crate) src_mac: Mac,
     /// Destination MAC (the DUT's ingress interface).
-    pub dst_mac: Mac,
+    pub(crate) dst_mac: Mac,
     /// Source addresses and ports.
-    pub src: FlowRange,
+    pub(crate) src: FlowRange,
     /// Destination addresses and ports.
-    pub dst: FlowRange,
+    pub(crate) dst: FlowRange,
     /// Frame size in bytes, FCS included (RFC 2544): the buffer sent is 4 bytes shorter.
     pub frame_size: usize,
 }
@@ -321,12 +321,12 @@ impl FrameSpec {
     }
 
     /// The address family of the frames.
-    pub fn family(&self) -> Family {
+    pub(crate) fn family(&self) -> Family {
         self.src.family()
     }
 
     /// Length of the buffer handed to the driver: the frame size less the FCS.
-    pub fn wire_len(&self) -> usize {
+    pub(crate) fn wire_len(&self) -> usize {
         self.frame_size - FCS_LEN
     }
 
@@ -341,13 +341,13 @@ impl FrameSpec {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FlowPos {
     /// Index of the source port (turns fastest).
-    pub src_port: u32,
+    pub(crate) src_port: u32,
     /// Index of the source address.
-    pub src_addr: u32,
+    pub(crate) src_addr: u32,
     /// Index of the destination port.
-    pub dst_port: u32,
+    pub(crate) dst_port: u32,
     /// Index of the destination address (turns slowest).
-    pub dst_addr: u32,
+    pub(crate) dst_addr: u32,
 }
 
 impl FlowPos {
@@ -374,7 +374,7 @@ impl FlowPos {
     }
 
     /// The addresses and ports of this flow: (source, source port, destination, destination port).
-    pub fn endpoints(self, spec: &FrameSpec) -> (IpAddr, u16, IpAddr, u16) {
+    pub(crate) fn endpoints(self, spec: &FrameSpec) -> (IpAddr, u16, IpAddr, u16) {
         (
             spec.src.address(self.src_addr),
             spec.src.port0 + self.src_port as u16,
@@ -400,7 +400,7 @@ fn finish(mut sum: u32) -> u16 {
 }
 
 /// The Internet checksum (RFC 1071) of `data`.
-pub fn internet_checksum(data: &[u8]) -> u16 {
+pub(crate) fn internet_checksum(data: &[u8]) -> u16 {
     finish(sum_be(data))
 }
 
@@ -471,31 +471,31 @@ pub fn build_frame(spec: &FrameSpec, pos: FlowPos) -> Vec<u8> {
 /// right bytes on any host. The XDP program computes exactly this in registers; [`Self::write`]
 /// does it in Rust for the AF_PACKET path, and the tests check both against [`build_frame`].
 #[derive(Debug, Clone)]
-pub struct FlowLayout {
+pub(crate) struct FlowLayout {
     /// The frame of the first flow with the variable fields and checksums zeroed.
-    pub template: Vec<u8>,
+    pub(crate) template: Vec<u8>,
     /// Offset of the source port.
-    pub sport: usize,
+    pub(crate) sport: usize,
     /// Offset of the destination port.
-    pub dport: usize,
+    pub(crate) dport: usize,
     /// Offset of the varying last 4 bytes of the source address.
-    pub saddr: usize,
+    pub(crate) saddr: usize,
     /// Offset of the varying last 4 bytes of the destination address.
-    pub daddr: usize,
+    pub(crate) daddr: usize,
     /// Offset of the IPv4 header checksum (`None` for IPv6).
-    pub ip_csum: Option<usize>,
+    pub(crate) ip_csum: Option<usize>,
     /// Offset of the UDP checksum.
-    pub udp_csum: usize,
+    pub(crate) udp_csum: usize,
     /// Native-word sum of the IPv4 header without addresses (0 for IPv6).
-    pub ip_base: u32,
+    pub(crate) ip_base: u32,
     /// Native-word sum of the UDP pseudo-header, header and payload without the varying fields.
-    pub udp_base: u32,
+    pub(crate) udp_base: u32,
     /// First source port and low 32 bits of the first source address (host order).
-    pub src_first: (u16, u32),
+    pub(crate) src_first: (u16, u32),
     /// First destination port and low 32 bits of the first destination address (host order).
-    pub dst_first: (u16, u32),
+    pub(crate) dst_first: (u16, u32),
     /// Ports and addresses per side: (source ports, source addresses, destination ports, destination addresses).
-    pub counts: [u32; 4],
+    pub(crate) counts: [u32; 4],
 }
 
 /// Native-word sum (see [`FlowLayout`]).
@@ -512,7 +512,7 @@ fn sum_ne32(value: u32) -> u32 {
 
 impl FlowLayout {
     /// Computes the layout of `spec`'s frames.
-    pub fn new(spec: &FrameSpec) -> FlowLayout {
+    pub(crate) fn new(spec: &FrameSpec) -> FlowLayout {
         let mut template = build_frame(spec, FlowPos::default());
         let (saddr, daddr, ip_csum, l4) = match spec.family() {
             Family::Inet4 => (26, 30, Some(24), ETH_LEN + IPV4_LEN),
@@ -560,7 +560,7 @@ impl FlowLayout {
     }
 
     /// Writes the frame of flow `pos` into `buf` (`template.len()` bytes): template + fields + checksums.
-    pub fn write(&self, buf: &mut [u8], pos: FlowPos) {
+    pub(crate) fn write(&self, buf: &mut [u8], pos: FlowPos) {
         buf.copy_from_slice(&self.template);
         let sport = self
             .src_first

@@ -14,9 +14,9 @@ use super::packet::Family;
 use log::Second;
 
 /// pkt-gen as a trial's sender and receiver on remote hosts.
-pub mod endpoint;
+pub(crate) mod endpoint;
 /// pkt-gen's output read: per-second lines, packets sent, the closing speed.
-pub mod log;
+pub(crate) mod log;
 
 /// The Ethernet FCS, counted in a profile's frame size but not in pkt-gen's `-l`.
 const FCS: u32 = 4;
@@ -25,23 +25,23 @@ const FCS: u32 = 4;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PktgenTx {
     /// The netmap interface.
-    pub iface: String,
+    pub(crate) iface: String,
     /// Packets to send (`-n`).
-    pub count: u64,
+    pub(crate) count: u64,
     /// Frame size with FCS, as in the profile (64…1518).
-    pub frame_size: u32,
+    pub(crate) frame_size: u32,
     /// `-4`/`-6`; `None` leaves it to pkt-gen (older labs did).
     pub af: Option<Family>,
     /// Source range, pkt-gen syntax.
-    pub src: String,
+    pub(crate) src: String,
     /// Destination range, pkt-gen syntax.
-    pub dst: String,
+    pub(crate) dst: String,
     /// The DUT's MAC (`-D`).
-    pub dut_mac: String,
+    pub(crate) dut_mac: String,
     /// The sender's MAC (`-S`), when pkt-gen should not use 00:00:00:00:00:00.
-    pub src_mac: Option<String>,
+    pub(crate) src_mac: Option<String>,
     /// A fixed rate in packets per second (`-R`); `None` sends as fast as it can.
-    pub rate: Option<u64>,
+    pub(crate) rate: Option<u64>,
     /// Seconds pkt-gen waits for the link after opening it in netmap mode (`-w`).
     pub wait_s: u32,
     /// `-N`: raw figures (`1488125 pps`, not `1.49 Mpps`) in its output, as the seeds' igb labs.
@@ -139,7 +139,7 @@ impl PktgenRx {
 }
 
 /// Packets a sender needs to last `seconds` at `pps`.
-pub fn count_for(seconds: f64, pps: f64) -> u64 {
+pub(crate) fn count_for(seconds: f64, pps: f64) -> u64 {
     (seconds * pps).ceil().max(1.0) as u64
 }
 

@@ -20,18 +20,18 @@ use super::IfRef;
 #[derive(Debug, Clone)]
 pub struct RxConfig {
     /// The receiving interface: its `rx_packets` is the traffic that went through.
-    pub iface: IfRef,
+    pub(crate) iface: IfRef,
     /// Interfaces whose drop counters are recorded too (the DUT's, the sender's).
-    pub watch: Vec<IfRef>,
+    pub(crate) watch: Vec<IfRef>,
     /// Time between samples.
-    pub interval: Duration,
+    pub(crate) interval: Duration,
     /// Count what the interface sent (`tx_packets`, `tx_bytes`) instead of what it received:
     /// a sender's output when its generator prints no figures of its own (trafgen).
-    pub sent: bool,
+    pub(crate) sent: bool,
     /// CPU the sampling thread runs on, at real-time priority (`None`: left to the scheduler).
     /// A sampler that shares the DUT's CPU waits behind its forwarding for up to 150 ms, and a
     /// late sample followed by one taken at once makes two windows of nonsense rates.
-    pub cpu: Option<usize>,
+    pub(crate) cpu: Option<usize>,
 }
 
 impl RxConfig {
@@ -51,25 +51,25 @@ impl RxConfig {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Sample {
     /// Seconds since the start.
-    pub t_s: f64,
+    pub(crate) t_s: f64,
     /// Packets received since the start (sent, with [`RxConfig::sent`]).
     pub rx_pkts: u64,
     /// Packets per second over the last interval.
-    pub rx_pps: f64,
+    pub(crate) rx_pps: f64,
     /// Bytes received since the start (sent, with [`RxConfig::sent`]).
-    pub rx_bytes: u64,
+    pub(crate) rx_bytes: u64,
     /// Packets dropped by the receiving interface since the start.
-    pub rx_drops: u64,
+    pub(crate) rx_drops: u64,
     /// Per watched interface (in [`RxConfig::watch`] order): packets dropped since the start
     /// (rx/tx dropped, FIFO overruns, misses; see [`LinkStats::drops`]).
-    pub drops: Vec<u64>,
+    pub(crate) drops: Vec<u64>,
 }
 
 /// Every sample of a run, with the names of the interfaces.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Series {
     /// The receiving interface (`NETNS/IF`).
-    pub iface: String,
+    pub(crate) iface: String,
     /// The watched interfaces, in the order of [`Sample::drops`].
     pub watch: Vec<String>,
     /// One sample per interval, the last one possibly shorter.
@@ -237,7 +237,7 @@ impl Receiver {
     }
 
     /// Waits up to `timeout` for the next sample.
-    pub fn next_sample(&mut self, timeout: Duration) -> Option<Sample> {
+    pub(crate) fn next_sample(&mut self, timeout: Duration) -> Option<Sample> {
         match self.samples.recv_timeout(timeout) {
             Ok(s) => {
                 self.seen += 1;
@@ -248,17 +248,17 @@ impl Receiver {
     }
 
     /// When sampling started: the origin of the samples' `t_s`.
-    pub fn started(&self) -> Instant {
+    pub(crate) fn started(&self) -> Instant {
         self.started
     }
 
     /// How many samples [`Self::next_sample`] returned (the series' first ones).
-    pub fn samples_seen(&self) -> usize {
+    pub(crate) fn samples_seen(&self) -> usize {
         self.seen
     }
 
     /// Whether sampling has ended (only on an error reading the counters).
-    pub fn is_finished(&self) -> bool {
+    pub(crate) fn is_finished(&self) -> bool {
         self.thread.as_ref().is_none_or(|t| t.is_finished())
     }
 

@@ -7,24 +7,24 @@ use super::remote::generator::RemoteGenerator;
 
 /// Every generator, the default (`benchlab`) first; messages list them in this order. One
 /// line each, by full path, so that adding one touches one line here.
-pub static GENERATORS: &[&dyn RemoteGenerator] = &[
+pub(crate) static GENERATORS: &[&dyn RemoteGenerator] = &[
     &super::remote::generator::Benchlab,
     &super::pktgen::endpoint::Pktgen,
     &super::trafgen::sender::Trafgen,
 ];
 
 /// The generator `LAB.toml` calls `name`.
-pub fn find(name: &str) -> Option<&'static dyn RemoteGenerator> {
+pub(crate) fn find(name: &str) -> Option<&'static dyn RemoteGenerator> {
     GENERATORS.iter().copied().find(|g| g.name() == name)
 }
 
 /// The generator of a sender that names none: benchlab's own.
-pub fn default_generator() -> &'static dyn RemoteGenerator {
+pub(crate) fn default_generator() -> &'static dyn RemoteGenerator {
     GENERATORS[0]
 }
 
 /// The valid names for messages: `"benchlab", "pkt-gen", "trafgen"`.
-pub fn names() -> String {
+pub(crate) fn names() -> String {
     let quoted: Vec<String> = GENERATORS
         .iter()
         .map(|g| format!("{:?}", g.name()))

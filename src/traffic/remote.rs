@@ -21,7 +21,7 @@ use crate::stats::CounterSample;
 use crate::transport::{display_argv, failed, Output, Process, Transport};
 
 /// The trait every generator of a real lab implements, and benchlab's own.
-pub mod generator;
+pub(crate) mod generator;
 
 /// How long a counter may take to print its first sample.
 const READY: Duration = Duration::from_secs(15);
@@ -29,22 +29,22 @@ const READY: Duration = Duration::from_secs(15);
 const STOP: Duration = Duration::from_secs(5);
 /// How long the receiver keeps counting after the senders ended, for packets in flight and
 /// one last sample.
-pub const DRAIN: Duration = Duration::from_millis(1200);
+pub(crate) const DRAIN: Duration = Duration::from_millis(1200);
 /// How long benchlab's generator may overrun its duration: it ends by itself, so only a stuck
 /// one (or a host that stopped answering) ever does.
 const GEN_GRACE: Duration = Duration::from_secs(60);
 
 /// A host's transport, shared by the tools running on it.
-pub type Host = Arc<dyn Transport>;
+pub(crate) type Host = Arc<dyn Transport>;
 
 /// A remote process stopped (SIGTERM, then SIGKILL after 2 s) when dropped, so that a trial
 /// that fails half-way leaves nothing running on any host.
 #[derive(Debug)]
-pub struct Guard(Option<Box<dyn Process>>);
+pub(crate) struct Guard(Option<Box<dyn Process>>);
 
 impl Guard {
     /// Guards `process`.
-    pub fn new(process: Box<dyn Process>) -> Self {
+    pub(crate) fn new(process: Box<dyn Process>) -> Self {
         Self(Some(process))
     }
 
@@ -70,15 +70,15 @@ impl Drop for Guard {
 
 /// A scratch file on a host, removed when dropped (trafgen's configuration).
 #[derive(Debug)]
-pub struct RemoteFile {
+pub(crate) struct RemoteFile {
     host: Host,
     /// Its path on the host.
-    pub path: String,
+    pub(crate) path: String,
 }
 
 impl RemoteFile {
     /// Writes `contents` to a fresh `mktemp` file named after `stem` on `host`.
-    pub fn create(host: &Host, stem: &str, contents: &[u8]) -> anyhow::Result<Self> {
+    pub(crate) fn create(host: &Host, stem: &str, contents: &[u8]) -> anyhow::Result<Self> {
         let template = format!("benchlab-{stem}.XXXXXX");
         let path = host.run(&["mktemp", "-t", &template])?.trim().to_string();
         let file = Self {
@@ -98,21 +98,21 @@ impl Drop for RemoteFile {
 
 /// One remote tool's run: spawned, polled, stopped, with what it left.
 #[derive(Debug)]
-pub struct RemoteRun {
+pub(crate) struct RemoteRun {
     /// Where it runs.
-    pub host: Host,
+    pub(crate) host: Host,
     /// Its command line.
-    pub argv: Vec<String>,
+    pub(crate) argv: Vec<String>,
     process: Option<Guard>,
     /// What it left once it ended.
-    pub out: Option<Output>,
+    pub(crate) out: Option<Output>,
     /// Why benchlab stopped it, if it did.
-    pub stopped: Option<StopReason>,
+    pub(crate) stopped: Option<StopReason>,
 }
 
 impl RemoteRun {
     /// A run of `argv` on `host`, not started yet.
-    pub fn new(host: Host, argv: Vec<String>) -> Self {
+    pub(crate) fn new(host: Host, argv: Vec<String>) -> Self {
         Self {
             host,
             argv,
@@ -123,7 +123,7 @@ impl RemoteRun {
     }
 
     /// Starts it.
-    pub fn spawn(&mut self) -> anyhow::Result<()> {
+    pub(crate) fn spawn(&mut self) -> anyhow::Result<()> {
         let process = self
             .host
             .spawn(&self.argv)
@@ -133,7 +133,7 @@ impl RemoteRun {
     }
 
     /// What it left, once it ended (checked without blocking).
-    pub fn poll(&mut self) -> anyhow::Result<Option<&Output>> {
+    pub(crate) fn poll(&mut self) -> anyhow::Result<Option<&Output>> {
         if self.out.is_none() {
             if let Some(p) = self.process.as_mut() {
                 if let Some(out) = p.get()?.try_wait()? {
@@ -146,7 +146,7 @@ impl RemoteRun {
     }
 
     /// Its output so far.
-    pub fn stdout(&mut self) -> anyhow::Result<Vec<u8>> {
+    pub(crate) fn stdout(&mut self) -> anyhow::Result<Vec<u8>> {
         Ok(match (&self.out, self.process.as_mut()) {
             (Some(out), _) => out.stdout.clone(),
             (None, Some(p)) => p.get()?.stdout_so_far(),
@@ -155,7 +155,7 @@ impl RemoteRun {
     }
 
     /// Stops it, if it still runs.
-    pub fn stop(&mut self, why: StopReason) -> anyhow::Result<()> {
+    pub(crate) fn stop(&mut self, why: StopReason) -> anyhow::Result<()> {
         if let Some(p) = self.process.take() {
             let out = p
                 .stop()
@@ -167,7 +167,7 @@ impl RemoteRun {
     }
 
     /// The error naming its host, command and first line of output.
-    pub fn failure(&self) -> anyhow::Error {
+    pub(crate) fn failure(&self) -> anyhow::Error {
         match &self.out {
             Some(out) => failed(self.host.host(), &self.argv, out).into(),
             None => anyhow::anyhow!(
@@ -180,7 +180,7 @@ impl RemoteRun {
 
     /// The log kept with a trial: the command line as the old harness wrote it, then the
     /// output.
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         let (stdout, stderr) = self.out.as_ref().map_or((String::new(), ""), |o| {
             (o.stdout_text(), o.stderr.as_str())
         });
@@ -192,7 +192,7 @@ impl RemoteRun {
     }
 
     /// Waits until `ready` says its output so far shows it counting; fails if it exited.
-    pub fn wait_ready(
+    pub(crate) fn wait_ready(
         &mut self,
         ready: &dyn Fn(&[u8]) -> anyhow::Result<bool>,
     ) -> anyhow::Result<()> {
@@ -219,7 +219,7 @@ impl RemoteRun {
 
 /// The seconds a benchlab `--json` tool printed so far (complete lines), sent (`tx`) or
 /// received.
-pub fn json_ticks(run: &mut RemoteRun, out: &[u8], tx: bool) -> anyhow::Result<Vec<Tick>> {
+pub(crate) fn json_ticks(run: &mut RemoteRun, out: &[u8], tx: bool) -> anyhow::Result<Vec<Tick>> {
     let lines = read_lines(out, run.host.host(), &run.argv)?;
     Ok(ticks_from_totals(
         lines.iter().filter(|l| l.is_sample()).map(|l| match tx {
@@ -230,7 +230,7 @@ pub fn json_ticks(run: &mut RemoteRun, out: &[u8], tx: bool) -> anyhow::Result<V
 }
 
 /// The readiness test of a benchlab `--json` counter: it printed its first sample.
-pub fn read_ready(run: &RemoteRun) -> impl Fn(&[u8]) -> anyhow::Result<bool> {
+pub(crate) fn read_ready(run: &RemoteRun) -> impl Fn(&[u8]) -> anyhow::Result<bool> {
     let (host, argv) = (run.host.clone(), run.argv.clone());
     move |out| {
         let lines = read_lines(out, host.host(), &argv)?;
@@ -240,22 +240,22 @@ pub fn read_ready(run: &RemoteRun) -> impl Fn(&[u8]) -> anyhow::Result<bool> {
 
 /// Where benchlab runs on a remote node, and how it sends there.
 #[derive(Debug, Clone)]
-pub struct RemoteNode {
+pub(crate) struct RemoteNode {
     /// The node.
-    pub host: Host,
+    pub(crate) host: Host,
     /// The `benchlab` command there.
-    pub benchlab: String,
+    pub(crate) benchlab: String,
     /// The interface it sends or counts on.
-    pub iface: String,
+    pub(crate) iface: String,
     /// The DUT's MAC on that link (senders).
-    pub dut_mac: String,
+    pub(crate) dut_mac: String,
     /// The CPU to pin the generator to.
-    pub cpu: Option<usize>,
+    pub(crate) cpu: Option<usize>,
 }
 
 /// `benchlab gen --json` on a remote sender.
 #[derive(Debug)]
-pub struct RemoteGen {
+pub(crate) struct RemoteGen {
     run: RemoteRun,
     /// Which of `of` senders it is, for its file names.
     k: usize,
@@ -264,7 +264,7 @@ pub struct RemoteGen {
 
 impl RemoteGen {
     /// Sender `k` of `of`, sending `load` from `node`.
-    pub fn new(node: &RemoteNode, load: &Load, k: usize, of: usize) -> Self {
+    pub(crate) fn new(node: &RemoteNode, load: &Load, k: usize, of: usize) -> Self {
         let mut argv = vec![node.benchlab.clone()];
         argv.extend(["gen", "--json", "-i"].map(String::from));
         argv.extend([node.iface.clone(), "-D".into(), node.dut_mac.clone()]);
@@ -347,7 +347,7 @@ impl Sender for RemoteGen {
 
 /// `benchlab rx --json` on a remote receiver.
 #[derive(Debug)]
-pub struct RemoteRx {
+pub(crate) struct RemoteRx {
     run: RemoteRun,
     /// Its samples before the senders started.
     skip: usize,
@@ -357,12 +357,12 @@ pub struct RemoteRx {
 
 impl RemoteRx {
     /// The receiver counting on `node`'s interface once a second.
-    pub fn new(node: &RemoteNode) -> Self {
+    pub(crate) fn new(node: &RemoteNode) -> Self {
         Self::sampling(node, Duration::from_secs(1))
     }
 
     /// The receiver counting on `node`'s interface every `interval`, which divides a second.
-    pub fn sampling(node: &RemoteNode, interval: Duration) -> Self {
+    pub(crate) fn sampling(node: &RemoteNode, interval: Duration) -> Self {
         let mut argv = vec![node.benchlab.clone()];
         argv.extend(["rx", "--json", "-i"].map(String::from));
         argv.push(node.iface.clone());

@@ -38,22 +38,22 @@ use super::xdp::XdpCounter;
 
 /// How often the monitor reads the refusals while it holds the queue: veth's ring fills in half
 /// a millisecond at 500 Kpps, so the queue releases frames no later than a ring's time after.
-pub const POLL: Duration = Duration::from_millis(1);
+pub(crate) const POLL: Duration = Duration::from_millis(1);
 /// Frames owed back per look: veth's ring, so that a release fits an empty ring.
-pub const RELEASE: u64 = 256;
+pub(crate) const RELEASE: u64 = 256;
 /// Frames held at most while the traffic runs: 100 ms at 655 Kpps. Deeper than the ring it
 /// stands for, so that a backlog the DUT works off within the trial costs nothing; beyond it,
 /// refused frames are lost.
-pub const BUFFER_FRAMES: u64 = 65_536;
+pub(crate) const BUFFER_FRAMES: u64 = 65_536;
 /// Time without a refusal after which the sent-again frames are in: the kernel hands frames to
 /// the interface a batch at a time, and a batch at the limit takes up to a millisecond or two.
-pub const QUIET: Duration = Duration::from_millis(3);
+pub(crate) const QUIET: Duration = Duration::from_millis(3);
 /// Longest the run goes on after the stop to send what is held: 4,096 frames take under 20 ms
 /// at the release rate, so only a DUT stalled at the stop still holds frames then.
-pub const DRAIN: Duration = Duration::from_millis(200);
+pub(crate) const DRAIN: Duration = Duration::from_millis(200);
 
 /// The queue: the interface's refusals, the frames held and owed, and the stop.
-pub struct Requeue {
+pub(crate) struct Requeue {
     counter: XdpCounter,
     /// A socket in the sender's namespace, to read the interface's `tx_dropped`.
     netlink: Netlink,
@@ -74,18 +74,18 @@ pub struct Requeue {
 
 /// What the queue did, once the run is over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Held {
+pub(crate) struct Held {
     /// When the traffic stopped (the limit or a stop), before the drain.
-    pub stopped: Instant,
+    pub(crate) stopped: Instant,
     /// Frames held or owed when the traffic stopped: the DUT's backlog beyond veth's ring.
-    pub queued_at_stop: u64,
+    pub(crate) queued_at_stop: u64,
     /// Frames refused and never sent again.
-    pub lost: u64,
+    pub(crate) lost: u64,
 }
 
 /// One look of the generator's monitor, `over` once the traffic is due to stop: whether the
 /// run may end. At its limit the traffic stops, and the run goes on until the queue drained.
-pub fn look(queue: &Mutex<Requeue>, over: bool) -> bool {
+pub(crate) fn look(queue: &Mutex<Requeue>, over: bool) -> bool {
     let mut queue = queue.lock().unwrap_or_else(PoisonError::into_inner);
     queue.step();
     if over && !queue.drained() {
@@ -98,7 +98,7 @@ pub fn look(queue: &Mutex<Requeue>, over: bool) -> bool {
 impl Requeue {
     /// A queue for interface `ifindex` in front of `counter`'s program, standing for a ring of
     /// `ring` frames; must run in the interface's namespace (its netlink socket is opened there).
-    pub fn new(counter: XdpCounter, ifindex: u32, ring: u64) -> std::io::Result<Requeue> {
+    pub(crate) fn new(counter: XdpCounter, ifindex: u32, ring: u64) -> std::io::Result<Requeue> {
         let mut netlink = Netlink::route()?;
         let base = netlink.link_by_index(ifindex)?.stats.tx_dropped;
         Ok(Requeue {
@@ -172,7 +172,7 @@ impl Requeue {
 
     /// The queue's account, once the sending thread is back (a run stopped before its limit
     /// stopped now).
-    pub fn finish(&mut self) -> std::io::Result<Held> {
+    pub(crate) fn finish(&mut self) -> std::io::Result<Held> {
         let refused = self.read()?;
         let (stopped, queued_at_stop) = self
             .closed

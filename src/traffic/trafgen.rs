@@ -32,13 +32,13 @@
 use std::fmt::Write as _;
 
 /// trafgen on a remote sender as a trial's sender.
-pub mod sender;
+pub(crate) mod sender;
 
 use super::packet::{build_frame, FlowPos, FlowRange, FrameSpec};
 use crate::error::InputError;
 
 /// The most packets a trafgen configuration may hold (it keeps them all in memory).
-pub const MAX_PACKETS: u64 = 8192;
+pub(crate) const MAX_PACKETS: u64 = 8192;
 
 /// A dimension of the flows, as [`FlowPos`] indexes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,20 +104,20 @@ impl Dim {
 
 /// A trafgen sender: what it sends and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TrafgenTx {
+pub(crate) struct TrafgenTx {
     /// The sending interface.
-    pub iface: String,
+    pub(crate) iface: String,
     /// The frames: MACs, flows, size.
-    pub spec: FrameSpec,
+    pub(crate) spec: FrameSpec,
     /// A fixed rate in packets per second (`-b NNNpps`); `None` sends as fast as it can.
-    pub rate: Option<u64>,
+    pub(crate) rate: Option<u64>,
     /// The CPU that sends.
-    pub cpu: usize,
+    pub(crate) cpu: usize,
 }
 
 impl TrafgenTx {
     /// trafgen's packet configuration: one packet per block of flows (see the module doc).
-    pub fn config(&self) -> Result<String, InputError> {
+    pub(crate) fn config(&self) -> Result<String, InputError> {
         if let (Some(pps), 1..) = (self.rate, self.cpu) {
             return Err(InputError::new(format!(
                 "trafgen sends at a fixed rate ({pps} pps) from CPU 0 only, not from CPU {}: \
@@ -186,7 +186,7 @@ impl TrafgenTx {
     }
 
     /// The command line that sends the configuration in `config_path` for `seconds`.
-    pub fn argv(&self, config_path: &str, seconds: f64) -> Vec<String> {
+    pub(crate) fn argv(&self, config_path: &str, seconds: f64) -> Vec<String> {
         let mut argv: Vec<String> = [
             "timeout",
             "-s",
@@ -213,7 +213,7 @@ impl TrafgenTx {
 }
 
 /// `timeout`'s status when it ended the command at the time limit: a trafgen run's normal end.
-pub const TIMED_OUT: i32 = 124;
+pub(crate) const TIMED_OUT: i32 = 124;
 
 #[cfg(test)]
 mod tests {

@@ -15,7 +15,7 @@ use crate::transport::display_argv;
 /// A line of `benchlab gen --json`.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
-pub enum GenLine<'a> {
+pub(crate) enum GenLine<'a> {
     /// One second.
     Sample(&'a TxSample),
     /// The totals, last.
@@ -25,7 +25,7 @@ pub enum GenLine<'a> {
 /// A line of `benchlab rx --json`.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
-pub enum RxLine<'a> {
+pub(crate) enum RxLine<'a> {
     /// One interval.
     Sample(&'a Sample),
     /// The totals, last.
@@ -50,7 +50,7 @@ pub enum RxLine<'a> {
 /// A line of `benchlab rx --tx --json`: an interface's sent packets, as a generator prints them.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
-pub enum TxCounterLine<'a> {
+pub(crate) enum TxCounterLine<'a> {
     /// One interval.
     Sample(TxSample),
     /// The totals, last.
@@ -68,33 +68,33 @@ pub enum TxCounterLine<'a> {
 
 /// Any of those lines as a reader sees it: the fields benchlab reads, absent ones zero.
 #[derive(Debug, Clone, Default, Deserialize)]
-pub struct ReadLine {
+pub(crate) struct ReadLine {
     /// `sample` or `summary`.
     #[serde(rename = "type")]
-    pub kind: String,
+    pub(crate) kind: String,
     /// Packets sent so far (gen, rx --tx).
     #[serde(default)]
-    pub tx_pkts: u64,
+    pub(crate) tx_pkts: u64,
     /// Send rate of the interval.
     #[serde(default)]
-    pub tx_pps: f64,
+    pub(crate) tx_pps: f64,
     /// Seconds since the tool started counting (samples).
     #[serde(default)]
-    pub t_s: f64,
+    pub(crate) t_s: f64,
     /// Packets received so far (rx).
     #[serde(default)]
-    pub rx_pkts: u64,
+    pub(crate) rx_pkts: u64,
     /// Receive rate of the interval.
     #[serde(default)]
-    pub rx_pps: f64,
+    pub(crate) rx_pps: f64,
     /// The generator's engine (gen's summary).
     #[serde(default)]
-    pub engine: Option<String>,
+    pub(crate) engine: Option<String>,
 }
 
 impl ReadLine {
     /// Whether this is a once-a-second sample.
-    pub fn is_sample(&self) -> bool {
+    pub(crate) fn is_sample(&self) -> bool {
         self.kind == "sample"
     }
 }

@@ -97,29 +97,29 @@ const SPIN: i32 = 512;
 /// The state map's one value: byte offsets of its fields (u32 flow indexes, u64 the rest).
 mod state {
     /// u64: frames sent (redirected) so far.
-    pub const SENT: i16 = 16;
+    pub(crate) const SENT: i16 = 16;
     /// u64: frames to send in all (`u64::MAX`: no limit).
-    pub const LIMIT: i16 = 24;
+    pub(crate) const LIMIT: i16 = 24;
     /// u64: pacing interval, ns << 8 (0: as fast as possible).
-    pub const INTERVAL: i16 = 32;
+    pub(crate) const INTERVAL: i16 = 32;
     /// u64: ktime of the first paced frame (0 until then).
-    pub const START: i16 = 40;
+    pub(crate) const START: i16 = 40;
     /// u64: due time of the next frame, ns since START << 8.
-    pub const DUE: i16 = 48;
+    pub(crate) const DUE: i16 = 48;
     /// u64: largest backlog caught up, ns << 8.
-    pub const SLACK: i16 = 56;
+    pub(crate) const SLACK: i16 = 56;
     /// u64: shortest time between two frames while catching up, ns << 8.
-    pub const GAP: i16 = 64;
+    pub(crate) const GAP: i16 = 64;
     /// u64: earliest time of the next frame, ns since START << 8.
-    pub const NEXT: i16 = 72;
+    pub(crate) const NEXT: i16 = 72;
     /// u64: backlog sent at once, without the catch-up gap, ns << 8.
-    pub const BURST: i16 = 80;
+    pub(crate) const BURST: i16 = 80;
     /// u64: frames the interface refused, owed again: the monitor adds, each run takes one.
-    pub const OWED: i16 = 88;
+    pub(crate) const OWED: i16 = 88;
     /// u64: owed frames sent again (not counted in SENT).
-    pub const RESENT: i16 = 96;
+    pub(crate) const RESENT: i16 = 96;
     /// Size of the value.
-    pub const LEN: usize = 104;
+    pub(crate) const LEN: usize = 104;
 }
 const XDP_DROP: i32 = 1;
 /// Frames the kernel runs between two flushes to the device (its default; 256 at most).
@@ -129,7 +129,7 @@ const ATTR_LEN: usize = 160;
 
 /// One BPF instruction: opcode, registers (dst low nibble, src high nibble), offset, immediate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Insn {
+pub(crate) struct Insn {
     code: u8,
     regs: u8,
     off: i16,
@@ -147,7 +147,7 @@ impl Insn {
     }
 
     /// The 8 bytes the kernel reads (`struct bpf_insn`, host byte order).
-    pub fn encode(self) -> [u8; 8] {
+    pub(crate) fn encode(self) -> [u8; 8] {
         let mut b = [0u8; 8];
         b[0] = self.code;
         b[1] = self.regs;
@@ -271,7 +271,7 @@ impl Asm {
 /// `ifindex` (its `ndo_xdp_xmit`, past its qdisc), its state in the array map `map_fd` (one
 /// value, see `state`: flow indexes as u32 at 0, 4, 8, 12 — source port, source address,
 /// destination port, destination address — then counters and pacing).
-pub fn program(layout: &FlowLayout, ifindex: u32, map_fd: i32) -> Vec<Insn> {
+pub(crate) fn program(layout: &FlowLayout, ifindex: u32, map_fd: i32) -> Vec<Insn> {
     let mut a = Asm::default();
     let drop = a.label();
     let hdr = layout.udp_csum + 2;
@@ -502,7 +502,7 @@ fn fd_from(rc: libc::c_long) -> OwnedFd {
 
 /// A loaded frame-writing program, its state map and the frame it starts from.
 #[derive(Debug)]
-pub struct XdpEngine {
+pub(crate) struct XdpEngine {
     /// The program (which holds its state map; so does the mapping).
     prog: OwnedFd,
     /// Its instructions, map fd left out: its name in the `pool` it goes back to.
@@ -573,40 +573,40 @@ impl Drop for Mapped {
 
 /// Reads how many frames an [`XdpEngine`] has sent and sets its pace, from any thread.
 #[derive(Debug, Clone)]
-pub struct XdpCounter {
+pub(crate) struct XdpCounter {
     state: Arc<Mapped>,
 }
 
 impl XdpCounter {
     /// Frames sent so far (exact once the sending thread is back from the kernel).
-    pub fn sent(&self) -> u64 {
+    pub(crate) fn sent(&self) -> u64 {
         self.state.word(state::SENT).load(Ordering::Relaxed)
     }
 
     /// Owed frames sent again so far (not in [`XdpCounter::sent`]).
-    pub fn resent(&self) -> u64 {
+    pub(crate) fn resent(&self) -> u64 {
         self.state.word(state::RESENT).load(Ordering::Relaxed)
     }
 
     /// Owed frames not yet sent again.
-    pub fn owed(&self) -> u64 {
+    pub(crate) fn owed(&self) -> u64 {
         self.state.word(state::OWED).load(Ordering::Relaxed)
     }
 
     /// Owes `n` more frames: the program sends them before any new one, unpaced.
-    pub fn owe(&self, n: u64) {
+    pub(crate) fn owe(&self, n: u64) {
         self.state.word(state::OWED).fetch_add(n, Ordering::Relaxed);
     }
 
     /// Sends no new frame from now on, only those owed: the limit becomes the count so far
     /// (a run already past the limit's check may still add one).
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         let sent = self.state.word(state::SENT).load(Ordering::Relaxed);
         self.state.word(state::LIMIT).store(sent, Ordering::Relaxed);
     }
 
     /// Paces the frames at `pps` from the next one on; an engine made unpaced stays so.
-    pub fn set_rate(&self, pps: u64) {
+    pub(crate) fn set_rate(&self, pps: u64) {
         let word = |off| self.state.word(off);
         if word(state::INTERVAL).load(Ordering::Relaxed) == 0 {
             return;
@@ -643,7 +643,7 @@ impl XdpEngine {
     /// `pool`, or loads it with a new state map, and starts its state over; must run in the
     /// sender's namespace.
     /// `pps` paces the frames in the program (`None`: as fast as possible); `limit` caps them.
-    pub fn new(
+    pub(crate) fn new(
         spec: &FrameSpec,
         ifindex: u32,
         pps: Option<u64>,
@@ -681,7 +681,7 @@ impl XdpEngine {
     }
 
     /// A handle that reads the sent counter and sets the pace from another thread.
-    pub fn counter(&self) -> XdpCounter {
+    pub(crate) fn counter(&self) -> XdpCounter {
         XdpCounter {
             state: Arc::clone(&self.state),
         }
@@ -693,7 +693,7 @@ impl XdpEngine {
     ///
     /// Each `BPF_PROG_TEST_RUN` call runs as long as possible: setting up and tearing down its
     /// page pool costs an RCU grace period (tens of ms here), a gap in the traffic.
-    pub fn run(&mut self, stop: &AtomicBool, hold: bool) -> io::Result<u64> {
+    pub(crate) fn run(&mut self, stop: &AtomicBool, hold: bool) -> io::Result<u64> {
         let counter = self.counter();
         let paced = self.state.word(state::INTERVAL).load(Ordering::Relaxed) != 0;
         loop {

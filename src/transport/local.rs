@@ -21,7 +21,7 @@ const PIPE_DRAIN: Duration = Duration::from_secs(1);
 
 /// Runs commands on this machine, in benchlab's own namespaces.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct LocalTransport;
+pub(crate) struct LocalTransport;
 
 impl Transport for LocalTransport {
     fn host(&self) -> &str {
@@ -152,7 +152,7 @@ impl Collector {
 }
 
 /// A command running on this machine (possibly inside a namespace or an `ssh` client).
-pub struct ChildProcess {
+pub(crate) struct ChildProcess {
     host: String,
     command: String,
     child: Child,

@@ -10,7 +10,7 @@ use super::{Command, Output, Process, Transport, TransportError};
 /// Records commands and answers each with the last canned reply whose argv prefix matches it
 /// (or a silent success). Unit tests only.
 #[derive(Debug)]
-pub struct MockTransport {
+pub(crate) struct MockTransport {
     host: String,
     calls: Mutex<Vec<Command>>,
     replies: Mutex<Vec<(Vec<String>, Output)>>,
@@ -18,7 +18,7 @@ pub struct MockTransport {
 
 impl MockTransport {
     /// A mock node called `host`.
-    pub fn new(host: impl Into<String>) -> Self {
+    pub(crate) fn new(host: impl Into<String>) -> Self {
         Self {
             host: host.into(),
             calls: Mutex::new(Vec::new()),
@@ -27,18 +27,18 @@ impl MockTransport {
     }
 
     /// Answers commands starting with `prefix` with `output` (later replies win).
-    pub fn reply(&self, prefix: &[&str], output: Output) {
+    pub(crate) fn reply(&self, prefix: &[&str], output: Output) {
         let prefix = prefix.iter().map(|s| s.to_string()).collect();
         lock(&self.replies).push((prefix, output));
     }
 
     /// Every command run or spawned so far, in order (spawned ones with no input).
-    pub fn calls(&self) -> Vec<Command> {
+    pub(crate) fn calls(&self) -> Vec<Command> {
         lock(&self.calls).clone()
     }
 
     /// The argument vectors of [`calls`](Self::calls), joined with spaces, for short asserts.
-    pub fn commands(&self) -> Vec<String> {
+    pub(crate) fn commands(&self) -> Vec<String> {
         self.calls().iter().map(|c| c.argv.join(" ")).collect()
     }
 

@@ -36,7 +36,7 @@ use super::local::{exec_argv, start, ChildProcess};
 use super::{Command, Output, Process, Transport, TransportError};
 
 /// How long benchlab waits for a TCP connection and the SSH handshake when LAB.toml sets none.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Runs commands on a remote node through the OpenSSH client.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +71,7 @@ impl SshTransport {
     }
 
     /// The local `ssh` command line that runs `argv` on the node.
-    pub fn ssh_argv(&self, argv: &[String]) -> Vec<String> {
+    pub(crate) fn ssh_argv(&self, argv: &[String]) -> Vec<String> {
         self.command_line("auto", argv)
     }
 
@@ -164,7 +164,7 @@ pub fn remote_command_line(argv: &[String]) -> String {
 }
 
 /// One word single-quoted for a POSIX shell (`'` becomes `'\''`).
-pub fn shell_quote(word: &str) -> String {
+pub(crate) fn shell_quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', r"'\''"))
 }
 

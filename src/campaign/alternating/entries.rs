@@ -16,20 +16,20 @@ use super::Switcher;
 use crate::config::Campaign;
 use crate::store::{Store, VersionRecord};
 
-pub use crate::config::{Entry, Runs};
+pub(crate) use crate::config::Entry;
 
 /// The version and set in force on the DUT, as indices into the campaign's (`None`: unknown,
 /// the next switch applies it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct InForce {
+pub(crate) struct InForce {
     /// The version in force.
-    pub version: Option<usize>,
+    pub(crate) version: Option<usize>,
     /// The config set in force.
-    pub set: Option<usize>,
+    pub(crate) set: Option<usize>,
 }
 
 /// Switches the DUT from what is in force (`from`) to `to`.
-pub fn switch_entry(
+pub(crate) fn switch_entry(
     switcher: &mut dyn Switcher,
     campaign: &Campaign,
     from: InForce,
@@ -49,7 +49,7 @@ pub fn switch_entry(
 
 /// Records in `lab.json` what each alternated version's switches apply (its sysctls and
 /// commands), as an SSH lab records the kernel each version boots between trials.
-pub fn record_versions(store: &Store, campaign: &Campaign) -> anyhow::Result<()> {
+pub(crate) fn record_versions(store: &Store, campaign: &Campaign) -> anyhow::Result<()> {
     for version in &campaign.versions {
         store
             .record_version(&version.name, VersionRecord::settings(version), None)
@@ -61,7 +61,7 @@ pub fn record_versions(store: &Store, campaign: &Campaign) -> anyhow::Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Design, Version};
+    use crate::config::{Design, Runs, Version};
 
     /// Records what a switch applied.
     #[derive(Default)]

@@ -8,7 +8,7 @@ use crate::transport::Transport;
 /// Checks that `dut` can be profiled (perf on Linux; hwpmc, loaded if need be, and
 /// pmcstat's `pmc_event` on FreeBSD): `Ok(Some(why))` when a FreeBSD DUT cannot, which
 /// leaves the campaign without flamegraphs; a Linux DUT without perf is an error.
-pub fn check_profiler(
+pub(crate) fn check_profiler(
     os: Os,
     dut: &dyn Transport,
     pmc_event: Option<&str>,
@@ -20,7 +20,7 @@ pub fn check_profiler(
 }
 
 /// The profiler of a DUT host of its own (all its CPUs are the DUT's).
-pub fn profiler<'a>(
+pub(crate) fn profiler<'a>(
     os: Os,
     dut: &'a dyn Transport,
     pmc_event: Option<&str>,

@@ -16,7 +16,7 @@ use crate::store::VersionRecord;
 use crate::transport::{display_argv, Command, Transport};
 
 /// How long `online` may take after a reboot when the version sets no `online_timeout`.
-pub const DEFAULT_ONLINE_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_ONLINE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Time limit of one `install` command (copying and writing an image is slow).
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(1800);
 /// Time limit of the `reboot` command: it returns at once, or its connection dies with the DUT

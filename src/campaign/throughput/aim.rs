@@ -6,7 +6,7 @@
 /// [`crate::traffic::xdp`]), which on the virtual lab's two CPUs cost it 0.6–3 % of a fixed
 /// rate on an idle machine, more beside other work. A trial is judged on what the senders
 /// actually sent.
-pub const MAX_CORRECTION: f64 = 1.3;
+pub(crate) const MAX_CORRECTION: f64 = 1.3;
 /// How far above a trial's load the senders' rate is aimed. What they send of the rate asked
 /// varies by about 0.6 % from one trial to the next on the virtual lab, so a rate aimed at the
 /// load itself falls under [`SENT_SHARE`](super::SENT_SHARE) in one trial of ten and the trial is run again.
@@ -15,11 +15,11 @@ pub const MAX_CORRECTION: f64 = 1.3;
 /// and [`EFFICIENCY_WEIGHT`] (the median rate 0.36 % above the load, under the 0.5 % goal
 /// width). Run for real the same day: 55 of 1,142 trials invalid (4.8 %), against 75 of 673
 /// (11.1 %) in the six searches before.
-pub const AIM: f64 = 0.003;
+pub(crate) const AIM: f64 = 0.003;
 /// Weight of a trial in the estimate of what share of the rate asked the senders send: one
 /// trial's shortfall is mostly noise, and correcting each trial by the last one's alone swung
 /// the rate by about as much again.
-pub const EFFICIENCY_WEIGHT: f64 = 0.2;
+pub(crate) const EFFICIENCY_WEIGHT: f64 = 0.2;
 
 /// What share of the rate asked the senders send, learnt trial by trial (a moving average).
 #[derive(Debug, Clone, Copy)]

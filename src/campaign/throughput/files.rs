@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::lab::stall::CpuStalls;
 
 /// What the DUT's CPU watch saw (`dut-cpu.json`), when the lab watched it.
-pub fn cpu_stalls(files: &[(String, String)]) -> Option<CpuStalls> {
+pub(crate) fn cpu_stalls(files: &[(String, String)]) -> Option<CpuStalls> {
     let (_, text) = files.iter().find(|(name, _)| name == "dut-cpu.json")?;
     serde_json::from_str(text).ok()
 }
@@ -15,7 +15,7 @@ pub fn cpu_stalls(files: &[(String, String)]) -> Option<CpuStalls> {
 /// The senders' summed rate while they sent (packets over the seconds from their first to
 /// their last packet), from their own summaries: `generator.json` (in-process) or
 /// `generator*.jsonl` (`benchlab gen` on a remote host); `None` when a sender left none.
-pub fn sending_rate(files: &[(String, String)]) -> Option<f64> {
+pub(crate) fn sending_rate(files: &[(String, String)]) -> Option<f64> {
     let summaries: Vec<serde_json::Value> = (files.iter())
         .filter(|(name, _)| name.starts_with("generator"))
         .filter_map(|(name, text)| match name.ends_with(".jsonl") {
@@ -43,7 +43,7 @@ pub fn sending_rate(files: &[(String, String)]) -> Option<f64> {
 /// Drops per interface over a trial, from the receiver's file: `receiver.json` (in-process:
 /// counts since the receiver started, so the last sample's) or `receiver.jsonl` (`benchlab rx`
 /// on a remote host: its summary line).
-pub fn drops(files: &[(String, String)]) -> BTreeMap<String, u64> {
+pub(crate) fn drops(files: &[(String, String)]) -> BTreeMap<String, u64> {
     let last = files.iter().find_map(|(name, text)| match name.as_str() {
         "receiver.json" => {
             let series: serde_json::Value = serde_json::from_str(text).ok()?;

@@ -1,5 +1,6 @@
 //! Unit tests of the search runner on mock senders and a mock receiver (no root).
 
+use super::aim::AIM;
 use super::summary::flags;
 use super::*;
 use crate::campaign::bench::Bench;

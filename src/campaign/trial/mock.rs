@@ -9,7 +9,7 @@ use crate::traffic::endpoint::{
 
 /// What a mock sender does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MockSend {
+pub(crate) enum MockSend {
     /// Sends its seconds and ends.
     Ends,
     /// Fails as soon as it started.
@@ -20,24 +20,24 @@ pub enum MockSend {
 
 /// A mock sender whose seconds are `ticks`.
 #[derive(Debug)]
-pub struct MockSender {
+pub(crate) struct MockSender {
     /// Its seconds.
-    pub ticks: Vec<Tick>,
+    pub(crate) ticks: Vec<Tick>,
     /// How it behaves.
-    pub send: MockSend,
+    pub(crate) send: MockSend,
     /// Why it was stopped, if it was.
-    pub stopped: Option<StopReason>,
+    pub(crate) stopped: Option<StopReason>,
     /// Seconds past the trial it may run.
-    pub grace: Duration,
+    pub(crate) grace: Duration,
     /// The files it leaves.
-    pub files: Vec<(String, String)>,
+    pub(crate) files: Vec<(String, String)>,
     /// Frames it says its input queue dropped beyond its ring at the stop.
-    pub late_pkts: u64,
+    pub(crate) late_pkts: u64,
 }
 
 impl MockSender {
     /// A sender of `ticks` behaving as `send`.
-    pub fn new(ticks: Vec<Tick>, send: MockSend) -> Box<Self> {
+    pub(crate) fn new(ticks: Vec<Tick>, send: MockSend) -> Box<Self> {
         Box::new(Self {
             ticks,
             send,
@@ -90,9 +90,9 @@ impl Sender for MockSender {
 
 /// A mock receiver whose seconds are `ticks`.
 #[derive(Debug)]
-pub struct MockReceiver {
+pub(crate) struct MockReceiver {
     /// Its seconds.
-    pub ticks: Vec<Tick>,
+    pub(crate) ticks: Vec<Tick>,
 }
 
 impl Receiver for MockReceiver {
@@ -117,7 +117,7 @@ impl Receiver for MockReceiver {
 }
 
 /// `n` seconds at `pps` each.
-pub fn steady(n: usize, pps: f64) -> Vec<Tick> {
+pub(crate) fn steady(n: usize, pps: f64) -> Vec<Tick> {
     vec![
         Tick {
             pkts: pps as u64,

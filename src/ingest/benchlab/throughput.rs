@@ -12,34 +12,34 @@ use crate::error::InputError;
 use crate::store::{SearchRecord, Store, TrialKey, TrialMeta, SEARCH_FILE};
 
 /// How a throughput iteration's figure is computed, for the report's method line.
-pub const METHOD: &str = "for throughput profiles, one search per iteration, each goal's \
+pub(crate) const METHOD: &str = "for throughput profiles, one search per iteration, each goal's \
     conditional throughput (draft-ietf-bmwg-mlrsearch) its figure";
 
 /// One search of a throughput series, as stored.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SearchRun {
+pub(crate) struct SearchRun {
     /// Version name.
-    pub version: String,
+    pub(crate) version: String,
     /// Config set name.
-    pub config: String,
+    pub(crate) config: String,
     /// Traffic profile name (without the goal).
-    pub profile: String,
+    pub(crate) profile: String,
     /// Iteration number.
-    pub iteration: u32,
+    pub(crate) iteration: u32,
     /// `search.json`.
-    pub record: SearchRecord,
+    pub(crate) record: SearchRecord,
     /// Where it was read, relative to the results directory.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 /// The series name of a goal of a throughput profile: the goal is a level of the profile.
-pub fn goal_profile(profile: &str, goal: &str) -> String {
+pub(crate) fn goal_profile(profile: &str, goal: &str) -> String {
     format!("{profile}-{goal}")
 }
 
 /// Reads the iterations `keys` of throughput profile `profile` in (`version`, `config`): one
 /// series per goal into `results`, every search into `results.searches`.
-pub fn read(
+pub(crate) fn read(
     store: &Store,
     campaign: &Campaign,
     (version, config, profile): (&str, &str, &Profile),

@@ -8,19 +8,19 @@
 /// What a `.info` file says. `None`: the file does not name that level; `Some("")`: the run had
 /// no such level (or the file was renamed after the run, as in seed 000).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Info {
+pub(crate) struct Info {
     /// The image (version) label.
-    pub image: Option<String>,
+    pub(crate) image: Option<String>,
     /// The config set name.
-    pub cfg: Option<String>,
+    pub(crate) cfg: Option<String>,
     /// The pkt-gen preset name.
-    pub pktgen: Option<String>,
+    pub(crate) pktgen: Option<String>,
     /// `uname -a` of the DUT.
-    pub uname: Option<String>,
+    pub(crate) uname: Option<String>,
 }
 
 /// Parses either `.info` format.
-pub fn parse_info(text: &str) -> Info {
+pub(crate) fn parse_info(text: &str) -> Info {
     if is_free_text(text) {
         parse_free_text(text)
     } else {
@@ -29,7 +29,7 @@ pub fn parse_info(text: &str) -> Info {
 }
 
 /// True for the free-text format of the harness before 2016-05.
-pub fn is_free_text(text: &str) -> bool {
+pub(crate) fn is_free_text(text: &str) -> bool {
     !text.lines().any(|line| {
         ["IMAGE=", "CFG=", "PKTGEN=", "UNAME="]
             .iter()
@@ -101,13 +101,13 @@ fn basename(path: &str) -> &str {
 
 /// The three levels of a series, resolved from its file-name prefix and its `.info`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Levels {
+pub(crate) struct Levels {
     /// Image (version) label, empty when absent.
-    pub image: String,
+    pub(crate) image: String,
     /// Config set, empty when absent.
-    pub cfg: String,
+    pub(crate) cfg: String,
     /// pkt-gen preset, empty when absent.
-    pub pktgen: String,
+    pub(crate) pktgen: String,
 }
 
 /// Splits a file-name prefix (`318516stable.forwarding.inet4`) into image, config set and
@@ -115,7 +115,7 @@ pub struct Levels {
 /// so `bench.fastforwarding.1.receiver` is a config set when the `.info` says `CFG`, and a
 /// renamed `bench.STABLE12.forwarding.inet6` with `IMAGE=""` still gets its image. With no
 /// guidance at all, parts fill image, then config set, then preset.
-pub fn resolve_levels(prefix: &str, info: &Info) -> Levels {
+pub(crate) fn resolve_levels(prefix: &str, info: &Info) -> Levels {
     let known = [&info.image, &info.cfg, &info.pktgen];
     let named: Vec<&str> = known
         .iter()

@@ -57,7 +57,7 @@ pub struct SenderLog {
     pub traffic: Option<Traffic>,
     /// The average rate pkt-gen reported when it finished (`Speed: N pps`), in packets per
     /// second; absent when the sender was killed before its summary.
-    pub speed_pps: Option<f64>,
+    pub(crate) speed_pps: Option<f64>,
 }
 
 /// Parses a sender log.

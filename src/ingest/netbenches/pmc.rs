@@ -16,13 +16,13 @@ const GRAPH_SUFFIX: &str = ".pmc.graph";
 
 /// A call graph file found beside the logs or beside the archive's README.
 #[derive(Debug, Clone)]
-pub struct GraphFile {
+pub(crate) struct GraphFile {
     /// Its path.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Its file name.
-    pub name: String,
+    pub(crate) name: String,
     /// The name the report shows (relative to the results directory: `RAW/…` or `…`).
-    pub shown: String,
+    pub(crate) shown: String,
 }
 
 /// A graph's series prefix and iteration, read with the rules of the logs' names:
@@ -56,7 +56,7 @@ fn series_of(name: &str, prefixes: &[&str]) -> Option<Result<(String, Option<u32
 /// a graph that names no series, or a series drawn from another graph, is a [`Warning`].
 ///
 /// `series` pairs each series with the `.info` prefix it was read from.
-pub fn captures(
+pub(crate) fn captures(
     files: &[GraphFile],
     series: &[(&str, &Series)],
     warnings: &mut Vec<Warning>,

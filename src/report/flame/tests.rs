@@ -1,6 +1,7 @@
 //! Unit tests of `flame`.
 
 use super::*;
+use crate::profile::folded::fold_perf;
 
 fn folded(lines: &[(&str, u64)]) -> Folded {
     Folded {

@@ -22,11 +22,11 @@ use crate::report::Report;
 use crate::units::{format_pps, format_tick, pps_unit};
 
 /// Loss ratio at the bottom of the axis: a trial without loss is drawn there.
-pub const FLOOR: f64 = 1e-7;
+pub(crate) const FLOOR: f64 = 1e-7;
 
 /// What a trial was to its search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PointKind {
+pub(crate) enum PointKind {
     /// Counted by the search.
     Measured,
     /// The discarded warm-up trial at max load.
@@ -37,51 +37,51 @@ pub enum PointKind {
 
 /// One trial of a search.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LossPoint {
+pub(crate) struct LossPoint {
     /// Intended load, packets/s.
-    pub load: f64,
+    pub(crate) load: f64,
     /// Loss ratio (0…1).
-    pub loss_ratio: f64,
+    pub(crate) loss_ratio: f64,
     /// Index of its search in [`LossChart::searches`].
-    pub search: usize,
+    pub(crate) search: usize,
     /// What it was to the search.
-    pub kind: PointKind,
+    pub(crate) kind: PointKind,
 }
 
 /// The bounds one search found for one goal.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BoundMark {
+pub(crate) struct BoundMark {
     /// Goal name.
-    pub goal: String,
+    pub(crate) goal: String,
     /// Index of its search in [`LossChart::searches`].
-    pub search: usize,
+    pub(crate) search: usize,
     /// Relevant lower bound, packets/s.
-    pub lower: Option<f64>,
+    pub(crate) lower: Option<f64>,
     /// Relevant upper bound, packets/s.
-    pub upper: Option<f64>,
+    pub(crate) upper: Option<f64>,
 }
 
 /// What one loss chart shows.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LossChart {
+pub(crate) struct LossChart {
     /// Output file name (`search.<version>.<config>.<profile>.png`).
-    pub file_name: String,
+    pub(crate) file_name: String,
     /// Title line.
-    pub title: String,
+    pub(crate) title: String,
     /// Legend entries, one per search (`iteration 1`).
-    pub searches: Vec<String>,
+    pub(crate) searches: Vec<String>,
     /// The goals' loss ratios, drawn as horizontal lines when above [`FLOOR`].
-    pub goals: Vec<(String, f64)>,
+    pub(crate) goals: Vec<(String, f64)>,
     /// Every trial.
-    pub points: Vec<LossPoint>,
+    pub(crate) points: Vec<LossPoint>,
     /// Every search's bounds per goal.
-    pub bounds: Vec<BoundMark>,
+    pub(crate) bounds: Vec<BoundMark>,
     /// Right end of the load axis, packets/s.
-    pub max_load: f64,
+    pub(crate) max_load: f64,
 }
 
 /// The loss charts of a report's searches.
-pub fn charts(report: &Report) -> Vec<LossChart> {
+pub(crate) fn charts(report: &Report) -> Vec<LossChart> {
     let mut charts = Vec::new();
     for cell in cells(&report.searches) {
         let first = cell[0];
@@ -139,7 +139,7 @@ pub fn charts(report: &Report) -> Vec<LossChart> {
 }
 
 /// Draws the chart and encodes it as a PNG of [`WIDTH`] × [`HEIGHT`] pixels.
-pub fn render_png(chart: &LossChart) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn render_png(chart: &LossChart) -> anyhow::Result<Vec<u8>> {
     register_font()?;
     let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
     draw(chart, &mut rgb).map_err(|e| anyhow!("drawing {}: {e}", chart.file_name))?;

@@ -12,18 +12,18 @@ use crate::units::format_pps;
 /// What the machine's noise did to one search: the trials at or below its lowest relevant lower
 /// bound (loads the DUT forwards without loss in most trials) that still lost packets.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Disturbed {
+pub(crate) struct Disturbed {
     /// Valid trials at such loads (the warm-up left out).
-    pub trials: usize,
+    pub(crate) trials: usize,
     /// Those of them that lost packets.
-    pub lossy: usize,
+    pub(crate) lossy: usize,
     /// Median of their lost packets.
-    pub median_lost: u64,
+    pub(crate) median_lost: u64,
     /// The watched interface that dropped most of them, when the receiver watched any.
-    pub at: Option<String>,
+    pub(crate) at: Option<String>,
     /// Those of them whose loss the DUT's CPU stalls account for (the machine's loss:
     /// [`crate::lab::stall`]); `None` when the lab did not watch the DUT's CPU.
-    pub stalled: Option<usize>,
+    pub(crate) stalled: Option<usize>,
 }
 
 /// Where a trial's late frames were lost ([`SearchTrial::late`]), as a place among the
@@ -32,7 +32,7 @@ const LATE: &str = "the DUT's backlog beyond its input ring when the traffic sto
 
 /// The trials of `run` at or below its lowest relevant lower bound, and those that lost
 /// packets; `None` without a result or a lower bound.
-pub fn disturbed(run: &SearchRun) -> Option<Disturbed> {
+pub(crate) fn disturbed(run: &SearchRun) -> Option<Disturbed> {
     let result = run.record.result.as_ref()?;
     let bound = (result.goals.iter())
         .filter_map(|g| g.relevant_lower_bound)
@@ -95,7 +95,7 @@ fn saturated(at: Option<Saturated>) -> String {
 }
 
 /// The per-search table (and what its columns mean), for the README; empty without searches.
-pub fn markdown(runs: &[SearchRun]) -> String {
+pub(crate) fn markdown(runs: &[SearchRun]) -> String {
     let Some(goals) = (runs.iter()).find_map(|r| r.record.result.as_ref()) else {
         return String::new();
     };

@@ -8,16 +8,16 @@ use std::f64::consts::PI;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Moments {
     /// Number of samples.
-    pub size: u64,
+    pub(crate) size: u64,
     /// Population average.
-    pub avg: f64,
+    pub(crate) avg: f64,
     /// Population standard deviation.
-    pub stdev: f64,
+    pub(crate) stdev: f64,
 }
 
 impl Moments {
     /// No samples: what jumpavg returns for an empty sequence.
-    pub const EMPTY: Moments = Moments {
+    pub(crate) const EMPTY: Moments = Moments {
         size: 0,
         avg: 0.0,
         stdev: 0.0,
@@ -25,7 +25,7 @@ impl Moments {
 
     /// Merges parts (each a count, an average and a population stdev) in order, by Welford's
     /// update extended to whole parts; parts of no samples are skipped.
-    pub fn merge(parts: impl IntoIterator<Item = Moments>) -> Moments {
+    pub(crate) fn merge(parts: impl IntoIterator<Item = Moments>) -> Moments {
         let mut size: u64 = 0;
         let mut avg = 0.0_f64;
         let mut moment_2 = 0.0_f64;
@@ -54,7 +54,7 @@ impl Moments {
     }
 
     /// One sample.
-    pub fn single(value: f64) -> Moments {
+    pub(crate) fn single(value: f64) -> Moments {
         Moments {
             size: 1,
             avg: value,
@@ -73,9 +73,9 @@ fn log2(x: f64) -> f64 {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Scale {
     /// The largest sample of the series (never below 0).
-    pub max_value: f64,
+    pub(crate) max_value: f64,
     /// The resolution values are counted in.
-    pub unit: f64,
+    pub(crate) unit: f64,
 }
 
 impl Scale {
@@ -84,7 +84,7 @@ impl Scale {
     /// [0, max] for the first group or an inverted triangle around the previous average, the
     /// stdev like the size, cut at max, then the samples on the sphere that the average and the
     /// stdev leave them.
-    pub fn bits(&self, group: Moments, prev_avg: Option<f64>) -> f64 {
+    pub(crate) fn bits(&self, group: Moments, prev_avg: Option<f64>) -> f64 {
         let mut bits = 0.0_f64;
         if group.size < 1 {
             // An empty group costs nothing, so empty runs do not change the grouping.

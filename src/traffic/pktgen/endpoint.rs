@@ -36,7 +36,7 @@ fn pktgen_ticks(out: &[u8]) -> Vec<Tick> {
 }
 
 /// netmap pkt-gen at both ends: `pkt-gen -f tx` on the senders, `pkt-gen -f rx` on the receiver.
-pub struct Pktgen;
+pub(crate) struct Pktgen;
 
 impl RemoteGenerator for Pktgen {
     fn name(&self) -> &'static str {
@@ -58,7 +58,7 @@ impl RemoteGenerator for Pktgen {
 
 /// `pkt-gen -f tx` on a remote sender.
 #[derive(Debug)]
-pub struct PktgenSender {
+pub(crate) struct PktgenSender {
     run: RemoteRun,
     /// Which of `of` senders it is, for its file names.
     k: usize,
@@ -68,7 +68,7 @@ pub struct PktgenSender {
 impl PktgenSender {
     /// Sender `k` of `of`, sending `load` from `node`: enough packets for the trial at the
     /// asked rate (or at 100 GbE line rate).
-    pub fn new(node: &RemoteNode, load: &Load, k: usize, of: usize) -> Self {
+    pub(crate) fn new(node: &RemoteNode, load: &Load, k: usize, of: usize) -> Self {
         let pps = load.pps().map_or(MAX_PPS, |p| p as f64);
         let count = count_for(load.seconds, pps);
         let argv = PktgenTx::from_load(load, &node.iface, &node.dut_mac, count).argv();
@@ -132,13 +132,13 @@ impl Sender for PktgenSender {
 
 /// `pkt-gen -f rx` on a remote receiver.
 #[derive(Debug)]
-pub struct PktgenReceiver {
+pub(crate) struct PktgenReceiver {
     run: RemoteRun,
 }
 
 impl PktgenReceiver {
     /// The receiver counting on `node`'s interface.
-    pub fn new(node: &RemoteNode) -> Self {
+    pub(crate) fn new(node: &RemoteNode) -> Self {
         let argv = PktgenRx {
             iface: node.iface.clone(),
             wait_s: 2,

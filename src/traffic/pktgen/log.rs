@@ -10,7 +10,7 @@ pub struct Second {
     /// The rate pkt-gen printed.
     pub pps: f64,
     /// Packets sent or received during the interval.
-    pub pkts: u64,
+    pub(crate) pkts: u64,
     /// The interval's length in microseconds.
     pub usec: u64,
 }
@@ -45,7 +45,7 @@ pub fn sent_packets(log: &str) -> Option<u64> {
 
 /// The average rate a finished sender reported (its last `Speed: N pps` line), in packets per
 /// second; `None` when the sender was killed before its summary.
-pub fn speed_pps(log: &str) -> Option<f64> {
+pub(crate) fn speed_pps(log: &str) -> Option<f64> {
     log.lines()
         .filter_map(|line| line.strip_prefix("Speed: "))
         .filter_map(parse_speed)
@@ -68,7 +68,7 @@ fn parse_speed(text: &str) -> Option<f64> {
 }
 
 /// A number as ministat's strtod() reads it: the whole token must be numeric and finite.
-pub fn parse_number(token: &str) -> Option<f64> {
+pub(crate) fn parse_number(token: &str) -> Option<f64> {
     token.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 

@@ -9,10 +9,10 @@ use crate::error::InputError;
 use crate::traffic::endpoint::{Load, Receiver, Sender};
 
 /// Builds a generator's own receiver on a node.
-pub type NewReceiver = fn(&RemoteNode) -> Box<dyn Receiver>;
+pub(crate) type NewReceiver = fn(&RemoteNode) -> Box<dyn Receiver>;
 
 /// A traffic generator that a real lab's senders run over SSH.
-pub trait RemoteGenerator: Sync {
+pub(crate) trait RemoteGenerator: Sync {
     /// Its name in `LAB.toml` (`generator = "..."`) and in campaign files.
     fn name(&self) -> &'static str;
 
@@ -42,7 +42,7 @@ pub trait RemoteGenerator: Sync {
 }
 
 /// benchlab's own generator: `benchlab gen --json`, counted by `benchlab rx --json`.
-pub struct Benchlab;
+pub(crate) struct Benchlab;
 
 impl RemoteGenerator for Benchlab {
     fn name(&self) -> &'static str {
@@ -63,6 +63,6 @@ impl RemoteGenerator for Benchlab {
 }
 
 /// The receiver of generators without their own: `benchlab rx --json` once a second.
-pub fn fallback_receiver(node: &RemoteNode) -> Box<dyn Receiver> {
+pub(crate) fn fallback_receiver(node: &RemoteNode) -> Box<dyn Receiver> {
     Box::new(RemoteRx::new(node))
 }

@@ -21,7 +21,11 @@ use crate::traffic::remote::{json_ticks, read_ready, RemoteFile, RemoteNode, Rem
 const GRACE: Duration = Duration::from_secs(60);
 
 /// trafgen's sender for `node`, sending `load` with frames from `src_mac`.
-pub fn trafgen_tx(node: &RemoteNode, load: &Load, src_mac: &str) -> Result<TrafgenTx, InputError> {
+pub(crate) fn trafgen_tx(
+    node: &RemoteNode,
+    load: &Load,
+    src_mac: &str,
+) -> Result<TrafgenTx, InputError> {
     let spec = FrameSpec::new(
         src_mac.parse()?,
         node.dut_mac.parse()?,
@@ -39,7 +43,7 @@ pub fn trafgen_tx(node: &RemoteNode, load: &Load, src_mac: &str) -> Result<Trafg
 
 /// netsniff-ng's trafgen on the senders (Linux), counted by `benchlab rx --tx` there and by
 /// `benchlab rx` on the receiver.
-pub struct Trafgen;
+pub(crate) struct Trafgen;
 
 impl RemoteGenerator for Trafgen {
     fn name(&self) -> &'static str {
@@ -66,7 +70,7 @@ impl RemoteGenerator for Trafgen {
 
 /// trafgen on a remote sender, counted by its interface's counters.
 #[derive(Debug)]
-pub struct TrafgenSender {
+pub(crate) struct TrafgenSender {
     node: RemoteNode,
     load: Load,
     /// Which of `of` senders it is, for its file names.
@@ -84,7 +88,7 @@ pub struct TrafgenSender {
 
 impl TrafgenSender {
     /// Sender `k` of `of`, sending `load` from `node`.
-    pub fn new(node: &RemoteNode, load: &Load, k: usize, of: usize) -> Self {
+    pub(crate) fn new(node: &RemoteNode, load: &Load, k: usize, of: usize) -> Self {
         Self {
             node: node.clone(),
             load: load.clone(),

@@ -13,9 +13,9 @@ const KEPT: usize = 8;
 /// A loaded program and its state map, mapped into the process.
 pub(super) struct Loaded {
     /// The program (which holds its state map).
-    pub prog: OwnedFd,
+    pub(crate) prog: OwnedFd,
     /// The state map's value.
-    pub state: Arc<Mapped>,
+    pub(crate) state: Arc<Mapped>,
 }
 
 /// Idle programs, each with its instructions (map fd left out), oldest first.
