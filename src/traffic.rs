@@ -41,6 +41,8 @@ pub mod endpoint;
 pub mod follow;
 /// The built-in generator: a pinned thread, the rate limiter, per-second samples.
 pub mod generator;
+/// Latency under load: probe frames stamped as they are sent, timed as they arrive.
+pub mod latency;
 /// benchlab's generator and receiver in this process, as a trial's sender and receiver.
 pub mod local;
 /// Minimal rtnetlink and generic netlink: interface lookup, counters, XDP features.
