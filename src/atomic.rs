@@ -66,7 +66,7 @@ pub(crate) fn stage(path: &Path, bytes: &[u8]) -> std::io::Result<Staged> {
 
 /// Writes `bytes` to `path` atomically (mode 0644), syncing the data before the rename and the
 /// directory after it.
-pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     stage(path, bytes)?.commit()
 }
 

@@ -14,7 +14,7 @@ pub struct InputError(pub String);
 
 impl InputError {
     /// Builds an input error from anything printable.
-    pub(crate) fn new(msg: impl Into<String>) -> Self {
+    pub fn new(msg: impl Into<String>) -> Self {
         Self(msg.into())
     }
 }
@@ -84,7 +84,7 @@ fn escape(c: char, out: &mut String) {
 /// as [`shown`] escapes it, and past `max` its middle cut (`… N characters left out …`), so that
 /// what it names (the start) and what to do (the end) both stay. The last guard of a bad-input
 /// message, whatever value a layer quoted without [`shown`].
-pub(crate) fn one_line(message: &str, max: usize) -> String {
+pub fn one_line(message: &str, max: usize) -> String {
     // A backslash is kept: it is already an escape's, from a value [`shown`] quoted.
     let escaped = escaped(message, &['\\']);
     let chars: Vec<char> = escaped.chars().collect();

@@ -23,14 +23,19 @@ pub(crate) fn read_text(path: &Path) -> Result<String, InputError> {
     read_bounded(path, None).map(into_text)
 }
 
+/// Reads a regular file of at most [`MAX_FILE_BYTES`].
+pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>, InputError> {
+    read_bounded(path, None)
+}
+
 /// [`read_text`] of a file found inside directory `root`, refused when it (through symlinks)
 /// lies outside `root`.
 pub(crate) fn read_text_in(root: &Path, path: &Path) -> Result<String, InputError> {
     read_bounded(path, Some(root)).map(into_text)
 }
 
-/// Reads a regular file of at most [`MAX_FILE_BYTES`] found inside directory `root`, refused
-/// when it (through symlinks) lies outside `root`.
+/// [`read_bytes`] of a file found inside directory `root`, refused when it (through symlinks)
+/// lies outside `root`.
 pub(crate) fn read_bytes_in(root: &Path, path: &Path) -> Result<Vec<u8>, InputError> {
     read_bounded(path, Some(root))
 }

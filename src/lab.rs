@@ -23,6 +23,8 @@
 pub(crate) mod addressing;
 /// What a running lab looks like (`lab status --json`).
 pub mod facts;
+/// The latency floor self-test: probes over one veth, no DUT, in a throwaway lab.
+pub mod floor;
 /// Facts about a host for lab.json: CPU, cores, kernel, OS, tool versions.
 pub(crate) mod host;
 /// Real labs: nodes reached over SSH (`[dut]`, `[sender]`, `[receiver]` in LAB.toml).

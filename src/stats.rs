@@ -29,6 +29,8 @@ pub(crate) mod compare;
 pub mod doubt;
 /// Change-point grouping of a series of runs (FD.io CSIT's jumpavg).
 pub mod jumpavg;
+/// One-way latency: HDR histograms (ns, 3 significant digits), their summary, the V2 log.
+pub mod latency;
 /// Reading datasets and ministat's whole output.
 pub(crate) mod ministat;
 /// The balanced order of the alternating design's entries over a block's phases.

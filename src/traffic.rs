@@ -41,6 +41,8 @@ pub(crate) mod endpoint;
 pub mod follow;
 /// The built-in generator: a pinned thread, the rate limiter, per-second samples.
 pub(crate) mod generator;
+/// Latency under load: probe frames stamped as they are sent, timed as they arrive.
+pub mod latency;
 /// benchlab's generator and receiver in this process, as a trial's sender and receiver.
 pub(crate) mod local;
 /// Minimal rtnetlink and generic netlink: interface lookup, counters, XDP features.
@@ -146,7 +148,7 @@ impl std::str::FromStr for Rate {
 }
 
 /// Parses a count with an optional SI suffix (`k`, `M`, `G`): `500000`, `500k`, `1.5M`.
-pub(crate) fn parse_count(s: &str) -> Option<u64> {
+pub fn parse_count(s: &str) -> Option<u64> {
     let (num, mult) = match s.chars().last()? {
         'k' | 'K' => (&s[..s.len() - 1], 1e3),
         'M' => (&s[..s.len() - 1], 1e6),

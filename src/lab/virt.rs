@@ -28,7 +28,7 @@ const NETNS_DIR: &str = "/var/run/netns";
 /// Sysctls of every lab namespace, set before its interfaces exist so they inherit the
 /// `default` values: no DAD, router advertisements or solicitations, reverse-path filter or
 /// ICMP redirects — nothing that sends or drops packets behind the benchmark's back.
-const NODE_SYSCTLS: &[&str] = &[
+pub(super) const NODE_SYSCTLS: &[&str] = &[
     "net.ipv4.conf.all.rp_filter=0",
     "net.ipv4.conf.default.rp_filter=0",
     "net.ipv4.conf.all.send_redirects=0",
@@ -124,7 +124,7 @@ pub(crate) fn build(t: &Topology, plan: &Plan) -> Result<()> {
 pub const INPUT_QUEUE_FRAMES: u64 = 4096;
 
 /// The veth pair from `a` to `b`, each end created in its own namespace.
-fn add_veth(a: &Port, b: &Port) -> Result<()> {
+pub(super) fn add_veth(a: &Port, b: &Port) -> Result<()> {
     let host = LocalTransport;
     let (amac, bmac) = (a.mac.to_string(), b.mac.to_string());
     let out = host.exec(&Command::new([
@@ -210,7 +210,8 @@ fn thread_napi(t: &Topology, dut: &NetnsTransport, dev: &str) -> Result<()> {
     Ok(())
 }
 
-fn sysctl(t: &NetnsTransport, settings: &[&str]) -> Result<()> {
+/// Sets `settings` (`key=value`) in `t`'s namespace, in one `sysctl` call.
+pub(super) fn sysctl(t: &NetnsTransport, settings: &[&str]) -> Result<()> {
     let mut argv = vec!["sysctl", "-q", "-w"];
     argv.extend_from_slice(settings);
     t.run(&argv)?;

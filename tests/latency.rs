@@ -1,0 +1,86 @@
+//! The latency floor self-test on real namespaces: probes sent, stamped and received across one
+//! veth, and the floor's lab gone afterwards, after a panic too.
+//!
+//! Needs root (CI runs the tests as root); without it every test says so and passes. No timing
+//! threshold: what is asserted is what users rely on (the probes arrive, the figures are
+//! numbers, nothing is left behind); the figures themselves are `benches/latency.sh`'s.
+
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use benchlab::lab::floor::{self, FloorConfig, FloorLab};
+use benchlab::traffic::os;
+
+/// One floor lab at a time in this process: each test counts this process's namespaces.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn root() -> bool {
+    if os::is_root() {
+        return true;
+    }
+    eprintln!("skipped: needs root (network namespaces)");
+    false
+}
+
+/// The namespaces of this process's floor labs that still exist.
+fn floor_namespaces() -> Vec<String> {
+    let out = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("running ip netns list");
+    let prefix = format!("benchlab-f{}x", std::process::id());
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(&prefix))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_floor_receives_its_probes_and_leaves_nothing() {
+    if !root() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let cfg = FloorConfig {
+        duration: Duration::from_secs(2),
+        ..FloorConfig::default()
+    };
+    let probes = floor::run(&cfg).expect("the floor self-test runs");
+    let c = probes.summary.probes;
+    assert!(c.sent > 0, "{c:?}");
+    // Nothing between sender and receiver drops or repeats frames at 10 kpps.
+    assert!(c.received * 100 >= c.sent * 99, "{c:?}");
+    assert_eq!(c.received + c.lost, c.sent, "{c:?}");
+    assert_eq!(c.duplicates, 0, "{c:?}");
+    assert_eq!(c.clock_steps, 0, "{c:?}");
+    let p = probes.summary.latency.expect("probes arrived");
+    assert_eq!(p.samples, c.received - probes.rx_unstamped);
+    assert!(p.p50_ns > 0 && p.mean_ns.is_finite(), "{p:?}");
+    assert!(p.p50_ns <= p.p99_ns && p.p99_ns <= p.max_ns, "{p:?}");
+    // veth stamps every frame it transmits: the stamp-to-wire error is known for each probe.
+    assert!(
+        !probes.stamp_to_wire.is_empty(),
+        "no transmit timestamp came back"
+    );
+    assert!(probes.latency.quantisation() <= 0.001);
+    assert_eq!(floor_namespaces(), Vec::<String>::new());
+}
+
+#[test]
+fn a_panic_removes_the_floor_lab() {
+    if !root() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let result = std::panic::catch_unwind(|| {
+        let lab = FloorLab::up().expect("the floor's lab comes up");
+        assert_eq!(floor_namespaces().len(), 2, "sender and receiver");
+        let _keep = &lab;
+        panic!("a measurement fails half-way");
+    });
+    assert!(result.is_err());
+    assert_eq!(floor_namespaces(), Vec::<String>::new());
+}
