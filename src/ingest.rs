@@ -88,6 +88,36 @@ pub(crate) struct Series {
     pub(crate) setup: Setup,
 }
 
+#[cfg(test)]
+impl Series {
+    /// A series of `version`, `config` and `profile` (each may be empty) whose iterations, 1
+    /// onwards, have these medians of 40 samples each: the unit tests' fixture.
+    pub(crate) fn of_medians(version: &str, config: &str, profile: &str, medians: &[f64]) -> Self {
+        let levels: Vec<&str> = [version, config, profile]
+            .into_iter()
+            .filter(|l| !l.is_empty())
+            .collect();
+        Series {
+            name: levels.join("."),
+            version: version.into(),
+            config: config.into(),
+            profile: profile.into(),
+            iterations: (1..)
+                .zip(medians)
+                .map(|(index, &median_pps)| Iteration {
+                    index,
+                    median_pps,
+                    samples: 40,
+                    offered_pps: None,
+                    source: String::new(),
+                    troubles: Vec::new(),
+                })
+                .collect(),
+            ..Series::default()
+        }
+    }
+}
+
 /// One trial, reduced to the median of its per-second receive rate.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Iteration {

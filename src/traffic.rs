@@ -49,6 +49,8 @@ pub(crate) mod local;
 pub(crate) mod netlink;
 /// Namespaces, CPU affinity and signal masks of the calling thread.
 pub mod os;
+/// The stoppable wait of every paced loop of `traffic`.
+pub(crate) mod pace;
 /// Frames, flow ranges and checksums, as pure functions.
 pub mod packet;
 /// netmap pkt-gen: command lines from a traffic profile, its per-second output parsed.

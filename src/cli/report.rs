@@ -130,27 +130,16 @@ pub(crate) fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyho
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::{Iteration, Results, Series};
+    use crate::ingest::{Results, Series};
     use crate::report::ReportOptions;
 
+    /// A series whose first `troubled` iterations were unsteady.
     fn series(version: &str, values: &[f64], troubled: usize) -> Series {
-        Series {
-            name: format!("{version}.forwarding"),
-            version: version.into(),
-            config: "forwarding".into(),
-            iterations: (1..)
-                .zip(values)
-                .map(|(index, &median_pps)| Iteration {
-                    index,
-                    median_pps,
-                    samples: 40,
-                    offered_pps: None,
-                    source: String::new(),
-                    troubles: vec!["unsteady".into(); usize::from(index as usize <= troubled)],
-                })
-                .collect(),
-            ..Series::default()
+        let mut s = Series::of_medians(version, "forwarding", "", values);
+        for it in s.iterations.iter_mut().take(troubled) {
+            it.troubles = vec!["unsteady".into()];
         }
+        s
     }
 
     fn printed(series: Vec<Series>, advice: Option<&str>) -> String {

@@ -1,26 +1,9 @@
 //! Unit tests of the report model.
 
 use super::*;
-use crate::ingest::Iteration;
 
 fn series(version: &str, medians: &[f64]) -> Series {
-    Series {
-        name: format!("{version}.forwarding"),
-        version: version.to_string(),
-        config: "forwarding".to_string(),
-        iterations: (1..)
-            .zip(medians)
-            .map(|(index, &median_pps)| Iteration {
-                index,
-                median_pps,
-                samples: 40,
-                offered_pps: None,
-                source: String::new(),
-                troubles: Vec::new(),
-            })
-            .collect(),
-        ..Series::default()
-    }
+    Series::of_medians(version, "forwarding", "", medians)
 }
 
 #[test]

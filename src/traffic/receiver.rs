@@ -14,6 +14,7 @@ use anyhow::Context;
 use serde::Serialize;
 
 use super::netlink::{LinkStats, Netlink};
+use super::pace::wait_until;
 use super::IfRef;
 
 /// What to sample.
@@ -210,7 +211,8 @@ impl Receiver {
                 let mut k = 1u32;
                 let mut last = (0.0, 0u64);
                 loop {
-                    let stopped = sleep_until(start + cfg.interval * k, &flag);
+                    // `Receiver::stop` unparks this thread: the wait ends at once.
+                    let stopped = !wait_until(start + cfg.interval * k, &flag, Duration::ZERO);
                     let sample = counters.sample(&base, cfg.sent, last)?;
                     let dt = sample.t_s - last.0;
                     last = (sample.t_s, sample.rx_pkts);
@@ -290,21 +292,6 @@ impl Drop for Receiver {
 fn next_tick(elapsed: Duration, interval: Duration) -> u32 {
     let done = elapsed.as_nanos() / interval.as_nanos().max(1);
     u32::try_from(done + 1).unwrap_or(u32::MAX)
-}
-
-/// Sleeps until `due` in short steps, or until [`Receiver::stop`] wakes it; true when stopped
-/// before.
-fn sleep_until(due: Instant, stop: &AtomicBool) -> bool {
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            return true;
-        }
-        let now = Instant::now();
-        if now >= due {
-            return false;
-        }
-        std::thread::park_timeout((due - now).min(Duration::from_millis(20)));
-    }
 }
 
 /// Waiting for the count to stop moving once the senders stopped.

@@ -1,28 +1,11 @@
 //! Unit tests of the verdicts and their README table.
 
 use super::*;
-use crate::ingest::{Iteration, Results, Series};
+use crate::ingest::{Results, Series};
 use crate::report::{markdown, ReportOptions};
 
 fn series(version: &str, config: &str, values: &[f64]) -> Series {
-    Series {
-        name: format!("{version}.{config}.inet4"),
-        version: version.into(),
-        config: config.into(),
-        profile: "inet4".into(),
-        iterations: (1..)
-            .zip(values)
-            .map(|(index, &median_pps)| Iteration {
-                index,
-                median_pps,
-                samples: 40,
-                offered_pps: None,
-                source: String::new(),
-                troubles: Vec::new(),
-            })
-            .collect(),
-        ..Series::default()
-    }
+    Series::of_medians(version, config, "inet4", values)
 }
 
 /// An estimate of `ratios` (log scale) with `of` blocks measured and the baseline at 2.45 Mpps.

@@ -14,11 +14,10 @@ use super::sock::{PacketSocket, Queue};
 use super::ProbeConfig;
 use crate::stats::latency::Latency;
 use crate::traffic::os;
+use crate::traffic::pace::wait_until;
 
 /// How long the sender waits, once it stops, for the last transmit timestamps.
 const LAST_STAMPS: Duration = Duration::from_millis(50);
-/// Longest sleep between two looks at the stop flag.
-const NAP: Duration = Duration::from_millis(20);
 
 /// What the sender did.
 #[derive(Debug, Clone)]
@@ -101,7 +100,7 @@ fn run(cfg: &ProbeConfig, sock: &PacketSocket, stop: &AtomicBool) -> anyhow::Res
         if end.is_some_and(|end| due >= end) {
             break;
         }
-        if !sleep_until(due, stop) {
+        if !wait_until(due, stop, Duration::ZERO) {
             break;
         }
         // The stamp is the last thing before the syscall: batching, pacing and the wait above
@@ -126,20 +125,6 @@ fn run(cfg: &ProbeConfig, sock: &PacketSocket, stop: &AtomicBool) -> anyhow::Res
     }
     report.unstamped = report.sent - report.refused - matched.min(report.sent - report.refused);
     Ok(report)
-}
-
-/// Sleeps until `due` in naps short enough to see `stop`; false when stopped meanwhile.
-fn sleep_until(due: Instant, stop: &AtomicBool) -> bool {
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            return false;
-        }
-        let now = Instant::now();
-        if now >= due {
-            return true;
-        }
-        std::thread::sleep((due - now).min(NAP));
-    }
 }
 
 /// Reads every transmit timestamp waiting on the error queue into `stamp_to_wire` (kernel time
