@@ -417,7 +417,13 @@ fn captured(fd: &OwnedFd, ethertype: u16, max: usize) -> Vec<Vec<u8>> {
             break;
         }
         let f = &buf[..n as usize];
-        if f.len() >= 14 && u16::from_be_bytes([f[12], f[13]]) == ethertype {
+        // The kernel's own frames of the family (an IPv6 interface's MLD reports, which come
+        // when they will) are not the generator's: only UDP is.
+        let udp = match ethertype {
+            0x0800 => f.get(23) == Some(&17),
+            _ => f.get(20) == Some(&17),
+        };
+        if f.len() >= 14 && u16::from_be_bytes([f[12], f[13]]) == ethertype && udp {
             frames.push(f.to_vec());
         }
     }
