@@ -94,6 +94,8 @@ struct BlockJson<'a> {
     config: Option<&'a str>,
     profile: Option<&'a str>,
     reference: &'a str,
+    /// The run's confidence: 95, or the level an archive's own table was made at (`-c`).
+    confidence_pct: f64,
     compared: Vec<ComparedJson<'a>>,
 }
 
@@ -209,6 +211,7 @@ fn comparisons(report: &Report) -> Vec<BlockJson<'_>> {
                 config,
                 profile,
                 reference: name(block.members[0]),
+                confidence_pct: block.confidence.percent(),
                 compared: (block.members[1..].iter())
                     .zip(&block.comparisons)
                     .zip(&block.doubts)
