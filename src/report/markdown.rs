@@ -37,6 +37,37 @@ pub(crate) fn readme(report: &Report, charts: &[Chart]) -> String {
     }
     md.push_str(&super::throughput::markdown(report));
     md.push_str(&super::alternating::section(report));
+    md.push_str(&ministat_sections(report));
+    md.push_str(&flamegraphs(report));
+    for (heading, lines) in [
+        (
+            "Flagged or measured twice (counted in the statistics above)",
+            &report.flagged,
+        ),
+        ("Not measured", &report.warnings),
+        (
+            "The archive's difference lines not reproduced",
+            &report.unreproduced,
+        ),
+    ] {
+        if !lines.is_empty() {
+            md.push_str(&format!("\n## {heading}\n\n"));
+            for line in lines {
+                md.push_str(&format!("  - {line}\n"));
+            }
+        }
+    }
+    md.push_str(&format!(
+        "\n{MARKER} wrote this file from the logs; run it again rather than editing it. -->\n"
+    ));
+    // Where text read from results files (unames, names, flags, failure reasons) leaves for the
+    // README: no control character or escape sequence of theirs gets there raw.
+    md.split('\n').map(escaped).collect::<Vec<_>>().join("\n")
+}
+
+/// The ministat tables, one section per level compared (versions, config sets, profiles).
+fn ministat_sections(report: &Report) -> String {
+    let mut md = String::new();
     // Under the alternating design the tables are the harness's form of the blocks, not the
     // result: said in their title, since their intervals are the wider ones.
     let unpaired_blocks = match report.alternating.is_empty() {
@@ -78,31 +109,7 @@ pub(crate) fn readme(report: &Report, charts: &[Chart]) -> String {
             ));
         }
     }
-    md.push_str(&flamegraphs(report));
-    for (heading, lines) in [
-        (
-            "Flagged or measured twice (counted in the statistics above)",
-            &report.flagged,
-        ),
-        ("Not measured", &report.warnings),
-        (
-            "The archive's difference lines not reproduced",
-            &report.unreproduced,
-        ),
-    ] {
-        if !lines.is_empty() {
-            md.push_str(&format!("\n## {heading}\n\n"));
-            for line in lines {
-                md.push_str(&format!("  - {line}\n"));
-            }
-        }
-    }
-    md.push_str(&format!(
-        "\n{MARKER} wrote this file from the logs; run it again rather than editing it. -->\n"
-    ));
-    // Where text read from results files (unames, names, flags, failure reasons) leaves for the
-    // README: no control character or escape sequence of theirs gets there raw.
-    md.split('\n').map(escaped).collect::<Vec<_>>().join("\n")
+    md
 }
 
 /// The verdicts table: each comparison once, its interval (paired where the design has one),
