@@ -20,14 +20,13 @@ if [[ -n $extra ]]; then
     extra=$(realpath "$extra") # before the cd below, so a path relative to the caller works
 fi
 cd "$(dirname "$0")/.."
+source benches/lib.sh
 count=${JUMPAVG_COUNT:-1000}
 seed=${JUMPAVG_SEED:-1}
 work=$(mktemp -d "${TMPDIR:-/tmp}/benchlab-jumpavg-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-echo "installing jumpavg 0.4.2 in a throwaway venv ($work/venv)"
-python3 -m venv "$work/venv"
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check 'jumpavg==0.4.2'
+reference_venv "$work" 'jumpavg==0.4.2'
 
 echo "running the reference: $count random series (seed $seed)${extra:+ and $extra}"
 "$work/venv/bin/python" benches/jumpavg_reference.py "$count" "$seed" ${extra:+"$extra"} \

@@ -7,6 +7,14 @@ median() {
     sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# reference_venv DIR REQUIREMENT: a throwaway venv in DIR/venv with REQUIREMENT installed (the
+# reference implementation a bench compares benchlab with); its python is DIR/venv/bin/python.
+reference_venv() {
+    echo "installing $2 in a throwaway venv ($1/venv)"
+    python3 -m venv "$1/venv"
+    "$1/venv/bin/pip" install --quiet --disable-pip-version-check "$2"
+}
+
 # lab_up BIN ID: builds virtual lab ID with benchlab BIN, removed when the script exits
 # (Ctrl-C included).
 lab_up() {

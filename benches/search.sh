@@ -10,14 +10,13 @@
 # Usage: benches/search.sh [SEEDS]      (default 20 seeds per case)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benches/lib.sh
 
 seeds=${1:-20}
 work=$(mktemp -d "${TMPDIR:-/tmp}/benchlab-search-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-echo "installing MLRsearch 1.2.1 in a throwaway venv ($work/venv)"
-python3 -m venv "$work/venv"
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check 'MLRsearch==1.2.1'
+reference_venv "$work" 'MLRsearch==1.2.1'
 
 echo "running the reference: $seeds seeds per case"
 "$work/venv/bin/python" benches/search_reference.py benches/search_cases.json "$seeds" \
