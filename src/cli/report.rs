@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::dut::KNOWN_PRESETS;
 use crate::ingest::escaped;
 use crate::report::settings::MinistatGeneration;
-use crate::report::verdict::Finding;
+use crate::report::verdict::{shared_level, Finding};
 use crate::report::{from_dir, Overrides, Report, Written};
 
 /// Arguments of `benchlab report`.
@@ -74,10 +74,11 @@ pub(crate) fn print_verdicts(report: &Report, out: &mut dyn Write) -> std::io::R
     if report.verdicts.is_empty() {
         return Ok(());
     }
-    writeln!(
-        out,
-        "verdicts (95 % confidence; the README opens with them):"
-    )?;
+    let level = match shared_level(&report.verdicts) {
+        Some(l) => format!("{l} % confidence"),
+        None => "each at its confidence".to_string(),
+    };
+    writeln!(out, "verdicts ({level}; the README opens with them):")?;
     for v in &report.verdicts {
         let mut facts = vec![v.kind().to_string(), v.used_text()];
         facts.extend(v.speed_pps.map(|_| v.speed_text()));

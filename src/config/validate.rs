@@ -109,7 +109,9 @@ impl Campaign {
             origin,
             "alternating.min_blocks",
             format!(
-                "{} blocks of {block} s ({entries} entries × 2 phases of {} s) take {needed} s,                  more than max_duration = {} s: fewer blocks, shorter phases or a longer                  max_duration",
+                "{} blocks of {block} s ({entries} entries × 2 phases of {} s) take {needed} s, \
+                 more than max_duration = {} s: fewer blocks, shorter phases or a longer \
+                 max_duration",
                 alt.min_blocks,
                 secs(alt.phase),
                 secs(alt.max_duration)

@@ -151,6 +151,7 @@ fn read_run(dir: &Path, run: &Run, results: &mut Results) -> Result<(), InputErr
 /// whose logs are in `RAW/`, beside the README, where the archive keeps them.
 fn graph_files(dir: &Path, run: &Run) -> Vec<pmc::GraphFile> {
     let beside_logs = (run.names.iter()).map(|name| pmc::GraphFile {
+        root: run.path.clone(),
         path: run.path.join(name),
         name: name.clone(),
         shown: run.relative(dir, name),
@@ -161,6 +162,7 @@ fn graph_files(dir: &Path, run: &Run) -> Vec<pmc::GraphFile> {
         Vec::new()
     };
     let beside_readme = archived.into_iter().map(|name| pmc::GraphFile {
+        root: dir.to_path_buf(),
         path: dir.join(&name),
         shown: name.clone(),
         name,

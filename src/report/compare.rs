@@ -127,14 +127,16 @@ impl Report {
                 blocks.push(self.block(scope, members, table.confidence)?);
             }
         }
-        // A pair an archive's table compared is not compared again.
+        // A pair an archive's table compared is not compared again, whichever of the two its
+        // table took for the reference.
         let made: Vec<(usize, usize)> = (blocks.iter())
             .flat_map(|b| b.members[1..].iter().map(|&k| (b.members[0], k)))
             .collect();
+        let compared = |a: usize, b: usize| made.contains(&(a, b)) || made.contains(&(b, a));
         for scope in self.scopes() {
             let mut members = self.members(&scope);
             if let Some(&reference) = members.first() {
-                members.retain(|&k| k == reference || !made.contains(&(reference, k)));
+                members.retain(|&k| k == reference || !compared(reference, k));
             }
             blocks.extend(self.blocks_for(&scope, &members)?);
         }

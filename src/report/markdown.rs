@@ -6,7 +6,7 @@
 use crate::ingest::escaped;
 use crate::report::chart::Chart;
 use crate::report::compare::difference;
-use crate::report::verdict::Finding;
+use crate::report::verdict::{shared_level, Finding};
 use crate::report::{ComparisonBlock, Exporter, OutputFile, Report, Scope};
 use crate::stats::Flavor;
 
@@ -115,12 +115,19 @@ fn ministat_sections(report: &Report) -> String {
 /// The verdicts table: each comparison once, its interval (paired where the design has one),
 /// whether it shows a difference, on what and at what speed, and the verdict.
 fn verdicts(report: &Report) -> String {
-    let mut md = String::from(
+    // One level in the heading when every verdict has it (95 %, or an archive's own `-c`),
+    // else each change says its own.
+    let level = shared_level(&report.verdicts);
+    let (at, column) = match level {
+        Some(l) => (format!("at {l} % confidence"), format!("change ({l} %)")),
+        None => ("each at its confidence".to_string(), "change".to_string()),
+    };
+    let mut md = format!(
         "\n## Verdicts\n\n\
-         Each comparison once, at 95 % confidence: the paired estimate where the design has one, \
-         else ministat's difference of the iterations. A difference is shown when its interval \
+         Each comparison once, {at}: the paired estimate where the design has one, else \
+         ministat's difference of the iterations. A difference is shown when its interval \
          excludes 0; the ± is the smallest difference the run could have shown.\n\n\
-         | where | compared | change (95 %) | estimate | significant | used | speed level | \
+         | where | compared | {column} | estimate | significant | used | speed level | \
          verdict |\n\
          |---|---|---|---|---|---|---|---|\n",
     );
@@ -134,8 +141,9 @@ fn verdicts(report: &Report) -> String {
             v.context.join(", "),
             format!("{} vs {}", v.subject_label, v.reference_label),
             // A spoiled difference is no finding: its figure stays in the details below.
-            match v.finding() {
-                Finding::Unreliable => "—".to_string(),
+            match (v.finding(), level, v.interval()) {
+                (Finding::Unreliable, ..) => "—".to_string(),
+                (_, None, Some(i)) => format!("{} ({} %)", v.change_text(), i.confidence_pct),
                 _ => v.change_text(),
             },
             v.kind().to_string(),

@@ -117,3 +117,48 @@ fn a_trials_difference_the_machine_spoiled_is_not_a_finding() {
     let report = Report::build(results, &ReportOptions::default()).unwrap();
     assert_eq!(report.blocks[0].doubts, [None]);
 }
+
+#[test]
+fn a_pair_an_archive_table_compared_is_not_compared_again_in_the_other_order() {
+    let results = Results {
+        series: vec![
+            series("r100", &[1.0e6, 1.1e6, 0.9e6]),
+            series("r200", &[2.0e6, 2.1e6, 1.9e6]),
+        ],
+        ..Results::default()
+    };
+    // The archive's table took the newer version as its reference; benchlab's own order
+    // puts the older one first.
+    let options = ReportOptions {
+        tables: vec![archive::Table {
+            series: vec!["r200.forwarding".into(), "r100.forwarding".into()],
+            confidence: crate::stats::Confidence::default(),
+        }],
+        ..ReportOptions::default()
+    };
+    let report = Report::build(results, &options).unwrap();
+    let members: Vec<&[usize]> = report.blocks.iter().map(|b| b.members.as_slice()).collect();
+    assert_eq!(members, [&[1, 0][..]]);
+}
+
+#[test]
+fn the_verdicts_name_the_level_an_archive_table_was_made_at() {
+    let results = Results {
+        series: vec![
+            series("r100", &[1.0e6, 1.1e6, 0.9e6]),
+            series("r200", &[2.0e6, 2.1e6, 1.9e6]),
+        ],
+        ..Results::default()
+    };
+    let options = ReportOptions {
+        tables: vec![archive::Table {
+            series: vec!["r100.forwarding".into(), "r200.forwarding".into()],
+            confidence: crate::stats::Confidence::P99,
+        }],
+        ..ReportOptions::default()
+    };
+    let report = Report::build(results, &options).unwrap();
+    assert_eq!(crate::report::verdict::shared_level(&report.verdicts), Some(99.0));
+    let readme = markdown::readme(&report, &[]);
+    assert!(readme.contains("at 99 % confidence") && readme.contains("| change (99 %) |"));
+}

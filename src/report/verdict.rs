@@ -200,6 +200,16 @@ impl Verdict {
     }
 }
 
+/// The confidence level every verdict with an interval is stated at, when they share one (95 %,
+/// or an archive's own `-c` level; 95 % when none has an interval); `None` when they differ.
+pub(crate) fn shared_level(verdicts: &[Verdict]) -> Option<f64> {
+    let mut levels = (verdicts.iter())
+        .filter_map(Verdict::interval)
+        .map(|i| i.confidence_pct);
+    let first = levels.next().unwrap_or(95.0);
+    levels.all(|l| l == first).then_some(first)
+}
+
 /// A verdict's change and interval, percent.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Interval {

@@ -51,6 +51,9 @@ fn judge(case: &Case, (code, stderr, left): (i32, String, Vec<String>)) -> Optio
         format!("exit {code}")
     } else if line.contains('\n') || !stderr.ends_with('\n') {
         "not one line".to_string()
+    } else if line.contains("    ") {
+        // A run of spaces is a source line break left inside the message's text.
+        "a run of spaces in the text".to_string()
     } else if line.chars().count() > 300 {
         format!("{} characters", line.chars().count())
     } else if !line.contains(&case.key) {

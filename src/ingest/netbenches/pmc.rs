@@ -17,6 +17,9 @@ const GRAPH_SUFFIX: &str = ".pmc.graph";
 /// A call graph file found beside the logs or beside the archive's README.
 #[derive(Debug, Clone)]
 pub(crate) struct GraphFile {
+    /// The directory it must stay inside (through symlinks too): its run's, or the results
+    /// directory's.
+    pub(crate) root: PathBuf,
     /// Its path.
     pub(crate) path: PathBuf,
     /// Its file name.
@@ -102,7 +105,7 @@ pub(crate) fn captures(
 
 /// A series' capture from its call graph.
 fn capture(s: &Series, file: &GraphFile) -> Result<Capture, InputError> {
-    let text = crate::ingest::file::read_text(&file.path)?;
+    let text = crate::file::read_text_in(&file.root, &file.path)?;
     let (folded, problem) = match fold_pmcstat(text.as_bytes(), &file.shown) {
         Ok(folded) => (folded.to_text(), None),
         Err(e) => (String::new(), Some(e.to_string())),
@@ -129,6 +132,7 @@ mod tests {
     fn files(dir: &std::path::Path, names: &[&str]) -> Vec<GraphFile> {
         (names.iter())
             .map(|n| GraphFile {
+                root: dir.to_path_buf(),
                 path: dir.join(n),
                 name: n.to_string(),
                 shown: format!("RAW/{n}"),
