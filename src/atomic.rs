@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use tempfile::NamedTempFile;
 
-use crate::error::InputError;
+use crate::error::{io_reason, InputError};
 
 /// The start of every temporary file's name.
 pub const TEMP_PREFIX: &str = ".benchlab-";
@@ -141,15 +141,6 @@ pub(crate) fn create_dir(dir: &Path) -> Result<(), InputError> {
     };
     std::fs::create_dir_all(dir).map_err(refuse)?;
     stage(&dir.join("probe"), b"").map(drop).map_err(refuse)
-}
-
-/// An I/O error's text without Rust's `(os error N)`.
-fn io_reason(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error ") {
-        Some(p) => text[..p].to_string(),
-        None => text,
-    }
 }
 
 #[cfg(test)]

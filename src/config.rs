@@ -477,7 +477,7 @@ pub(crate) use design::{Alternating, Design, ALTERNATING_INTERVAL};
 pub(crate) use overrides::Overrides;
 pub use plan::{AlternatingPlan, PlanError};
 pub(crate) use quick::{Entry, Runs};
-pub(crate) use seconds::{secs, MAX_SECONDS};
+pub(crate) use seconds::{duration, secs, MAX_SECONDS};
 
 #[cfg(test)]
 mod tests;

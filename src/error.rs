@@ -131,6 +131,16 @@ pub(crate) fn toml_message(e: &toml::de::Error) -> String {
     message
 }
 
+/// An I/O error's `strerror` text, without Rust's `(os error N)`: as `err(3)` and the rest of a
+/// refusal print it.
+pub(crate) fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(p) => text[..p].to_string(),
+        None => text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

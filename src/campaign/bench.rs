@@ -44,6 +44,7 @@ pub trait Bench {
 
 /// A bench lent for a campaign (a test reading its mock's record afterwards): its owner takes
 /// it down.
+#[cfg(test)]
 impl<B: Bench + ?Sized> Bench for &mut B {
     fn set_version(&mut self, version: &Version, cancel: &Cancel) -> anyhow::Result<()> {
         (**self).set_version(version, cancel)

@@ -133,13 +133,11 @@ fn capture_delay(args: &Args) -> Result<Option<Duration>, InputError> {
     let max = crate::config::MAX_SECONDS;
     (args.profile_delay)
         .map(|secs| {
-            (Duration::try_from_secs_f64(secs).ok())
-                .filter(|_| secs <= max)
-                .ok_or_else(|| {
-                    InputError::new(format!(
-                        "--profile-delay {secs:?}: expected a number of seconds from 0 to {max}"
-                    ))
-                })
+            crate::config::duration(secs).ok_or_else(|| {
+                InputError::new(format!(
+                    "--profile-delay {secs:?}: expected a number of seconds from 0 to {max}"
+                ))
+            })
         })
         .transpose()
 }

@@ -20,8 +20,12 @@ impl Campaign {
     /// settling `design = "auto"`: the caller does both once it has resolved what depends on
     /// where the file is (and, for a results directory, what its layout was).
     pub(crate) fn parse(text: &str, origin: &str) -> Result<Self, InputError> {
-        super::seconds::check_file(text, origin)?;
         let mut campaign: Campaign = toml::from_str(text).map_err(|e| {
+            // What the typed parse refused may be a seconds key or an estimator, which
+            // `check_file` names by its key; a file the typed parse takes is not read twice.
+            if let Err(named) = super::seconds::check_file(text, origin) {
+                return named;
+            }
             let place = e.span().map_or(String::new(), |span| {
                 let (line, col) = line_col(text, span.start);
                 format!("line {line}, column {col}: ")
@@ -94,9 +98,7 @@ impl Campaign {
         // Only on the way out: whose fault it is, the file's or a flag's.
         file.settle_design();
         file.validate(origin, known_sets)?;
-        Err(InputError::new(format!(
-            "{e} (with -n/--duration/--quick/--profile applied)"
-        )))
+        Err(Overrides::blamed(e))
     }
 
     /// Reads, settles and validates a campaign file as it is ([`Campaign::read`],

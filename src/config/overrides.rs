@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use super::Campaign;
+use crate::error::InputError;
 
 /// The command line's changes to a campaign.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -24,6 +25,13 @@ pub(crate) struct Overrides {
 }
 
 impl Overrides {
+    /// `e`, a refusal a flag caused, saying so: the file alone was fine.
+    pub(crate) fn blamed(e: InputError) -> InputError {
+        InputError::new(format!(
+            "{e} (with -n/--duration/--quick/--profile applied)"
+        ))
+    }
+
     /// Whether the command line changes nothing.
     pub(crate) fn is_empty(&self) -> bool {
         *self == Self::default()

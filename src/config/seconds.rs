@@ -3,8 +3,8 @@
 //! A key holding seconds is read into a `Duration` (`#[serde(with = "seconds")]`, or
 //! `seconds::option`) and written back as the same float seconds ([`secs`]), so that a results
 //! directory's `campaign.toml` reads as it always did. What no `Duration` of the model holds
-//! (negative, NaN, infinite, past [`MAX_SECONDS`]) is refused before the typed parse
-//! (`check_file`) with the rule of its key: serde alone would say where, not which key
+//! (negative, NaN, infinite, past [`MAX_SECONDS`]) fails the typed parse, whose refusal then
+//! comes from `check_file` with the rule of its key: serde alone would say where, not which key
 //! (`versions[1].online_timeout`), and validation says which key for every other fault.
 
 use std::time::Duration;
@@ -26,7 +26,7 @@ pub(crate) fn secs(d: Duration) -> f64 {
 
 /// `secs` as a `Duration`, if the model holds it: from 0 to [`MAX_SECONDS`], to the nearest
 /// nanosecond.
-fn duration(secs: f64) -> Option<Duration> {
+pub(crate) fn duration(secs: f64) -> Option<Duration> {
     (0.0..=MAX_SECONDS)
         .contains(&secs)
         .then(|| Duration::try_from_secs_f64(secs).ok())
@@ -63,9 +63,9 @@ pub(crate) fn duration_of(origin: &str, key: &str, secs: f64) -> Result<Duration
     Ok(Duration::from_secs_f64(secs))
 }
 
-/// Refuses, before the typed parse, a seconds key whose value no `Duration` holds and an
-/// estimator that names none, each naming its key; text that is no TOML is left to the typed
-/// parse, which says where.
+/// Refuses a seconds key whose value no `Duration` holds and an estimator that names none, each
+/// naming its key: the typed parse refuses both too, but says only where (it is asked once that
+/// parse failed); text that is no TOML is left to the typed parse, which says where.
 pub(super) fn check_file(text: &str, origin: &str) -> Result<(), InputError> {
     let Ok(file) = toml::from_str::<toml::Table>(text) else {
         return Ok(());

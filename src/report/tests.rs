@@ -158,7 +158,10 @@ fn the_verdicts_name_the_level_an_archive_table_was_made_at() {
         ..ReportOptions::default()
     };
     let report = Report::build(results, &options).unwrap();
-    assert_eq!(crate::report::verdict::shared_level(&report.verdicts), Some(99.0));
+    assert_eq!(
+        crate::report::verdict::shared_level(&report.verdicts),
+        Some(99.0)
+    );
     let readme = markdown::readme(&report, &[]);
     assert!(readme.contains("at 99 % confidence") && readme.contains("| change (99 %) |"));
 }

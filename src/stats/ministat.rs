@@ -27,6 +27,7 @@ use super::plot::{Plot, SYMBOLS};
 use super::strtod::strtod_full;
 use super::student::Confidence;
 use super::summary::{Flavor, Sample, Summary, VITALS_HEADER};
+use crate::error::io_reason;
 use pieces::{field, for_each_piece};
 
 /// ministat's `fgets` loop: pieces of lines, and the field read from each.
@@ -116,7 +117,7 @@ impl Dataset {
         };
         // Opening a FIFO blocks until a writer comes, and a device such as /dev/zero never
         // ends (nor has a newline): only files, and directories, which read as empty as in C.
-        let metadata = std::fs::metadata(path).map_err(|e| open_error(os_reason(&e)))?;
+        let metadata = std::fs::metadata(path).map_err(|e| open_error(io_reason(&e)))?;
         if !(metadata.is_file() || metadata.is_dir()) {
             return Err(open_error(
                 "not a regular file (a FIFO or a device); save the data to a file, or give - \
@@ -129,21 +130,12 @@ impl Dataset {
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
             .open(path)
-            .map_err(|e| open_error(os_reason(&e)))?;
+            .map_err(|e| open_error(io_reason(&e)))?;
         Dataset::read(
             std::io::BufReader::with_capacity(1 << 18, file),
             name,
             options,
         )
-    }
-}
-
-/// The `strerror` text of an I/O error, as `err(3)` prints it.
-fn os_reason(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    match text.rfind(" (os error ") {
-        Some(p) => text[..p].to_string(),
-        None => text,
     }
 }
 

@@ -18,7 +18,6 @@ use super::{GenConfig, Limit, Rate};
 
 /// Most frames one `sendmmsg` call takes.
 pub(crate) const MAX_BURST: usize = 1024;
-const PACKET_QDISC_BYPASS: libc::c_int = 20;
 
 /// Frames per `sendmmsg` call at full speed.
 const PACKET_MAX_BURST: u32 = 256;
@@ -78,7 +77,7 @@ impl PacketEngine {
             libc::setsockopt(
                 fd.as_raw_fd(),
                 libc::SOL_PACKET,
-                PACKET_QDISC_BYPASS,
+                libc::PACKET_QDISC_BYPASS,
                 (&one as *const libc::c_int).cast(),
                 std::mem::size_of::<libc::c_int>() as u32,
             )

@@ -13,11 +13,7 @@ fn overrides(args: &Args, origin: &str) -> Result<Overrides, InputError> {
     let duration = (args.duration)
         .map(|secs| crate::config::seconds::duration_of(origin, "trial.duration", secs))
         .transpose()
-        .map_err(|e| {
-            InputError::new(format!(
-                "{e} (with -n/--duration/--quick/--profile applied)"
-            ))
-        })?;
+        .map_err(Overrides::blamed)?;
     Ok(Overrides {
         iterations: args.iterations,
         duration,

@@ -17,7 +17,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::traffic::packet::{build_frame, Family, FlowPos, FrameSpec, FCS_LEN};
+use crate::traffic::packet::{build_frame, internet_checksum, Family, FlowPos, FrameSpec, FCS_LEN};
 
 /// The probes' magic, the first word of their UDP payload: "BLPR".
 pub(crate) const MAGIC: u32 = 0x424c_5052;
@@ -65,14 +65,9 @@ impl ProbeFrame {
         let p = self.payload;
         self.bytes[p + 4..p + 8].copy_from_slice(&probe.seq.to_be_bytes());
         self.bytes[p + 8..p + 16].copy_from_slice(&probe.stamp_ns.to_be_bytes());
-        let mut sum: u32 = 0;
-        for w in self.bytes[p..p + 16].chunks(2) {
-            sum += u32::from(u16::from_be_bytes([w[0], w[1]]));
-        }
-        while sum > 0xffff {
-            sum = (sum & 0xffff) + (sum >> 16);
-        }
-        self.bytes[p + 16..p + 18].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        // The balance word cancels what the first 16 bytes add to the UDP sum: their checksum.
+        let balance = internet_checksum(&self.bytes[p..p + 16]);
+        self.bytes[p + 16..p + 18].copy_from_slice(&balance.to_be_bytes());
     }
 
     /// The frame as sent (FCS excluded).
@@ -161,7 +156,6 @@ pub(crate) const FILTER: [SockFilter; 13] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::traffic::packet::internet_checksum;
 
     fn spec(src: &str, dst: &str, size: usize) -> FrameSpec {
         FrameSpec::new(

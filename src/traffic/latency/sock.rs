@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use super::frame::{SockFilter, FILTER};
 
-const PACKET_QDISC_BYPASS: libc::c_int = 20;
 const ETH_P_ALL: u16 = 0x0003;
 /// Room for the control messages of one frame: a `scm_timestamping` (3 timespecs) and, on the
 /// error queue, a `sock_extended_err`.
@@ -81,7 +80,7 @@ impl PacketSocket {
     /// driver's transmit time of each frame looped back with it.
     pub(crate) fn sender(ifindex: u32) -> io::Result<Self> {
         Self::open(ifindex, 0, |s| {
-            s.set(libc::SOL_PACKET, PACKET_QDISC_BYPASS, 1)?;
+            s.set(libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, 1)?;
             s.set(
                 libc::SOL_SOCKET,
                 libc::SO_TIMESTAMPING,
