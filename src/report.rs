@@ -104,9 +104,6 @@ pub struct ReportOptions {
     pub configs: Option<Vec<String>>,
     /// ministat generation for summaries and comparisons. Default is [`Flavor::Current`].
     pub flavor: Flavor,
-    /// Why that generation, when it was chosen for the reader (matching an archived README).
-    /// Default is none.
-    pub flavor_reason: Option<String>,
     /// Title of the README and the graphs. Default is made from the version and config names.
     pub title: Option<String>,
     /// Setup lines the logs cannot tell (hardware, NICs, tuning). Default is none.
@@ -179,7 +176,8 @@ pub struct Report {
     pub(crate) lines: Vec<String>,
     /// ministat generation used.
     pub(crate) flavor: Flavor,
-    /// Why that generation was chosen, when it was not asked for.
+    /// Why that generation was chosen, when it was not asked for (set by
+    /// `reproduce::choose`, which matches an archived README).
     pub(crate) flavor_reason: Option<String>,
     /// Versions in display order (asked for, else oldest first); the first is the reference.
     pub(crate) versions: Vec<String>,
@@ -275,7 +273,7 @@ impl Report {
             title,
             lines: options.lines.clone(),
             flavor: options.flavor,
-            flavor_reason: options.flavor_reason.clone(),
+            flavor_reason: None,
             versions,
             configs,
             profiles,

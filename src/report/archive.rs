@@ -8,8 +8,6 @@
 //! it by hand, by the values of its vitals row (N, Min, Max, Avg: the same in every ministat
 //! generation), which only that series' `.pps` file gives.
 
-use std::path::Path;
-
 use crate::ingest::{Results, Series};
 use crate::report::{markdown, medians, Report};
 use crate::stats::{self, fmt_g, Confidence, Dataset, Flavor, MinistatOptions, Summary};
@@ -51,16 +49,10 @@ struct ReadTable {
 const SYMBOLS: &str = "x+*%#@O";
 
 impl Plan {
-    /// The comparisons of `dir/README.md` when the archive's author wrote it (not benchlab),
-    /// with at least one ministat table; `None` otherwise.
-    pub(crate) fn read(dir: &Path, results: &Results) -> Option<Plan> {
-        let path = dir.join(markdown::README);
-        // A missing or unreadable README is no archive README: the report's own order applies.
-        let readme = crate::ingest::file::read_text_in(dir, &path).ok()?;
-        if readme.contains(markdown::MARKER) {
-            return None;
-        }
-        let mut read: Vec<ReadTable> = (super::reproduce::fenced_blocks(&readme).iter())
+    /// The comparisons of an archive's `readme` ([`super::reproduce::archive_readme`]), when it
+    /// holds at least one ministat table; `None` otherwise.
+    pub(crate) fn read(readme: &str, results: &Results) -> Option<Plan> {
+        let mut read: Vec<ReadTable> = (super::reproduce::fenced_blocks(readme).iter())
             .filter_map(|block| parse_table(block))
             .collect();
         if read.is_empty() {

@@ -61,7 +61,6 @@ pub(crate) fn from_dir(
             .or(defaults.versions),
         configs: overrides.configs.or(settings.configs).or(defaults.configs),
         flavor: asked.map(Into::into).unwrap_or(defaults.flavor),
-        flavor_reason: None,
         title: settings.title.or(defaults.title),
         lines: if settings.lines.is_empty() {
             defaults.lines
@@ -74,18 +73,20 @@ pub(crate) fn from_dir(
     };
     // An archive's own README tells which series it compared, in which order, and which
     // ministat made its tables (unless one was asked for).
-    let plan = netbenches.then(|| Plan::read(dir, &results)).flatten();
+    let readme = netbenches.then(|| reproduce::archive_readme(dir)).flatten();
+    let plan = (readme.as_deref()).and_then(|readme| Plan::read(readme, &results));
     if let Some(plan) = &plan {
         options.tables = plan.tables.clone();
         options.lines.push(plan.reason());
     }
-    if asked.is_none() && netbenches {
-        if let Some(choice) = reproduce::choose(dir, &results, &options)? {
-            options.flavor = choice.flavor;
-            options.flavor_reason = Some(choice.reason);
-        }
-    }
-    let mut report = Report::build(results, &options)?;
+    let chosen = match (&readme, asked) {
+        (Some(readme), None) => reproduce::choose(readme, &results, &options)?,
+        _ => None,
+    };
+    let mut report = match chosen {
+        Some(report) => report,
+        None => Report::build(results, &options)?,
+    };
     if let Some(plan) = &plan {
         report.unreproduced = plan.unreproduced(&report);
     }
@@ -148,7 +149,6 @@ fn campaign_options(read: &ingest::benchlab::CampaignResults) -> ReportOptions {
         versions: Some(c.versions.iter().map(|v| v.name.clone()).collect()),
         configs: Some(c.config_set_names().map(str::to_string).collect()),
         flavor: Flavor::Current,
-        flavor_reason: None,
         title: Some(c.title.clone()),
         lines,
         labels,

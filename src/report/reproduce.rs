@@ -14,36 +14,27 @@ use crate::ingest::Results;
 use crate::report::{markdown, Report, ReportOptions};
 use crate::stats::Flavor;
 
-/// The generation chosen and why, in words for the README.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Choice {
-    /// The generation that reproduces the README best.
-    pub(crate) flavor: Flavor,
-    /// `reproduces 22 of 22 table rows of the archive's README.md`.
-    pub(crate) reason: String,
+/// The text of `dir/README.md` when the archive's author wrote it (not benchlab); `None` when
+/// there is none or it cannot be read: a missing or unreadable README is no archive README.
+pub(crate) fn archive_readme(dir: &Path) -> Option<String> {
+    let readme = crate::ingest::file::read_text_in(dir, &dir.join(markdown::README)).ok()?;
+    (!readme.contains(markdown::MARKER)).then_some(readme)
 }
 
-/// The generation that reproduces `dir/README.md` best, when `dir` holds a README benchlab did
-/// not write with at least one ministat row that some generation reproduces; ties go to the
-/// default generation.
+/// The report of the generation that reproduces the archive's `readme` best, its reason (`chosen
+/// as it reproduces 22 of 22 table rows…`) set, when at least one of the README's ministat rows
+/// comes out of some generation; ties go to the default generation. Each generation's report
+/// is built once, and the one chosen is the report.
 pub(crate) fn choose(
-    dir: &Path,
+    readme: &str,
     results: &Results,
     options: &ReportOptions,
-) -> Result<Option<Choice>, InputError> {
-    let path = dir.join(markdown::README);
-    // A missing or unreadable README is no archive README: the default applies.
-    let Ok(readme) = crate::ingest::file::read_text_in(dir, &path) else {
-        return Ok(None);
-    };
-    if readme.contains(markdown::MARKER) {
-        return Ok(None);
-    }
-    let wanted = table_rows(&readme);
+) -> Result<Option<Report>, InputError> {
+    let wanted = table_rows(readme);
     if wanted.is_empty() {
         return Ok(None);
     }
-    let mut best: Option<(usize, Flavor)> = None;
+    let mut best: Option<(usize, Report)> = None;
     for flavor in Flavor::ALL {
         let options = ReportOptions {
             flavor,
@@ -54,20 +45,20 @@ pub(crate) fn choose(
             .flat_map(|b| table_rows_of_block(&b.ministat))
             .collect();
         let matched = wanted.iter().filter(|row| ours.contains(row)).count();
-        if best.is_none_or(|(m, _)| matched > m) {
-            best = Some((matched, flavor));
+        if best.as_ref().is_none_or(|(m, _)| matched > *m) {
+            best = Some((matched, report));
         }
     }
     // A README none of whose rows come out (tables of other data) tells nothing.
     Ok(best
         .filter(|(matched, _)| *matched > 0)
-        .map(|(matched, flavor)| Choice {
-            flavor,
-            reason: format!(
+        .map(|(matched, mut report)| {
+            report.flavor_reason = Some(format!(
                 "chosen as it reproduces {matched} of the {} table rows of the archive's {}",
                 wanted.len(),
                 markdown::README
-            ),
+            ));
+            report
         }))
 }
 
