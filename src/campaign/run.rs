@@ -21,23 +21,18 @@ use super::trials::Trials;
 use crate::config::{self, config_set_name, Campaign, Measure, Profile};
 use crate::store::{plan, Store, TrialKey};
 
-/// How many units of `campaign` (trials, alternating runs) are still to measure in `store`:
-/// none means a `--resume` has nothing to do, and builds no lab.
-pub(crate) fn pending(campaign: &Campaign, store: &Store) -> anyhow::Result<usize> {
-    Ok(todo(campaign, store)?.units.len())
-}
-
-/// Runs every unit of `ctx`'s campaign not yet in its store (every block, under the alternating
-/// design), until its `cancel` is raised, then takes its lab down, whatever happened; returns
-/// the number of trials (blocks) run.
-pub(crate) fn run(mut ctx: Context<'_>) -> anyhow::Result<usize> {
-    let outcome = measure(&mut ctx);
+/// Runs every unit of `todo` (every block, under the alternating design) in `ctx`, until its
+/// `cancel` is raised, then takes its lab down, whatever happened; returns the number of trials
+/// (blocks) run.
+pub(crate) fn run<'c>(mut ctx: Context<'c>, todo: Todo<'c>) -> anyhow::Result<usize> {
+    let outcome = measure(&mut ctx, todo);
     ctx.down()?;
     outcome
 }
 
-/// What a campaign still has to measure, and the designs that measure it.
-struct Todo<'c> {
+/// What a campaign still has to measure, and the designs that measure it: read from its store
+/// once, before any lab is built (an empty one, on `--resume`, builds none).
+pub(crate) struct Todo<'c> {
     /// Units in the campaign, those measured before included.
     total: usize,
     /// The units still to measure, in order, each with the index of its design.
@@ -45,10 +40,17 @@ struct Todo<'c> {
     designs: Vec<Box<dyn Design + 'c>>,
 }
 
+impl Todo<'_> {
+    /// Whether nothing is left to measure.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.units.is_empty()
+    }
+}
+
 /// What `campaign` still has to measure in `store`: the one place a design is chosen, for the
 /// campaign (alternating) or for each of its trials (a throughput profile's iterations are
 /// searches; its profiling trials, trials).
-fn todo<'c>(campaign: &'c Campaign, store: &Store) -> anyhow::Result<Todo<'c>> {
+pub(crate) fn todo<'c>(campaign: &'c Campaign, store: &Store) -> anyhow::Result<Todo<'c>> {
     if campaign.design == config::Design::Alternating {
         let design = Alternation::new(campaign, store)?;
         let units = design.todo(store)?.into_iter().map(|u| (0, u)).collect();
@@ -82,14 +84,14 @@ fn todo<'c>(campaign: &'c Campaign, store: &Store) -> anyhow::Result<Todo<'c>> {
 
 /// Measures the units still to measure, the lab's version and config set changed only when
 /// they change.
-fn measure(ctx: &mut Context<'_>) -> anyhow::Result<usize> {
+fn measure<'c>(ctx: &mut Context<'c>, todo: Todo<'c>) -> anyhow::Result<usize> {
     let store = ctx.store;
     store.write_lab(|| ctx.bench.facts().context("collecting lab facts"))?;
     let Todo {
         total,
         units,
         mut designs,
-    } = todo(ctx.campaign, store)?;
+    } = todo;
     for design in &mut designs {
         design.begin(ctx)?;
     }

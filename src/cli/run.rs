@@ -161,8 +161,9 @@ pub(crate) fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyho
     };
     let dir = store.dir().to_path_buf();
     let cancel = Cancel::new();
+    let todo = campaign_run::todo(&campaign, &store)?;
     // A finished directory resumed has nothing to measure: no lab is built for it.
-    let finished = args.resume.is_some() && campaign_run::pending(&campaign, &store)? == 0;
+    let finished = args.resume.is_some() && todo.is_empty();
     if finished && !args.quiet {
         writeln!(
             err,
@@ -176,7 +177,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyho
             let mut shown = Shown::new(args.quiet, &campaign);
             let mut on_event = |event: &Event<'_>| shown.on_event(event, err);
             let ctx = Context::up(&campaign, &store, &cancel, capture_delay, &mut on_event);
-            let outcome = ctx.and_then(campaign_run::run);
+            let outcome = ctx.and_then(|ctx| campaign_run::run(ctx, todo));
             shown.finish();
             outcome.map(drop)
         }

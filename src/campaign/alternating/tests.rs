@@ -177,7 +177,11 @@ fn run(
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> anyhow::Result<usize> {
     let cancel = Cancel::new();
-    crate::campaign::run::run(Context::new(c, store, Box::new(lab), &cancel, on_event))
+    let todo = crate::campaign::run::todo(c, store)?;
+    crate::campaign::run::run(
+        Context::new(c, store, Box::new(lab), &cancel, on_event),
+        todo,
+    )
 }
 
 fn lab(fail_at: Option<(&str, usize)>) -> MockLab {

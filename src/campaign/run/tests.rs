@@ -101,7 +101,11 @@ fn run_on(
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> anyhow::Result<usize> {
     let cancel = Cancel::new();
-    run(Context::new(c, store, Box::new(bench), &cancel, on_event))
+    let todo = super::todo(c, store)?;
+    run(
+        Context::new(c, store, Box::new(bench), &cancel, on_event),
+        todo,
+    )
 }
 
 fn small_campaign() -> Campaign {
