@@ -103,6 +103,12 @@ pub struct Db {
     name: String,
 }
 
+/// Whether a database spec is a PostgreSQL URL (`postgres://…`, `postgresql://…`); anything
+/// else is an SQLite file.
+pub(crate) fn is_postgres(spec: &str) -> bool {
+    spec.starts_with("postgres://") || spec.starts_with("postgresql://")
+}
+
 impl Db {
     /// Opens the database `spec` (a `postgres://` URL or an SQLite file path). A writer
     /// (`write`) makes the file and its directory when missing and creates the schema in an
@@ -110,14 +116,13 @@ impl Db {
     /// [`SCHEMA_VERSION`]; a newer one, or a database holding another program's tables, is
     /// refused without a byte written.
     pub fn open(spec: &str, write: bool) -> anyhow::Result<Self> {
-        let (conn, name): (Box<dyn Conn>, String) =
-            if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
-                let (conn, name) = super::postgres::connect(spec)?;
-                (Box::new(conn), name)
-            } else {
-                let conn = super::sqlite::open(std::path::Path::new(spec), write)?;
-                (Box::new(conn), format!("'{spec}'"))
-            };
+        let (conn, name): (Box<dyn Conn>, String) = if is_postgres(spec) {
+            let (conn, name) = super::postgres::connect(spec)?;
+            (Box::new(conn), name)
+        } else {
+            let conn = super::sqlite::open(std::path::Path::new(spec), write)?;
+            (Box::new(conn), format!("'{spec}'"))
+        };
         let mut db = Db {
             conn,
             fresh: false,

@@ -148,7 +148,7 @@ pub(crate) fn import_all(
     known_sets: &[&str],
     step: &mut dyn FnMut(&Found, &Step),
 ) -> anyhow::Result<Summary> {
-    let is_file = !spec.starts_with("postgres://") && !spec.starts_with("postgresql://");
+    let is_file = !super::db::is_postgres(spec);
     let mut db = if is_file && !Path::new(spec).exists() {
         None
     } else {
