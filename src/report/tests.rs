@@ -118,8 +118,9 @@ fn a_trials_difference_the_machine_spoiled_is_not_a_finding() {
     assert_eq!(report.blocks[0].doubts, [None]);
 }
 
-#[test]
-fn a_pair_an_archive_table_compared_is_not_compared_again_in_the_other_order() {
+/// The report of versions r100 and r200 whose archive README held one table of `table` (the
+/// versions, the reference first) at `confidence`.
+fn archive_report(table: [&str; 2], confidence: crate::stats::Confidence) -> Report {
     let results = Results {
         series: vec![
             series("r100", &[1.0e6, 1.1e6, 0.9e6]),
@@ -127,37 +128,28 @@ fn a_pair_an_archive_table_compared_is_not_compared_again_in_the_other_order() {
         ],
         ..Results::default()
     };
-    // The archive's table took the newer version as its reference; benchlab's own order
-    // puts the older one first.
     let options = ReportOptions {
         tables: vec![archive::Table {
-            series: vec!["r200.forwarding".into(), "r100.forwarding".into()],
-            confidence: crate::stats::Confidence::default(),
+            series: table.iter().map(|v| format!("{v}.forwarding")).collect(),
+            confidence,
         }],
         ..ReportOptions::default()
     };
-    let report = Report::build(results, &options).unwrap();
+    Report::build(results, &options).unwrap()
+}
+
+#[test]
+fn a_pair_an_archive_table_compared_is_not_compared_again_in_the_other_order() {
+    // The archive's table took the newer version as its reference; benchlab's own order
+    // puts the older one first.
+    let report = archive_report(["r200", "r100"], crate::stats::Confidence::default());
     let members: Vec<&[usize]> = report.blocks.iter().map(|b| b.members.as_slice()).collect();
     assert_eq!(members, [&[1, 0][..]]);
 }
 
 #[test]
 fn the_verdicts_name_the_level_an_archive_table_was_made_at() {
-    let results = Results {
-        series: vec![
-            series("r100", &[1.0e6, 1.1e6, 0.9e6]),
-            series("r200", &[2.0e6, 2.1e6, 1.9e6]),
-        ],
-        ..Results::default()
-    };
-    let options = ReportOptions {
-        tables: vec![archive::Table {
-            series: vec!["r100.forwarding".into(), "r200.forwarding".into()],
-            confidence: crate::stats::Confidence::P99,
-        }],
-        ..ReportOptions::default()
-    };
-    let report = Report::build(results, &options).unwrap();
+    let report = archive_report(["r100", "r200"], crate::stats::Confidence::P99);
     assert_eq!(
         crate::report::verdict::shared_level(&report.verdicts),
         Some(99.0)
