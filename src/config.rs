@@ -121,6 +121,10 @@ pub struct Trial {
     /// What is dropped at the end. Default is 1 s.
     #[serde(with = "seconds")]
     pub(crate) cooldown: Duration,
+    /// Send latency probes on top of each trial's load (the `[latency]` table says how).
+    /// Default is false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) latency: bool,
 }
 
 impl Trial {
@@ -139,6 +143,7 @@ impl Default for Trial {
             duration: defaults::DURATION,
             warmup: defaults::WARMUP,
             cooldown: defaults::COOLDOWN,
+            latency: false,
         }
     }
 }
@@ -206,6 +211,9 @@ pub struct Profile {
     /// What an iteration measures. Default is `saturation`.
     #[serde(default, skip_serializing_if = "Measure::is_saturation")]
     pub(crate) measure: Measure,
+    /// Measure latency with this profile's trials (overrides `[trial] latency`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) latency: Option<bool>,
 }
 
 /// What an iteration of a profile measures (DESIGN.md "measure").
@@ -241,7 +249,13 @@ impl Profile {
             dst: None,
             rate: Rate::Max,
             measure: Measure::Saturation,
+            latency: None,
         }
+    }
+
+    /// Whether this profile's trials measure latency: its own `latency`, else `[trial]`'s.
+    pub(crate) fn latency(&self, trial: &Trial) -> bool {
+        self.latency.unwrap_or(trial.latency)
     }
 
     /// Ethernet frame size in bytes, FCS included: the family's smallest when unset.
@@ -350,6 +364,10 @@ pub struct Campaign {
     /// durations; [`crate::search::config`]). Default: the `mlrsearch` preset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<crate::search::SearchConfig>,
+    /// How latency is measured where asked (`[latency]`: probe rate, loads after a search,
+    /// the alternating design's load, the floor). Default: [`LatencyConfig`]'s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencyConfig>,
 }
 
 fn default_title() -> String {
@@ -407,6 +425,7 @@ impl Default for Campaign {
             profiles: default_profiles(),
             hooks: Hooks::default(),
             search: None,
+            latency: None,
         }
     }
 }
@@ -460,6 +479,8 @@ mod auto;
 mod bounds;
 /// The measurement design and the alternating design's settings.
 mod design;
+/// `[trial] latency` and the `[latency]` table: probes, loads, the floor.
+mod latency;
 /// Reading a campaign file: parse, defaults, paths relative to the file, validation.
 mod load;
 /// What the command line changes in a campaign: `-n`, `--duration`, `--quick`, `--profile`.
@@ -474,6 +495,7 @@ pub(crate) mod seconds;
 mod validate;
 
 pub(crate) use design::{Alternating, Design, ALTERNATING_INTERVAL};
+pub use latency::LatencyConfig;
 pub(crate) use overrides::Overrides;
 pub use plan::{AlternatingPlan, PlanError};
 pub(crate) use quick::{Entry, Runs};

@@ -20,6 +20,8 @@ use crate::error::InputError;
 pub(crate) mod alternating;
 /// `lab.json`: the lab's record.
 pub mod lab;
+/// What latency probes leave: `latency.hlog`, `meta.json`'s `latency`, the lab's floor.
+pub mod latency;
 /// One campaign at a time in a results directory (a `flock`), and directories made atomically.
 pub mod lock;
 /// The trials of a campaign, their order and their directory names.
@@ -33,6 +35,7 @@ pub(crate) mod search_files;
 
 pub use alternating::{PhaseRow, SegmentMeta, StoredBlock};
 pub(crate) use lab::{LabRecord, VersionRecord};
+pub use latency::{read_latency, FloorRecord, TrialLatency};
 pub use plan::{plan, TrialKey, PROFILING};
 pub use record::{
     measured, parse_samples_csv, read_lines, samples_csv, SampleRow, SamplesError, Status,

@@ -119,6 +119,7 @@ impl Alternation<'_> {
             duration: crate::clock::saturating_secs(duration),
             warmup: crate::clock::saturating_secs(warmup),
             cooldown: Duration::ZERO,
+            latency: false,
         }
     }
 

@@ -132,6 +132,7 @@ impl<'a, 'c> SearchRunner<'a, 'c> {
             duration: crate::clock::saturating_secs(duration),
             warmup: Duration::ZERO,
             cooldown: Duration::ZERO,
+            latency: false,
         };
         let spec = TrialSpec {
             key: self.key,
@@ -320,6 +321,7 @@ fn run_search(
         opening: None,
         closing: None,
         wall_s: 0.0,
+        latency: Vec::new(),
     };
     let outcome = match (config.max_load, profile.rate) {
         (Some(max), _) => Ok(max),

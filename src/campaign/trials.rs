@@ -233,6 +233,7 @@ fn summarize(spec: &TrialSpec<'_>, data: &TrialData) -> TrialMeta {
         discarded: None,
         overhead_s: 0.0,
         capture: data.capture.as_ref().map(|c| c.window.clone()),
+        latency: None,
     }
 }
 

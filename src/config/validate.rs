@@ -36,6 +36,7 @@ impl Campaign {
         self.validate_profiles(origin)?;
         self.validate_design(origin)?;
         self.validate_search(origin)?;
+        self.validate_latency(origin)?;
         self.validate_settings(origin)
     }
 

@@ -7,7 +7,7 @@
 //! HistogramLogAnalyzer).
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The HdrHistogram V2 interval log: written, and read back with a corrupt file refused.
 pub mod log;
@@ -104,7 +104,7 @@ impl Latency {
 }
 
 /// A latency distribution's summary, in ns.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Percentiles {
     /// Values recorded.
     pub samples: u64,
@@ -123,7 +123,7 @@ pub struct Percentiles {
 }
 
 /// What became of the probes, from their sequence numbers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProbeCounts {
     /// Probes handed to the interface.
     pub sent: u64,
@@ -141,7 +141,7 @@ pub struct ProbeCounts {
 }
 
 /// A latency measurement's figures: its distribution's summary and the probes' counts.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
     /// P50…max of the one-way latency; `None` when no probe arrived.
     pub latency: Option<Percentiles>,

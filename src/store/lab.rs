@@ -46,6 +46,9 @@ pub struct LabRecord {
     /// flamegraphs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) profiler_unavailable: Option<String>,
+    /// The latency floor (generator straight to receiver), when the campaign measured latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) latency_floor: Option<super::FloorRecord>,
 }
 
 impl LabRecord {

@@ -120,6 +120,10 @@ pub struct TrialMeta {
     /// When the DUT was profiled (profiling trials only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capture: Option<crate::profile::CaptureWindow>,
+    /// One-way latency of the probes sent on top of the load (`[trial] latency`), its
+    /// histograms in `latency.hlog` beside this file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<super::TrialLatency>,
 }
 
 impl TrialMeta {

@@ -87,6 +87,21 @@ pub struct SearchRecord {
     pub(crate) closing: Option<SearchTrial>,
     /// Wall-clock seconds the search took, setup between trials included.
     pub(crate) wall_s: f64,
+    /// The latency trials after the search, at fractions of its NDR (`[search] latency_loads`),
+    /// each with its files and `latency.hlog` in `latency/<pct>/`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) latency: Vec<LatencyLoad>,
+}
+
+/// A latency trial after a search: probes on top of a fixed load, a fraction of the NDR.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct LatencyLoad {
+    /// The load in percent of the NDR (0: probes only).
+    pub(crate) pct: u32,
+    /// The trial as the lab ran it (its load: `pct` % of the NDR, packets/s).
+    pub(crate) trial: SearchTrial,
+    /// The probes' latency.
+    pub(crate) latency: super::TrialLatency,
 }
 
 impl Store {

@@ -23,6 +23,9 @@ pub(crate) const CALIBRATION_DIR: &str = "calibration";
 pub(crate) const CLOSING_DIR: &str = "closing";
 /// The directory, in a search iteration's, of the opening trial (saturating, before the search).
 pub(crate) const OPENING_DIR: &str = "opening";
+/// The directory, in a search iteration's, of the latency trials after the search
+/// (`latency/<pct>/`).
+pub(crate) const LATENCY_DIR: &str = "latency";
 
 /// Which trial of a search: its list in `search.json` and its 1-based index in that list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +38,8 @@ pub(crate) enum SearchTrialId {
     Opening,
     /// The saturating trial after the search (`closing`).
     Closing,
+    /// The latency trial at this percentage of the NDR (`latency`).
+    Latency(u32),
 }
 
 impl SearchTrialId {
@@ -47,6 +52,7 @@ impl SearchTrialId {
             Self::Calibration(n) => Some(Path::new(CALIBRATION_DIR).join(n.to_string())),
             Self::Opening => Some(PathBuf::from(OPENING_DIR)),
             Self::Closing => Some(PathBuf::from(CLOSING_DIR)),
+            Self::Latency(pct) => Some(Path::new(LATENCY_DIR).join(pct.to_string())),
         }
     }
 }
@@ -58,6 +64,7 @@ impl std::fmt::Display for SearchTrialId {
             Self::Calibration(n) => write!(f, "calibration trial {n}"),
             Self::Opening => write!(f, "the opening trial"),
             Self::Closing => write!(f, "the closing trial"),
+            Self::Latency(pct) => write!(f, "the latency trial at {pct} % of the NDR"),
         }
     }
 }

@@ -28,6 +28,7 @@ pub(crate) fn meta(key: &TrialKey) -> TrialMeta {
         discarded: None,
         overhead_s: 0.1,
         capture: None,
+        latency: None,
     }
 }
 

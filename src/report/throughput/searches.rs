@@ -213,6 +213,7 @@ mod tests {
                 opening: None,
                 closing: None,
                 wall_s: 40.0,
+                latency: Vec::new(),
             },
             source: String::new(),
         }

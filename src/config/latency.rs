@@ -1,0 +1,150 @@
+//! Latency under load in the campaign file (issue 35): `[trial] latency` (or a profile's
+//! `latency`) turns the probes on; the `[latency]` table says how.
+//!
+//! ```toml
+//! [trial]
+//! latency = true          # probes on top of every trial's load: one-way latency
+//!
+//! [latency]
+//! rate = 10000            # probes per second
+//! loads = [0, 10, 50, 90] # after a throughput search: latency trials at these % of its NDR
+//! alternating_load = 50   # alternating design: the load, % of the baseline's saturated rate
+//! floor_duration = 5      # seconds of the floor self-test (probes straight to the receiver)
+//! ```
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{bad, seconds, Campaign, Rate};
+use crate::error::InputError;
+use crate::lab::ssh::SshLab;
+use crate::traffic::latency::{DEFAULT_RATE_PPS, MAX_RATE_PPS};
+
+/// The `[latency]` table, every default filled in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LatencyConfig {
+    /// Probes per second, on top of the load. Default is 10000 (1 % of a 1 Mpps load).
+    pub(crate) rate: u64,
+    /// The loads of the latency trials after a throughput search, in percent of its NDR (0:
+    /// probes only). Default is 0, 10, 50 and 90 (FD.io CSIT's).
+    pub(crate) loads: Vec<u32>,
+    /// The alternating design's load when it measures latency, in percent of the baseline's
+    /// saturated rate. Default is 50.
+    pub(crate) alternating_load: u32,
+    /// How long the floor self-test sends probes. Default is 5 s.
+    #[serde(with = "seconds")]
+    pub(crate) floor_duration: Duration,
+}
+
+impl Default for LatencyConfig {
+    fn default() -> Self {
+        LatencyConfig {
+            rate: DEFAULT_RATE_PPS,
+            loads: vec![0, 10, 50, 90],
+            alternating_load: 50,
+            floor_duration: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Campaign {
+    /// The `[latency]` settings: the table, or its defaults.
+    pub(crate) fn latency(&self) -> LatencyConfig {
+        self.latency.clone().unwrap_or_default()
+    }
+
+    /// Whether any profile measures latency.
+    pub(crate) fn measures_latency(&self) -> bool {
+        self.profiles.iter().any(|p| p.latency(&self.trial))
+    }
+
+    /// Checks the `[latency]` table, and that the probes can run where they are asked for: under
+    /// a fixed load above their own rate, on a lab whose sender and receiver read one clock.
+    pub(super) fn validate_latency(&self, origin: &str) -> Result<(), InputError> {
+        let cfg = self.latency();
+        if !(1..=MAX_RATE_PPS).contains(&cfg.rate) {
+            return Err(bad(
+                origin,
+                "latency.rate",
+                format!(
+                    "must be 1 to {MAX_RATE_PPS} probes per second, not {}",
+                    cfg.rate
+                ),
+            ));
+        }
+        if cfg.loads.is_empty() {
+            return Err(bad(
+                origin,
+                "latency.loads",
+                "list at least one load (0 to 100, % of the NDR)",
+            ));
+        }
+        for (i, &pct) in cfg.loads.iter().enumerate() {
+            if pct > 100 || cfg.loads[..i].contains(&pct) {
+                return Err(bad(
+                    origin,
+                    &format!("latency.loads[{i}]"),
+                    format!("{pct}: each load once, 0 to 100 (% of the NDR)"),
+                ));
+            }
+        }
+        if !(1..=100).contains(&cfg.alternating_load) {
+            return Err(bad(
+                origin,
+                "latency.alternating_load",
+                format!(
+                    "must be 1 to 100 (% of the baseline's saturated rate), not {}",
+                    cfg.alternating_load
+                ),
+            ));
+        }
+        super::seconds::check(
+            origin,
+            "latency.floor_duration",
+            super::secs(cfg.floor_duration),
+        )?;
+        for (i, p) in self.profiles.iter().enumerate() {
+            if let (true, Rate::Pps(load)) = (p.latency(&self.trial), p.rate) {
+                if load < cfg.rate {
+                    return Err(bad(
+                        origin,
+                        &format!("profiles[{i}].rate"),
+                        format!(
+                            "{load} pps is below the probes' own {} per second (latency.rate): \
+                             the probes would be the load; lower latency.rate or raise the rate",
+                            cfg.rate
+                        ),
+                    ));
+                }
+            }
+        }
+        if self.measures_latency() {
+            self.check_one_clock(origin)?;
+        }
+        Ok(())
+    }
+
+    /// A lab over SSH measures latency only where the senders and the receiver are one host:
+    /// their stamps must come from one clock, and two hosts' clocks differ by more than the
+    /// latency itself.
+    fn check_one_clock(&self, origin: &str) -> Result<(), InputError> {
+        let Ok(Some(lab)) = SshLab::from_hosts(self.lab.hosts.as_ref(), &self.lab.ssh) else {
+            return Ok(());
+        };
+        if let Some(other) = lab.senders.iter().find(|s| s.host != lab.receiver.host) {
+            return Err(bad(
+                origin,
+                "trial.latency",
+                format!(
+                    "the sender {} and the receiver {} are two hosts, two clocks: one-way latency \
+                     needs both ends on one host (the 2-node layout); set latency = false, or \
+                     receive on the sender's host",
+                    other.host, lab.receiver.host
+                ),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,142 @@
+//! What latency probes leave (issue 35): a trial's histograms in `latency.hlog` beside its
+//! `meta.json`, whose `latency` holds their summary; the latency trials after a throughput
+//! search in `latency/<pct>/` of the iteration, listed in its `search.json`; and the lab's floor,
+//! `latency-floor.hlog` at the top of the directory, summed up in `lab.json`.
+//!
+//! The histograms are HdrHistogram V2 interval logs ([`crate::stats::latency::log`]), which
+//! other tools read: in a trial's, one interval per second of traffic and probe kind, tagged
+//! with the kind ([`ESTABLISHED`], [`FIRST_PACKET`]), its start counted from the trial's start
+//! of traffic (`meta.json`'s `start_unix_s`), so that a reader keeps the measured window as it
+//! does for the packet rates. A corrupt log is refused in one line naming the file.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use super::Store;
+use crate::error::InputError;
+use crate::stats::latency::log::{self, Interval};
+use crate::stats::latency::{LatencySummary, Percentiles};
+
+/// A trial's histograms, beside its `meta.json`.
+pub const LATENCY_FILE: &str = "latency.hlog";
+/// The lab's floor histogram, at the top of the results directory.
+pub const FLOOR_FILE: &str = "latency-floor.hlog";
+/// Tag of the probes on one established flow.
+pub const ESTABLISHED: &str = "established";
+/// Tag of the probes that each open a new flow (a new 5-tuple: on a stateful DUT, new state).
+pub const FIRST_PACKET: &str = "first-packet";
+/// Tag of the floor's histogram.
+pub const FLOOR: &str = "floor";
+
+/// A trial's latency in its `meta.json`: the probes' rate and, per kind, the summary of the
+/// measured window (warm-up and cool-down dropped, as for the packet rates) with the probes'
+/// counts over the whole trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialLatency {
+    /// Probes per second, on top of the load.
+    pub probe_rate_pps: u64,
+    /// The load in percent of the throughput search's NDR (latency trials after a search).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_pct: Option<u32>,
+    /// Probes on one established flow.
+    pub established: LatencySummary,
+    /// Probes that each opened a new flow, when sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_packet: Option<LatencySummary>,
+    /// Probes whose send time is their in-frame stamp (the kernel's transmit stamp never
+    /// came back), not the driver's: their latency includes the send syscall.
+    #[serde(default)]
+    pub tx_unstamped: u64,
+}
+
+/// The lab's latency floor in `lab.json`: probes from the generator straight to the receiver,
+/// no DUT, measured once per campaign (or why it was not).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FloorRecord {
+    /// Probes per second.
+    pub probe_rate_pps: u64,
+    /// Seconds of probes.
+    pub duration_s: f64,
+    /// The floor's latency and probe counts; `None` when it was not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<LatencySummary>,
+    /// The in-frame stamp to the kernel's transmit stamp, when measured: how long the send
+    /// syscall takes before the driver, which the kernel's stamp keeps out of every latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscall_to_driver: Option<Percentiles>,
+    /// Why the floor was not measured, when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_measured: Option<String>,
+}
+
+impl Store {
+    /// Writes a trial's histograms (`latency.hlog`) into `dir` (a trial's or a search latency
+    /// trial's directory), their starts counted from `base`, atomically.
+    pub(crate) fn write_latency(
+        &self,
+        dir: &Path,
+        base: SystemTime,
+        intervals: &[Interval],
+    ) -> anyhow::Result<()> {
+        write_log(&dir.join(LATENCY_FILE), base, intervals)
+    }
+
+    /// Writes the lab's floor histogram, atomically.
+    pub(crate) fn write_floor(&self, base: SystemTime, floor: &Interval) -> anyhow::Result<()> {
+        write_log(&self.floor_path(), base, std::slice::from_ref(floor))
+    }
+
+    /// The lab's floor histogram file.
+    pub(crate) fn floor_path(&self) -> PathBuf {
+        self.dir.join(FLOOR_FILE)
+    }
+}
+
+/// Reads the histograms of `path` (a `latency.hlog`), `None` when there is none; a corrupt one
+/// is refused in one line naming it.
+pub fn read_latency(path: &Path) -> Result<Option<Vec<Interval>>, InputError> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    log::read_file(path).map(Some)
+}
+
+fn write_log(path: &Path, base: SystemTime, intervals: &[Interval]) -> anyhow::Result<()> {
+    let mut bytes = Vec::new();
+    log::write(&mut bytes, base, intervals)?;
+    crate::atomic::write(path, &bytes)
+        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::stats::latency::Latency;
+
+    #[test]
+    fn histograms_written_read_back_and_a_corrupt_file_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LATENCY_FILE);
+        assert_eq!(read_latency(&path).unwrap(), None);
+        let mut latency = Latency::new();
+        (1..=100).for_each(|ns| latency.record(ns * 1000));
+        let one = Interval {
+            tag: Some(ESTABLISHED.into()),
+            start: Duration::from_secs(3),
+            length: Duration::from_secs(1),
+            latency,
+        };
+        write_log(&path, SystemTime::UNIX_EPOCH, std::slice::from_ref(&one)).unwrap();
+        let back = read_latency(&path).unwrap().unwrap();
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].tag.as_deref(), Some(ESTABLISHED));
+        assert_eq!(back[0].latency.len(), 100);
+        std::fs::write(&path, "not a log\n1.0,1.0,1.0,@@@\n").unwrap();
+        let e = read_latency(&path).unwrap_err().0;
+        assert!(e.contains(LATENCY_FILE) && e.contains("corrupt"), "{e}");
+    }
+}
