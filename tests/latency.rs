@@ -1,5 +1,6 @@
-//! The latency floor self-test on real namespaces: probes sent, stamped and received across one
-//! veth, and the floor's lab gone afterwards, after a panic too.
+//! The latency floor self-test on real namespaces: probes of both kinds sent, stamped and
+//! received across one veth, timed from the kernel's stamps, and the floor's lab gone
+//! afterwards, after a panic too.
 //!
 //! Needs root (CI runs the tests as root); without it every test says so and passes. No timing
 //! threshold: what is asserted is what users rely on (the probes arrive, the figures are
@@ -10,6 +11,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use benchlab::lab::floor::{self, FloorConfig, FloorLab};
+use benchlab::traffic::latency::ProbeKind;
 use benchlab::traffic::os;
 
 /// One floor lab at a time in this process: each test counts this process's namespaces.
@@ -39,33 +41,50 @@ fn floor_namespaces() -> Vec<String> {
 }
 
 #[test]
-fn the_floor_receives_its_probes_and_leaves_nothing() {
+fn the_floor_times_both_kinds_of_probes_from_kernel_stamps_and_leaves_nothing() {
     if !root() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let cfg = FloorConfig {
         duration: Duration::from_secs(2),
+        first_packet: true,
         ..FloorConfig::default()
     };
     let probes = floor::run(&cfg).expect("the floor self-test runs");
-    let c = probes.summary.probes;
-    assert!(c.sent > 0, "{c:?}");
-    // Nothing between sender and receiver drops or repeats frames at 10 kpps.
-    assert!(c.received * 100 >= c.sent * 99, "{c:?}");
-    assert_eq!(c.received + c.lost, c.sent, "{c:?}");
-    assert_eq!(c.duplicates, 0, "{c:?}");
-    assert_eq!(c.clock_steps, 0, "{c:?}");
-    let p = probes.summary.latency.expect("probes arrived");
-    assert_eq!(p.samples, c.received - probes.rx_unstamped);
-    assert!(p.p50_ns > 0 && p.mean_ns.is_finite(), "{p:?}");
-    assert!(p.p50_ns <= p.p99_ns && p.p99_ns <= p.max_ns, "{p:?}");
-    // veth stamps every frame it transmits: the stamp-to-wire error is known for each probe.
+    let sent = |kind| probes.of(kind).summary.probes.sent;
+    let all = sent(ProbeKind::Established) + sent(ProbeKind::FirstPacket);
+    assert_eq!(sent(ProbeKind::FirstPacket), all / 10, "one probe in ten");
+    for kind in ProbeKind::ALL {
+        let k = probes.of(kind);
+        let c = k.summary.probes;
+        assert!(c.sent > 0, "{kind:?} {c:?}");
+        // Nothing between sender and receiver drops or repeats frames at 10 kpps.
+        assert!(c.received * 100 >= c.sent * 99, "{kind:?} {c:?}");
+        assert_eq!(c.received + c.lost, c.sent, "{kind:?} {c:?}");
+        assert_eq!(c.duplicates, 0, "{kind:?} {c:?}");
+        assert_eq!(c.clock_steps, 0, "{kind:?} {c:?}");
+        // veth stamps every frame it transmits: every probe is timed from the kernel's stamp.
+        assert_eq!(k.tx_unstamped, 0, "{kind:?}");
+        let p = k.summary.latency.expect("probes arrived");
+        assert_eq!(p.samples, c.received - k.rx_unstamped, "{kind:?}");
+        assert!(p.p50_ns > 0 && p.mean_ns.is_finite(), "{kind:?} {p:?}");
+        assert!(
+            p.p50_ns <= p.p99_ns && p.p99_ns <= p.max_ns,
+            "{kind:?} {p:?}"
+        );
+        assert!(k.latency.quantisation() <= 0.001);
+        // Every probe timed is in the windows cut from the stream.
+        let whole = probes.window(kind, 0, u64::MAX);
+        assert_eq!(whole.len(), p.samples, "{kind:?}");
+        let per_second = probes.intervals(kind, 0, Duration::from_secs(1));
+        let in_intervals: u64 = per_second.iter().map(|i| i.latency.len()).sum();
+        assert_eq!(in_intervals, p.samples, "{kind:?}");
+    }
     assert!(
-        !probes.stamp_to_wire.is_empty(),
+        !probes.user_to_driver.is_empty(),
         "no transmit timestamp came back"
     );
-    assert!(probes.latency.quantisation() <= 0.001);
     assert_eq!(floor_namespaces(), Vec::<String>::new());
 }
 

@@ -1,6 +1,8 @@
 //! The latency floor: probes from benchlab's sender straight to its receiver over one veth, no
 //! DUT in between. What any latency measured through a DUT on this machine cannot go below:
-//! the probe socket's send path, veth, the receive path up to the kernel's stamp.
+//! from the kernel's transmit stamp in veth's transmit routine to the kernel's arrival stamp,
+//! through veth. It also bounds the error of the transmit stamp as the send time (the time
+//! from that stamp to the wire): the floor holds it, with the arrival stamp's and the crossing.
 //!
 //! The self-test builds its own throwaway lab (namespaces `benchlab-f<pid>x<n>-sender` and
 //! `-receiver`, joined by one veth pair) owned like any lab (`lab::claim`): removed
@@ -14,7 +16,7 @@ use anyhow::{Context, Result};
 
 use super::addressing::Port;
 use super::{virt, Guard, NAMESPACE_PREFIX};
-use crate::traffic::latency::{ProbeConfig, ProbeReceiver, ProbeSender, Probes};
+use crate::traffic::latency::{ProbeConfig, ProbeStream, Probes};
 use crate::traffic::packet::{FlowRange, FrameSpec, Mac};
 use crate::traffic::IfRef;
 use crate::transport::{LocalTransport, NetnsTransport, Transport};
@@ -38,6 +40,8 @@ pub struct FloorConfig {
     pub rate_pps: u64,
     /// Probe frame size, FCS included (raised to what holds a probe).
     pub frame_size: usize,
+    /// Whether one probe in ten is a first-packet probe, on a 5-tuple of its own.
+    pub first_packet: bool,
 }
 
 impl Default for FloorConfig {
@@ -46,6 +50,7 @@ impl Default for FloorConfig {
             duration: Duration::from_secs(10),
             rate_pps: crate::traffic::latency::DEFAULT_RATE_PPS,
             frame_size: 64,
+            first_packet: false,
         }
     }
 }
@@ -152,21 +157,12 @@ pub fn run(cfg: &FloorConfig) -> Result<Probes> {
 pub(crate) fn measure(lab: &FloorLab, cfg: &FloorConfig) -> Result<Probes> {
     let mut probe = ProbeConfig::new(lab.sender.clone(), lab.spec(cfg.frame_size)?);
     probe.rate_pps = cfg.rate_pps;
+    probe.first_packet = cfg.first_packet;
     probe.limit = Some(cfg.duration);
-    probe.check()?;
-    let receiver = ProbeReceiver::start(&lab.receiver, None)?;
-    let sender = match ProbeSender::start(&probe) {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = receiver.stop(Duration::ZERO);
-            return Err(e);
-        }
-    };
+    let stream = ProbeStream::start(&probe, &lab.receiver, None)?;
     let end = Instant::now() + cfg.duration + Duration::from_secs(1);
-    while !sender.is_finished() && Instant::now() < end {
+    while !stream.is_finished() && Instant::now() < end {
         std::thread::sleep(Duration::from_millis(10));
     }
-    let sent = sender.stop();
-    let received = receiver.stop(DRAIN)?;
-    Ok(Probes::new(sent?, received))
+    stream.stop(DRAIN)
 }

@@ -1,19 +1,32 @@
-//! Latency under load: probe frames sent on top of the load, stamped as they are sent and timed
-//! as they arrive.
+//! Latency under load: probe frames sent on top of the load and timed by the kernel where they
+//! leave and where they arrive.
 //!
-//! A [`ProbeSender`](crate::traffic::latency::ProbeSender) sends a small stream (10 kpps by
-//! default) of sequence-numbered probe frames ([`frame`](crate::traffic::latency::frame)) from its own thread and packet
-//! socket, one frame per `send` syscall, each stamped immediately before its syscall: the
-//! load's batches, and the sender's pacing, never enter a stamp. A
-//! [`ProbeReceiver`](crate::traffic::latency::ProbeReceiver) reads them on the receiving
-//! interface with their arrival time; one-way latency = arrival − stamp, on one clock of one
-//! host. Loss, duplicates and reordering come from the sequence numbers ([`seq`](crate::traffic::latency::seq)).
+//! A [`ProbeStream`](crate::traffic::latency::ProbeStream) starts both ends in one process. Its
+//! sender sends a small stream (10 kpps by default) of sequence-numbered probe frames
+//! ([`frame`](crate::traffic::latency::frame)) from its own thread and packet socket, one frame
+//! per `send` syscall, and reads back the kernel's *transmit* stamp of each; its receiver reads
+//! them on the receiving interface with the kernel's *arrival* stamp. One-way latency = arrival
+//! − transmit stamp of the same probe, paired by sequence number (`matcher`), on one clock of
+//! one host. Loss, duplicates and reordering come from the sequence numbers
+//! ([`seq`](crate::traffic::latency::seq)), per kind of probe ([`ProbeKind`](crate::traffic::latency::ProbeKind)): *established*
+//! probes on the load's first flow, and, when asked, *first-packet* probes that each open a new
+//! 5-tuple (on a stateful DUT, a new conntrack entry: the cost of creating state).
 //!
-//! **The clock: `CLOCK_REALTIME`.** The receive hook's timestamps are the kernel's software
-//! stamps (`skb->tstamp`), taken on `CLOCK_REALTIME`; the in-frame stamp is read from the same
-//! clock (through the vDSO), so both ends are one clock. A step of that clock between a probe's
-//! stamp and its arrival (an administrator's `date`, not NTP's slewing) spoils that probe;
-//! one that makes it negative is counted (`clock_steps`), never recorded.
+//! **The clock: `CLOCK_REALTIME`.** The kernel's software stamps (`skb->tstamp`) are taken on
+//! it; so is the in-frame stamp (read through the vDSO). A step of that clock between a probe's
+//! two stamps (an administrator's `date`, not NTP's slewing) spoils that probe; one that makes
+//! it negative is counted (`clock_steps`), never recorded.
+//!
+//! **The send time: the kernel's software transmit stamp** (`SOF_TIMESTAMPING_TX_SOFTWARE`:
+//! `skb_tx_timestamp` in the driver's transmit routine, veth's included), looped back with the
+//! frame on the sender socket's error queue. Its error, the time from that call to the wire, is
+//! nil on veth (the same routine hands the frame to the peer) and in general bounded by the
+//! floor ([`lab::floor`](crate::lab::floor): transmit stamp → arrival stamp with no DUT, which
+//! holds both stamps' errors and the crossing). The in-frame stamp, written immediately before
+//! the syscall, is what a probe is timed from when its transmit stamp never comes (a driver
+//! without `skb_tx_timestamp`; counted, `tx_unstamped`); in-frame stamp → transmit stamp,
+//! "user space to driver", is kept as a distribution: that fallback's error, ≈ 2 µs here,
+//! which the transmit stamp removes.
 //!
 //! **The hook: software receive timestamps on a packet socket, not XDP.** The kernel stamps a
 //! frame when it enters the receiving interface's stack (`netif_rx` on veth, before any tap,
@@ -24,25 +37,21 @@
 //! need a BPF map and a ring buffer read back, all hand-assembled. The stamp is the same kind
 //! on a NIC (`SOF_TIMESTAMPING_RX_SOFTWARE` in the driver's receive path), where hardware
 //! stamps could later replace it.
-//!
-//! **Stamp-to-wire error, measured.** The sender's socket also asks for the kernel's software
-//! *transmit* stamp (`SOF_TIMESTAMPING_TX_SOFTWARE`: `skb_tx_timestamp` in the driver's
-//! transmit routine, veth's included), looped back with the frame on the socket's error queue.
-//! The frame carries its own stamp, so each transmit time is matched to its probe exactly:
-//! transmit − stamp is how long the probe took from its stamp to the driver, recorded as a
-//! distribution ([`SenderReport::stamp_to_wire`](crate::traffic::latency::SenderReport)).
-//! It is an upper bound of the error (it includes the clock read itself, ≈ 20 ns).
 
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use crate::error::InputError;
-use crate::stats::latency::{Latency, LatencySummary};
 use crate::traffic::packet::FrameSpec;
 use crate::traffic::IfRef;
 
-/// The probe frame: layout, stamping, decoding and the receiver's socket filter.
+/// The probe frame: layout, kinds, stamping, decoding and the receiver's socket filter.
 pub(crate) mod frame;
-/// The probe receiver's thread: arrival times, latency histogram, sequence account.
+/// Pairs each arrival with its probe's kernel transmit time.
+mod matcher;
+/// A stream's results, per kind, and the time windows cut from them.
+mod probes;
+/// The probe receiver's thread: arrival times, handed to the matcher.
 mod receiver;
 /// The probe sender's thread: pacing, stamping, the kernel's transmit times.
 mod sender;
@@ -51,8 +60,11 @@ pub(crate) mod seq;
 /// The packet sockets and their software timestamps (FFI).
 mod sock;
 
-pub(crate) use receiver::{ProbeReceiver, ReceiverReport};
-pub(crate) use sender::{ProbeSender, SenderReport};
+pub use probes::{KindProbes, Probes};
+
+use matcher::Matcher;
+use receiver::ProbeReceiver;
+use sender::ProbeSender;
 
 /// Probes per second when none is given: 10 kpps, 1 % of a 1 Mpps load.
 pub(crate) const DEFAULT_RATE_PPS: u64 = 10_000;
@@ -60,16 +72,51 @@ pub(crate) const DEFAULT_RATE_PPS: u64 = 10_000;
 /// Most probes per second: one syscall each; past this the probes are a load of their own.
 pub(crate) const MAX_RATE_PPS: u64 = 1_000_000;
 
+/// With first-packet probes, one probe in this many is one: sequence numbers `9, 19, 29, …`.
+pub(crate) const FIRST_PACKET_EVERY: u32 = 10;
+
+/// What state a probe finds on a stateful DUT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProbeKind {
+    /// On the established flow, the load's first: the latency of forwarding.
+    Established,
+    /// The first packet of a 5-tuple never used before: the latency of creating state.
+    FirstPacket,
+}
+
+impl ProbeKind {
+    /// Both kinds, in the order of [`Probes`]' results.
+    pub const ALL: [ProbeKind; 2] = [ProbeKind::Established, ProbeKind::FirstPacket];
+
+    /// Its name, the tag of its histograms in a log: `established`, `first-packet`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeKind::Established => "established",
+            ProbeKind::FirstPacket => "first-packet",
+        }
+    }
+
+    /// Its place in [`Self::ALL`].
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
 /// What a probe stream needs.
 #[derive(Debug, Clone)]
 pub(crate) struct ProbeConfig {
     /// The sending interface, in its namespace (the load's).
     pub(crate) iface: IfRef,
     /// The probes' addresses: the first flow of this spec, at its frame size (or the smallest
-    /// that holds a probe, [`frame::min_frame`]).
+    /// that holds a probe, [`frame::min_frame`]); its other flows are the load's.
     pub(crate) spec: FrameSpec,
     /// Probes per second.
     pub(crate) rate_pps: u64,
+    /// Whether one probe in [`FIRST_PACKET_EVERY`] is a first-packet probe, on a 5-tuple of its
+    /// own ([`frame::FreshPorts`]). Each leaves a conntrack entry on a stateful DUT: at the
+    /// default 10 kpps, 1,000 new entries a second, ≈ 30,000 held with Linux's 30 s timeout of
+    /// unreplied UDP (of a table of 262,144 at most): small next to the load.
+    pub(crate) first_packet: bool,
     /// How long to send (`None`: until stopped).
     pub(crate) limit: Option<Duration>,
     /// CPU the sending thread is pinned to (`None`: left to the scheduler).
@@ -77,18 +124,20 @@ pub(crate) struct ProbeConfig {
 }
 
 impl ProbeConfig {
-    /// Probes at [`DEFAULT_RATE_PPS`] from `iface`, until stopped, unpinned.
+    /// Established probes at [`DEFAULT_RATE_PPS`] from `iface`, until stopped, unpinned.
     pub(crate) fn new(iface: IfRef, spec: FrameSpec) -> ProbeConfig {
         ProbeConfig {
             iface,
             spec,
             rate_pps: DEFAULT_RATE_PPS,
+            first_packet: false,
             limit: None,
             cpu: None,
         }
     }
 
-    /// Refuses a rate of 0 or above [`MAX_RATE_PPS`].
+    /// Refuses a rate of 0 or above [`MAX_RATE_PPS`], and first-packet probes when the load's
+    /// flows leave them no 5-tuple.
     pub(crate) fn check(&self) -> Result<(), InputError> {
         if !(1..=MAX_RATE_PPS).contains(&self.rate_pps) {
             return Err(InputError::new(format!(
@@ -96,37 +145,83 @@ impl ProbeConfig {
                 self.rate_pps
             )));
         }
+        if self.first_packet && frame::FreshPorts::new(&self.spec).is_none() {
+            return Err(InputError::new(format!(
+                "no first-packet probes with flows {} to {}: their ports take every pair \
+                 first-packet probes could use (1024-65535 on both sides)",
+                self.spec.src, self.spec.dst
+            )));
+        }
         Ok(())
+    }
+
+    /// The kind of probe `seq`.
+    pub(crate) fn kind(&self, seq: u32) -> ProbeKind {
+        if self.first_packet && seq % FIRST_PACKET_EVERY == FIRST_PACKET_EVERY - 1 {
+            ProbeKind::FirstPacket
+        } else {
+            ProbeKind::Established
+        }
     }
 }
 
-/// A probe stream's results: the latency, its summary with the probes' counts, and the
-/// stamp-to-wire error.
-#[derive(Debug, Clone)]
-pub struct Probes {
-    /// One-way latency of the probes that arrived, ns.
-    pub latency: Latency,
-    /// P50…max and the probes' counts.
-    pub summary: LatencySummary,
-    /// The kernel's transmit time minus the in-frame stamp, ns.
-    pub stamp_to_wire: Latency,
-    /// Probes the sender has no transmit time for.
-    pub tx_unstamped: u64,
-    /// Probes the receiver has no arrival time for.
-    pub rx_unstamped: u64,
+/// A running probe stream: its sender, its receiver, and what pairs their stamps.
+#[derive(Debug)]
+pub(crate) struct ProbeStream {
+    sender: ProbeSender,
+    receiver: ProbeReceiver,
+    matcher: Arc<Mutex<Matcher>>,
 }
 
-impl Probes {
-    /// The results of a sender and a receiver of one stream.
-    pub(crate) fn new(sent: SenderReport, received: ReceiverReport) -> Probes {
-        let counts = received.sequence.counts(sent.sent, received.clock_steps);
-        Probes {
-            summary: LatencySummary::new(&received.latency, counts),
-            latency: received.latency,
-            stamp_to_wire: sent.stamp_to_wire,
-            tx_unstamped: sent.unstamped,
-            rx_unstamped: received.unstamped,
-        }
+impl ProbeStream {
+    /// Starts receiving on `receiver` (its thread pinned to `rx_cpu`, if any), then sending as
+    /// `cfg` says: every probe sent is looked for.
+    pub(crate) fn start(
+        cfg: &ProbeConfig,
+        receiver: &IfRef,
+        rx_cpu: Option<usize>,
+    ) -> anyhow::Result<ProbeStream> {
+        cfg.check()?;
+        let matcher = Arc::new(Mutex::new(Matcher::new()));
+        let receiver = ProbeReceiver::start(receiver, rx_cpu, matcher.clone())?;
+        let sender = match ProbeSender::start(cfg, matcher.clone()) {
+            Ok(s) => s,
+            Err(e) => {
+                // The sender's error is the one to report; the receiver has nothing to say.
+                let _ = receiver.stop(Duration::ZERO);
+                return Err(e);
+            }
+        };
+        Ok(ProbeStream {
+            sender,
+            receiver,
+            matcher,
+        })
+    }
+
+    /// Whether the sender has ended: its limit reached, or an error (which [`Self::stop`]
+    /// returns).
+    pub(crate) fn is_finished(&self) -> bool {
+        self.sender.is_finished()
+    }
+
+    /// Stops sending, waits `drain` for the probes in flight, stops receiving and returns the
+    /// results; or the sender's error, the receiver then stopped at once.
+    pub(crate) fn stop(self, drain: Duration) -> anyhow::Result<Probes> {
+        let sent = match self.sender.stop() {
+            Ok(sent) => sent,
+            Err(e) => {
+                let _ = self.receiver.stop(Duration::ZERO);
+                return Err(e);
+            }
+        };
+        self.receiver.stop(drain)?;
+        let accounts = Arc::try_unwrap(self.matcher)
+            .expect("both threads have ended: the matcher is the stream's alone")
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner)
+            .finish();
+        Ok(Probes::new(sent, accounts))
     }
 }
 
@@ -153,5 +248,32 @@ mod tests {
         assert!(cfg.check().unwrap_err().0.contains("bad probe rate 0"));
         cfg.rate_pps = MAX_RATE_PPS + 1;
         assert!(cfg.check().is_err());
+    }
+
+    #[test]
+    fn one_probe_in_ten_is_a_first_packet_when_asked() {
+        let mut cfg = ProbeConfig::new(IfRef::parse("ns/eth0").unwrap(), spec());
+        assert!((0..100).all(|s| cfg.kind(s) == ProbeKind::Established));
+        cfg.first_packet = true;
+        let first: Vec<u32> = (0..40)
+            .filter(|&s| cfg.kind(s) == ProbeKind::FirstPacket)
+            .collect();
+        assert_eq!(first, [9, 19, 29, 39]);
+        assert_eq!(
+            ProbeKind::ALL.map(ProbeKind::name),
+            ["established", "first-packet"]
+        );
+    }
+
+    #[test]
+    fn first_packets_need_a_free_tuple() {
+        let mut all = spec();
+        all.src = "198.18.0.1:1-198.18.0.1:65535".parse().unwrap();
+        all.dst = "198.19.0.1:1-198.19.0.1:65535".parse().unwrap();
+        let mut cfg = ProbeConfig::new(IfRef::parse("ns/eth0").unwrap(), all);
+        assert!(cfg.check().is_ok());
+        cfg.first_packet = true;
+        let err = cfg.check().unwrap_err().0;
+        assert!(err.contains("no first-packet probes"), "{err}");
     }
 }

@@ -1,35 +1,54 @@
-//! The probe frame: a UDP frame of the load's first flow whose payload starts with a magic, a
-//! sequence number and the send time, stamped in place just before its send syscall.
+//! The probe frame: a UDP frame whose payload starts with a magic, the probe's kind, a sequence
+//! number and the send time, stamped in place just before its send syscall.
 //!
 //! Payload (big-endian, 18 bytes: a 64-byte IPv4 frame holds it exactly):
 //!
 //! | bytes | field |
 //! |---|---|
-//! | 0–3 | magic `BLPR` ([`MAGIC`](crate::traffic::latency::frame::MAGIC)) |
-//! | 4–7 | sequence number, from 0 |
-//! | 8–15 | send time, ns since the epoch (`CLOCK_REALTIME`, the clock of the kernel's stamps) |
-//! | 16–17 | checksum balance: keeps the UDP checksum computed at build time right |
+//! | 0–2 | magic `BLP` ([`MAGIC`](crate::traffic::latency::frame::MAGIC)) |
+//! | 3 | kind: `E` established, `F` first packet ([`ProbeKind`](crate::traffic::latency::ProbeKind)) |
+//! | 4–7 | sequence number, from 0, one count for both kinds |
+//! | 8–15 | in-frame stamp: ns since the epoch (`CLOCK_REALTIME`, the clock of the kernel's stamps) |
+//! | 16–17 | checksum balance: keeps the UDP checksum of the frame's ports right |
+//!
+//! An established probe is the spec's first flow; a first-packet probe takes the next pair of
+//! ports of [`FreshPorts`](crate::traffic::latency::frame::FreshPorts), a 5-tuple the stream never used and the load does not use.
 //!
 //! Why the balance word: stamping must cost nothing between the clock read and the syscall.
-//! The frame's UDP checksum is computed once with the stamped fields zero; each stamp then sets
-//! the balance to the one's-complement negative of the fields' sum, so their sum, and with it
-//! the checksum, never changes (RFC 1071: 0 and 0xffff are both zero).
+//! The frame's UDP checksum is computed for its ports with the payload zero (the load's
+//! [`FlowLayout`](crate::traffic::packet::FlowLayout)); each stamp then sets the balance to the one's-complement negative of the
+//! other 16 bytes' sum, so the payload adds nothing to the sum, whatever it holds (RFC 1071: 0
+//! and 0xffff are both zero), and the checksum stays right.
 
+use std::ops::RangeInclusive;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::traffic::packet::{build_frame, internet_checksum, Family, FlowPos, FrameSpec, FCS_LEN};
+use super::ProbeKind;
+use crate::traffic::packet::{internet_checksum, Family, FlowLayout, FlowPos, FrameSpec, FCS_LEN};
 
-/// The probes' magic, the first word of their UDP payload: "BLPR".
-pub(crate) const MAGIC: u32 = 0x424c_5052;
+/// The probes' magic, the first three bytes of their UDP payload: "BLP".
+pub(crate) const MAGIC: [u8; 3] = *b"BLP";
 /// Bytes of the probe payload.
 pub(crate) const PAYLOAD_LEN: usize = 18;
+/// The magic as the receiver's filter sees the payload's first word, kind byte masked out.
+const MAGIC_WORD: u32 = u32::from_be_bytes([MAGIC[0], MAGIC[1], MAGIC[2], 0]);
+
+/// The byte that carries `kind`.
+fn kind_byte(kind: ProbeKind) -> u8 {
+    match kind {
+        ProbeKind::Established => b'E',
+        ProbeKind::FirstPacket => b'F',
+    }
+}
 
 /// What a probe frame carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Probe {
+    /// Established or first packet.
+    pub(crate) kind: ProbeKind,
     /// Sequence number.
     pub(crate) seq: u32,
-    /// Send time, ns since the epoch.
+    /// In-frame stamp, ns since the epoch.
     pub(crate) stamp_ns: u64,
 }
 
@@ -38,31 +57,50 @@ pub(crate) struct Probe {
 pub(crate) struct ProbeFrame {
     bytes: Vec<u8>,
     payload: usize,
+    layout: FlowLayout,
 }
 
 impl ProbeFrame {
     /// The frame of `spec`'s first flow, at `spec`'s size or the smallest that holds the
-    /// payload (84 bytes for IPv6), its stamped fields zero and its checksum balanced.
+    /// payload (84 bytes for IPv6), an established probe with its stamped fields zero.
     pub(crate) fn new(spec: &FrameSpec) -> ProbeFrame {
         let family = spec.family();
         let mut spec = spec.clone();
         spec.frame_size = spec.frame_size.max(min_frame(family));
-        let mut bytes = build_frame(&spec, FlowPos::default());
-        let payload = family.header_len();
-        bytes[payload..payload + 4].copy_from_slice(&MAGIC.to_be_bytes());
-        let mut frame = ProbeFrame { bytes, payload };
-        // With every stamped field zero the payload's sum must stay zero: balance the magic.
+        let layout = FlowLayout::new(&spec);
+        let mut frame = ProbeFrame {
+            bytes: layout.template.clone(),
+            payload: family.header_len(),
+            layout,
+        };
+        frame.set_ports(frame.layout.src_first.0, frame.layout.dst_first.0);
         frame.stamp(Probe {
+            kind: ProbeKind::Established,
             seq: 0,
             stamp_ns: 0,
         });
         frame
     }
 
+    /// Aims the frame at another pair of ports, its UDP checksum computed for them; the payload
+    /// is zero until the next [`Self::stamp`]. A copy of the frame and a few sums: done before
+    /// the wait for the send time, never between the stamp and the syscall.
+    pub(crate) fn set_ports(&mut self, sport: u16, dport: u16) {
+        // The layout writes the first port plus an index, wrapping: any port is an index.
+        let pos = FlowPos {
+            src_port: u32::from(sport.wrapping_sub(self.layout.src_first.0)),
+            dst_port: u32::from(dport.wrapping_sub(self.layout.dst_first.0)),
+            ..FlowPos::default()
+        };
+        self.layout.write(&mut self.bytes, pos);
+    }
+
     /// Writes `probe` into the frame and rebalances the checksum: a few stores, no pass over
     /// the frame.
     pub(crate) fn stamp(&mut self, probe: Probe) {
         let p = self.payload;
+        self.bytes[p..p + 3].copy_from_slice(&MAGIC);
+        self.bytes[p + 3] = kind_byte(probe.kind);
         self.bytes[p + 4..p + 8].copy_from_slice(&probe.seq.to_be_bytes());
         self.bytes[p + 8..p + 16].copy_from_slice(&probe.stamp_ns.to_be_bytes());
         // The balance word cancels what the first 16 bytes add to the UDP sum: their checksum.
@@ -83,8 +121,70 @@ pub(crate) fn min_frame(family: Family) -> usize {
         .max(family.header_len() + PAYLOAD_LEN + FCS_LEN)
 }
 
+/// The lowest port first-packet probes take: above the well-known ones.
+const FRESH_PORT_MIN: u16 = 1024;
+
+/// The ports of the first-packet probes, in order: the source port over 1024..=65535, then again
+/// with the next destination port (from the spec's first one): each pair once (64,512² of them,
+/// ten times the first-packet probes of 2³² sequence numbers) and never a flow of the load,
+/// whose first flow the established probes take. With the spec's first addresses, each is a
+/// 5-tuple the DUT has seen neither from the probes nor from the load.
+#[derive(Debug, Clone)]
+pub(crate) struct FreshPorts {
+    next: (u16, u16),
+    /// The load's source and destination ports: with the first addresses, its flows.
+    load: (RangeInclusive<u16>, RangeInclusive<u16>),
+}
+
+impl FreshPorts {
+    /// The pairs for probes of `spec`; `None` when the load's flows take every one (its ports
+    /// span 1024..=65535 on both sides).
+    pub(crate) fn new(spec: &FrameSpec) -> Option<FreshPorts> {
+        let load = (
+            spec.src.port0..=spec.src.port1,
+            spec.dst.port0..=spec.dst.port1,
+        );
+        let all = |r: &RangeInclusive<u16>| r.contains(&FRESH_PORT_MIN) && r.contains(&u16::MAX);
+        if all(&load.0) && all(&load.1) {
+            return None;
+        }
+        Some(FreshPorts {
+            next: (FRESH_PORT_MIN, spec.dst.port0),
+            load,
+        })
+    }
+
+    /// The next pair: (source port, destination port).
+    pub(crate) fn next(&mut self) -> (u16, u16) {
+        loop {
+            let (sport, dport) = self.next;
+            let taken = self.load.0.contains(&sport) && self.load.1.contains(&dport);
+            // A pair of the load's skips all its source ports at once: one step, not thousands.
+            let from = if taken { *self.load.0.end() } else { sport };
+            let sport_next = step(from);
+            let dport_next = if sport_next == FRESH_PORT_MIN {
+                step(dport)
+            } else {
+                dport
+            };
+            self.next = (sport_next, dport_next);
+            if !taken {
+                return (sport, dport);
+            }
+        }
+    }
+}
+
+/// The port after `port` in 1024..=65535, wrapping.
+fn step(port: u16) -> u16 {
+    match port.checked_add(1) {
+        Some(p) => p.max(FRESH_PORT_MIN),
+        None => FRESH_PORT_MIN,
+    }
+}
+
 /// The probe in `frame`, or `None` when it is not one (another family, IP options, another
-/// protocol, too short, no magic).
+/// protocol, too short, no magic, an unknown kind).
 pub(crate) fn decode(frame: &[u8]) -> Option<Probe> {
     let ethertype = u16::from_be_bytes([*frame.get(12)?, *frame.get(13)?]);
     let payload = match ethertype {
@@ -93,10 +193,12 @@ pub(crate) fn decode(frame: &[u8]) -> Option<Probe> {
         _ => return None,
     };
     let p = frame.get(payload..payload + PAYLOAD_LEN)?;
-    if u32::from_be_bytes([p[0], p[1], p[2], p[3]]) != MAGIC {
+    if p[..3] != MAGIC {
         return None;
     }
+    let kind = ProbeKind::ALL.into_iter().find(|&k| kind_byte(k) == p[3])?;
     Some(Probe {
+        kind,
         seq: u32::from_be_bytes([p[4], p[5], p[6], p[7]]),
         stamp_ns: u64::from_be_bytes([p[8], p[9], p[10], p[11], p[12], p[13], p[14], p[15]]),
     })
@@ -131,31 +233,36 @@ const fn ins(code: u16, jt: u8, jf: u8, k: u32) -> SockFilter {
 const LDH: u16 = 0x28; // BPF_LD | BPF_H | BPF_ABS
 const LDB: u16 = 0x30; // BPF_LD | BPF_B | BPF_ABS
 const LDW: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+const AND: u16 = 0x54; // BPF_ALU | BPF_AND | BPF_K
 const JEQ: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
 const RET: u16 = 0x06; // BPF_RET | BPF_K
 
-/// The receiver's socket filter: UDP over IPv4 or IPv6 whose payload starts with [`MAGIC`].
-/// The kernel runs it per frame, so the load never reaches the probe socket's queue (and
-/// [`decode`] checks the rest). Jumps are relative: target = next instruction + offset.
-pub(crate) const FILTER: [SockFilter; 13] = [
-    ins(LDH, 0, 0, 12),     // 0: ethertype
-    ins(JEQ, 0, 4, 0x0800), // 1: IPv4 → 2, else → 6
-    ins(LDB, 0, 0, 23),     // 2: IPv4 protocol
-    ins(JEQ, 0, 8, 17),     // 3: UDP → 4, else drop
-    ins(LDW, 0, 0, 42),     // 4: first payload word (IHL 5)
-    ins(JEQ, 5, 6, MAGIC),  // 5: magic → accept, else drop
-    ins(JEQ, 0, 5, 0x86dd), // 6: IPv6 → 7, else drop
-    ins(LDB, 0, 0, 20),     // 7: next header
-    ins(JEQ, 0, 3, 17),     // 8: UDP → 9, else drop
-    ins(LDW, 0, 0, 62),     // 9: first payload word
-    ins(JEQ, 0, 1, MAGIC),  // 10: magic → accept, else drop
-    ins(RET, 0, 0, 0xffff), // 11: accept the whole frame
-    ins(RET, 0, 0, 0),      // 12: drop
+/// The receiver's socket filter: UDP over IPv4 or IPv6 whose payload starts with [`MAGIC`]
+/// (the kind byte after it masked out). The kernel runs it per frame, so the load never
+/// reaches the probe socket's queue (and [`decode`] checks the rest). Jumps are relative:
+/// target = next instruction + offset.
+pub(crate) const FILTER: [SockFilter; 15] = [
+    ins(LDH, 0, 0, 12),          // 0: ethertype
+    ins(JEQ, 0, 5, 0x0800),      // 1: IPv4 → 2, else → 7
+    ins(LDB, 0, 0, 23),          // 2: IPv4 protocol
+    ins(JEQ, 0, 10, 17),         // 3: UDP → 4, else drop
+    ins(LDW, 0, 0, 42),          // 4: first payload word (IHL 5)
+    ins(AND, 0, 0, 0xffff_ff00), // 5: its magic bytes
+    ins(JEQ, 6, 7, MAGIC_WORD),  // 6: magic → accept, else drop
+    ins(JEQ, 0, 6, 0x86dd),      // 7: IPv6 → 8, else drop
+    ins(LDB, 0, 0, 20),          // 8: next header
+    ins(JEQ, 0, 4, 17),          // 9: UDP → 10, else drop
+    ins(LDW, 0, 0, 62),          // 10: first payload word
+    ins(AND, 0, 0, 0xffff_ff00), // 11: its magic bytes
+    ins(JEQ, 0, 1, MAGIC_WORD),  // 12: magic → accept, else drop
+    ins(RET, 0, 0, 0xffff),      // 13: accept the whole frame
+    ins(RET, 0, 0, 0),           // 14: drop
 ];
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::traffic::packet::build_frame;
 
     fn spec(src: &str, dst: &str, size: usize) -> FrameSpec {
         FrameSpec::new(
@@ -189,12 +296,26 @@ mod tests {
         internet_checksum(&all) == 0
     }
 
+    /// The frame's UDP ports.
+    fn ports(frame: &[u8]) -> (u16, u16) {
+        let l4 = if frame[12..14] == [0x08, 0x00] {
+            34
+        } else {
+            54
+        };
+        (
+            u16::from_be_bytes([frame[l4], frame[l4 + 1]]),
+            u16::from_be_bytes([frame[l4 + 2], frame[l4 + 3]]),
+        )
+    }
+
     #[test]
-    fn probes_round_trip_with_valid_checksums() {
+    fn probes_of_both_kinds_round_trip_with_valid_checksums() {
         let cases = [
             spec("198.18.0.1:2000", "198.19.0.1:2000", 64),
             spec("198.18.0.1:2000", "198.19.0.1:2000", 1518),
             spec("[2001:2::1]:2000", "[2001:2:0:1::1]:2000", 66),
+            spec("[2001:2::1]:2000", "[2001:2:0:1::1]:2000", 333),
         ];
         for s in cases {
             let mut f = ProbeFrame::new(&s);
@@ -202,20 +323,41 @@ mod tests {
             assert_eq!(
                 decode(f.bytes()),
                 Some(Probe {
+                    kind: ProbeKind::Established,
                     seq: 0,
                     stamp_ns: 0
                 })
             );
             assert!(udp_verifies(f.bytes()));
-            for (seq, stamp_ns) in [
-                (1, 1),
-                (77, 1_770_000_000_123_456_789),
-                (u32::MAX, u64::MAX),
+            assert_eq!(ports(f.bytes()), (2000, 2000));
+            // Established on the first flow, then first packets on other ports, then back.
+            for (kind, (sport, dport), seq, stamp_ns) in [
+                (ProbeKind::Established, (2000, 2000), 1, 1),
+                (
+                    ProbeKind::FirstPacket,
+                    (1024, 2000),
+                    9,
+                    1_770_000_000_123_456_789,
+                ),
+                (ProbeKind::FirstPacket, (65535, 1), 19, u64::MAX),
+                (ProbeKind::FirstPacket, (1999, 65535), u32::MAX, 0),
+                (
+                    ProbeKind::Established,
+                    (2000, 2000),
+                    77,
+                    1_770_000_000_000_000_000,
+                ),
             ] {
-                let probe = Probe { seq, stamp_ns };
+                f.set_ports(sport, dport);
+                let probe = Probe {
+                    kind,
+                    seq,
+                    stamp_ns,
+                };
                 f.stamp(probe);
                 assert_eq!(decode(f.bytes()), Some(probe));
-                assert!(udp_verifies(f.bytes()), "{probe:?}");
+                assert_eq!(ports(f.bytes()), (sport, dport));
+                assert!(udp_verifies(f.bytes()), "{probe:?} {sport} {dport}");
             }
         }
         assert_eq!(min_frame(Family::Inet4), 64);
@@ -231,7 +373,69 @@ mod tests {
         let mut tcp = f.bytes().to_vec();
         tcp[23] = 6;
         assert_eq!(decode(&tcp), None);
+        let mut unknown_kind = f.bytes().to_vec();
+        unknown_kind[45] = b'X';
+        assert_eq!(decode(&unknown_kind), None);
         assert_eq!(decode(&[]), None);
+    }
+
+    #[test]
+    fn fresh_ports_are_new_and_never_the_loads() {
+        // The load: source ports 1030-1040 to 5000-5001; the established probes' flow is 1030 → 5000.
+        let s = spec(
+            "198.18.0.1:1030-198.18.0.1:1040",
+            "198.19.0.1:5000-198.19.0.1:5001",
+            64,
+        );
+        let mut fresh = FreshPorts::new(&s).unwrap();
+        let first: Vec<(u16, u16)> = (0..8).map(|_| fresh.next()).collect();
+        assert_eq!(
+            first,
+            [1024, 1025, 1026, 1027, 1028, 1029, 1041, 1042].map(|p| (p, 5000))
+        );
+        // The source port wraps into the next destination port, where the load's ports are
+        // skipped again, and the one after that, which the load does not use.
+        let mut seen: std::collections::HashSet<_> = first.into_iter().collect();
+        let mut last = (0, 0);
+        for _ in 0..3 * 64_512 {
+            last = fresh.next();
+            assert!(seen.insert(last), "{last:?} twice");
+            let (sport, dport) = last;
+            assert!(sport >= FRESH_PORT_MIN);
+            assert!(!((1030..=1040).contains(&sport) && (5000..=5001).contains(&dport)));
+        }
+        assert_eq!(last.1, 5003);
+        assert!(seen.contains(&(1035, 5002)));
+        assert!(!seen.contains(&(1035, 5001)));
+    }
+
+    #[test]
+    fn fresh_ports_start_from_a_low_destination_port_and_wrap_above_1023() {
+        let s = spec("198.18.0.1:53", "198.19.0.1:53", 64);
+        let mut fresh = FreshPorts::new(&s).unwrap();
+        assert_eq!(fresh.next(), (1024, 53));
+        let mut last = (0, 0);
+        for _ in 0..64_512 {
+            last = fresh.next();
+        }
+        assert_eq!(last, (1024, 1024));
+    }
+
+    #[test]
+    fn a_load_on_every_port_leaves_no_fresh_pair_unless_one_side_is_free() {
+        let all = spec(
+            "198.18.0.1:1-198.18.0.1:65535",
+            "198.19.0.1:1024-198.19.0.1:65535",
+            64,
+        );
+        assert!(FreshPorts::new(&all).is_none());
+        // Every source port, not every destination port: the next free destination port.
+        let most = spec(
+            "198.18.0.1:1-198.18.0.1:65535",
+            "198.19.0.1:1024-198.19.0.1:65534",
+            64,
+        );
+        assert_eq!(FreshPorts::new(&most).unwrap().next(), (1024, 65535));
     }
 
     /// Runs [`FILTER`] on `frame` as the kernel would (the opcodes it uses only): the bytes
@@ -258,6 +462,7 @@ mod tests {
                         None => return 0, // the kernel drops a frame read past its end
                     }
                 }
+                AND => a &= i.k,
                 JEQ => pc += usize::from(if a == i.k { i.jt } else { i.jf }),
                 RET => return i.k,
                 other => panic!("opcode {other:#x}"),
@@ -267,12 +472,19 @@ mod tests {
     }
 
     #[test]
-    fn the_filter_keeps_probes_only() {
+    fn the_filter_keeps_probes_of_both_kinds_only() {
         for s in [
             spec("198.18.0.1:2000", "198.19.0.1:2000", 64),
             spec("[2001:2::1]:2000", "[2001:2:0:1::1]:2000", 128),
         ] {
-            let probe = ProbeFrame::new(&s);
+            let mut probe = ProbeFrame::new(&s);
+            assert_eq!(run_filter(probe.bytes()), 0xffff);
+            probe.set_ports(1024, 2000);
+            probe.stamp(Probe {
+                kind: ProbeKind::FirstPacket,
+                seq: 9,
+                stamp_ns: 1,
+            });
             assert_eq!(run_filter(probe.bytes()), 0xffff);
             assert_eq!(run_filter(&build_frame(&s, FlowPos::default())), 0);
             assert_eq!(run_filter(&probe.bytes()[..40]), 0);

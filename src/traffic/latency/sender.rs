@@ -1,17 +1,19 @@
 //! The probe sender: its own thread and packet socket, one frame per syscall at a fixed rate,
-//! each stamped just before its syscall, and the kernel's transmit time of each read back.
+//! each stamped just before its syscall, and the kernel's transmit time of each read back and
+//! handed to the [`Matcher`].
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use super::frame::{self, Probe, ProbeFrame};
+use super::frame::{self, FreshPorts, Probe, ProbeFrame};
+use super::matcher::{lock, Matcher};
 use super::sock::{PacketSocket, Queue};
-use super::ProbeConfig;
+use super::{ProbeConfig, ProbeKind};
 use crate::stats::latency::Latency;
 use crate::traffic::os;
 use crate::traffic::pace::wait_until;
@@ -22,16 +24,13 @@ const LAST_STAMPS: Duration = Duration::from_millis(50);
 /// What the sender did.
 #[derive(Debug, Clone)]
 pub(crate) struct SenderReport {
-    /// Probes handed to the interface (a frame the interface refused included: it reached the
-    /// next hop's full input queue and was dropped there, a loss like any other).
-    pub(crate) sent: u64,
-    /// Of those, refused by the interface (`ENOBUFS`).
-    pub(crate) refused: u64,
-    /// Stamp-to-wire: the kernel's transmit time of each probe minus its in-frame stamp, ns.
-    pub(crate) stamp_to_wire: Latency,
-    /// Probes whose transmit time never came back (none on veth; a driver without
-    /// `skb_tx_timestamp`, all).
-    pub(crate) unstamped: u64,
+    /// Probes handed to the interface per kind, in [`ProbeKind::ALL`]'s order (a frame the
+    /// interface refused included: it reached the next hop's full input queue and was dropped
+    /// there, a loss like any other).
+    pub(crate) sent: [u64; 2],
+    /// User space to driver: the kernel's transmit time of each probe minus its in-frame
+    /// stamp, ns.
+    pub(crate) user_to_driver: Latency,
 }
 
 /// A running probe sender.
@@ -42,8 +41,12 @@ pub(crate) struct ProbeSender {
 }
 
 impl ProbeSender {
-    /// Opens the socket in the interface's namespace and starts sending.
-    pub(crate) fn start(cfg: &ProbeConfig) -> anyhow::Result<ProbeSender> {
+    /// Opens the socket in the interface's namespace and starts sending, each probe's transmit
+    /// time handed to `matcher`.
+    pub(crate) fn start(
+        cfg: &ProbeConfig,
+        matcher: Arc<Mutex<Matcher>>,
+    ) -> anyhow::Result<ProbeSender> {
         cfg.check()?;
         let sock = os::in_netns(cfg.iface.netns.as_deref(), || {
             let info =
@@ -55,7 +58,7 @@ impl ProbeSender {
         let (cfg, flag) = (cfg.clone(), stop.clone());
         let thread = std::thread::Builder::new()
             .name("probe-tx".into())
-            .spawn(move || run(&cfg, &sock, &flag))
+            .spawn(move || run(&cfg, &sock, &matcher, &flag))
             .context("starting the probe sender's thread")?;
         Ok(ProbeSender { stop, thread })
     }
@@ -75,76 +78,113 @@ impl ProbeSender {
 }
 
 /// The sending loop: probe `seq` is due at `start + seq / rate`; a late one goes at once.
-fn run(cfg: &ProbeConfig, sock: &PacketSocket, stop: &AtomicBool) -> anyhow::Result<SenderReport> {
+fn run(
+    cfg: &ProbeConfig,
+    sock: &PacketSocket,
+    matcher: &Mutex<Matcher>,
+    stop: &AtomicBool,
+) -> anyhow::Result<SenderReport> {
     os::block_stop_signals().context("blocking signals on the probe sender's thread")?;
     if let Some(cpu) = cfg.cpu {
         os::pin_to_cpu(cpu)?;
     }
     // Wake-ups within a microsecond or so of the due time instead of the default 50 µs slack:
-    // the probes stay evenly spaced. (The stamp does not depend on it.)
+    // the probes stay evenly spaced. (No send time depends on it.)
     nix::sys::prctl::set_timerslack(1).context("setting the probe sender's timer slack")?;
-    let mut probe = ProbeFrame::new(&cfg.spec);
-    let mut report = SenderReport {
-        sent: 0,
-        refused: 0,
-        stamp_to_wire: Latency::new(),
-        unstamped: 0,
+    // One frame per kind: the established one is never rewritten.
+    let mut frames = [ProbeFrame::new(&cfg.spec), ProbeFrame::new(&cfg.spec)];
+    let mut fresh = FreshPorts::new(&cfg.spec);
+    let mut stamps = Stamps {
+        buf: vec![0u8; 2048],
+        read: Vec::new(),
+        user_to_driver: Latency::new(),
     };
-    let mut matched = 0u64;
-    let mut buf = vec![0u8; 2048];
+    let mut sent = [0u64; 2];
+    let (mut seq, mut refused, mut matched) = (0u64, 0u64, 0u64);
     let interval = 1e9 / cfg.rate_pps as f64;
     let start = Instant::now();
     let end = cfg.limit.map(|d| start + d);
-    while !stop.load(Ordering::Relaxed) && report.sent < u64::from(u32::MAX) {
-        let due = start + Duration::from_nanos((report.sent as f64 * interval) as u64);
+    while !stop.load(Ordering::Relaxed) && seq <= u64::from(u32::MAX) {
+        let due = start + Duration::from_nanos((seq as f64 * interval) as u64);
         if end.is_some_and(|end| due >= end) {
             break;
+        }
+        let kind = cfg.kind(seq as u32);
+        let probe = &mut frames[kind.index()];
+        if kind == ProbeKind::FirstPacket {
+            let (sport, dport) = fresh
+                .as_mut()
+                .expect("ProbeConfig::check refuses first-packet probes with no fresh ports")
+                .next();
+            probe.set_ports(sport, dport);
         }
         if !wait_until(due, stop, Duration::ZERO) {
             break;
         }
-        // The stamp is the last thing before the syscall: batching, pacing and the wait above
-        // never enter it. What the syscall itself takes before the driver sees the frame is
-        // the stamp-to-wire error, measured below.
+        // The in-frame stamp is the last thing before the syscall: batching, pacing and the
+        // wait above never enter it. The send time is the kernel's transmit stamp, read back
+        // below; this one times the probe when there is none.
         probe.stamp(Probe {
-            seq: report.sent as u32,
+            kind,
+            seq: seq as u32,
             stamp_ns: frame::now_ns(),
         });
         match sock.send(probe.bytes()) {
             Ok(()) => {}
-            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => report.refused += 1,
+            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => refused += 1,
             Err(e) => return Err(e).context("sending a probe"),
         }
-        report.sent += 1;
-        matched += read_tx_stamps(sock, &mut buf, &mut report.stamp_to_wire)?;
+        sent[kind.index()] += 1;
+        matched += stamps.read(sock, matcher)?;
+        // The kernel queued this probe's transmit stamp during the send (see the matcher), so
+        // every earlier probe's has been read by now; this one's too, most likely, but it is
+        // given until the next send.
+        lock(matcher).settle(seq);
+        seq += 1;
     }
     let until = Instant::now() + LAST_STAMPS;
-    while matched < report.sent - report.refused && Instant::now() < until {
-        matched += read_tx_stamps(sock, &mut buf, &mut report.stamp_to_wire)?;
+    while matched < seq - refused && Instant::now() < until {
+        matched += stamps.read(sock, matcher)?;
         std::thread::sleep(Duration::from_millis(1));
     }
-    report.unstamped = report.sent - report.refused - matched.min(report.sent - report.refused);
-    Ok(report)
+    Ok(SenderReport {
+        sent,
+        user_to_driver: stamps.user_to_driver,
+    })
 }
 
-/// Reads every transmit timestamp waiting on the error queue into `stamp_to_wire` (kernel time
-/// minus the stamp in the looped-back frame); returns how many it read.
-fn read_tx_stamps(
-    sock: &PacketSocket,
-    buf: &mut [u8],
-    stamp_to_wire: &mut Latency,
-) -> io::Result<u64> {
-    let mut n = 0;
-    while let Some((len, stamp)) = sock.recv(buf, Queue::Errors)? {
-        let (Some(tx_ns), Some(p)) = (stamp, frame::decode(&buf[..len])) else {
-            continue;
-        };
-        // The kernel's clock read comes after ours: a negative difference would be a clock
-        // step between the two, which is not an error of the stamp.
-        if let Some(d) = tx_ns.checked_sub(p.stamp_ns) {
-            stamp_to_wire.record(d);
+/// Reads the transmit timestamps of the sender's error queue.
+struct Stamps {
+    buf: Vec<u8>,
+    /// The last read's `(seq, transmit time)`, kept for their allocation.
+    read: Vec<(u32, u64)>,
+    /// Every probe's user-space-to-driver time.
+    user_to_driver: Latency,
+}
+
+impl Stamps {
+    /// Reads every transmit timestamp waiting on the error queue, hands them to `matcher` (one
+    /// lock, after the socket reads) and records each one's user-space-to-driver time; returns
+    /// how many it read.
+    fn read(&mut self, sock: &PacketSocket, matcher: &Mutex<Matcher>) -> io::Result<u64> {
+        self.read.clear();
+        while let Some((len, stamp)) = sock.recv(&mut self.buf, Queue::Errors)? {
+            let (Some(tx_ns), Some(p)) = (stamp, frame::decode(&self.buf[..len])) else {
+                continue;
+            };
+            // The kernel's clock read comes after ours: a negative difference would be a
+            // clock step between the two, not a time.
+            if let Some(d) = tx_ns.checked_sub(p.stamp_ns) {
+                self.user_to_driver.record(d);
+            }
+            self.read.push((p.seq, tx_ns));
         }
-        n += 1;
+        if !self.read.is_empty() {
+            let mut m = lock(matcher);
+            for &(seq, tx_ns) in &self.read {
+                m.transmitted(seq, tx_ns);
+            }
+        }
+        Ok(self.read.len() as u64)
     }
-    Ok(n)
 }
