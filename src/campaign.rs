@@ -11,6 +11,8 @@ pub mod context;
 pub(crate) mod design;
 /// What a campaign will run, before it runs: design, trials or runs, wall time.
 pub(crate) mod estimate;
+/// What a trial's latency probes leave: histograms per second, summaries, the lab's floor.
+pub(crate) mod latency;
 /// Running a campaign: each unit's design chosen once, the lab's version and config set put
 /// before it, the lab taken down at the end.
 pub(crate) mod run;

@@ -33,6 +33,7 @@ pub(crate) mod search;
 /// The files of each trial of a throughput search: `trials/<NNN>/`, `calibration/<N>/`.
 pub(crate) mod search_files;
 
+pub use alternating::latency::{AlternatingLatency, LatencyPhase};
 pub use alternating::{PhaseRow, SegmentMeta, StoredBlock};
 pub(crate) use lab::{LabRecord, VersionRecord};
 pub use latency::{read_latency, FloorRecord, TrialLatency};
@@ -41,7 +42,7 @@ pub use record::{
     measured, parse_samples_csv, read_lines, samples_csv, SampleRow, SamplesError, Status,
     TrialMeta, MAX_LINES, MAX_LINE_BYTES,
 };
-pub(crate) use search::{Saturated, SearchRecord, SearchTrial, SEARCH_FILE};
+pub(crate) use search::{LatencyLoad, Saturated, SearchRecord, SearchTrial, SEARCH_FILE};
 pub(crate) use search_files::SearchTrialId;
 
 /// A results directory, opened for a campaign.
@@ -390,7 +391,7 @@ impl Store {
         })
     }
 
-    fn write_lab_record(&self, record: &LabRecord) -> anyhow::Result<()> {
+    pub(crate) fn write_lab_record(&self, record: &LabRecord) -> anyhow::Result<()> {
         let path = self.dir.join(LAB_FILE);
         let text = serde_json::to_string_pretty(record)? + "\n";
         crate::atomic::write(&path, text.as_bytes())

@@ -1,5 +1,6 @@
-//! Rates as people read them: the one formatter of packets per second that reports, charts and
-//! live progress lines share, so a figure reads the same everywhere it appears.
+//! Rates and latencies as people read them: the one formatter of packets per second (and of
+//! nanoseconds) that reports, charts and live progress lines share, so a figure reads the same
+//! everywhere it appears.
 
 /// A rate scaled for display with three significant digits: `1488125` → `1.49 Mpps`.
 pub(crate) fn format_pps(pps: f64) -> String {
@@ -14,6 +15,18 @@ pub(crate) fn format_tick(value: f64, (scale, unit): (f64, &str)) -> String {
     } else {
         format!("{} {unit}", trim_decimals(value / scale, 3))
     }
+}
+
+/// A latency in nanoseconds with three significant digits in the unit that fits:
+/// `850` → `850 ns`, `12_345` → `12.3 µs`, `4_500_000` → `4.5 ms`.
+pub(crate) fn format_ns(ns: f64) -> String {
+    let (scale, unit) = match ns.abs() {
+        n if n >= 1e9 => (1e9, "s"),
+        n if n >= 1e6 => (1e6, "ms"),
+        n if n >= 1e3 => (1e3, "µs"),
+        _ => (1.0, "ns"),
+    };
+    format!("{} {unit}", trim_decimals(ns / scale, 3))
 }
 
 /// The scale and unit a rate (or a rate axis up to `max`) is written in.

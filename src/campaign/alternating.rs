@@ -62,7 +62,17 @@ impl Design for Alternation<'_> {
         unit: &Unit<'_>,
         _since: Instant,
     ) -> anyhow::Result<usize> {
-        self.segment(ctx, unit)
+        let (v, p) = (unit.key.version.as_str(), unit.key.profile.as_str());
+        // A resumed run whose throughput is done has only its latency left.
+        let measured = match self.blocks_left(ctx.store, v, p)? {
+            true => self.segment(ctx, unit)?,
+            false => 0,
+        };
+        if self.latency_todo(ctx.store, unit)? {
+            let done = self.stored(ctx.store, v, p)?;
+            self.latency(ctx, unit, &done)?;
+        }
+        Ok(measured)
     }
 }
 
@@ -148,6 +158,7 @@ impl Alternation<'_> {
             capture: false,
             follow: true,
             watch_cpu: false,
+            probes: None,
         };
         let ids = (v, p, segment);
         let meta = SegmentMeta {
@@ -424,6 +435,8 @@ impl Controller<'_, '_, '_> {
 
 /// The entries an alternating run switches between: config sets, or (version, set) pairs.
 pub(crate) mod entries;
+/// Each entry's latency at a fixed load, alternated after the run's throughput blocks.
+mod latency;
 /// What a run of the design is (the campaign's plan, in its directory's layout), and the runs
 /// still to measure.
 mod todo;

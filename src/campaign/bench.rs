@@ -7,11 +7,14 @@
 //! [`Switcher`]: crate::campaign::bench::Switcher
 //! [`Event`]: crate::campaign::bench::Event
 
+use std::time::Duration;
+
 use super::trial::{Rig, TrialSpec};
 use crate::cancel::Cancel;
 use crate::config::Version;
 use crate::stats::PairedEstimate;
 use crate::store::{SampleRow, TrialKey, TrialMeta};
+use crate::traffic::latency::Probes;
 
 /// A lab that can run trials: the virtual lab, or real hosts over SSH. It switches versions
 /// and config sets and hands out the parts of a trial; the trial procedure is
@@ -35,6 +38,11 @@ pub trait Bench {
     }
     /// Facts about the lab for `lab.json` (hosts, CPUs, kernel, tools, rulesets).
     fn facts(&mut self) -> anyhow::Result<crate::store::LabRecord>;
+    /// The latency floor: `rate_pps` probes for `duration` from the generator straight to the
+    /// receiver, no DUT between (`lab::floor`); `Err` says why the lab cannot measure it.
+    fn floor(&mut self, _rate_pps: u64, _duration: Duration) -> Result<Probes, String> {
+        Err("this lab has no path from its generator to its receiver that bypasses the DUT".into())
+    }
     /// Takes the lab down at the end of a campaign, saying what failed (dropping it instead
     /// cleans up as well as it can, but cannot say): nothing to do for a lab with no state.
     fn down(self: Box<Self>) -> anyhow::Result<()> {
@@ -63,6 +71,9 @@ impl<B: Bench + ?Sized> Bench for &mut B {
     }
     fn facts(&mut self) -> anyhow::Result<crate::store::LabRecord> {
         (**self).facts()
+    }
+    fn floor(&mut self, rate_pps: u64, duration: Duration) -> Result<Probes, String> {
+        (**self).floor(rate_pps, duration)
     }
 }
 
@@ -121,6 +132,11 @@ pub enum Event<'a> {
         problem: Option<String>,
         /// Each set against the baseline so far.
         estimates: &'a Estimates,
+    },
+    /// The latency floor was measured (or why it was not): what the measurement itself adds.
+    Floor {
+        /// As `lab.json` records it.
+        floor: &'a crate::store::FloorRecord,
     },
     /// An alternating run ended.
     RunDone {

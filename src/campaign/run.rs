@@ -16,10 +16,11 @@ use super::alternating::Alternation;
 use super::bench::Event;
 use super::context::Context;
 use super::design::{Design, Unit};
+use super::latency;
 use super::throughput::Search;
 use super::trials::Trials;
 use crate::config::{self, config_set_name, Campaign, Measure, Profile};
-use crate::store::{plan, Store, TrialKey};
+use crate::store::{plan, FloorRecord, Store, TrialKey};
 
 /// Runs every unit of `todo` (every block, under the alternating design) in `ctx`, until its
 /// `cancel` is raised, then takes its lab down, whatever happened; returns the number of trials
@@ -87,6 +88,9 @@ pub(crate) fn todo<'c>(campaign: &'c Campaign, store: &Store) -> anyhow::Result<
 fn measure<'c>(ctx: &mut Context<'c>, todo: Todo<'c>) -> anyhow::Result<usize> {
     let store = ctx.store;
     store.write_lab(|| ctx.bench.facts().context("collecting lab facts"))?;
+    if ctx.campaign.measures_latency() {
+        floor(ctx)?;
+    }
     let Todo {
         total,
         units,
@@ -120,6 +124,36 @@ fn measure<'c>(ctx: &mut Context<'c>, todo: Todo<'c>) -> anyhow::Result<usize> {
         measured += designs[*design].measure(ctx, unit, since)?;
     }
     Ok(measured)
+}
+
+/// Measures the lab's latency floor once per campaign (a resumed one keeps its own) and records
+/// it, or why the lab could not, in `lab.json`: every report with latency prints it.
+fn floor(ctx: &mut Context<'_>) -> anyhow::Result<()> {
+    let known = ctx.store.read_lab()?.and_then(|lab| lab.latency_floor);
+    if known.is_some() {
+        return Ok(());
+    }
+    let cfg = ctx.campaign.latency();
+    let (record, histogram) = match ctx.bench.floor(cfg.rate, cfg.floor_duration) {
+        Ok(probes) => {
+            let (record, interval) = latency::floor_record(&probes, cfg.rate, cfg.floor_duration);
+            let base = std::time::SystemTime::now() - cfg.floor_duration;
+            (record, Some((base, interval)))
+        }
+        Err(why) => (
+            FloorRecord {
+                probe_rate_pps: cfg.rate,
+                duration_s: cfg.floor_duration.as_secs_f64(),
+                measured: None,
+                user_to_driver: None,
+                not_measured: Some(why),
+            },
+            None,
+        ),
+    };
+    ctx.store.record_floor(record.clone(), histogram)?;
+    ctx.event(&Event::Floor { floor: &record });
+    Ok(())
 }
 
 /// The version (its index), config set entry and profile a planned trial names.

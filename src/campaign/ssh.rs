@@ -46,6 +46,10 @@ use crate::traffic::remote::generator::fallback_receiver;
 use crate::traffic::remote::{RemoteNode, RemoteRx};
 use crate::transport::SshTransport;
 
+/// Why a lab over SSH sends no latency probes yet: its prober runs `benchlab` on the
+/// sender's host, which is not built.
+const ONE_CLOCK: &str = "latency over SSH is not measured yet";
+
 /// The DUT's profiler, picked by its operating system.
 mod os;
 /// How several senders share a profile.
@@ -182,6 +186,7 @@ impl SshBench {
             profiler: (self.no_profiler.is_none()).then(|| os::profiler(os, &self.dut, event)),
             dut_cpu: None,
             capture_delay: std::time::Duration::ZERO,
+            prober: Err(ONE_CLOCK.into()),
         })
     }
 
@@ -254,6 +259,7 @@ impl Bench for SshBench {
             profiler: None,
             dut_cpu: None,
             capture_delay: std::time::Duration::ZERO,
+            prober: Err(ONE_CLOCK.into()),
         };
         Ok((rig, Box::new(switcher)))
     }

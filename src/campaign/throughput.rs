@@ -58,6 +58,7 @@ use crate::cancel::Cancelled;
 use crate::config::{Profile, Rate, Trial};
 use crate::search::{self, SearchResult, SearchState, TrialOutcome, TrialRunner};
 use crate::store::{SampleRow, SearchRecord, SearchTrial, SearchTrialId, TrialKey, TrialMeta};
+use crate::traffic::latency::Probes;
 use crate::units::format_pps;
 
 /// A sender below this share of the intended packets did not send the load: the trial is
@@ -95,6 +96,10 @@ pub(crate) struct SearchRunner<'a, 'c> {
     pub(crate) generator: Option<String>,
     /// What the senders are asked for at a load.
     aim: Aim,
+    /// Latency probes per second on top of the trials' load (the latency trials after the
+    /// search), and what the last trial's measured.
+    probes: Option<u64>,
+    probed: Option<Probes>,
 }
 
 impl<'a, 'c> SearchRunner<'a, 'c> {
@@ -107,6 +112,8 @@ impl<'a, 'c> SearchRunner<'a, 'c> {
             trials: Vec::new(),
             generator: None,
             aim: Aim::default(),
+            probes: None,
+            probed: None,
         }
     }
 
@@ -142,6 +149,7 @@ impl<'a, 'c> SearchRunner<'a, 'c> {
             capture: false,
             follow,
             watch_cpu: load.is_some(),
+            probes: self.probes,
         };
         let (cancel, on_event) = (self.ctx.cancel, &mut *self.ctx.on_event);
         let outcome = self.ctx.bench.rig(&spec).map_err(TrialError)?;
@@ -154,7 +162,8 @@ impl<'a, 'c> SearchRunner<'a, 'c> {
         let intended = load.map(|pps| pps * duration);
         let mut sending = None;
         let record = match outcome {
-            Ok(data) => {
+            Ok(mut data) => {
+                self.probed = data.probes.take();
                 self.generator.clone_from(&data.generator);
                 sending = sending_rate(&data.files);
                 // Its index once pushed, as in `search.json`.
@@ -344,6 +353,9 @@ fn run_search(
             None => closing_at_max_load(&mut runner, result),
         };
         record.closing = closing.ok().flatten();
+        if profile.latency(&runner.ctx.campaign.trial) {
+            record.latency = latency::loads(&mut runner, result)?;
+        }
     }
     record.trials = std::mem::take(&mut runner.trials);
     let generator = runner.generator.take();
@@ -490,6 +502,8 @@ use aim::Aim;
 /// What a search trial's files say: the senders' rate, the drops.
 mod files;
 pub(crate) use files::{cpu_stalls, drops, sending_rate};
+/// The latency trials after a search, at shares of its NDR.
+mod latency;
 /// A finished search's `meta.json` and flags.
 mod summary;
 use summary::summarize;

@@ -15,13 +15,14 @@ use anyhow::Context;
 
 use crate::cancel::Cancel;
 use crate::clock::unix_now;
-use crate::config::{Hooks, Profile, Trial};
+use crate::config::{Hooks, Profile, Rate, Trial};
 use crate::lab::stall::{DutCpu, StallWatch};
 use crate::profile::{CaptureResult, CaptureSchedule, Profiler};
 use crate::store::{SampleRow, TrialKey};
 use crate::traffic::endpoint::{
     sum_ticks, Receiver, Sender, SenderRecord, SenderState, StopReason, Tick,
 };
+use crate::traffic::latency::Probes;
 use crate::transport::{display_argv, Command, Transport, TransportError};
 
 /// What a lab is asked to run for one trial.
@@ -44,6 +45,9 @@ pub struct TrialSpec<'a> {
     /// Watch the DUT's CPU for stalls, where the lab can ([`crate::lab::stall`]: the virtual
     /// lab): a search's trials at a fixed load, whose loss it explains.
     pub(crate) watch_cpu: bool,
+    /// Latency probes on top of the load, per second (`[trial] latency`; a search's latency
+    /// trials): `None` sends none. With a profile rate of 0, the probes are all the traffic.
+    pub(crate) probes: Option<u64>,
 }
 
 /// What one trial gave back.
@@ -71,6 +75,17 @@ pub(crate) struct TrialData {
     /// they stopped, as a NIC's ring would have ([`SenderRecord::late_pkts`]): sent, never
     /// received, so part of the loss, and where it happened.
     pub(crate) late_pkts: u64,
+    /// What the latency probes measured, when the trial sent them.
+    pub(crate) probes: Option<Probes>,
+}
+
+/// A lab's latency probes for one trial: sent on top of the load and read where it arrives,
+/// both ends on one host, one clock ([`crate::traffic::latency`]).
+pub(crate) trait Prober {
+    /// Starts `rate_pps` probes per second for at most `limit`.
+    fn start(&mut self, rate_pps: u64, limit: Duration) -> anyhow::Result<()>;
+    /// Stops them, waits for those in flight and returns what they measured.
+    fn finish(&mut self) -> anyhow::Result<Probes>;
 }
 
 /// The parts of a lab one trial runs with.
@@ -91,6 +106,8 @@ pub struct Rig<'a> {
     /// How much later than the end of warm-up a capture starts (zero, but in tests that
     /// misplace the capture on purpose).
     pub(crate) capture_delay: Duration,
+    /// The latency probes, where the lab can send them (`None`: it cannot, and says why).
+    pub(crate) prober: Result<Box<dyn Prober + 'a>, String>,
 }
 
 /// What follows a trial while its traffic flows: every paired second, and (for a design that
@@ -158,6 +175,19 @@ pub(crate) fn run(
         sender.prepare()?;
     }
     rig.receiver.traffic_starts()?;
+    // A load of 0 is probes alone (a search's latency trial at 0 % of its NDR).
+    if spec.profile.rate == Rate::Pps(0) {
+        rig.senders.clear();
+    }
+    let prober = std::mem::replace(&mut rig.prober, Err(String::new()));
+    let mut prober = match (spec.probes, prober) {
+        (None, _) => None,
+        (Some(rate), Ok(mut p)) => {
+            p.start(rate, spec.trial.duration)?;
+            Some(p)
+        }
+        (Some(_), Err(why)) => anyhow::bail!("this lab cannot measure latency: {why}"),
+    };
     let stalls = rig.dut_cpu.map(StallWatch::start).transpose()?;
     let start_unix_s = unix_now();
     for sender in &mut rig.senders {
@@ -187,6 +217,8 @@ pub(crate) fn run(
     rig.receiver
         .settle()
         .context("waiting for the packets in flight")?;
+    let probes = prober.as_mut().map(|p| p.finish()).transpose();
+    let probes = probes.context("reading the latency probes")?;
     let received = rig.receiver.finish().context("stopping the receiver")?;
     let capture = capture.map(|c| c.finish(cancel)).transpose()?;
     cancel.check()?;
@@ -194,6 +226,11 @@ pub(crate) fn run(
     let per_sender: Vec<Vec<Tick>> = sent.iter().map(|r| r.ticks.clone()).collect();
     let shown = rows.len();
     rows = pair(&sum_ticks(&per_sender), &received.ticks);
+    // The receiver's interface counts the probes with the load: they are taken out, so that
+    // the trial's rates and loss are the load's alone.
+    let probes_received = (probes.as_ref()).map_or(0, |p| {
+        crate::campaign::latency::take_out(&mut rows, p, start_unix_s)
+    });
     rows.iter().skip(shown).for_each(|row| watch.second(row));
     files.push((
         "dut-after.txt".to_string(),
@@ -203,7 +240,8 @@ pub(crate) fn run(
     files.extend(received.files);
     let generators: Vec<&str> = sent.iter().map(|r| r.description.as_str()).collect();
     let sent_pkts = sent.iter().flat_map(|r| &r.ticks).map(|t| t.pkts).sum();
-    let received_pkts = received.ticks.iter().map(|t| t.pkts).sum();
+    let received_pkts =
+        (received.ticks.iter().map(|t| t.pkts).sum::<u64>()).saturating_sub(probes_received);
     let late_pkts = sent.iter().map(|r| r.late_pkts).sum();
     Ok(TrialData {
         samples: rows,
@@ -215,6 +253,7 @@ pub(crate) fn run(
         sent_pkts,
         received_pkts,
         late_pkts,
+        probes,
     })
 }
 
@@ -294,7 +333,8 @@ fn traffic(
             ));
             during = None;
         }
-        if states.iter().all(|s| *s == SenderState::Ended) {
+        // With no sender (probes alone), the traffic lasts its time.
+        if !states.is_empty() && states.iter().all(|s| *s == SenderState::Ended) {
             return Ok(());
         }
         let wait = capture.as_ref().and_then(CaptureSchedule::until_next);

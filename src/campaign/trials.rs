@@ -10,6 +10,7 @@ use anyhow::Context as _;
 use super::bench::Event;
 use super::context::Context;
 use super::design::{Design, Unit};
+use super::latency;
 use super::trial::{self, TrialData, TrialSpec};
 use crate::cancel::Cancelled;
 use crate::config::{Campaign, Measure, Rate};
@@ -66,6 +67,9 @@ impl Design for Trials {
             capture: key.is_profiling(),
             follow: true,
             watch_cpu: false,
+            probes: profile
+                .latency(&campaign.trial)
+                .then(|| campaign.latency().rate),
         };
         let reference = match profile.rate {
             Rate::Max => self.fastest.get(&key.profile).copied(),
@@ -147,7 +151,7 @@ fn run_trial(
             Ok(mut meta) => {
                 meta.attempts = attempt;
                 meta.discarded = discarded;
-                return store_trial(store, key, &last_data, meta, t0);
+                return store_trial(store, spec, &last_data, meta, t0);
             }
             Err(reason) => {
                 if attempt < ATTEMPTS {
@@ -166,23 +170,36 @@ fn run_trial(
     if let Some((data, mut meta)) = disturbed_attempt {
         meta.attempts = ATTEMPTS;
         meta.discarded = Some(format!("the second attempt failed: {last_failure}"));
-        return store_trial(store, key, &data, meta, t0);
+        return store_trial(store, spec, &data, meta, t0);
     }
     let mut meta = summarize(spec, &last_data);
     meta.status = Status::Failed;
     meta.failure = Some(last_failure);
     meta.attempts = ATTEMPTS;
     meta.discarded = discarded;
-    store_trial(store, key, &last_data, meta, t0)
+    store_trial(store, spec, &last_data, meta, t0)
 }
 
 fn store_trial(
     store: &Store,
-    key: &TrialKey,
+    spec: &TrialSpec<'_>,
     data: &TrialData,
     mut meta: TrialMeta,
     t0: Instant,
 ) -> anyhow::Result<TrialMeta> {
+    let key = spec.key;
+    if let (Some(probes), Some(rate)) = (&data.probes, spec.probes) {
+        let dir = store.trial_dir(key);
+        meta.latency = Some(latency::store_trial(
+            store,
+            &dir,
+            probes,
+            data.start_unix_s,
+            spec.trial,
+            rate,
+            None,
+        )?);
+    }
     let folded = (data.capture.as_ref()).map(|c| (FOLDED_FILE.to_string(), c.folded.to_text()));
     for (name, text) in data.files.iter().chain(&folded) {
         store

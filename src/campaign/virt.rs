@@ -12,15 +12,17 @@ use super::bench::Bench;
 use super::bench::Switcher;
 use super::settings::{self, Restore};
 use super::switcher::DutSwitcher;
-use super::trial::{Rig, TrialSpec};
+use super::trial::{Prober, Rig, TrialSpec};
 use crate::cancel::Cancel;
 use crate::config::{Campaign, Profile, Version, ALTERNATING_INTERVAL};
 use crate::dut::{self, ConfigSets, Os};
+use crate::lab::floor::FloorConfig;
 use crate::lab::stall::{DutCpu, VETH_QUEUE_FRAMES};
 use crate::lab::virt::INPUT_QUEUE_FRAMES;
 use crate::lab::{Lab, Placement};
 use crate::profile::PerfProfiler;
 use crate::store::LabRecord;
+use crate::traffic::latency::{ProbeConfig, ProbeStream, Probes};
 use crate::traffic::local::{LocalReceiver, LocalSender};
 use crate::traffic::os::{avoid_cpu, CpuAvoidance};
 use crate::traffic::packet::{FrameSpec, Mac};
@@ -171,6 +173,16 @@ impl Bench for VirtualBench {
         })
     }
 
+    fn floor(&mut self, rate_pps: u64, duration: Duration) -> Result<Probes, String> {
+        let cfg = FloorConfig {
+            duration,
+            rate_pps,
+            frame_size: 64,
+            first_packet: false,
+        };
+        crate::lab::floor::run(&cfg).map_err(|e| format!("the self-test failed: {e:#}"))
+    }
+
     /// Reverts the config set in force and removes the lab.
     fn down(mut self: Box<Self>) -> anyhow::Result<()> {
         let reverted = self.revert_current();
@@ -214,7 +226,7 @@ fn rig<'a>(
     // Where the surplus goes: the sender veth's tx_dropped (the DUT's input queue was
     // full), and the DUT's own interfaces. With the generator's input queue, veth's refusals
     // are mostly sent again: the generator counts the lost ones (`late_pkts`).
-    let refusals = gen_cfg.input_queue.is_none().then_some(sender_if);
+    let refusals = gen_cfg.input_queue.is_none().then_some(sender_if.clone());
     rx_cfg.watch = refusals
         .into_iter()
         .chain(
@@ -229,6 +241,16 @@ fn rig<'a>(
                 }),
         )
         .collect();
+    // The probes leave by the load's interface, on its first flow, and are read where it
+    // arrives; their threads stay off the DUT's CPU, as the generator's.
+    let mut probes = ProbeConfig::new(sender_if.clone(), gen_cfg.spec.clone());
+    probes.first_packet = true;
+    probes.cpu = Some(sender.cpu);
+    let prober = LocalProber {
+        probes,
+        receiver: rx_cfg.iface.clone(),
+        stream: None,
+    };
     // The host's root namespace sees the DUT's CPU, kernel stacks included.
     let profiler = PerfProfiler::new(&LocalTransport, vec![facts.dut.cpu]);
     Ok(Rig {
@@ -244,7 +266,37 @@ fn rig<'a>(
             queue_frames,
         }),
         capture_delay,
+        prober: Ok(Box::new(prober)),
     })
+}
+
+/// The virtual lab's probes: sent and read in this process, one clock.
+struct LocalProber {
+    /// The probes' interface, frames and sending CPU; rate and limit set at each start.
+    probes: ProbeConfig,
+    /// Where they are read: the receiver's interface.
+    receiver: IfRef,
+    /// The stream while it runs.
+    stream: Option<ProbeStream>,
+}
+
+/// How long the probes still on their way are waited for once the trial's traffic stopped
+/// (the receiver has drained the load already: what is left is in flight).
+const PROBE_DRAIN: Duration = Duration::from_millis(50);
+
+impl Prober for LocalProber {
+    fn start(&mut self, rate_pps: u64, limit: Duration) -> anyhow::Result<()> {
+        self.probes.rate_pps = rate_pps;
+        self.probes.limit = Some(limit);
+        let cpu = self.probes.cpu;
+        self.stream = Some(ProbeStream::start(&self.probes, &self.receiver, cpu)?);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> anyhow::Result<Probes> {
+        let stream = self.stream.take().context("the probes were not started")?;
+        stream.stop(PROBE_DRAIN)
+    }
 }
 
 /// The frames a traffic profile asks for, from `src_mac` to `dst_mac`.

@@ -334,12 +334,22 @@ impl Shown {
                     }
                 }
             }
+            (Event::Floor { floor }, p) => {
+                let line = floor_line(floor);
+                match p {
+                    Progress::Bar(bar) => bar.println(line),
+                    _ => {
+                        let _ = writeln!(err, "{line}");
+                    }
+                }
+            }
             (Event::TrialDone { key, meta }, p) => {
                 *done += 1;
+                let latency = (meta.latency.as_ref()).map_or(String::new(), latency_text);
                 let line = match meta.status {
-                    Status::Ok => format!("{key}: {:.0} pps", meta.rx_pps),
+                    Status::Ok => format!("{key}: {:.0} pps{latency}", meta.rx_pps),
                     Status::Flagged => format!(
-                        "{key}: {:.0} pps, flagged: {}",
+                        "{key}: {:.0} pps{latency}, flagged: {}",
                         meta.rx_pps,
                         meta.flags.join("; ")
                     ),
@@ -357,6 +367,31 @@ impl Shown {
             }
             _ => {}
         }
+    }
+}
+
+/// `, latency P50 12.3 µs P99 45.6 µs` of a trial's established-flow probes.
+fn latency_text(latency: &crate::store::TrialLatency) -> String {
+    match latency.established.latency {
+        Some(p) => format!(
+            ", latency P50 {} P99 {}",
+            crate::units::format_ns(p.p50_ns as f64),
+            crate::units::format_ns(p.p99_ns as f64)
+        ),
+        None => ", no probe arrived".into(),
+    }
+}
+
+/// The latency floor's line: what the measurement itself adds, or why it is unknown.
+fn floor_line(floor: &crate::store::FloorRecord) -> String {
+    match (&floor.measured.and_then(|m| m.latency), &floor.not_measured) {
+        (Some(p), _) => format!(
+            "latency floor (generator → receiver, no DUT): P50 {}, P99 {}",
+            crate::units::format_ns(p.p50_ns as f64),
+            crate::units::format_ns(p.p99_ns as f64)
+        ),
+        (None, Some(why)) => format!("latency floor not measured: {why}"),
+        (None, None) => "latency floor: no probe arrived".into(),
     }
 }
 

@@ -9,6 +9,7 @@
 //! rate = 10000            # probes per second
 //! loads = [0, 10, 50, 90] # after a throughput search: latency trials at these % of its NDR
 //! alternating_load = 50   # alternating design: the load, % of the baseline's saturated rate
+//! blocks = 20             # alternating design: blocks of the latency run
 //! floor_duration = 5      # seconds of the floor self-test (probes straight to the receiver)
 //! ```
 
@@ -20,6 +21,10 @@ use super::{bad, seconds, Campaign, Rate};
 use crate::error::InputError;
 use crate::lab::ssh::SshLab;
 use crate::traffic::latency::{DEFAULT_RATE_PPS, MAX_RATE_PPS};
+
+/// The most blocks of an alternating latency run: past it the probes' records (16 bytes each)
+/// fill memory, and the paired interval no longer narrows.
+const MAX_BLOCKS: u32 = 1000;
 
 /// The `[latency]` table, every default filled in.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,6 +38,8 @@ pub struct LatencyConfig {
     /// The alternating design's load when it measures latency, in percent of the baseline's
     /// saturated rate. Default is 50.
     pub(crate) alternating_load: u32,
+    /// Blocks of the alternating design's latency run. Default is 20.
+    pub(crate) blocks: u32,
     /// How long the floor self-test sends probes. Default is 5 s.
     #[serde(with = "seconds")]
     pub(crate) floor_duration: Duration,
@@ -44,6 +51,7 @@ impl Default for LatencyConfig {
             rate: DEFAULT_RATE_PPS,
             loads: vec![0, 10, 50, 90],
             alternating_load: 50,
+            blocks: 20,
             floor_duration: Duration::from_secs(5),
         }
     }
@@ -98,6 +106,13 @@ impl Campaign {
                     "must be 1 to 100 (% of the baseline's saturated rate), not {}",
                     cfg.alternating_load
                 ),
+            ));
+        }
+        if !(2..=MAX_BLOCKS).contains(&cfg.blocks) {
+            return Err(bad(
+                origin,
+                "latency.blocks",
+                format!("must be 2 to {MAX_BLOCKS}, not {}", cfg.blocks),
             ));
         }
         super::seconds::check(

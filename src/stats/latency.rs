@@ -55,6 +55,17 @@ impl Latency {
         self.hist.saturating_record(ns);
     }
 
+    /// Adds every value of `other` (a histogram of other bounds included: a value beyond
+    /// this one's range counts as its highest).
+    pub(crate) fn merge(&mut self, other: &Latency) {
+        if self.hist.add(&other.hist).is_err() {
+            for v in other.hist.iter_recorded() {
+                let n = v.count_at_value();
+                self.hist.saturating_record_n(v.value_iterated_to(), n);
+            }
+        }
+    }
+
     /// Number of values recorded.
     pub fn len(&self) -> u64 {
         self.hist.len()

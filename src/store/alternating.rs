@@ -338,5 +338,7 @@ fn series_at(dir: &Path, n: u32) -> Result<Vec<CounterSample>, InputError> {
 
 /// `phases.csv` and `series.csv` as text, checked.
 mod csv;
+/// The alternating design's latency run: `latency.json` and `latency.hlog`.
+pub mod latency;
 #[cfg(test)]
 mod tests;

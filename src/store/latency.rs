@@ -18,15 +18,16 @@ use super::Store;
 use crate::error::InputError;
 use crate::stats::latency::log::{self, Interval};
 use crate::stats::latency::{LatencySummary, Percentiles};
+use crate::traffic::latency::ProbeKind;
 
 /// A trial's histograms, beside its `meta.json`.
 pub const LATENCY_FILE: &str = "latency.hlog";
 /// The lab's floor histogram, at the top of the results directory.
 pub const FLOOR_FILE: &str = "latency-floor.hlog";
 /// Tag of the probes on one established flow.
-pub const ESTABLISHED: &str = "established";
+pub const ESTABLISHED: &str = ProbeKind::Established.name();
 /// Tag of the probes that each open a new flow (a new 5-tuple: on a stateful DUT, new state).
-pub const FIRST_PACKET: &str = "first-packet";
+pub const FIRST_PACKET: &str = ProbeKind::FirstPacket.name();
 /// Tag of the floor's histogram.
 pub const FLOOR: &str = "floor";
 
@@ -65,7 +66,7 @@ pub struct FloorRecord {
     /// The in-frame stamp to the kernel's transmit stamp, when measured: how long the send
     /// syscall takes before the driver, which the kernel's stamp keeps out of every latency.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub syscall_to_driver: Option<Percentiles>,
+    pub user_to_driver: Option<Percentiles>,
     /// Why the floor was not measured, when it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_measured: Option<String>,
@@ -84,8 +85,22 @@ impl Store {
     }
 
     /// Writes the lab's floor histogram, atomically.
-    pub(crate) fn write_floor(&self, base: SystemTime, floor: &Interval) -> anyhow::Result<()> {
+    fn write_floor(&self, base: SystemTime, floor: &Interval) -> anyhow::Result<()> {
         write_log(&self.floor_path(), base, std::slice::from_ref(floor))
+    }
+
+    /// Records the lab's floor in `lab.json`, and its histogram beside it when measured.
+    pub(crate) fn record_floor(
+        &self,
+        floor: FloorRecord,
+        histogram: Option<(SystemTime, Interval)>,
+    ) -> anyhow::Result<()> {
+        if let Some((base, interval)) = histogram {
+            self.write_floor(base, &interval)?;
+        }
+        let mut record = self.read_lab()?.unwrap_or_default();
+        record.latency_floor = Some(floor);
+        self.write_lab_record(&record)
     }
 
     /// The lab's floor histogram file.

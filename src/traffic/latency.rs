@@ -89,7 +89,7 @@ impl ProbeKind {
     pub const ALL: [ProbeKind; 2] = [ProbeKind::Established, ProbeKind::FirstPacket];
 
     /// Its name, the tag of its histograms in a log: `established`, `first-packet`.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             ProbeKind::Established => "established",
             ProbeKind::FirstPacket => "first-packet",

@@ -153,6 +153,7 @@ impl Bench for MockLab {
             profiler: None,
             dut_cpu: None,
             capture_delay: Duration::ZERO,
+            prober: Err("a mock lab sends no probes".into()),
         };
         let switcher = MockSwitcher {
             dut: Rc::clone(&self.dut),

@@ -24,31 +24,42 @@ impl<'c> Alternation<'c> {
         self.plan.runs.per_profile() * self.campaign.profiles.len()
     }
 
-    /// The runs still to measure (none ended by their stopping rule yet): what `--resume`
-    /// checks before it builds a lab.
+    /// Whether the run of `version` and `profile` has blocks left to measure: its stopping rule
+    /// has not ended it.
+    pub(super) fn blocks_left(
+        &self,
+        store: &Store,
+        version: &str,
+        profile: &str,
+    ) -> anyhow::Result<bool> {
+        Ok(!store.run_ended(version, profile)?
+            && self.decide(&self.stored(store, version, profile)?) == Decision::Continue)
+    }
+
+    /// The runs still to measure (none ended by their stopping rule yet, or their latency run
+    /// left): what `--resume` checks before it builds a lab.
     pub(crate) fn todo(&self, store: &Store) -> anyhow::Result<Vec<Unit<'c>>> {
         let mut todo = Vec::new();
         for version in 0..self.plan.runs.per_profile() {
             for profile in &self.campaign.profiles {
                 let key = self.plan.runs.run_version(version);
-                // A run its stopping rule ended is over: resuming it measures nothing more.
-                if store.run_ended(&key, &profile.name)? {
-                    continue;
-                }
-                let blocks = self.stored(store, &key, &profile.name)?;
-                if self.decide(&blocks) == Decision::Continue {
-                    todo.push(Unit {
-                        key: TrialKey {
-                            version: key,
-                            config: self.plan.names.join("+"),
-                            profile: profile.name.clone(),
-                            iteration: 0,
-                        },
-                        // Alternated versions are applied by the switches, under traffic.
-                        version: (!self.plan.runs.alternates).then_some(version),
-                        config: None,
-                        profile,
-                    });
+                let unit = Unit {
+                    key: TrialKey {
+                        version: key,
+                        config: self.plan.names.join("+"),
+                        profile: profile.name.clone(),
+                        iteration: 0,
+                    },
+                    // Alternated versions are applied by the switches, under traffic.
+                    version: (!self.plan.runs.alternates).then_some(version),
+                    config: None,
+                    profile,
+                };
+                // A run its stopping rule ended is over: resuming it measures no more blocks,
+                // only its latency run if that is left.
+                let (v, p) = (unit.key.version.as_str(), profile.name.as_str());
+                if self.blocks_left(store, v, p)? || self.latency_todo(store, &unit)? {
+                    todo.push(unit);
                 }
             }
         }

@@ -86,6 +86,7 @@ impl Bench for MockBench {
             profiler: None,
             dut_cpu: None,
             capture_delay: std::time::Duration::ZERO,
+            prober: Err("a mock lab sends no probes".into()),
         })
     }
     fn facts(&mut self) -> anyhow::Result<crate::store::LabRecord> {
@@ -116,6 +117,7 @@ fn small_campaign() -> Campaign {
             duration: std::time::Duration::from_secs(6),
             warmup: std::time::Duration::from_secs(1),
             cooldown: std::time::Duration::from_secs(1),
+            latency: false,
         },
         ..Campaign::default()
     }

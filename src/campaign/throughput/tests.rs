@@ -98,6 +98,7 @@ impl Bench for MockDut {
             profiler: None,
             dut_cpu: None,
             capture_delay: std::time::Duration::ZERO,
+            prober: Err("a mock lab sends no probes".into()),
         })
     }
     fn facts(&mut self) -> anyhow::Result<crate::store::LabRecord> {

@@ -20,6 +20,7 @@ fn rig<'a>(dut: &'a MockTransport, senders: Vec<Box<dyn Sender + 'a>>, rx: Vec<T
         profiler: None,
         dut_cpu: None,
         capture_delay: Duration::ZERO,
+        prober: Err("a mock lab sends no probes".into()),
     }
 }
 
@@ -31,6 +32,7 @@ fn run_trial(rig: Rig<'_>, cancel: &Cancel) -> (anyhow::Result<TrialData>, usize
         duration: Duration::from_secs(4),
         warmup: Duration::from_secs(1),
         cooldown: Duration::from_secs(1),
+        latency: false,
     };
     let hooks = Hooks {
         during: vec![vec!["uptime".into()]],
@@ -44,6 +46,7 @@ fn run_trial(rig: Rig<'_>, cancel: &Cancel) -> (anyhow::Result<TrialData>, usize
         capture: false,
         follow: false,
         watch_cpu: false,
+        probes: None,
     };
     let mut shown = 0;
     let data = run(rig, &spec, cancel, &mut |_: &SampleRow| shown += 1);

@@ -1,0 +1,250 @@
+//! The alternating design's latency run (issue 35): once a run's throughput blocks are done,
+//! each entry's one-way latency at a fixed load, `[latency] alternating_load` percent of the
+//! baseline's saturated rate (the median of its phase values), the entries alternated in the
+//! same balanced order and phases as the throughput, for `[latency] blocks` blocks. Probes run
+//! throughout; each phase keeps those sent after its settle time, so that the report pairs
+//! each set's P50 and P99 with the baseline's block by block, as it pairs the rates.
+//!
+//! The run is one trial of the ordinary procedure, the [`LatencyWatch`] switching the DUT at
+//! the planned times; its record is written once it ends ([`crate::store::AlternatingLatency`]).
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+
+use super::entries::{self, InForce};
+use super::{Alternation, Done};
+use crate::campaign::bench::{Event, Switcher};
+use crate::campaign::context::Context;
+use crate::campaign::design::Unit;
+use crate::campaign::trial::{self, Flow, TrialSpec, Watch};
+use crate::config::{secs, Profile, Rate, Trial};
+use crate::stats::latency::log::Interval;
+use crate::stats::PhaseSpan;
+use crate::store::{AlternatingLatency, LatencyPhase, SampleRow, TrialKey};
+use crate::traffic::endpoint::Receiver;
+use crate::traffic::latency::{ProbeKind, Probes};
+
+impl Alternation<'_> {
+    /// Whether the run of `unit` still has its latency to measure.
+    pub(super) fn latency_todo(
+        &self,
+        store: &crate::store::Store,
+        unit: &Unit<'_>,
+    ) -> anyhow::Result<bool> {
+        if !unit.profile.latency(&self.campaign.trial) {
+            return Ok(false);
+        }
+        let (v, p) = (unit.key.version.as_str(), unit.key.profile.as_str());
+        let done = store.read_alternating_latency(v, p)?;
+        Ok(done.is_none_or(|(record, _)| record.failure.is_some()))
+    }
+
+    /// Runs the latency run of `unit`, whose throughput blocks are `done`.
+    pub(super) fn latency(
+        &self,
+        ctx: &mut Context<'_>,
+        unit: &Unit<'_>,
+        done: &[Done],
+    ) -> anyhow::Result<()> {
+        let (v, p) = (unit.key.version.as_str(), unit.key.profile.as_str());
+        let mut baseline: Vec<f64> = (done.iter())
+            .filter_map(|d| d.values.as_ref().and_then(|b| b.values().first().copied()))
+            .collect();
+        baseline.sort_by(f64::total_cmp);
+        let Some(&baseline_pps) = baseline.get(baseline.len() / 2) else {
+            anyhow::bail!("{v}.{p}: no throughput block gave the baseline's rate: its latency load is unknown");
+        };
+        let cfg = self.campaign.latency();
+        let load_pps = baseline_pps * f64::from(cfg.alternating_load) / 100.0;
+        let profile = Profile {
+            rate: Rate::Pps(load_pps.round().max(1.0) as u64),
+            ..unit.profile.clone()
+        };
+        let settings = &self.plan.settings;
+        let blocks = cfg.blocks as usize;
+        let warmup = secs(self.campaign.trial.warmup).max(secs(settings.settle));
+        // Time up comes from the watch; the senders' own limit is a backstop for slow switches.
+        let planned = blocks as f64 * secs(self.plan.block_duration());
+        let trial = Trial {
+            duration: crate::clock::saturating_secs(warmup + 2.0 * planned + 10.0),
+            warmup: crate::clock::saturating_secs(warmup),
+            cooldown: Duration::ZERO,
+            latency: true,
+        };
+        let key = TrialKey {
+            iteration: 0,
+            ..unit.key.clone()
+        };
+        let spec = TrialSpec {
+            key: &key,
+            profile: &profile,
+            trial: &trial,
+            hooks: &self.campaign.hooks,
+            capture: false,
+            follow: false,
+            watch_cpu: false,
+            probes: Some(cfg.rate),
+        };
+        let index = unit.version.unwrap_or(0);
+        let (rig, switcher) = ctx.bench.alternating(&spec)?;
+        let mut watch = LatencyWatch {
+            design: self,
+            switcher,
+            blocks,
+            block: 0,
+            plan: Vec::new(),
+            spans: Vec::new(),
+            done: Vec::new(),
+            next_at: warmup,
+            entries: self.plan.runs.entries(index),
+            in_force: None,
+            version_in_force: (!self.plan.runs.alternates).then_some(index),
+            on_event: &mut *ctx.on_event,
+        };
+        let outcome = trial::run(rig, &spec, ctx.cancel, &mut watch);
+        let phases = std::mem::take(&mut watch.done);
+        drop(watch);
+        let data = outcome?;
+        let probes = data
+            .probes
+            .context("the latency run's probes measured nothing")?;
+        let (phases, intervals) = self.phases(&phases, &probes, data.start_unix_s);
+        let record = AlternatingLatency {
+            load_pct: cfg.alternating_load,
+            baseline_pps,
+            load_pps,
+            probe_rate_pps: cfg.rate,
+            start_unix_s: data.start_unix_s,
+            phases,
+            failure: None,
+        };
+        (ctx.store
+            .write_alternating_latency((v, p), &record, &intervals))
+        .with_context(|| format!("storing the latency run of {v}.{p}"))
+    }
+
+    /// Each phase's summary and histograms, its window the probes sent from its switch plus
+    /// the settle time to its end (`start_unix_s` the base of their times).
+    fn phases(
+        &self,
+        spans: &[(u32, u32, PhaseSpan)],
+        probes: &Probes,
+        start_unix_s: f64,
+    ) -> (Vec<LatencyPhase>, Vec<Interval>) {
+        let settle = secs(self.plan.settings.settle);
+        let ns = |s: f64| ((start_unix_s + s) * 1e9) as u64;
+        let mut phases = Vec::new();
+        let mut intervals = Vec::new();
+        for &(block, phase, span) in spans {
+            let (from_s, to_s) = (span.switched_s + settle, span.end_s);
+            let [established, first_packet] = ProbeKind::ALL.map(|kind| {
+                let latency = probes.window(kind, ns(from_s), ns(to_s.max(from_s)));
+                let figures = latency.percentiles();
+                if !latency.is_empty() {
+                    intervals.push(Interval {
+                        tag: Some(LatencyPhase::tag(block, phase, kind.name())),
+                        start: Duration::from_secs_f64(from_s.max(0.0)),
+                        length: Duration::from_secs_f64((to_s - from_s).max(0.0)),
+                        latency,
+                    });
+                }
+                figures
+            });
+            phases.push(LatencyPhase {
+                block,
+                phase,
+                config: self.plan.names[span.set].clone(),
+                from_s,
+                to_s,
+                established,
+                first_packet,
+            });
+        }
+        (phases, intervals)
+    }
+}
+
+/// Switches the DUT at the planned phase starts of a latency run, and ends the traffic once
+/// its blocks are done.
+struct LatencyWatch<'d, 'b, 'e> {
+    design: &'d Alternation<'d>,
+    switcher: Box<dyn Switcher + 'b>,
+    /// Blocks to run.
+    blocks: usize,
+    /// Blocks finished.
+    block: usize,
+    /// The entries of the block in progress, in order.
+    plan: Vec<usize>,
+    /// Its phases so far (the last one still running).
+    spans: Vec<PhaseSpan>,
+    /// Every finished phase: block and position (from 1) and span.
+    done: Vec<(u32, u32, PhaseSpan)>,
+    /// When the next phase starts, seconds since the traffic started.
+    next_at: f64,
+    entries: Vec<entries::Entry>,
+    in_force: Option<usize>,
+    version_in_force: Option<usize>,
+    on_event: &'e mut dyn FnMut(&Event<'_>),
+}
+
+impl Watch for LatencyWatch<'_, '_, '_> {
+    fn second(&mut self, row: &SampleRow) {
+        (self.on_event)(&Event::Second { sample: row });
+    }
+
+    fn poll(&mut self, _receiver: &mut dyn Receiver, elapsed: Duration) -> anyhow::Result<Flow> {
+        let now = elapsed.as_secs_f64();
+        if now < self.next_at {
+            return Ok(Flow::Continue(crate::clock::saturating_secs(
+                self.next_at - now,
+            )));
+        }
+        if let Some(last) = self.spans.last_mut() {
+            last.end_s = now;
+        }
+        if !self.plan.is_empty() && self.spans.len() == self.plan.len() {
+            self.block += 1;
+            for (k, span) in self.spans.drain(..).enumerate() {
+                self.done.push((self.block as u32, k as u32 + 1, span));
+            }
+            if self.block >= self.blocks {
+                return Ok(Flow::Stop);
+            }
+        }
+        if self.spans.is_empty() {
+            self.plan = self.design.plan.order.block(self.block);
+        }
+        let set = self.plan[self.spans.len()];
+        let started = Instant::now();
+        if self.in_force != Some(set) {
+            let to = self.entries[set];
+            let from = InForce {
+                version: self.version_in_force.take(),
+                set: self.in_force.take().map(|e| self.entries[e].set),
+            };
+            entries::switch_entry(&mut *self.switcher, self.design.campaign, from, to)
+                .with_context(|| {
+                    format!(
+                        "switching the DUT to `{}` (latency block {})",
+                        self.design.plan.names[set],
+                        self.block + 1
+                    )
+                })?;
+            self.in_force = Some(set);
+            self.version_in_force = Some(to.version);
+        }
+        let switched_s = now + started.elapsed().as_secs_f64();
+        self.spans.push(PhaseSpan {
+            set,
+            switched_s,
+            end_s: f64::NAN,
+        });
+        let phase = secs(self.design.plan.settings.phase);
+        self.next_at = (self.next_at + phase).max(switched_s + phase / 2.0);
+        let now = elapsed.as_secs_f64() + started.elapsed().as_secs_f64();
+        Ok(Flow::Continue(crate::clock::saturating_secs(
+            self.next_at - now,
+        )))
+    }
+}
