@@ -10,6 +10,13 @@
 #   sudo RATE=1k SECS=5 benches/latency.sh
 #   sudo FIRST=1 benches/latency.sh         # one probe in ten a first-packet probe
 #
+# Two more measurements of issue 35's acceptance, through `benchlab run` on the virtual lab:
+#   sudo benches/latency.sh cost   # what the probes cost the load: saturating trials with and
+#                                  # without probes, alternated (PAIRS=10), paired ratio and CI
+#   sudo benches/latency.sh load   # examples/latency.toml: the four sets at 0/10/50/90 % of their
+#                                  # NDR, three iterations; P50 run to run, first packet vs
+#                                  # established (the report's tables)
+#
 # The last run's one-second histograms are written as an HdrHistogram V2 log (LOG, default
 # target/latency-floor.hlog) and read back. Figures are printed, never asserted.
 set -euo pipefail
@@ -23,6 +30,15 @@ LOG=${LOG:-target/latency-floor.hlog}
 FIRST=${FIRST:-}
 
 [[ $(id -u) -eq 0 ]] || { echo "latency.sh: run as root (namespaces)" >&2; exit 2; }
+
+case ${1:-floor} in
+floor) ;;
+cost | load)
+    nice -n 19 cargo build --quiet --release
+    exec python3 benches/latency_load.py "$1" target/release/benchlab
+    ;;
+*) echo "latency.sh: floor, cost or load, not ${1}" >&2; exit 2 ;;
+esac
 
 # Built at the lowest priority; run (below, by `cargo bench`, which then builds nothing) at the
 # normal one.
