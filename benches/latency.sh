@@ -9,10 +9,14 @@
 #   sudo benches/latency.sh                 # RUNS=3 SECS=10 RATE=10k
 #   sudo RATE=1k SECS=5 benches/latency.sh
 #   sudo FIRST=1 benches/latency.sh         # one probe in ten a first-packet probe
+#   sudo TAP=1 benches/latency.sh           # read through a tap on the receiver's interface, not
+#                                           # a socket for its address (the same stamp)
 #
 # Two more measurements of issue 35's acceptance, through `benchlab run` on the virtual lab:
 #   sudo benches/latency.sh cost   # what the probes cost the load: saturating trials with and
-#                                  # without probes, alternated (PAIRS=10), paired ratio and CI
+#                                  # without probes, alternated (PAIRS=10, PROBE_RATE=10000),
+#                                  # paired ratio and CI of (a) the load's own forwarded rate
+#                                  # and (b) all forwarded, probes included
 #   sudo benches/latency.sh load   # examples/latency.toml: the four sets at 0/10/50/90 % of their
 #                                  # NDR, three iterations; P50 run to run, first packet vs
 #                                  # established (the report's tables)
@@ -28,6 +32,7 @@ SECS=${SECS:-10}
 RATE=${RATE:-10k}
 LOG=${LOG:-target/latency-floor.hlog}
 FIRST=${FIRST:-}
+TAP=${TAP:-}
 
 [[ $(id -u) -eq 0 ]] || { echo "latency.sh: run as root (namespaces)" >&2; exit 2; }
 
@@ -43,7 +48,7 @@ esac
 # Built at the lowest priority; run (below, by `cargo bench`, which then builds nothing) at the
 # normal one.
 nice -n 19 cargo bench --quiet --no-run --bench latency_floor
-floor() { cargo bench --quiet --bench latency_floor -- "$@" ${FIRST:+--first-packet}; }
+floor() { cargo bench --quiet --bench latency_floor -- "$@" ${FIRST:+--first-packet} ${TAP:+--tap}; }
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

@@ -2,11 +2,13 @@
 //! straight to its receiver over one veth, no DUT, in a throwaway lab removed at the end.
 //!
 //! ```text
-//! sudo cargo bench --bench latency_floor -- [SECONDS] [RATE_PPS] [LOG] [--first-packet]
+//! sudo cargo bench --bench latency_floor -- [SECONDS] [RATE_PPS] [LOG] [--first-packet] [--tap]
 //! ```
 //!
 //! Defaults: 10 s at 10 kpps, established probes only (`--first-packet`: one in ten a
-//! first-packet probe). The latency is the kernel's arrival stamp minus its transmit stamp: on
+//! first-packet probe), read by a socket for the receiver's address as in the virtual lab's
+//! trials (`--tap`: by a packet socket tapping its interface, as on a receiver with no address
+//! for them; both read the same arrival stamp). The latency is the kernel's arrival stamp minus its transmit stamp: on
 //! the floor, that is also the bound of the transmit stamp's error as a send time. With LOG,
 //! one histogram per second and kind is written there as an HdrHistogram V2 log (as a trial's
 //! `latency.hlog`) and read back. Exit 2 on bad arguments, 1 on a failure.
@@ -34,11 +36,12 @@ fn run() -> anyhow::Result<()> {
         .filter(|a| !a.starts_with("--"))
         .collect();
     let first_packet = std::env::args().any(|a| a == "--first-packet");
+    let tap = std::env::args().any(|a| a == "--tap");
     let number = |i: usize, default: u64| -> anyhow::Result<u64> {
         args.get(i).map_or(Ok(default), |a| {
             benchlab::traffic::parse_count(a).ok_or_else(|| {
                 benchlab::error::InputError::new(format!(
-                    "bad number {a:?}: usage: latency_floor [SECONDS] [RATE_PPS] [LOG] [--first-packet]"
+                    "bad number {a:?}: usage: latency_floor [SECONDS] [RATE_PPS] [LOG] [--first-packet] [--tap]"
                 ))
                 .into()
             })
@@ -48,16 +51,18 @@ fn run() -> anyhow::Result<()> {
         duration: Duration::from_secs(number(0, 10)?),
         rate_pps: number(1, 10_000)?,
         first_packet,
+        tap,
         ..FloorConfig::default()
     };
     let started = SystemTime::now();
     let probes = floor::run(&cfg)?;
     println!(
-        "floor: {} s at {} pps, {}-byte frames, no DUT (sender -> veth -> receiver), first-packet probes {}",
+        "floor: {} s at {} pps, {}-byte frames, no DUT (sender -> veth -> receiver), first-packet probes {}, read by {}",
         cfg.duration.as_secs(),
         cfg.rate_pps,
         cfg.frame_size,
-        if first_packet { "1 in 10" } else { "none" }
+        if first_packet { "1 in 10" } else { "none" },
+        if tap { "a tap on the receiver's interface" } else { "a socket for the receiver's address" }
     );
     for kind in ProbeKind::ALL {
         let k = probes.of(kind);

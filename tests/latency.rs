@@ -41,14 +41,26 @@ fn floor_namespaces() -> Vec<String> {
 }
 
 #[test]
-fn the_floor_times_both_kinds_of_probes_from_kernel_stamps_and_leaves_nothing() {
+fn the_floor_times_both_kinds_of_probes_from_kernel_stamps_with_either_receiver_and_leaves_nothing()
+{
     if !root() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    // A socket for the receiver's address (the virtual lab's trials), then a tap on its
+    // interface (a receiver with no address for the probes): the same stamps, the same checks.
+    for tap in [false, true] {
+        floor_with(tap);
+    }
+    assert_eq!(floor_namespaces(), Vec::<String>::new());
+}
+
+/// The floor read as `tap` says, every probe accounted for and timed from the kernel's stamps.
+fn floor_with(tap: bool) {
     let cfg = FloorConfig {
         duration: Duration::from_secs(2),
         first_packet: true,
+        tap,
         ..FloorConfig::default()
     };
     let probes = floor::run(&cfg).expect("the floor self-test runs");
@@ -58,7 +70,7 @@ fn the_floor_times_both_kinds_of_probes_from_kernel_stamps_and_leaves_nothing() 
     for kind in ProbeKind::ALL {
         let k = probes.of(kind);
         let c = k.summary.probes;
-        assert!(c.sent > 0, "{kind:?} {c:?}");
+        assert!(c.sent > 0, "{kind:?} {c:?}, tap {tap}");
         // Nothing between sender and receiver drops or repeats frames at 10 kpps.
         assert!(c.received * 100 >= c.sent * 99, "{kind:?} {c:?}");
         assert_eq!(c.received + c.lost, c.sent, "{kind:?} {c:?}");
@@ -66,6 +78,8 @@ fn the_floor_times_both_kinds_of_probes_from_kernel_stamps_and_leaves_nothing() 
         assert_eq!(c.clock_steps, 0, "{kind:?} {c:?}");
         // veth stamps every frame it transmits: every probe is timed from the kernel's stamp.
         assert_eq!(k.tx_unstamped, 0, "{kind:?}");
+        // Either receiver's socket stamps every arrival.
+        assert_eq!(k.rx_unstamped, 0, "{kind:?}, tap {tap}");
         let p = k.summary.latency.expect("probes arrived");
         assert_eq!(p.samples, c.received - k.rx_unstamped, "{kind:?}");
         assert!(p.p50_ns > 0 && p.mean_ns.is_finite(), "{kind:?} {p:?}");
@@ -85,7 +99,6 @@ fn the_floor_times_both_kinds_of_probes_from_kernel_stamps_and_leaves_nothing() 
         !probes.user_to_driver.is_empty(),
         "no transmit timestamp came back"
     );
-    assert_eq!(floor_namespaces(), Vec::<String>::new());
 }
 
 #[test]

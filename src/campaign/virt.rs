@@ -18,14 +18,14 @@ use crate::config::{Campaign, Profile, Version, ALTERNATING_INTERVAL};
 use crate::dut::{self, ConfigSets, Os};
 use crate::lab::floor::FloorConfig;
 use crate::lab::stall::{DutCpu, VETH_QUEUE_FRAMES};
-use crate::lab::virt::INPUT_QUEUE_FRAMES;
-use crate::lab::{Lab, Placement};
+use crate::lab::virt::{online_cpus, INPUT_QUEUE_FRAMES};
+use crate::lab::{Lab, LabFacts, Placement};
 use crate::profile::PerfProfiler;
 use crate::store::LabRecord;
-use crate::traffic::latency::{ProbeConfig, ProbeStream, Probes};
+use crate::traffic::latency::{Listen, ProbeConfig, ProbeStream, Probes};
 use crate::traffic::local::{LocalReceiver, LocalSender};
 use crate::traffic::os::{avoid_cpu, CpuAvoidance};
-use crate::traffic::packet::{FrameSpec, Mac};
+use crate::traffic::packet::{Family, FrameSpec, Mac};
 use crate::traffic::receiver::RxConfig;
 use crate::traffic::{GenConfig, IfRef, Limit, Rate};
 use crate::transport::{LocalTransport, Transport};
@@ -179,6 +179,7 @@ impl Bench for VirtualBench {
             rate_pps,
             frame_size: 64,
             first_packet: false,
+            tap: false,
         };
         crate::lab::floor::run(&cfg).map_err(|e| format!("the self-test failed: {e:#}"))
     }
@@ -241,14 +242,25 @@ fn rig<'a>(
                 }),
         )
         .collect();
-    // The probes leave by the load's interface, on its first flow, and are read where it
-    // arrives; their threads stay off the DUT's CPU, as the generator's.
-    let mut probes = ProbeConfig::new(sender_if.clone(), gen_cfg.spec.clone());
+    // The probes leave by the load's interface from its first flow's source, and go to the
+    // receiver's own address: the DUT forwards them as the load (same interfaces, a route of
+    // the same table to the same egress, a static neighbour), and the receiver delivers them to
+    // a socket of theirs, which the load, addressed to the sink, never reaches.
+    let receiver_addr = match gen_cfg.spec.family() {
+        Family::Inet4 => facts.receiver.inet4.addr,
+        Family::Inet6 => facts.receiver.inet6.addr,
+    };
+    let mut probe_frames = gen_cfg.spec.clone();
+    (probe_frames.dst.start, probe_frames.dst.end) = (receiver_addr, receiver_addr);
+    let mut probes = ProbeConfig::new(sender_if.clone(), probe_frames);
     probes.first_packet = true;
-    probes.cpu = Some(sender.cpu);
+    probes.cpu = Some(probe_cpu(facts));
     let prober = LocalProber {
         probes,
-        receiver: rx_cfg.iface.clone(),
+        listen: Listen::Local {
+            netns: Some(facts.receiver.namespace.clone()),
+            addr: receiver_addr,
+        },
         stream: None,
     };
     // The host's root namespace sees the DUT's CPU, kernel stacks included.
@@ -270,12 +282,21 @@ fn rig<'a>(
     })
 }
 
+/// The CPU of the probes' threads: one that neither the generators nor the DUT use, when the
+/// machine has one, else the generators' (never the DUT's, whose forwarding they would slow).
+fn probe_cpu(facts: &LabFacts) -> usize {
+    let p = &facts.placement;
+    (0..online_cpus())
+        .find(|&cpu| cpu != p.generator_cpu && cpu != p.dut_cpu)
+        .unwrap_or(p.generator_cpu)
+}
+
 /// The virtual lab's probes: sent and read in this process, one clock.
 struct LocalProber {
     /// The probes' interface, frames and sending CPU; rate and limit set at each start.
     probes: ProbeConfig,
-    /// Where they are read: the receiver's interface.
-    receiver: IfRef,
+    /// Where they are read: a socket for the receiver's own address.
+    listen: Listen,
     /// The stream while it runs.
     stream: Option<ProbeStream>,
 }
@@ -289,7 +310,7 @@ impl Prober for LocalProber {
         self.probes.rate_pps = rate_pps;
         self.probes.limit = Some(limit);
         let cpu = self.probes.cpu;
-        self.stream = Some(ProbeStream::start(&self.probes, &self.receiver, cpu)?);
+        self.stream = Some(ProbeStream::start(&self.probes, &self.listen, cpu)?);
         Ok(())
     }
 

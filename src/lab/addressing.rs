@@ -16,6 +16,12 @@
 //! frame and its kernel drops it first thing in `ip_rcv` as `PACKET_OTHERHOST` — measured
 //! cheaper than an nftables netdev ingress drop (+2-3 %) and far cheaper than letting the IP
 //! stack refuse it (+45 %), while the receiver's own address still answers for by-hand checks.
+//! The latency probes go to that address (from the load's first source, on its ports): the DUT
+//! forwards them as the load, through the same interfaces, by a route of the same table (the
+//! egress link's own, where the load takes the receiver side's via the sink) to a static
+//! neighbour, and the receiver delivers them to a socket of theirs (`traffic::latency`), which
+//! no frame of the load reaches. The receiver's namespace sends no ICMP error
+//! (`lab::virt::RECEIVER_SYSCTLS`).
 //! MACs are fixed (locally administered, `02:62:6c` = "bl") so facts never depend on chance.
 
 use std::fmt;

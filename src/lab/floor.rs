@@ -9,14 +9,15 @@
 //! when it ends, on an error, a panic (its guard) or a signal, and by the next start if this
 //! process is killed.
 
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::addressing::Port;
+use super::addressing::{Net, Port};
 use super::{virt, Guard, NAMESPACE_PREFIX};
-use crate::traffic::latency::{ProbeConfig, ProbeStream, Probes};
+use crate::traffic::latency::{Listen, ProbeConfig, ProbeStream, Probes};
 use crate::traffic::packet::{FlowRange, FrameSpec, Mac};
 use crate::traffic::IfRef;
 use crate::transport::{LocalTransport, NetnsTransport, Transport};
@@ -42,6 +43,10 @@ pub struct FloorConfig {
     pub frame_size: usize,
     /// Whether one probe in ten is a first-packet probe, on a 5-tuple of its own.
     pub first_packet: bool,
+    /// Whether the receiver taps its interface (a packet socket that every frame passes, as on
+    /// a receiver with no address of its own for the probes) instead of reading a socket for
+    /// its address (as the virtual lab's trials do). Both read the same arrival stamp.
+    pub tap: bool,
 }
 
 impl Default for FloorConfig {
@@ -51,9 +56,17 @@ impl Default for FloorConfig {
             rate_pps: crate::traffic::latency::DEFAULT_RATE_PPS,
             frame_size: 64,
             first_packet: false,
+            tap: false,
         }
     }
 }
+
+/// The floor's probes go from this address, port [`PORT`]...
+const SOURCE: &str = "198.18.0.1";
+/// ... to this one, the receiver's.
+const DESTINATION: &str = "198.19.0.1";
+/// Their UDP ports.
+const PORT: u16 = 4000;
 
 /// The floor's lab: its id and the two ends of its veth.
 #[derive(Debug)]
@@ -63,6 +76,8 @@ pub struct FloorLab {
     pub(crate) sender: IfRef,
     /// The receiver's end.
     pub(crate) receiver: IfRef,
+    /// The receiver's address, the probes' destination.
+    pub(crate) address: IpAddr,
     guard: Guard,
 }
 
@@ -87,16 +102,26 @@ impl FloorLab {
             armed: true,
         };
         let ns = |role: &str| format!("{NAMESPACE_PREFIX}{id}-{role}");
-        let port = |role: &str, last: u8| Port {
+        let port = |role: &str, last: u8, addrs| Port {
             ns: ns(role),
             name: format!("bl{id}{}", &role[..1]),
             mac: Mac([0x02, 0, 0, 0, 0xf1, last]),
-            addrs: Vec::new(),
+            addrs,
         };
-        let (s, r) = (port("sender", 1), port("receiver", 2));
+        let address: IpAddr = DESTINATION.parse()?;
+        let r = port(
+            "receiver",
+            2,
+            vec![Net {
+                addr: address,
+                len: 32,
+            }],
+        );
+        let s = port("sender", 1, Vec::new());
         let lab = FloorLab {
             sender: IfRef::parse(&format!("{}/{}", s.ns, s.name))?,
             receiver: IfRef::parse(&format!("{}/{}", r.ns, r.name))?,
+            address,
             id,
             guard,
         };
@@ -110,14 +135,15 @@ impl FloorLab {
         super::teardown(&self.id)
     }
 
-    /// The frames the floor's probes use: sender MAC to receiver MAC, one test-range flow.
+    /// The frames the floor's probes use: sender MAC to receiver MAC, one test-range flow to
+    /// the receiver's address.
     pub(crate) fn spec(&self, frame_size: usize) -> Result<FrameSpec> {
-        let flow = |s: &str| s.parse::<FlowRange>();
+        let flow = |a: &str| format!("{a}:{PORT}").parse::<FlowRange>();
         Ok(FrameSpec::new(
             Mac([0x02, 0, 0, 0, 0xf1, 1]),
             Mac([0x02, 0, 0, 0, 0xf1, 2]),
-            flow("198.18.0.1:4000")?,
-            flow("198.19.0.1:4000")?,
+            flow(SOURCE)?,
+            flow(DESTINATION)?,
             frame_size.max(crate::traffic::latency::frame::min_frame(
                 crate::traffic::packet::Family::Inet4,
             )),
@@ -125,18 +151,22 @@ impl FloorLab {
     }
 }
 
-/// Two namespaces, silent (the lab's sysctls), joined by `s`–`r`, up, with nothing that
-/// aggregates frames (as the lab's ports).
+/// Two namespaces, silent (the lab's sysctls, the receiver's too), joined by `s`–`r`, up, with
+/// their addresses and nothing that aggregates frames (as the lab's ports).
 fn build(s: &Port, r: &Port) -> Result<()> {
     for p in [s, r] {
         LocalTransport.run(&["ip", "netns", "add", &p.ns])?;
         virt::sysctl(&NetnsTransport::new(&p.ns), virt::NODE_SYSCTLS)?;
     }
+    virt::sysctl(&NetnsTransport::new(&r.ns), virt::RECEIVER_SYSCTLS)?;
     virt::add_veth(s, r)?;
     for p in [s, r] {
         let t = NetnsTransport::new(&p.ns);
         t.run(&["ip", "link", "set", "lo", "up"])?;
         t.run(&["ip", "link", "set", &p.name, "up"])?;
+        for addr in &p.addrs {
+            t.run(&["ip", "addr", "add", &addr.to_string(), "dev", &p.name])?;
+        }
         t.run(&[
             "ethtool", "-K", &p.name, "tso", "off", "gso", "off", "gro", "off",
         ])?;
@@ -159,7 +189,14 @@ pub(crate) fn measure(lab: &FloorLab, cfg: &FloorConfig) -> Result<Probes> {
     probe.rate_pps = cfg.rate_pps;
     probe.first_packet = cfg.first_packet;
     probe.limit = Some(cfg.duration);
-    let stream = ProbeStream::start(&probe, &lab.receiver, None)?;
+    let listen = match cfg.tap {
+        true => Listen::Tap(lab.receiver.clone()),
+        false => Listen::Local {
+            netns: lab.receiver.netns.clone(),
+            addr: lab.address,
+        },
+    };
+    let stream = ProbeStream::start(&probe, &listen, None)?;
     let end = Instant::now() + cfg.duration + Duration::from_secs(1);
     while !stream.is_finished() && Instant::now() < end {
         std::thread::sleep(Duration::from_millis(10));

@@ -52,6 +52,13 @@ pub(super) const NODE_SYSCTLS: &[&str] = &[
     "net.ipv6.conf.default.mldv2_unsolicited_report_interval=1",
 ];
 
+/// Sysctls of the receiver's namespace: no ICMP error ever leaves it (no global credit for
+/// them, echo replies exempt). The latency probes are sent to the receiver's own address and
+/// read by a raw socket (`traffic::latency`), UDP finds no socket of theirs, and each probe
+/// would otherwise cost a port-unreachable error sent back through the DUT.
+pub(super) const RECEIVER_SYSCTLS: &[&str] =
+    &["net.ipv4.icmp_msgs_per_sec=0", "net.ipv4.icmp_msgs_burst=0"];
+
 /// Sysctls of the DUT once its interfaces exist.
 const DUT_SYSCTLS: &[&str] = &[
     "net.ipv4.conf.all.forwarding=1",
@@ -69,6 +76,10 @@ pub(crate) fn build(t: &Topology, plan: &Plan) -> Result<()> {
         host.run(&["ip", "netns", "add", &ns])?;
         sysctl(&NetnsTransport::new(&ns), NODE_SYSCTLS)?;
     }
+    sysctl(
+        &NetnsTransport::new(t.namespace(Role::Receiver)),
+        RECEIVER_SYSCTLS,
+    )?;
     for (a, b) in &plan.links {
         add_veth(a, b)?;
     }

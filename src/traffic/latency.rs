@@ -5,11 +5,11 @@
 //! sender sends a small stream (10 kpps by default) of sequence-numbered probe frames
 //! ([`frame`](crate::traffic::latency::frame)) from its own thread and packet socket, one frame
 //! per `send` syscall, and reads back the kernel's *transmit* stamp of each; its receiver reads
-//! them on the receiving interface with the kernel's *arrival* stamp. One-way latency = arrival
+//! them where they arrive with the kernel's *arrival* stamp. One-way latency = arrival
 //! − transmit stamp of the same probe, paired by sequence number (`matcher`), on one clock of
 //! one host. Loss, duplicates and reordering come from the sequence numbers
 //! ([`seq`](crate::traffic::latency::seq)), per kind of probe ([`ProbeKind`](crate::traffic::latency::ProbeKind)): *established*
-//! probes on the load's first flow, and, when asked, *first-packet* probes that each open a new
+//! probes on one flow (the load's first, but for its destination on the virtual lab), and, when asked, *first-packet* probes that each open a new
 //! 5-tuple (on a stateful DUT, a new conntrack entry: the cost of creating state).
 //!
 //! **The clock: `CLOCK_REALTIME`.** The kernel's software stamps (`skb->tstamp`) are taken on
@@ -28,15 +28,21 @@
 //! "user space to driver", is kept as a distribution: that fallback's error, ≈ 2 µs here,
 //! which the transmit stamp removes.
 //!
-//! **The hook: software receive timestamps on a packet socket, not XDP.** The kernel stamps a
-//! frame when it enters the receiving interface's stack (`netif_rx` on veth, before any tap,
-//! qdisc or socket), and a classic BPF socket filter on the magic lets only probes reach the
-//! socket. An XDP program on the receiving veth would see the frame a few hundred nanoseconds
-//! earlier (in veth's NAPI poll), but loading one changes the veth under test: the DUT's egress
-//! veth then hands every frame of the load to NAPI on the receiver's side, and its time would
-//! need a BPF map and a ring buffer read back, all hand-assembled. The stamp is the same kind
-//! on a NIC (`SOF_TIMESTAMPING_RX_SOFTWARE` in the driver's receive path), where hardware
-//! stamps could later replace it.
+//! **The hook: software receive timestamps, not XDP.** The kernel stamps a frame when it enters
+//! the receiving interface's stack (`netif_rx` on veth, before the backlog queue, any tap, qdisc
+//! or socket), whichever socket then reads it ([`Listen`](crate::traffic::latency::Listen)):
+//! on the virtual lab, a raw UDP socket for the receiver's own address, which the probes are
+//! sent to and the load never is (so the load costs it nothing); elsewhere, a packet socket
+//! tapping the receiving interface behind a classic BPF filter on the magic (which the kernel
+//! runs for every frame of the load). An XDP program on the receiving veth would see the frame a
+//! few hundred nanoseconds earlier (in veth's NAPI poll), but loading one changes the veth under
+//! test: the DUT's egress veth then hands every frame of the load to NAPI on the receiver's
+//! side, and its time would need a BPF map and a ring buffer read back, all hand-assembled. The
+//! stamp is the same kind on a NIC (`SOF_TIMESTAMPING_RX_SOFTWARE` in the driver's receive
+//! path), where hardware stamps could later replace it. Its price: once any socket asks for
+//! software receive stamps, the kernel reads the clock for every frame it receives, in every
+//! namespace (a global switch, `netstamp_needed_key`), which on the virtual lab the DUT's CPU
+//! pays twice per frame of the load (docs/latency.md, "What the probes cost the load").
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -51,18 +57,19 @@ pub(crate) mod frame;
 mod matcher;
 /// A stream's results, per kind, and the time windows cut from them.
 mod probes;
-/// The probe receiver's thread: arrival times, handed to the matcher.
+/// The probe receiver: where probes are read, their arrival times handed to the matcher.
 mod receiver;
 /// The probe sender's thread: pacing, stamping, the kernel's transmit times.
 mod sender;
 /// Loss, duplicates and reordering from sequence numbers.
 pub(crate) mod seq;
-/// The packet sockets and their software timestamps (FFI).
+/// The probes' sockets, their software timestamps and batched reads (FFI).
 mod sock;
 
 pub use probes::{KindProbes, Probes};
 
 use matcher::Matcher;
+pub(crate) use receiver::Listen;
 use receiver::ProbeReceiver;
 use sender::ProbeSender;
 
@@ -78,7 +85,8 @@ pub(crate) const FIRST_PACKET_EVERY: u32 = 10;
 /// What state a probe finds on a stateful DUT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProbeKind {
-    /// On the established flow, the load's first: the latency of forwarding.
+    /// On one established flow, the load's first (sent to the receiver's own address on the
+    /// virtual lab): the latency of forwarding.
     Established,
     /// The first packet of a 5-tuple never used before: the latency of creating state.
     FirstPacket,
@@ -108,7 +116,9 @@ pub(crate) struct ProbeConfig {
     /// The sending interface, in its namespace (the load's).
     pub(crate) iface: IfRef,
     /// The probes' addresses: the first flow of this spec, at its frame size (or the smallest
-    /// that holds a probe, [`frame::min_frame`]); its other flows are the load's.
+    /// that holds a probe, [`frame::min_frame`]); its port ranges are the load's, which
+    /// first-packet probes avoid. (The virtual lab gives it the receiver's own address as its
+    /// destination, [`Listen::Local`].)
     pub(crate) spec: FrameSpec,
     /// Probes per second.
     pub(crate) rate_pps: u64,
@@ -174,16 +184,16 @@ pub(crate) struct ProbeStream {
 }
 
 impl ProbeStream {
-    /// Starts receiving on `receiver` (its thread pinned to `rx_cpu`, if any), then sending as
-    /// `cfg` says: every probe sent is looked for.
+    /// Starts receiving as `listen` says (the thread pinned to `rx_cpu`, if any), then sending
+    /// as `cfg` says: every probe sent is looked for.
     pub(crate) fn start(
         cfg: &ProbeConfig,
-        receiver: &IfRef,
+        listen: &Listen,
         rx_cpu: Option<usize>,
     ) -> anyhow::Result<ProbeStream> {
         cfg.check()?;
         let matcher = Arc::new(Mutex::new(Matcher::new()));
-        let receiver = ProbeReceiver::start(receiver, rx_cpu, matcher.clone())?;
+        let receiver = ProbeReceiver::start(listen, rx_cpu, matcher.clone())?;
         let sender = match ProbeSender::start(cfg, matcher.clone()) {
             Ok(s) => s,
             Err(e) => {

@@ -183,16 +183,31 @@ fn step(port: u16) -> u16 {
     }
 }
 
-/// The probe in `frame`, or `None` when it is not one (another family, IP options, another
-/// protocol, too short, no magic, an unknown kind).
+/// The probe in `frame` (Ethernet first, as a packet socket reads it), or `None` when it is
+/// not one (another family, IP options, another protocol, too short, no magic, an unknown kind).
 pub(crate) fn decode(frame: &[u8]) -> Option<Probe> {
     let ethertype = u16::from_be_bytes([*frame.get(12)?, *frame.get(13)?]);
-    let payload = match ethertype {
-        0x0800 if *frame.get(14)? == 0x45 && *frame.get(23)? == 17 => Family::Inet4.header_len(),
-        0x86dd if *frame.get(20)? == 17 => Family::Inet6.header_len(),
-        _ => return None,
-    };
-    let p = frame.get(payload..payload + PAYLOAD_LEN)?;
+    match ethertype {
+        0x0800 => decode_ipv4(frame.get(14..)?),
+        // Past the Ethernet (14 bytes) and IPv6 (40) headers, when the next header is UDP.
+        0x86dd if *frame.get(20)? == 17 => decode_udp(frame.get(54..)?),
+        _ => None,
+    }
+}
+
+/// The probe in an IPv4 packet (its header first, as an IPv4 raw socket reads it), as
+/// [`decode`].
+pub(crate) fn decode_ipv4(packet: &[u8]) -> Option<Probe> {
+    if *packet.first()? != 0x45 || *packet.get(9)? != 17 {
+        return None;
+    }
+    decode_udp(packet.get(20..)?)
+}
+
+/// The probe in a UDP datagram (its header first, as an IPv6 raw socket reads it), as
+/// [`decode`].
+pub(crate) fn decode_udp(datagram: &[u8]) -> Option<Probe> {
+    let p = datagram.get(8..8 + PAYLOAD_LEN)?;
     if p[..3] != MAGIC {
         return None;
     }
@@ -362,6 +377,40 @@ mod tests {
         }
         assert_eq!(min_frame(Family::Inet4), 64);
         assert_eq!(min_frame(Family::Inet6), 84);
+    }
+
+    #[test]
+    fn raw_sockets_read_the_same_probes_without_the_headers_they_strip() {
+        let probe = Probe {
+            kind: ProbeKind::FirstPacket,
+            seq: 7,
+            stamp_ns: 1_770_000_000_123_456_789,
+        };
+        // An IPv4 raw socket reads from the IP header, an IPv6 one from the UDP header.
+        for (s, strip) in [
+            (spec("198.18.0.1:2000", "198.19.0.2:2000", 64), 14),
+            (spec("[2001:2::1]:2000", "[2001:2:0:8000::2]:2000", 84), 54),
+        ] {
+            let mut f = ProbeFrame::new(&s);
+            f.stamp(probe);
+            let read = &f.bytes()[strip..];
+            let got = match s.family() {
+                Family::Inet4 => decode_ipv4(read),
+                Family::Inet6 => decode_udp(read),
+            };
+            assert_eq!(got, Some(probe));
+            assert_eq!(got, decode(f.bytes()));
+        }
+        let s = spec("198.18.0.1:2000", "198.19.0.2:2000", 64);
+        let f = ProbeFrame::new(&s);
+        let mut options = f.bytes()[14..].to_vec();
+        options[0] = 0x46;
+        assert_eq!(decode_ipv4(&options), None);
+        assert_eq!(
+            decode_ipv4(&build_frame(&s, FlowPos::default())[14..]),
+            None
+        );
+        assert_eq!(decode_udp(&f.bytes()[34..40]), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! The probe receiver: a packet socket on the receiving interface that only probes reach, each
-//! with the kernel's arrival time (`CLOCK_REALTIME`), handed to the [`Matcher`].
+//! The probe receiver: a socket that only probes reach, each with the kernel's arrival time
+//! (`CLOCK_REALTIME`), handed to the [`Matcher`].
 
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -8,13 +9,45 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::frame;
 use super::matcher::{lock, Matcher};
-use super::sock::{PacketSocket, Queue};
+use super::sock::{Batch, ProbeSocket, Queue, BATCH};
 use crate::traffic::{os, IfRef};
 
-/// How often the receiving thread wakes with nothing received, to look at its stop flag.
-const POLL: Duration = Duration::from_millis(20);
+/// How long the receiving thread sleeps between reads. It never waits in the socket: a
+/// sleeping reader would be woken by every probe, from the CPU that delivers it (on the virtual
+/// lab, the DUT's), at the cost of a wake-up each (an interrupt between CPUs, through the
+/// hypervisor on a virtual machine). The arrival times are the kernel's: a late read changes
+/// none.
+const POLL: Duration = Duration::from_millis(5);
+
+/// Where the probes are read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Listen {
+    /// A packet socket on the receiving interface behind a filter on the probes' magic: any
+    /// receiver, but the kernel runs it for every frame of the load that arrives there.
+    Tap(IfRef),
+    /// A raw UDP socket bound to `addr`, an address of the receiver's own in namespace `netns`
+    /// that the probes, and nothing else, are sent to: the load never reaches it.
+    Local {
+        /// The receiver's namespace (`None`: this one).
+        netns: Option<String>,
+        /// The probes' destination address.
+        addr: IpAddr,
+    },
+}
+
+impl std::fmt::Display for Listen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Listen::Tap(iface) => write!(f, "a tap on {iface}"),
+            Listen::Local { netns: None, addr } => write!(f, "{addr}"),
+            Listen::Local {
+                netns: Some(ns),
+                addr,
+            } => write!(f, "{addr} in {ns}"),
+        }
+    }
+}
 
 /// A running probe receiver.
 #[derive(Debug)]
@@ -24,18 +57,23 @@ pub(crate) struct ProbeReceiver {
 }
 
 impl ProbeReceiver {
-    /// Opens the socket on `iface` (in its namespace) and starts receiving: probes that arrive
-    /// from now on go to `matcher`.
+    /// Opens the socket `listen` says (in its namespace) and starts receiving: probes that
+    /// arrive from now on go to `matcher`.
     pub(crate) fn start(
-        iface: &IfRef,
+        listen: &Listen,
         cpu: Option<usize>,
         matcher: Arc<Mutex<Matcher>>,
     ) -> anyhow::Result<ProbeReceiver> {
-        let sock = os::in_netns(iface.netns.as_deref(), || {
-            let info = crate::traffic::lookup(&mut crate::traffic::netlink_for(iface)?, iface)?;
-            PacketSocket::receiver(info.ifindex, POLL)
-                .with_context(|| format!("opening the probe receiver's socket on {iface}"))
-        })?;
+        let sock = match listen {
+            Listen::Tap(iface) => os::in_netns(iface.netns.as_deref(), || {
+                let info = crate::traffic::lookup(&mut crate::traffic::netlink_for(iface)?, iface)?;
+                Ok(ProbeSocket::tap(info.ifindex)?)
+            }),
+            Listen::Local { netns, addr } => {
+                os::in_netns(netns.as_deref(), || Ok(ProbeSocket::local(*addr)?))
+            }
+        }
+        .with_context(|| format!("opening the probe receiver's socket, {listen}"))?;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
@@ -56,7 +94,7 @@ impl ProbeReceiver {
 }
 
 fn run(
-    sock: &PacketSocket,
+    sock: &ProbeSocket,
     cpu: Option<usize>,
     matcher: &Mutex<Matcher>,
     stop: &AtomicBool,
@@ -65,21 +103,28 @@ fn run(
     if let Some(cpu) = cpu {
         os::pin_to_cpu(cpu)?;
     }
-    let mut buf = vec![0u8; 2048];
+    let mut batch = Batch::new();
     loop {
-        // Once stopped, what the socket holds is still read, without waiting for more.
+        // Once stopped, what the socket holds is still read.
         let stopping = stop.load(Ordering::Relaxed);
-        let got = sock
-            .recv(&mut buf, Queue::Receive { wait: !stopping })
+        let n = sock
+            .recv(&mut batch, Queue::Receive)
             .context("receiving probes")?;
-        let Some((len, arrival)) = got else {
-            if stopping {
-                return Ok(());
+        if n > 0 {
+            let mut m = lock(matcher);
+            for (probe, arrival) in batch.probes() {
+                if let Some(probe) = probe {
+                    m.arrived(probe, arrival);
+                }
             }
-            continue;
-        };
-        if let Some(probe) = frame::decode(&buf[..len]) {
-            lock(matcher).arrived(probe, arrival);
         }
+        // A full batch may have left more behind.
+        if n == BATCH {
+            continue;
+        }
+        if stopping {
+            return Ok(());
+        }
+        std::thread::sleep(POLL);
     }
 }

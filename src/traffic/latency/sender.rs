@@ -12,7 +12,7 @@ use anyhow::Context;
 
 use super::frame::{self, FreshPorts, Probe, ProbeFrame};
 use super::matcher::{lock, Matcher};
-use super::sock::{PacketSocket, Queue};
+use super::sock::{Batch, ProbeSocket, Queue, BATCH};
 use super::{ProbeConfig, ProbeKind};
 use crate::stats::latency::Latency;
 use crate::traffic::os;
@@ -20,6 +20,13 @@ use crate::traffic::pace::wait_until;
 
 /// How long the sender waits, once it stops, for the last transmit timestamps.
 const LAST_STAMPS: Duration = Duration::from_millis(50);
+
+/// How often the sender reads the transmit timestamps back, at most: each read is a system
+/// call, which a virtual machine makes costly, and a probe's stamp waits in the socket's error
+/// queue until then (the receiver reads its arrivals less often still, [`super::receiver`]).
+/// It also reads every [`BATCH`] probes, which one read takes, so that the error queue stays
+/// far below the socket's buffer at any rate.
+const STAMPS_EVERY: Duration = Duration::from_millis(1);
 
 /// What the sender did.
 #[derive(Debug, Clone)]
@@ -51,7 +58,7 @@ impl ProbeSender {
         let sock = os::in_netns(cfg.iface.netns.as_deref(), || {
             let info =
                 crate::traffic::lookup(&mut crate::traffic::netlink_for(&cfg.iface)?, &cfg.iface)?;
-            PacketSocket::sender(info.ifindex)
+            ProbeSocket::sender(info.ifindex)
                 .with_context(|| format!("opening the probe socket on {}", cfg.iface))
         })?;
         let stop = Arc::new(AtomicBool::new(false));
@@ -80,7 +87,7 @@ impl ProbeSender {
 /// The sending loop: probe `seq` is due at `start + seq / rate`; a late one goes at once.
 fn run(
     cfg: &ProbeConfig,
-    sock: &PacketSocket,
+    sock: &ProbeSocket,
     matcher: &Mutex<Matcher>,
     stop: &AtomicBool,
 ) -> anyhow::Result<SenderReport> {
@@ -95,7 +102,7 @@ fn run(
     let mut frames = [ProbeFrame::new(&cfg.spec), ProbeFrame::new(&cfg.spec)];
     let mut fresh = FreshPorts::new(&cfg.spec);
     let mut stamps = Stamps {
-        buf: vec![0u8; 2048],
+        batch: Batch::new(),
         read: Vec::new(),
         user_to_driver: Latency::new(),
     };
@@ -103,6 +110,7 @@ fn run(
     let (mut seq, mut refused, mut matched) = (0u64, 0u64, 0u64);
     let interval = 1e9 / cfg.rate_pps as f64;
     let start = Instant::now();
+    let (mut last_read, mut unread) = (start, 0usize);
     let end = cfg.limit.map(|d| start + d);
     while !stop.load(Ordering::Relaxed) && seq <= u64::from(u32::MAX) {
         let due = start + Duration::from_nanos((seq as f64 * interval) as u64);
@@ -135,11 +143,15 @@ fn run(
             Err(e) => return Err(e).context("sending a probe"),
         }
         sent[kind.index()] += 1;
-        matched += stamps.read(sock, matcher)?;
-        // The kernel queued this probe's transmit stamp during the send (see the matcher), so
-        // every earlier probe's has been read by now; this one's too, most likely, but it is
-        // given until the next send.
-        lock(matcher).settle(seq);
+        unread += 1;
+        if unread == BATCH || last_read.elapsed() >= STAMPS_EVERY {
+            matched += stamps.read(sock, matcher)?;
+            // The kernel queued each probe's transmit stamp during its send (see the matcher),
+            // so every earlier probe's has been read by now; this one's too, most likely, but
+            // it is given until the next read.
+            lock(matcher).settle(seq);
+            (last_read, unread) = (Instant::now(), 0);
+        }
         seq += 1;
     }
     let until = Instant::now() + LAST_STAMPS;
@@ -155,7 +167,7 @@ fn run(
 
 /// Reads the transmit timestamps of the sender's error queue.
 struct Stamps {
-    buf: Vec<u8>,
+    batch: Batch,
     /// The last read's `(seq, transmit time)`, kept for their allocation.
     read: Vec<(u32, u64)>,
     /// Every probe's user-space-to-driver time.
@@ -166,18 +178,25 @@ impl Stamps {
     /// Reads every transmit timestamp waiting on the error queue, hands them to `matcher` (one
     /// lock, after the socket reads) and records each one's user-space-to-driver time; returns
     /// how many it read.
-    fn read(&mut self, sock: &PacketSocket, matcher: &Mutex<Matcher>) -> io::Result<u64> {
+    fn read(&mut self, sock: &ProbeSocket, matcher: &Mutex<Matcher>) -> io::Result<u64> {
         self.read.clear();
-        while let Some((len, stamp)) = sock.recv(&mut self.buf, Queue::Errors)? {
-            let (Some(tx_ns), Some(p)) = (stamp, frame::decode(&self.buf[..len])) else {
-                continue;
-            };
-            // The kernel's clock read comes after ours: a negative difference would be a
-            // clock step between the two, not a time.
-            if let Some(d) = tx_ns.checked_sub(p.stamp_ns) {
-                self.user_to_driver.record(d);
+        loop {
+            let n = sock.recv(&mut self.batch, Queue::Errors)?;
+            for (probe, stamp) in self.batch.probes() {
+                let (Some(p), Some(tx_ns)) = (probe, stamp) else {
+                    continue;
+                };
+                // The kernel's clock read comes after ours: a negative difference would be a
+                // clock step between the two, not a time.
+                if let Some(d) = tx_ns.checked_sub(p.stamp_ns) {
+                    self.user_to_driver.record(d);
+                }
+                self.read.push((p.seq, tx_ns));
             }
-            self.read.push((p.seq, tx_ns));
+            // A full batch may have left more behind.
+            if n < BATCH {
+                break;
+            }
         }
         if !self.read.is_empty() {
             let mut m = lock(matcher);

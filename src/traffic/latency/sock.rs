@@ -1,41 +1,61 @@
-//! The probes' packet sockets and the kernel's software timestamps on them.
+//! The probes' sockets, the kernel's software timestamps on them, and batched reads.
 //!
-//! Both sockets ask for `SO_TIMESTAMPING` software stamps, which the kernel takes on
+//! Every socket asks for `SO_TIMESTAMPING` software stamps, which the kernel takes on
 //! `CLOCK_REALTIME`: the sender's `SOF_TIMESTAMPING_TX_SOFTWARE` (taken in the driver's transmit
 //! routine, `skb_tx_timestamp`, and looped back on the socket's error queue with the frame), the
 //! receiver's `SOF_TIMESTAMPING_RX_SOFTWARE` (taken when the frame enters the receiving
-//! interface's stack, `netif_rx` / `netif_receive_skb`, before any tap or socket sees it).
-// FFI: packet sockets, socket filters, timestamping options and recvmsg's control messages have
-// no std wrapper.
+//! interface's stack, `netif_rx` / `netif_receive_skb`, before any tap, queue or socket sees it).
+//! Reads never wait and take up to [`BATCH`] messages in one `recvmmsg`: on a virtual machine
+//! each system call and each wake-up is a trip through the hypervisor, which the probes' threads
+//! would otherwise pay per probe.
+// FFI: packet and raw sockets, socket filters, timestamping options and recvmmsg's control
+// messages have no std wrapper.
 #![allow(unsafe_code)]
 
 use std::io;
+use std::net::IpAddr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::time::Duration;
 
-use super::frame::{SockFilter, FILTER};
+use super::frame::{self, Probe, SockFilter, FILTER};
 
 const ETH_P_ALL: u16 = 0x0003;
 /// Room for the control messages of one frame: a `scm_timestamping` (3 timespecs) and, on the
 /// error queue, a `sock_extended_err`.
 const CONTROL_LEN: usize = 256;
+/// Bytes kept of each message read: a probe's headers and payload (80 at most, IPv6 in
+/// Ethernet); the rest of a larger probe is cut off.
+const SNAP: usize = 128;
+/// Most messages one read takes.
+pub(crate) const BATCH: usize = 64;
+/// The receiving socket's buffer: 5 ms of probes at the highest rate while its thread sleeps.
+const RECEIVE_BUFFER: libc::c_int = 8 << 20;
 
-/// Which queue [`PacketSocket::recv`] reads.
+/// Which queue [`ProbeSocket::recv`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Queue {
-    /// Frames received; `wait`: up to the socket's timeout for one.
-    Receive {
-        /// Whether to wait for a frame when none is queued.
-        wait: bool,
-    },
-    /// Frames sent, looped back with their transmit time; never waits.
+    /// Frames received.
+    Receive,
+    /// Frames sent, looped back with their transmit time.
     Errors,
 }
 
-/// A packet socket bound to one interface.
+/// What a socket's messages start with, for [`Batch::probes`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layer {
+    /// The Ethernet header: a packet socket's frames.
+    Ethernet,
+    /// The IPv4 header: an IPv4 raw socket's packets.
+    Ipv4,
+    /// The UDP header: an IPv6 raw socket's datagrams (the kernel strips the IP header).
+    Udp,
+}
+
+/// A socket of the probes: a packet socket on one interface, or a raw UDP socket on one
+/// address.
 #[derive(Debug)]
-pub(crate) struct PacketSocket {
+pub(crate) struct ProbeSocket {
     fd: OwnedFd,
+    layer: Layer,
 }
 
 fn check(rc: libc::c_int) -> io::Result<()> {
@@ -45,20 +65,27 @@ fn check(rc: libc::c_int) -> io::Result<()> {
     Ok(())
 }
 
-impl PacketSocket {
-    fn open(
+impl ProbeSocket {
+    /// A socket of `domain`, `protocol` (network order for a packet socket), read as `layer`.
+    fn open(domain: libc::c_int, protocol: libc::c_int, layer: Layer) -> io::Result<Self> {
+        // SAFETY: socket(2) takes no pointers; a non-negative result is a descriptor we own.
+        let fd = unsafe { libc::socket(domain, libc::SOCK_RAW | libc::SOCK_CLOEXEC, protocol) };
+        check(fd)?;
+        Ok(ProbeSocket {
+            // SAFETY: fd was just returned by socket(2).
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            layer,
+        })
+    }
+
+    /// A packet socket bound to `ifindex` for `protocol`, set up by `setup` before it is bound.
+    fn packet(
         ifindex: u32,
         protocol: u16,
         setup: impl FnOnce(&Self) -> io::Result<()>,
     ) -> io::Result<Self> {
         // Protocol 0 until bound: nothing is queued before the filter and options are set.
-        // SAFETY: socket(2) takes no pointers; a non-negative result is a descriptor we own.
-        let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
-        check(fd)?;
-        // SAFETY: fd was just returned by socket(2).
-        let sock = PacketSocket {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-        };
+        let sock = Self::open(libc::AF_PACKET, 0, Layer::Ethernet)?;
         setup(&sock)?;
         // SAFETY: sockaddr_ll is plain data; zeroed then filled, passed with its exact size.
         let rc = unsafe {
@@ -79,7 +106,7 @@ impl PacketSocket {
     /// The probe sender's socket on `ifindex`: past the qdisc (as the load's engines), the
     /// driver's transmit time of each frame looped back with it.
     pub(crate) fn sender(ifindex: u32) -> io::Result<Self> {
-        Self::open(ifindex, 0, |s| {
+        Self::packet(ifindex, 0, |s| {
             s.set(libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, 1)?;
             s.set(
                 libc::SOL_SOCKET,
@@ -89,21 +116,68 @@ impl PacketSocket {
         })
     }
 
-    /// The probe receiver's socket on `ifindex`: probes only ([`FILTER`]), each with its
-    /// arrival time, waking every `poll` to look at the clock.
-    pub(crate) fn receiver(ifindex: u32, poll: Duration) -> io::Result<Self> {
-        Self::open(ifindex, ETH_P_ALL, |s| {
+    /// A receiver that taps `ifindex`: a packet socket that every frame passes, which lets only
+    /// probes in ([`FILTER`]), each with its arrival time. It works on any receiver, but the
+    /// kernel runs the tap and its filter for every frame of the load.
+    pub(crate) fn tap(ifindex: u32) -> io::Result<Self> {
+        Self::packet(ifindex, ETH_P_ALL, |s| {
             s.attach_filter(&FILTER)?;
-            s.set(
-                libc::SOL_SOCKET,
-                libc::SO_TIMESTAMPING,
-                (libc::SOF_TIMESTAMPING_RX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE) as i32,
-            )?;
-            // Room for a second of probes at 100 kpps while the thread is away.
-            s.set(libc::SOL_SOCKET, libc::SO_RCVBUF, 8 << 20)?;
-            s.set(libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, 1)?;
-            s.timeout(poll)
+            s.receive_stamps()?;
+            s.set(libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, 1)
         })
+    }
+
+    /// A receiver for the probes sent to `addr`, an address of this namespace's own: a raw UDP
+    /// socket bound to it, each probe with its arrival time. The kernel hands it only packets
+    /// delivered to that address, so the load, never addressed to it, costs it nothing.
+    pub(crate) fn local(addr: IpAddr) -> io::Result<Self> {
+        let (domain, layer) = match addr {
+            IpAddr::V4(_) => (libc::AF_INET, Layer::Ipv4),
+            IpAddr::V6(_) => (libc::AF_INET6, Layer::Udp),
+        };
+        let sock = Self::open(domain, libc::IPPROTO_UDP, layer)?;
+        sock.receive_stamps()?;
+        // SAFETY: the sockaddr_in or sockaddr_in6 is plain data, zeroed then filled, and passed
+        // with its exact size.
+        let rc = unsafe {
+            match addr {
+                IpAddr::V4(a) => {
+                    let mut sin: libc::sockaddr_in = std::mem::zeroed();
+                    sin.sin_family = libc::AF_INET as u16;
+                    sin.sin_addr.s_addr = u32::from_ne_bytes(a.octets());
+                    libc::bind(
+                        sock.fd.as_raw_fd(),
+                        (&sin as *const libc::sockaddr_in).cast(),
+                        std::mem::size_of::<libc::sockaddr_in>() as u32,
+                    )
+                }
+                IpAddr::V6(a) => {
+                    let mut sin6: libc::sockaddr_in6 = std::mem::zeroed();
+                    sin6.sin6_family = libc::AF_INET6 as u16;
+                    sin6.sin6_addr.s6_addr = a.octets();
+                    libc::bind(
+                        sock.fd.as_raw_fd(),
+                        (&sin6 as *const libc::sockaddr_in6).cast(),
+                        std::mem::size_of::<libc::sockaddr_in6>() as u32,
+                    )
+                }
+            }
+        };
+        check(rc)?;
+        Ok(sock)
+    }
+
+    /// Arrival times on every message, and room for the probes that arrive while the
+    /// receiving thread sleeps.
+    fn receive_stamps(&self) -> io::Result<()> {
+        self.set(
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPING,
+            (libc::SOF_TIMESTAMPING_RX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE) as i32,
+        )?;
+        // SO_RCVBUF is capped by net.core.rmem_max (208 KiB by default); root may force more.
+        self.set(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, RECEIVE_BUFFER)
+            .or_else(|_| self.set(libc::SOL_SOCKET, libc::SO_RCVBUF, RECEIVE_BUFFER))
     }
 
     fn set(&self, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
@@ -115,23 +189,6 @@ impl PacketSocket {
                 name,
                 (&value as *const libc::c_int).cast(),
                 std::mem::size_of::<libc::c_int>() as u32,
-            )
-        })
-    }
-
-    fn timeout(&self, d: Duration) -> io::Result<()> {
-        let tv = libc::timeval {
-            tv_sec: d.as_secs() as libc::time_t,
-            tv_usec: d.subsec_micros() as libc::suseconds_t,
-        };
-        // SAFETY: the timeval lives for the call and is passed with its size.
-        check(unsafe {
-            libc::setsockopt(
-                self.fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                (&tv as *const libc::timeval).cast(),
-                std::mem::size_of::<libc::timeval>() as u32,
             )
         })
     }
@@ -165,46 +222,111 @@ impl PacketSocket {
         Ok(())
     }
 
-    /// Reads one frame of `queue` into `buf` with its software timestamp (ns since the epoch):
-    /// its length and stamp, or `Ok(None)` when none came (timeout, empty queue).
-    pub(crate) fn recv(
-        &self,
-        buf: &mut [u8],
-        queue: Queue,
-    ) -> io::Result<Option<(usize, Option<u64>)>> {
-        let mut control = [0u64; CONTROL_LEN / 8];
-        let mut iov = libc::iovec {
-            iov_base: buf.as_mut_ptr().cast(),
-            iov_len: buf.len(),
-        };
-        // SAFETY: msghdr is plain data; zeroed means no address; iov and control point at live
-        // buffers of the lengths given.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = CONTROL_LEN;
+    /// Reads what `queue` holds, up to [`BATCH`] messages in one system call, into `batch`,
+    /// without waiting: how many it read (0 when the queue was empty).
+    pub(crate) fn recv(&self, batch: &mut Batch, queue: Queue) -> io::Result<usize> {
+        batch.layer = self.layer;
+        batch.read = 0;
+        let mut iovs: Vec<libc::iovec> = batch
+            .data
+            .iter_mut()
+            .map(|d| libc::iovec {
+                iov_base: d.as_mut_ptr().cast(),
+                iov_len: SNAP,
+            })
+            .collect();
+        let mut msgs: Vec<libc::mmsghdr> = iovs
+            .iter_mut()
+            .zip(batch.control.iter_mut())
+            .map(|(iov, control)| {
+                // SAFETY: msghdr is plain data; zeroed means no address.
+                let mut hdr: libc::msghdr = unsafe { std::mem::zeroed() };
+                hdr.msg_iov = iov;
+                hdr.msg_iovlen = 1;
+                hdr.msg_control = control.as_mut_ptr().cast();
+                hdr.msg_controllen = CONTROL_LEN;
+                libc::mmsghdr {
+                    msg_hdr: hdr,
+                    msg_len: 0,
+                }
+            })
+            .collect();
         let flags = match queue {
-            Queue::Receive { wait: true } => 0,
-            Queue::Receive { wait: false } => libc::MSG_DONTWAIT,
+            Queue::Receive => libc::MSG_DONTWAIT,
             Queue::Errors => libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT,
         };
-        // SAFETY: msg and everything it points at outlive the call.
-        let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, flags) };
+        // SAFETY: every header points at live buffers of the lengths given (iovs, batch's data
+        // and control), all outliving the call; no timeout.
+        let n = unsafe {
+            libc::recvmmsg(
+                self.fd.as_raw_fd(),
+                msgs.as_mut_ptr(),
+                BATCH as libc::c_uint,
+                flags,
+                std::ptr::null_mut(),
+            )
+        };
         if n < 0 {
             let e = io::Error::last_os_error();
             return match e.raw_os_error() {
-                Some(libc::EAGAIN | libc::EINTR) => Ok(None),
+                Some(libc::EAGAIN | libc::EINTR) => Ok(0),
                 _ => Err(e),
             };
         }
-        Ok(Some(((n as usize).min(buf.len()), software_stamp(&msg))))
+        for (i, m) in msgs.iter().take(n as usize).enumerate() {
+            batch.got[i] = ((m.msg_len as usize).min(SNAP), software_stamp(&m.msg_hdr));
+        }
+        batch.read = n as usize;
+        Ok(batch.read)
+    }
+}
+
+/// The buffers of one [`ProbeSocket::recv`] and what it read.
+pub(crate) struct Batch {
+    data: Vec<[u8; SNAP]>,
+    control: Vec<[u64; CONTROL_LEN / 8]>,
+    /// Each message's length (at most [`SNAP`]) and software timestamp.
+    got: Vec<(usize, Option<u64>)>,
+    /// How many messages the last read took.
+    read: usize,
+    /// What they start with.
+    layer: Layer,
+}
+
+impl Batch {
+    /// Room for [`BATCH`] messages.
+    pub(crate) fn new() -> Batch {
+        Batch {
+            data: vec![[0; SNAP]; BATCH],
+            control: vec![[0; CONTROL_LEN / 8]; BATCH],
+            got: vec![(0, None); BATCH],
+            read: 0,
+            layer: Layer::Ethernet,
+        }
+    }
+
+    /// The messages of the last read: the probe each holds (`None`: not a probe) and its
+    /// software timestamp (ns since the epoch), in the order read.
+    pub(crate) fn probes(&self) -> impl Iterator<Item = (Option<Probe>, Option<u64>)> + '_ {
+        self.data
+            .iter()
+            .zip(&self.got)
+            .take(self.read)
+            .map(|(data, &(len, stamp))| {
+                let bytes = &data[..len];
+                let probe = match self.layer {
+                    Layer::Ethernet => frame::decode(bytes),
+                    Layer::Ipv4 => frame::decode_ipv4(bytes),
+                    Layer::Udp => frame::decode_udp(bytes),
+                };
+                (probe, stamp)
+            })
     }
 }
 
 /// The software timestamp of a received message's `SCM_TIMESTAMPING`, if it has one.
 fn software_stamp(msg: &libc::msghdr) -> Option<u64> {
-    // SAFETY: msg was filled by recvmsg; the CMSG macros walk its control buffer within
+    // SAFETY: msg was filled by recvmmsg; the CMSG macros walk its control buffer within
     // msg_controllen, and an SCM_TIMESTAMPING message holds three timespecs (read unaligned).
     unsafe {
         let mut c = libc::CMSG_FIRSTHDR(msg);
