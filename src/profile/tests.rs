@@ -76,6 +76,7 @@ fn a_schedule_resumes_after_warmup_halts_before_cooldown_and_folds_after_the_tra
         duration: Duration::from_millis(500),
         warmup: Duration::from_millis(200),
         cooldown: Duration::from_millis(100),
+        latency: false,
     };
     // The profiler is started (paused) before the traffic.
     let recording = p.start().unwrap();

@@ -116,6 +116,7 @@ fn small_campaign() -> Campaign {
             duration: std::time::Duration::from_secs(6),
             warmup: std::time::Duration::from_secs(1),
             cooldown: std::time::Duration::from_secs(1),
+            latency: false,
         },
         ..Campaign::default()
     }

@@ -31,6 +31,7 @@ fn run_trial(rig: Rig<'_>, cancel: &Cancel) -> (anyhow::Result<TrialData>, usize
         duration: Duration::from_secs(4),
         warmup: Duration::from_secs(1),
         cooldown: Duration::from_secs(1),
+        latency: false,
     };
     let hooks = Hooks {
         during: vec![vec!["uptime".into()]],
