@@ -32,6 +32,8 @@ pub(crate) mod record;
 pub(crate) mod search;
 /// The files of each trial of a throughput search: `trials/<NNN>/`, `calibration/<N>/`.
 pub(crate) mod search_files;
+/// Which seconds of a trial the analysis keeps: after the warm-up, before the cool-down.
+pub(crate) mod window;
 
 pub use alternating::{PhaseRow, SegmentMeta, StoredBlock};
 pub(crate) use lab::{LabRecord, VersionRecord};
@@ -41,7 +43,7 @@ pub use record::{
     measured, parse_samples_csv, read_lines, samples_csv, SampleRow, SamplesError, Status,
     TrialMeta, MAX_LINES, MAX_LINE_BYTES,
 };
-pub(crate) use search::{Saturated, SearchRecord, SearchTrial, SEARCH_FILE};
+pub(crate) use search::{LatencyLoad, Saturated, SearchRecord, SearchTrial, SEARCH_FILE};
 pub(crate) use search_files::SearchTrialId;
 
 /// A results directory, opened for a campaign.
