@@ -21,5 +21,6 @@ mod parsers_proptest;
 mod pktgen;
 mod report_archive;
 mod report_fidelity;
+mod report_latency;
 mod report_netbenches;
 mod report_pmc;

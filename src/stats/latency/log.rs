@@ -115,9 +115,11 @@ pub(crate) fn read(text: &[u8]) -> Result<Vec<Interval>, InputError> {
 pub fn read_file(path: &Path) -> Result<Vec<Interval>, InputError> {
     let bytes = crate::file::read_bytes(path)?;
     read(&bytes).map_err(|e| {
+        // The whole path, as the store's other refusals give it: shortened, it would lose the
+        // trial it names (its end). `error::one_line` escapes it on the way out.
         InputError::new(format!(
             "{}: corrupt latency histogram log: {} (write it again, or remove it)",
-            shown(&path.display().to_string()),
+            path.display(),
             e.0
         ))
     })

@@ -1,0 +1,283 @@
+//! Latency under load in the report (issue 35): the model's latency series (one per version,
+//! config set, profile and load, from `ingest`), the ministat comparisons of their trials' P99
+//! and P50 between versions and between config sets — the throughput comparisons' pairing, in
+//! [`compare`](crate::report::compare)'s blocks, lower being better — and their verdicts, first
+//! packet against established flows, and the charts ([`chart`]). The README's section is
+//! [`markdown`], results.json's part [`json`].
+//!
+//! [`chart`]: crate::report::latency::chart
+//! [`markdown`]: crate::report::latency::markdown
+//! [`json`]: crate::report::latency::json
+
+use anyhow::Context;
+
+use super::compare::{chunks, ComparisonBlock, Scope};
+use super::select::distinct;
+use super::verdict::{unpaired, Metric, Quantile, Side, Verdict};
+use super::{Exporter, OutputFile, Report};
+use crate::ingest::benchlab::latency::{LatencySeries, Load};
+use crate::stats::doubt::TrialValue;
+use crate::stats::latency::{Percentiles, ProbeCounts};
+use crate::stats::ministat::MIN_POINTS;
+use crate::stats::{Confidence, Dataset, MeanInterval, MinistatError};
+use crate::units::format_pps;
+
+/// The latency charts: against load, and the distributions.
+pub(crate) mod chart;
+/// results.json's `latency` and `latency_floor`.
+pub(crate) mod json;
+/// The README's "Latency under load" section.
+pub(crate) mod markdown;
+
+/// A ministat comparison of one percentile of latency series' trials: its members index
+/// [`Report::latency`].
+#[derive(Debug, Clone)]
+pub(crate) struct LatencyBlock {
+    /// The percentile compared.
+    pub(crate) quantile: Quantile,
+    /// The comparison.
+    pub(crate) block: ComparisonBlock,
+}
+
+/// First-packet probes against established ones in one latency series.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct FirstPacket {
+    /// The established probes, every trial's window merged.
+    pub(crate) established: Percentiles,
+    /// The first-packet probes, the same way.
+    pub(crate) first_packet: Percentiles,
+    /// First-packet P50 less established P50, ns, with its 95 % interval; `None` with too few
+    /// values for one.
+    pub(crate) difference: Option<MeanInterval>,
+    /// Whether the interval is over the seconds of the one trial that had both kinds (else
+    /// over the trials).
+    pub(crate) over_seconds: bool,
+}
+
+impl FirstPacket {
+    /// Of `series`, when it sent first-packet probes and both kinds arrived. The difference's
+    /// interval is Student's t over the trials' differences of their window's P50s, or, with
+    /// one such trial, over its seconds' differences (a narrower claim: that trial's).
+    pub(crate) fn of(series: &LatencySeries) -> Option<FirstPacket> {
+        let established = series.established.percentiles()?;
+        let first_packet = series.first_packet.as_ref()?.percentiles()?;
+        let both: Vec<_> = (series.trials.iter())
+            .filter_map(|t| {
+                let first = t.first_packet.as_ref()?;
+                Some((first.window?, t.established.window?, first, &t.established))
+            })
+            .collect();
+        let t95 = |df: usize| Confidence::P95.student_t(df);
+        let (difference, over_seconds) = match both.as_slice() {
+            [(_, _, first, established)] => {
+                let seconds: Vec<f64> = (first.seconds.iter())
+                    .filter_map(|&(start, f)| {
+                        let (_, e) = established.seconds.iter().find(|(s, _)| *s == start)?;
+                        Some(f as f64 - *e as f64)
+                    })
+                    .collect();
+                (MeanInterval::of(&seconds, t95), true)
+            }
+            trials => {
+                let differences: Vec<f64> = (trials.iter())
+                    .map(|(f, e, _, _)| f.p50_ns as f64 - e.p50_ns as f64)
+                    .collect();
+                (MeanInterval::of(&differences, t95), false)
+            }
+        };
+        Some(FirstPacket {
+            established,
+            first_packet,
+            difference,
+            over_seconds,
+        })
+    }
+}
+
+/// The probes' counts of every trial of `series` summed: the established probes', or the
+/// first-packet ones'.
+pub(crate) fn probe_totals(series: &LatencySeries, first_packet: bool) -> ProbeCounts {
+    let kinds = (series.trials.iter()).filter_map(|t| match first_packet {
+        true => t.first_packet.as_ref(),
+        false => Some(&t.established),
+    });
+    kinds.fold(ProbeCounts::default(), |sum, k| {
+        let p = &k.probes;
+        ProbeCounts {
+            sent: sum.sent + p.sent,
+            received: sum.received + p.received,
+            lost: sum.lost + p.lost,
+            duplicates: sum.duplicates + p.duplicates,
+            reordered: sum.reordered + p.reordered,
+            clock_steps: sum.clock_steps + p.clock_steps,
+        }
+    })
+}
+
+/// The mean load of a series' trials, packets/s.
+pub(crate) fn mean_load(series: &LatencySeries) -> f64 {
+    let n = series.trials.len().max(1) as f64;
+    series.trials.iter().map(|t| t.load_pps).sum::<f64>() / n
+}
+
+/// The load in words: `1 Mpps`, `max (987 Kpps sent)`, `50 % of the NDR (612 Kpps)`.
+pub(crate) fn load_text(series: &LatencySeries) -> String {
+    let pps = format_pps(mean_load(series));
+    match series.load {
+        Load::Offered => pps,
+        Load::Max => format!("max ({pps} sent)"),
+        Load::Ndr(0) => "probes only".to_string(),
+        Load::Ndr(pct) => format!("{pct} % of the NDR ({pps})"),
+    }
+}
+
+/// The trials' values of `quantile`, those whose window had probes.
+fn values(series: &LatencySeries, quantile: Quantile) -> Vec<TrialValue<'_>> {
+    (series.trials.iter())
+        .filter_map(|t| {
+            Some(TrialValue {
+                index: t.iteration,
+                value: quantile.of(&t.established.window?) as f64,
+                troubles: &t.troubles,
+            })
+        })
+        .collect()
+}
+
+impl Report {
+    /// Index of the latency series of a (version, config set, profile) at `load` with enough
+    /// trials for ministat.
+    fn find_latency(&self, [v, c, p]: [&str; 3], load: Load, quantile: Quantile) -> Option<usize> {
+        self.latency.iter().position(|s| {
+            (
+                s.version.as_str(),
+                s.config.as_str(),
+                s.profile.as_str(),
+                s.load,
+            ) == (v, c, p, load)
+                && values(s, quantile).len() >= MIN_POINTS
+        })
+    }
+
+    /// The latency comparisons: per scope of the throughput comparisons (versions, then config
+    /// sets) and per load, the trials' P99 then P50 compared with the reference's.
+    pub(super) fn latency_blocks(&self) -> Result<Vec<LatencyBlock>, MinistatError> {
+        let mut blocks = Vec::new();
+        for scope in self.level_scopes(&self.latency_profiles()) {
+            let cells = self.cells(&scope);
+            let mut loads: Vec<Load> = Vec::new();
+            // Versions and config sets are compared per profile: the second name fixed.
+            for s in (self.latency.iter()).filter(|s| s.profile == scope.fixed()[1]) {
+                if !loads.contains(&s.load) {
+                    loads.push(s.load);
+                }
+            }
+            for (load, quantile) in (loads.iter()).flat_map(|&l| Quantile::COMPARED.map(|q| (l, q)))
+            {
+                let members: Vec<usize> = (cells.iter())
+                    .filter_map(|&cell| self.find_latency(cell, load, quantile))
+                    .collect();
+                for members in chunks(&members) {
+                    let block = self.latency_block(scope.clone(), members, quantile)?;
+                    blocks.push(LatencyBlock { quantile, block });
+                }
+            }
+        }
+        Ok(blocks)
+    }
+
+    fn latency_block(
+        &self,
+        scope: Scope,
+        members: Vec<usize>,
+        quantile: Quantile,
+    ) -> Result<ComparisonBlock, MinistatError> {
+        let trials: Vec<(&str, Vec<TrialValue<'_>>)> = (members.iter())
+            .map(|&i| {
+                (
+                    self.latency_label(&scope, i),
+                    values(&self.latency[i], quantile),
+                )
+            })
+            .collect();
+        let datasets: Vec<Dataset> = (members.iter().zip(&trials))
+            .map(|(&i, (_, values))| {
+                let name = format!(
+                    "{}.{}",
+                    self.latency[i].name,
+                    quantile.name().to_lowercase()
+                );
+                Dataset::new(name, values.iter().map(|t| t.value).collect())
+            })
+            .collect();
+        self.compared(scope, members, (&datasets, &trials), Confidence::default())
+    }
+
+    /// The name of latency series `i` by what `scope` varies.
+    pub(crate) fn latency_label(&self, scope: &Scope, i: usize) -> &str {
+        let s = &self.latency[i];
+        self.level_label(scope, [&s.version, &s.config, &s.profile])
+    }
+
+    /// What a latency comparison holds fixed, in words: the scope's labels, then the
+    /// percentile and the load (`inet4`, `P99 latency at 50 % of the NDR`).
+    pub(crate) fn latency_context(&self, b: &LatencyBlock) -> Vec<String> {
+        let mut context: Vec<String> = (self.fixed_labels(&b.block.scope).into_iter())
+            .map(str::to_string)
+            .collect();
+        let what = format!("{} latency", b.quantile.name());
+        context.push(match self.latency[b.block.members[0]].load {
+            Load::Ndr(0) => format!("{what}, probes only"),
+            Load::Ndr(pct) => format!("{what} at {pct} % of the NDR"),
+            Load::Offered | Load::Max => what,
+        });
+        context
+    }
+
+    /// The verdicts of the latency comparisons, after the throughput ones.
+    pub(super) fn latency_verdicts(&self) -> Vec<Verdict> {
+        let mut verdicts = Vec::new();
+        for b in &self.latency_blocks {
+            let reference = &self.latency[b.block.members[0]];
+            let speed = Some(mean_load(reference)).filter(|&pps| pps > 0.0);
+            let side = |i: usize| Side {
+                name: self.latency[i].name.clone(),
+                label: self.latency_label(&b.block.scope, i).to_string(),
+                used: values(&self.latency[i], b.quantile).len(),
+            };
+            let what = (Metric::Latency(b.quantile), self.latency_context(b), speed);
+            verdicts.extend(unpaired(what, &b.block, side));
+        }
+        verdicts
+    }
+
+    /// The profiles with latency, in the logs' order.
+    pub(crate) fn latency_profiles(&self) -> Vec<String> {
+        distinct(self.latency.iter().map(|s| &s.profile))
+    }
+}
+
+/// The latency charts, as PNG files.
+pub(crate) struct LatencyExporter;
+
+impl Exporter for LatencyExporter {
+    fn files(&self, report: &Report) -> anyhow::Result<Vec<OutputFile>> {
+        let mut files = Vec::new();
+        for profile in report.latency_profiles() {
+            let load = chart::load_chart(report, &profile);
+            let cdf = chart::cdf_chart(report, &profile);
+            files.push(OutputFile {
+                name: load.file_name.clone(),
+                bytes: chart::render_load(&load).context("drawing the latency charts")?,
+            });
+            files.push(OutputFile {
+                name: cdf.file_name.clone(),
+                bytes: chart::render_cdf(&cdf).context("drawing the latency charts")?,
+            });
+        }
+        Ok(files)
+    }
+}
+
+#[cfg(test)]
+mod tests;
