@@ -5,7 +5,8 @@
 //!
 //! The histograms are HdrHistogram V2 interval logs ([`crate::stats::latency::log`]), which
 //! other tools read: in a trial's, one interval per second of traffic and probe kind, tagged
-//! with the kind ([`ESTABLISHED`], [`FIRST_PACKET`]), its start counted from the trial's start
+//! with the kind ([`ESTABLISHED`](crate::store::latency::ESTABLISHED),
+//! [`FIRST_PACKET`](crate::store::latency::FIRST_PACKET)), its start counted from the trial's start
 //! of traffic (`meta.json`'s `start_unix_s`), so that a reader keeps the measured window as it
 //! does for the packet rates. A corrupt log is refused in one line naming the file.
 
