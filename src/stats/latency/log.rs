@@ -15,7 +15,7 @@ use base64::Engine as _;
 use hdrhistogram::serialization::interval_log::{
     IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
 };
-use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
+use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
 
 use super::Latency;
 use crate::error::{shown, InputError};
@@ -125,9 +125,19 @@ pub fn read_file(path: &Path) -> Result<Vec<Interval>, InputError> {
     })
 }
 
+/// One histogram as a log line holds it: base64 of its compressed V2 form (a probe stream's
+/// `user_to_driver` travels so from `benchlab probe`).
+pub(crate) fn encode(latency: &Latency) -> anyhow::Result<String> {
+    let mut v2 = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(latency.histogram(), &mut v2)
+        .map_err(|e| anyhow::anyhow!("encoding a latency histogram: {e}"))?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(v2))
+}
+
 /// Decodes one base64 V2 histogram, compressed or not, its sizes checked before the crate's
 /// decoder allocates them.
-fn decode(encoded: &str) -> Result<Latency, String> {
+pub(crate) fn decode(encoded: &str) -> Result<Latency, String> {
     let raw = base64::engine::general_purpose::STANDARD
         .decode(encoded)
         .map_err(|_| "not base64".to_owned())?;
