@@ -5,7 +5,7 @@
 //! throughout; each phase keeps those sent after its settle time, so that the report pairs
 //! each set's P50 and P99 with the baseline's block by block, as it pairs the rates.
 //!
-//! The run is one trial of the ordinary procedure, the [`LatencyWatch`] switching the DUT at
+//! The run is one trial of the ordinary procedure, the `LatencyWatch` switching the DUT at
 //! the planned times; its record is written once it ends ([`crate::store::AlternatingLatency`]).
 
 use std::time::{Duration, Instant};
