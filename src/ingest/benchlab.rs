@@ -48,7 +48,10 @@ pub(crate) fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResult
     let mut finished = store.finished_trials()?;
     let lab = store.read_lab()?.unwrap_or_default();
     if campaign.design == Design::Alternating {
-        let mut results = Results::default();
+        let mut results = Results {
+            latency_floor: latency::floor(&store, &lab)?,
+            ..Results::default()
+        };
         super::alternating::read(&store, &campaign, &mut results)?;
         return Ok(CampaignResults {
             campaign,

@@ -2,9 +2,11 @@
 //! config set, profile and load, from `ingest`), the ministat comparisons of their trials' P99
 //! and P50 between versions and between config sets — the throughput comparisons' pairing, in
 //! [`compare`](crate::report::compare)'s blocks, lower being better — and their verdicts, first
-//! packet against established flows, and the charts ([`chart`]). The README's section is
+//! packet against established flows, and the charts ([`chart`]); the alternating runs' entries,
+//! paired with their baseline block by block ([`alternating`]). The README's section is
 //! [`markdown`], results.json's part [`json`].
 //!
+//! [`alternating`]: crate::report::latency::alternating
 //! [`chart`]: crate::report::latency::chart
 //! [`markdown`]: crate::report::latency::markdown
 //! [`json`]: crate::report::latency::json
@@ -22,6 +24,8 @@ use crate::stats::ministat::MIN_POINTS;
 use crate::stats::{Confidence, Dataset, MeanInterval, MinistatError};
 use crate::units::format_pps;
 
+/// The alternating runs' latency: each entry paired with the baseline, block by block.
+pub(crate) mod alternating;
 /// The latency charts: against load, and the distributions.
 pub(crate) mod chart;
 /// results.json's `latency` and `latency_floor`.
@@ -39,6 +43,28 @@ pub(crate) struct LatencyBlock {
     pub(crate) block: ComparisonBlock,
 }
 
+/// What the first packet's difference is taken over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Over {
+    /// The trials' windows.
+    Trials,
+    /// The seconds of the one trial that had both kinds: a narrower claim, that trial's.
+    Seconds,
+    /// The blocks of an alternating run.
+    Blocks,
+}
+
+impl Over {
+    /// As results.json names it: `trials`, `seconds`, `blocks`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Over::Trials => "trials",
+            Over::Seconds => "seconds",
+            Over::Blocks => "blocks",
+        }
+    }
+}
+
 /// First-packet probes against established ones in one latency series.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct FirstPacket {
@@ -49,15 +75,15 @@ pub(crate) struct FirstPacket {
     /// First-packet P50 less established P50, ns, with its 95 % interval; `None` with too few
     /// values for one.
     pub(crate) difference: Option<MeanInterval>,
-    /// Whether the interval is over the seconds of the one trial that had both kinds (else
-    /// over the trials).
-    pub(crate) over_seconds: bool,
+    /// What the interval is over.
+    pub(crate) over: Over,
 }
 
 impl FirstPacket {
     /// Of `series`, when it sent first-packet probes and both kinds arrived. The difference's
     /// interval is Student's t over the trials' differences of their window's P50s, or, with
-    /// one such trial, over its seconds' differences (a narrower claim: that trial's).
+    /// one such trial, over its seconds' differences (a narrower claim: that trial's); an
+    /// alternating run's over its blocks', paired by block.
     pub(crate) fn of(series: &LatencySeries) -> Option<FirstPacket> {
         let established = series.established.percentiles()?;
         let first_packet = series.first_packet.as_ref()?.percentiles()?;
@@ -68,49 +94,52 @@ impl FirstPacket {
             })
             .collect();
         let t95 = |df: usize| Confidence::P95.student_t(df);
-        let (difference, over_seconds) = match both.as_slice() {
-            [(_, _, first, established)] => {
+        let of_windows = |over: Over| {
+            let differences: Vec<f64> = (both.iter())
+                .map(|(f, e, _, _)| f.p50_ns as f64 - e.p50_ns as f64)
+                .collect();
+            (MeanInterval::of(&differences, t95), over)
+        };
+        let (difference, over) = match (series.load, both.as_slice()) {
+            // A block has no seconds of its own: its phases are fractions of one.
+            (Load::Alternating(_), _) => of_windows(Over::Blocks),
+            (_, [(_, _, first, established)]) => {
                 let seconds: Vec<f64> = (first.seconds.iter())
                     .filter_map(|&(start, f)| {
                         let (_, e) = established.seconds.iter().find(|(s, _)| *s == start)?;
                         Some(f as f64 - *e as f64)
                     })
                     .collect();
-                (MeanInterval::of(&seconds, t95), true)
+                (MeanInterval::of(&seconds, t95), Over::Seconds)
             }
-            trials => {
-                let differences: Vec<f64> = (trials.iter())
-                    .map(|(f, e, _, _)| f.p50_ns as f64 - e.p50_ns as f64)
-                    .collect();
-                (MeanInterval::of(&differences, t95), false)
-            }
+            _ => of_windows(Over::Trials),
         };
         Some(FirstPacket {
             established,
             first_packet,
             difference,
-            over_seconds,
+            over,
         })
     }
 }
 
 /// The probes' counts of every trial of `series` summed: the established probes', or the
-/// first-packet ones'.
-pub(crate) fn probe_totals(series: &LatencySeries, first_packet: bool) -> ProbeCounts {
-    let kinds = (series.trials.iter()).filter_map(|t| match first_packet {
+/// first-packet ones'; `None` when a trial's record does not count them (an alternating run).
+pub(crate) fn probe_totals(series: &LatencySeries, first_packet: bool) -> Option<ProbeCounts> {
+    let mut kinds = (series.trials.iter()).filter_map(|t| match first_packet {
         true => t.first_packet.as_ref(),
         false => Some(&t.established),
     });
-    kinds.fold(ProbeCounts::default(), |sum, k| {
-        let p = &k.probes;
-        ProbeCounts {
+    kinds.try_fold(ProbeCounts::default(), |sum, k| {
+        let p = k.probes?;
+        Some(ProbeCounts {
             sent: sum.sent + p.sent,
             received: sum.received + p.received,
             lost: sum.lost + p.lost,
             duplicates: sum.duplicates + p.duplicates,
             reordered: sum.reordered + p.reordered,
             clock_steps: sum.clock_steps + p.clock_steps,
-        }
+        })
     })
 }
 
@@ -120,7 +149,8 @@ pub(crate) fn mean_load(series: &LatencySeries) -> f64 {
     series.trials.iter().map(|t| t.load_pps).sum::<f64>() / n
 }
 
-/// The load in words: `1 Mpps`, `max (987 Kpps sent)`, `50 % of the NDR (612 Kpps)`.
+/// The load in words: `1 Mpps`, `max (987 Kpps sent)`, `50 % of the NDR (612 Kpps)`, `50 %
+/// of the baseline's saturated rate (560 Kpps)`.
 pub(crate) fn load_text(series: &LatencySeries) -> String {
     let pps = format_pps(mean_load(series));
     match series.load {
@@ -128,6 +158,18 @@ pub(crate) fn load_text(series: &LatencySeries) -> String {
         Load::Max => format!("max ({pps} sent)"),
         Load::Ndr(0) => "probes only".to_string(),
         Load::Ndr(pct) => format!("{pct} % of the NDR ({pps})"),
+        Load::Alternating(pct) => format!("{pct} % of the baseline's saturated rate ({pps})"),
+    }
+}
+
+/// What a latency comparison compares, in words: `P99 latency at 90 % of the NDR`.
+pub(crate) fn compared_at(quantile: Quantile, load: Load) -> String {
+    let what = format!("{} latency", quantile.name());
+    match load {
+        Load::Ndr(0) => format!("{what}, probes only"),
+        Load::Ndr(pct) => format!("{what} at {pct} % of the NDR"),
+        Load::Alternating(pct) => format!("{what} at {pct} % of the baseline's saturated rate"),
+        Load::Offered | Load::Max => what,
     }
 }
 
@@ -225,20 +267,22 @@ impl Report {
         let mut context: Vec<String> = (self.fixed_labels(&b.block.scope).into_iter())
             .map(str::to_string)
             .collect();
-        let what = format!("{} latency", b.quantile.name());
-        context.push(match self.latency[b.block.members[0]].load {
-            Load::Ndr(0) => format!("{what}, probes only"),
-            Load::Ndr(pct) => format!("{what} at {pct} % of the NDR"),
-            Load::Offered | Load::Max => what,
-        });
+        context.push(compared_at(
+            b.quantile,
+            self.latency[b.block.members[0]].load,
+        ));
         context
     }
 
-    /// The verdicts of the latency comparisons, after the throughput ones: the trials' P99, the
-    /// tail a firewall or kernel change shows in; the P50 comparisons stay in the section's
-    /// tables (a search's four loads would otherwise double a table that leads the report).
+    /// The verdicts of the latency comparisons, after the throughput ones: the alternating
+    /// runs' paired ones (P99 and P50: a run has one per set), then ministat's of the trials,
+    /// their P99 only, the tail a firewall or kernel change shows in; the trials' P50
+    /// comparisons stay in the section's tables (a search's four loads would otherwise double a
+    /// table that leads the report).
     pub(super) fn latency_verdicts(&self) -> Vec<Verdict> {
-        let mut verdicts = Vec::new();
+        let mut verdicts: Vec<Verdict> = (self.alternating.iter())
+            .flat_map(|run| self.alternating_latency_verdicts(run))
+            .collect();
         for b in (self.latency_blocks.iter()).filter(|b| b.quantile == Quantile::P99) {
             let reference = &self.latency[b.block.members[0]];
             let speed = Some(mean_load(reference)).filter(|&pps| pps > 0.0);
@@ -255,7 +299,15 @@ impl Report {
 
     /// The profiles with latency, in the logs' order.
     pub(crate) fn latency_profiles(&self) -> Vec<String> {
-        distinct(self.latency.iter().map(|s| &s.profile))
+        distinct(self.latency_series().map(|s| &s.profile))
+    }
+
+    /// Every latency series: the trials', then each alternating run's entries.
+    pub(crate) fn latency_series(&self) -> impl Iterator<Item = &LatencySeries> {
+        let alternating = (self.alternating.iter())
+            .filter_map(|run| run.latency.as_ref())
+            .flat_map(|l| &l.entries);
+        self.latency.iter().chain(alternating)
     }
 }
 

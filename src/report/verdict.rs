@@ -329,36 +329,68 @@ impl Report {
 
     /// A run's paired estimates: each set against the baseline, then the `versus` lines.
     fn paired(&self, run: &AlternatingRun) -> Vec<Verdict> {
-        let context: Vec<String> = [self.version_label(&run.version), self.label(&run.profile)]
+        let context = self.run_context(run);
+        let estimates =
+            (run.estimates.iter().map(|(_, e)| e)).chain(run.versus.iter().map(|(_, _, e)| e));
+        (self.run_pairs(run).iter().zip(estimates))
+            .map(|(pair, e)| {
+                let speed = e.and_then(|e| e.baseline_pps);
+                self.run_verdict(run, pair, (Metric::Throughput, context.clone(), speed), *e)
+            })
+            .collect()
+    }
+
+    /// What every comparison of a run holds fixed: its version and profile, by display name.
+    pub(crate) fn run_context(&self, run: &AlternatingRun) -> Vec<String> {
+        [self.version_label(&run.version), self.label(&run.profile)]
             .iter()
             .filter(|l| !l.is_empty())
             .map(|l| l.to_string())
-            .collect();
-        let series = |k: usize| run.series.get(k).cloned().unwrap_or_default();
+            .collect()
+    }
+
+    /// A run's comparisons, in the order of its estimates: each entry against the baseline,
+    /// then the `versus` lines.
+    pub(crate) fn run_pairs(&self, run: &AlternatingRun) -> Vec<RunPair> {
         let baseline = run.sets.first().map_or("", |s| self.label(s)).to_string();
-        let against_baseline = (run.estimates.iter().enumerate())
-            .map(|(k, (set, e))| (k + 1, 0, self.label(set).to_string(), baseline.clone(), e));
+        let against_baseline = (run.estimates.iter().enumerate()).map(|(k, (set, _))| RunPair {
+            subject: k + 1,
+            reference: 0,
+            subject_label: self.label(set).to_string(),
+            reference_label: baseline.clone(),
+        });
         let versus = (run.versus.iter().zip(&run.versus_entries)).map(
-            |((version, base, e), &(k, reference))| {
-                let name = self.version_label(version).to_string();
-                (k, reference, name, base.clone(), e)
+            |((version, base, _), &(subject, reference))| RunPair {
+                subject,
+                reference,
+                subject_label: self.version_label(version).to_string(),
+                reference_label: base.clone(),
             },
         );
-        (against_baseline.chain(versus))
-            .map(
-                |(k, reference, subject_label, reference_label, e)| Verdict {
-                    metric: Metric::Throughput,
-                    context: context.clone(),
-                    reference: series(reference),
-                    subject: series(k),
-                    reference_label,
-                    subject_label,
-                    speed_pps: e.and_then(|e| e.baseline_pps),
-                    estimate: e.map_or(Estimate::Missing, Estimate::Paired),
-                    unreliable: None,
-                },
-            )
-            .collect()
+        against_baseline.chain(versus).collect()
+    }
+
+    /// The verdict of `pair` of `run` on `metric`, with `context` and the reference's rate
+    /// `speed_pps`: `estimate`, or none with too few blocks.
+    pub(crate) fn run_verdict(
+        &self,
+        run: &AlternatingRun,
+        pair: &RunPair,
+        (metric, context, speed_pps): (Metric, Vec<String>, Option<f64>),
+        estimate: Option<PairedEstimate>,
+    ) -> Verdict {
+        let series = |k: usize| run.series.get(k).cloned().unwrap_or_default();
+        Verdict {
+            metric,
+            context,
+            reference: series(pair.reference),
+            subject: series(pair.subject),
+            reference_label: pair.reference_label.clone(),
+            subject_label: pair.subject_label.clone(),
+            speed_pps,
+            estimate: estimate.map_or(Estimate::Missing, Estimate::Paired),
+            unreliable: None,
+        }
     }
 
     /// A ministat block's comparisons, each member against the reference.
@@ -374,6 +406,20 @@ impl Report {
         let speed = self.series[block.members[0]].summary.map(|s| s.mean);
         unpaired((Metric::Throughput, context, speed), block, side)
     }
+}
+
+/// One comparison of an alternating run: the entries compared, as indexes into its `sets`,
+/// and their display names.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RunPair {
+    /// The compared entry.
+    pub(crate) subject: usize,
+    /// The entry it is compared with.
+    pub(crate) reference: usize,
+    /// The compared entry's display name.
+    pub(crate) subject_label: String,
+    /// The reference's display name.
+    pub(crate) reference_label: String,
 }
 
 /// One side of an unpaired comparison, as its verdict names it.

@@ -19,6 +19,7 @@ mod ministat_differential;
 mod ministat_seeds;
 mod parsers_proptest;
 mod pktgen;
+mod report_alternating_latency;
 mod report_archive;
 mod report_fidelity;
 mod report_latency;

@@ -8,22 +8,35 @@ use std::path::{Path, PathBuf};
 
 use crate::common::{copy_dir, run, stderr};
 
-/// A copy of the fixture, and an output directory beside it.
-fn fixture(tmp: &Path) -> (PathBuf, PathBuf) {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/latency");
+/// A copy of the fixture `tests/data/<name>/` in `tmp`, and an output directory beside it.
+pub(crate) fn fixture(tmp: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
     let dir = tmp.join("results");
     copy_dir(&data, &dir);
     (dir, tmp.join("out"))
 }
 
-fn report(dir: &Path, out: &Path) -> std::process::Output {
+/// `benchlab report DIR -o OUT`.
+pub(crate) fn report(dir: &Path, out: &Path) -> std::process::Output {
     run(&["report", dir.to_str().unwrap(), "-o", out.to_str().unwrap()])
+}
+
+/// Asserts that `run` refused its input in one line (exit 2) naming `file` and saying
+/// `damage`, and wrote no README into `out`.
+pub(crate) fn assert_refused(run: &std::process::Output, out: &Path, file: &str, damage: &str) {
+    assert_eq!(run.status.code(), Some(2), "{file}: {}", stderr(run));
+    let err = stderr(run);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains(file) && err.contains(damage), "{err}");
+    assert!(!out.join("README.md").exists());
 }
 
 #[test]
 fn a_results_directory_with_latency_is_reported() {
     let tmp = tempfile::tempdir().unwrap();
-    let (dir, out) = fixture(tmp.path());
+    let (dir, out) = fixture(tmp.path(), "latency");
     let run = report(&dir, &out);
     assert!(run.status.success(), "{}", stderr(&run));
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
@@ -85,20 +98,13 @@ fn a_results_directory_with_latency_is_reported() {
 #[test]
 fn a_corrupt_histogram_log_is_refused_in_one_line_and_nothing_is_written() {
     let tmp = tempfile::tempdir().unwrap();
-    let (dir, out) = fixture(tmp.path());
+    let (dir, out) = fixture(tmp.path(), "latency");
     let hlog = dir.join("runs/a.forwarding.inet4.2/latency.hlog");
     let mut bytes = std::fs::read(&hlog).unwrap();
     let at = bytes.len() - 30;
     bytes[at..].fill(b'@');
     std::fs::write(&hlog, bytes).unwrap();
     let run = report(&dir, &out);
-    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
-    let err = stderr(&run);
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(
-        err.contains("runs/a.forwarding.inet4.2/latency.hlog"),
-        "{err}"
-    );
-    assert!(err.contains("corrupt latency histogram log"), "{err}");
-    assert!(!out.join("README.md").exists());
+    let file = "runs/a.forwarding.inet4.2/latency.hlog";
+    assert_refused(&run, &out, file, "corrupt latency histogram log");
 }

@@ -28,6 +28,8 @@ pub(crate) enum Load {
     Max,
     /// This percentage of the throughput search's NDR (a latency trial after each search).
     Ndr(u32),
+    /// This percentage of the baseline's saturated rate (the alternating design's latency run).
+    Alternating(u32),
 }
 
 /// One trial's probes: its measured window's figures, per kind.
@@ -52,8 +54,9 @@ pub(crate) struct ProbeKind {
     pub(crate) window: Option<Percentiles>,
     /// Each second of the window: its start and its P50, ns.
     pub(crate) seconds: Vec<(Duration, u64)>,
-    /// What became of the probes over the whole trial (`meta.json`).
-    pub(crate) probes: ProbeCounts,
+    /// What became of the probes over the whole trial (`meta.json`); `None` where the record
+    /// does not count them (an alternating run's blocks: its record keeps what arrived).
+    pub(crate) probes: Option<ProbeCounts>,
 }
 
 /// The latency of one (version, config set, profile) at one load: every iteration's trial
@@ -197,7 +200,9 @@ fn add(
         None => {
             let name = match load {
                 Load::Ndr(pct) => format!("{version}.{config}.{profile}.{pct}pct"),
-                Load::Offered | Load::Max => format!("{version}.{config}.{profile}"),
+                Load::Offered | Load::Max | Load::Alternating(_) => {
+                    format!("{version}.{config}.{profile}")
+                }
             };
             results.latency.push(LatencySeries {
                 name,
@@ -244,7 +249,7 @@ fn probe_kind(
     let kind = ProbeKind {
         window: merged.percentiles(),
         seconds,
-        probes: summary.probes,
+        probes: Some(summary.probes),
     };
     (merged, kind)
 }

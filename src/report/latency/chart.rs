@@ -76,7 +76,7 @@ pub(crate) struct CdfChart {
 /// each group's name.
 fn groups<'r>(report: &'r Report, profile: &str) -> Vec<(String, Vec<&'r LatencySeries>)> {
     let mut groups: Vec<((&str, &str), Vec<&LatencySeries>)> = Vec::new();
-    for s in report.latency.iter().filter(|s| s.profile == profile) {
+    for s in report.latency_series().filter(|s| s.profile == profile) {
         let key = (s.version.as_str(), s.config.as_str());
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, list)) => list.push(s),
@@ -102,7 +102,7 @@ pub(crate) fn load_chart(report: &Report, profile: &str) -> LoadChart {
                     let p = s.established.percentiles()?;
                     let x = match s.load {
                         Load::Ndr(pct) => f64::from(pct),
-                        Load::Offered | Load::Max => mean_load(s),
+                        Load::Offered | Load::Max | Load::Alternating(_) => mean_load(s),
                     };
                     Some((x, p.p50_ns, p.p99_ns))
                 })
@@ -130,11 +130,11 @@ pub(crate) fn cdf_chart(report: &Report, profile: &str) -> CdfChart {
         .filter_map(|(name, list)| {
             let s = list.into_iter().max_by_key(|s| match s.load {
                 Load::Ndr(pct) => pct,
-                Load::Offered | Load::Max => 0,
+                Load::Offered | Load::Max | Load::Alternating(_) => 0,
             })?;
             let name = match s.load {
                 Load::Ndr(pct) => format!("{name} at {pct} % of the NDR"),
-                Load::Offered | Load::Max => name,
+                Load::Offered | Load::Max | Load::Alternating(_) => name,
             };
             Some(CdfCurve {
                 name,

@@ -1,11 +1,13 @@
 //! results.json's latency: `latency[]`, one entry per (version, config set, profile, load)
 //! with its percentiles (every trial's window merged), probe counts, first packets, the first
-//! packet's difference and each trial's figures; and `latency_floor`, the floor's figures or
-//! why it was not measured. Latencies are in ns; rates in packets per second.
+//! packet's difference and each trial's figures — then one per entry of each alternating run,
+//! its blocks as the trials (its comparisons are verdicts); and `latency_floor`, the floor's
+//! figures or why it was not measured. Latencies are in ns; rates in packets per second.
 
 use serde::Serialize;
 
 use super::{mean_load, probe_totals, FirstPacket, Report};
+use crate::ingest::alternating::latency::RunLatency;
 use crate::ingest::benchlab::latency::{Floor, LatencySeries, Load, ProbeTrial};
 use crate::stats::latency::{Percentiles, ProbeCounts};
 
@@ -20,6 +22,14 @@ pub(crate) struct FiguresJson {
     mean_ns: Option<f64>,
     /// Latencies in the percentiles (probes received in the measured windows).
     samples: u64,
+    /// What became of the probes; absent where the record does not count them (alternating).
+    #[serde(flatten)]
+    probes: Option<ProbesJson>,
+}
+
+/// The probes' fate.
+#[derive(Serialize)]
+pub(crate) struct ProbesJson {
     probes_sent: u64,
     probes_received: u64,
     probes_lost: u64,
@@ -34,8 +44,17 @@ pub(crate) struct LatencyJson<'a> {
     version: &'a str,
     config: &'a str,
     profile: &'a str,
-    /// % of the NDR, after a search; `null` for a fixed-load profile.
+    /// `trials`, or `alternating` (an alternating run's entry).
+    design: &'static str,
+    /// % of the NDR, after a search; % of the baseline's saturated rate, alternating; `null`
+    /// for a fixed-load profile.
     load_pct: Option<u32>,
+    /// The alternating run's baseline's saturated rate, which `load_pct` is a share of.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline_pps: Option<f64>,
+    /// Why the alternating run's latency run ended early, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failure: Option<&'a str>,
     /// Mean offered load of its trials (a `max` profile: what was sent).
     offered_pps: f64,
     probe_rate_pps: u64,
@@ -55,7 +74,7 @@ pub(crate) struct DifferenceJson {
     p50_difference_ns: f64,
     half_width_ns: f64,
     confidence_pct: f64,
-    /// `trials`, or `seconds` (of the one trial with both kinds).
+    /// `trials`, `seconds` (of the one trial with both kinds), or `blocks` (alternating).
     over: &'static str,
     n: usize,
     significant: bool,
@@ -98,7 +117,7 @@ pub(crate) enum FloorJson {
     },
 }
 
-fn figures(p: Option<Percentiles>, c: ProbeCounts) -> FiguresJson {
+fn figures(p: Option<Percentiles>, c: Option<ProbeCounts>) -> FiguresJson {
     FiguresJson {
         p50_ns: p.map(|p| p.p50_ns),
         p90_ns: p.map(|p| p.p90_ns),
@@ -107,30 +126,45 @@ fn figures(p: Option<Percentiles>, c: ProbeCounts) -> FiguresJson {
         max_ns: p.map(|p| p.max_ns),
         mean_ns: p.map(|p| p.mean_ns),
         samples: p.map_or(0, |p| p.samples),
-        probes_sent: c.sent,
-        probes_received: c.received,
-        probes_lost: c.lost,
-        probes_duplicates: c.duplicates,
-        probes_reordered: c.reordered,
+        probes: c.map(|c| ProbesJson {
+            probes_sent: c.sent,
+            probes_received: c.received,
+            probes_lost: c.lost,
+            probes_duplicates: c.duplicates,
+            probes_reordered: c.reordered,
+        }),
     }
 }
 
-/// `latency[]`: every latency series in the report's order.
+/// `latency[]`: every latency series in the report's order, then the alternating runs' entries.
 pub(crate) fn series(report: &Report) -> Vec<LatencyJson<'_>> {
-    report.latency.iter().map(one).collect()
+    let alternating = (report.alternating.iter())
+        .filter_map(|run| run.latency.as_ref())
+        .flat_map(|l| l.entries.iter().map(move |s| one(s, Some(l))));
+    (report.latency.iter().map(|s| one(s, None)))
+        .chain(alternating)
+        .collect()
 }
 
-fn one(s: &LatencySeries) -> LatencyJson<'_> {
+/// One series; `run` is the alternating run's latency it belongs to, if any.
+fn one<'a>(s: &'a LatencySeries, run: Option<&'a RunLatency>) -> LatencyJson<'a> {
     let first = FirstPacket::of(s);
     LatencyJson {
         name: &s.name,
         version: &s.version,
         config: &s.config,
         profile: &s.profile,
+        design: if run.is_some() {
+            "alternating"
+        } else {
+            "trials"
+        },
         load_pct: match s.load {
-            Load::Ndr(pct) => Some(pct),
+            Load::Ndr(pct) | Load::Alternating(pct) => Some(pct),
             Load::Offered | Load::Max => None,
         },
+        baseline_pps: run.map(|r| r.baseline_pps),
+        failure: run.and_then(|r| r.failure.as_deref()),
         offered_pps: mean_load(s),
         probe_rate_pps: s.probe_rate_pps,
         trials: s.trials.len(),
@@ -143,7 +177,7 @@ fn one(s: &LatencySeries) -> LatencyJson<'_> {
                 p50_difference_ns: d.mean,
                 half_width_ns: d.half_width,
                 confidence_pct: 95.0,
-                over: if f.over_seconds { "seconds" } else { "trials" },
+                over: f.over.name(),
                 n: d.n,
                 significant: d.excludes_zero(),
             })
@@ -171,7 +205,7 @@ pub(crate) fn floor(floor: Option<&Floor>) -> Option<FloorJson> {
         Some(m) => FloorJson::Measured {
             probe_rate_pps: r.probe_rate_pps,
             duration_s: r.duration_s,
-            figures: figures(m.latency, m.probes),
+            figures: figures(m.latency, Some(m.probes)),
             user_to_driver_p50_ns: r.user_to_driver.map(|p| p.p50_ns),
         },
         None => FloorJson::NotMeasured {

@@ -1,28 +1,37 @@
 //! The README's "Latency under load" section: the floor line, one table per (version, config
-//! set, profile) with each load's percentiles and probe counts, the charts, first packet
-//! against established flows, and the ministat comparisons of the trials' P99 and P50.
+//! set, profile) with each load's percentiles and probe counts, each alternating run's
+//! entries with their paired comparisons, the charts, first packet against established flows,
+//! and the ministat comparisons of the trials' P99 and P50.
 
-use super::{load_text, probe_totals, FirstPacket, Report};
+use super::{load_text, probe_totals, FirstPacket, Over, Report};
+use crate::ingest::alternating::AlternatingRun;
 use crate::ingest::benchlab::latency::{Floor, LatencySeries};
 use crate::report::compare::block_line;
+use crate::report::verdict::{Finding, Metric, Verdict};
 use crate::stats::latency::{LatencySummary, Percentiles, ProbeCounts};
-use crate::units::format_ns;
+use crate::units::{format_ns, format_pps};
 
 /// The section; empty when the campaign measured no latency.
 pub(crate) fn section(report: &Report) -> String {
-    if report.latency.is_empty() && report.latency_floor.is_none() {
+    let mut series = report.latency_series().peekable();
+    if series.peek().is_none() && report.latency_floor.is_none() {
         return String::new();
     }
-    let rate = (report.latency.first()).map_or(String::new(), |s| {
+    let rate = series.next().map_or(String::new(), |s| {
         format!(" ({} probes/s)", s.probe_rate_pps)
     });
+    let trials = match report.latency.is_empty() {
+        true => "",
+        false => {
+            " Percentiles: every iteration's histograms merged, over each trial's measured window \
+             (fixed-load trials: after warm-up, before cool-down; the latency trials after a \
+             throughput search: every second but the first); probes: counted over whole trials."
+        }
+    };
     let mut md = format!(
         "\n## Latency under load\n\n\
          One-way latency of probes sent on top of the load{rate}, from the generator through \
-         the DUT to the receiver. Percentiles: every iteration's histograms merged, over each \
-         trial's measured window (fixed-load trials: after warm-up, before cool-down; the \
-         latency trials after a throughput search: every second but the first); probes: \
-         counted over whole trials.\n\n{}\n",
+         the DUT to the receiver.{trials}\n\n{}\n",
         floor_line(report.latency_floor.as_ref())
     );
     let mut cells: Vec<(&str, &str, &str)> = Vec::new();
@@ -48,6 +57,9 @@ pub(crate) fn section(report: &Report) -> String {
         for s in rows {
             md.push_str(&row(s));
         }
+    }
+    for run in &report.alternating {
+        md.push_str(&alternating(report, run));
     }
     md.push('\n');
     for profile in report.latency_profiles() {
@@ -116,30 +128,99 @@ fn counts(p: &ProbeCounts) -> String {
 
 /// A table row: a load's percentiles (`–` where no probe arrived) and its summed counts.
 fn row(s: &LatencySeries) -> String {
-    let figures = match s.established.percentiles() {
-        Some(p) => figures(&p),
-        None => ["–"; 5].map(String::from),
+    let counts = match probe_totals(s, false) {
+        Some(p) => [p.sent, p.received, p.lost].map(|n| n.to_string()),
+        None => ["–"; 3].map(String::from),
     };
-    let p = probe_totals(s, false);
     format!(
-        "| {} | {} | {} | {} | {} | {} |\n",
+        "| {} | {} | {} | {} |\n",
         load_text(s),
         s.trials.len(),
-        figures.join(" | "),
-        p.sent,
-        p.received,
-        p.lost
+        figures(s.established.percentiles().as_ref()).join(" | "),
+        counts.join(" | ")
     )
 }
 
-/// P50, P90, P99, P99.9 and max in human units.
-fn figures(p: &Percentiles) -> [String; 5] {
-    [p.p50_ns, p.p90_ns, p.p99_ns, p.p999_ns, p.max_ns].map(|ns| format_ns(ns as f64))
+/// P50, P90, P99, P99.9 and max in human units; `–` each where no probe arrived.
+fn figures(p: Option<&Percentiles>) -> [String; 5] {
+    match p {
+        Some(p) => {
+            [p.p50_ns, p.p90_ns, p.p99_ns, p.p999_ns, p.max_ns].map(|ns| format_ns(ns as f64))
+        }
+        None => ["–"; 5].map(String::from),
+    }
+}
+
+/// An alternating run's latency: its load, each entry's figures over the run, its paired
+/// comparisons and how it ended; empty when it has no latency run.
+fn alternating(report: &Report, run: &AlternatingRun) -> String {
+    let Some(latency) = &run.latency else {
+        return String::new();
+    };
+    let baseline = run.sets.first().map_or("", |s| report.label(s));
+    let mut md = format!(
+        "\n### {} · {}, alternated\n\n\
+         At {} % of {baseline}'s saturated rate, {} ({baseline}'s median over the run's \
+         throughput blocks: {}), {} blocks: the config sets alternated as in the throughput \
+         blocks, each phase's probes counted from the end of its settle time. Percentiles: each \
+         config set's phases merged over the run; probes: those that arrived in them.\n\n\
+         | config set | P50 | P90 | P99 | P99.9 | max | probes |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n",
+        report.version_label(&run.version),
+        report.label(&run.profile),
+        latency.load_pct,
+        format_pps(latency.load_pps),
+        format_pps(latency.baseline_pps),
+        latency.blocks,
+    );
+    for (set, s) in run.sets.iter().zip(&latency.entries) {
+        md.push_str(&format!(
+            "| {} | {} | {} |\n",
+            report.label(set),
+            figures(s.established.percentiles().as_ref()).join(" | "),
+            s.established.len()
+        ));
+    }
+    md.push_str(
+        "\nEach comparison's P99 and P50, paired block by block (the mean of the per-block log \
+         ratios with Student's t), as the rates are:\n\n",
+    );
+    for v in report.alternating_latency_verdicts(run) {
+        md.push_str(&format!("- {}\n", paired_line(&v)));
+    }
+    if let Some(why) = &latency.failure {
+        md.push_str(&format!(
+            "- the latency run ended early: {why}; its {} blocks before are kept\n",
+            latency.blocks
+        ));
+    }
+    md
+}
+
+/// `nft-stateful vs forwarding: P99 +134.0 % ± 20.0 % (paired, 95 %, 6 blocks): higher
+/// latency`.
+fn paired_line(v: &Verdict) -> String {
+    let quantile = match v.metric {
+        Metric::Latency(q) => q.name(),
+        Metric::Throughput => "",
+    };
+    let head = format!("{} vs {}: {quantile}", v.subject_label, v.reference_label);
+    match (v.finding(), v.interval()) {
+        (Finding::NoEstimate, _) | (_, None) => format!("{head}: too few blocks for an interval"),
+        (_, Some(i)) => format!(
+            "{head} {} ({}, {} %, {}): {}",
+            v.change_text(),
+            v.kind(),
+            i.confidence_pct,
+            v.used_text(),
+            v.verdict_text()
+        ),
+    }
 }
 
 /// The first-packet table; empty when no series sent first-packet probes.
 fn first_packet(report: &Report) -> String {
-    let rows: Vec<(&LatencySeries, FirstPacket)> = (report.latency.iter())
+    let rows: Vec<(&LatencySeries, FirstPacket)> = (report.latency_series())
         .filter_map(|s| Some((s, FirstPacket::of(s)?)))
         .collect();
     if rows.is_empty() {
@@ -149,7 +230,8 @@ fn first_packet(report: &Report) -> String {
         "\n### First packet against established flows\n\n\
          Probes that each open a new flow (on a stateful DUT, new state) against probes on one \
          established flow. The difference of the P50s with its 95 % interval: Student's t over \
-         the trials' differences, or, with one trial, over its seconds' (that trial's only).\n\n\
+         the trials' differences, or, with one trial, over its seconds' (that trial's only), or \
+         over an alternating run's blocks'.\n\n\
          | version | config set | profile | load | established P50 | established P99 | first \
          packet P50 | first packet P99 | first − established P50 | over | verdict |\n\
          |---|---|---|---|---:|---:|---:|---:|---:|---|---|\n",
@@ -159,9 +241,10 @@ fn first_packet(report: &Report) -> String {
         let (difference, over, verdict) = match f.difference {
             Some(d) => (
                 format!("{} ± {}", signed_ns(d.mean), format_ns(d.half_width)),
-                match f.over_seconds {
-                    true => format!("{} seconds of one trial", d.n),
-                    false => format!("{} trials", d.n),
+                match f.over {
+                    Over::Seconds => format!("{} seconds of one trial", d.n),
+                    Over::Trials => format!("{} trials", d.n),
+                    Over::Blocks => format!("{} blocks", d.n),
                 },
                 match (d.excludes_zero(), d.mean > 0.0) {
                     (true, true) => "**higher latency**",

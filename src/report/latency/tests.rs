@@ -253,8 +253,14 @@ fn reported(out: &Path) -> (Report, String, serde_json::Value) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("results");
     results_dir(&dir);
+    report_of(&dir, out)
+}
+
+/// The report of the results directory `dir` (its config sets `forwarding` and
+/// `nft-stateful`), written into `out`: the model, its README and results.json.
+pub(super) fn report_of(dir: &Path, out: &Path) -> (Report, String, serde_json::Value) {
     let known = ["forwarding", "nft-stateful"];
-    let written = from_dir(&dir, out, Overrides::default(), &known).unwrap();
+    let written = from_dir(dir, out, Overrides::default(), &known).unwrap();
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
     let json = std::fs::read(out.join("results.json")).unwrap();
     (
@@ -482,7 +488,7 @@ fn one_trial(first: &[u64]) -> LatencySeries {
         seconds: (add.iter().enumerate())
             .map(|(s, a)| (Duration::from_secs(s as u64 + 2), 10_000 + a))
             .collect(),
-        probes: ProbeCounts::default(),
+        probes: Some(ProbeCounts::default()),
     };
     LatencySeries {
         name: "v.c.p".into(),
@@ -506,7 +512,7 @@ fn one_trial(first: &[u64]) -> LatencySeries {
 #[test]
 fn with_one_trial_the_first_packets_interval_is_over_its_seconds() {
     let f = FirstPacket::of(&one_trial(&[900, 1000, 1100, 1000])).unwrap();
-    assert!(f.over_seconds);
+    assert_eq!(f.over, Over::Seconds);
     let d = f.difference.unwrap();
     assert_eq!((d.n, d.mean), (4, 1000.0));
     // s = 81.65 ns, t(3) = 3.182: ± 129.9 ns.
