@@ -227,8 +227,8 @@ af = "inet4"
         let timed = (phases.iter())
             .filter(|p| p["config"] == set && p["established"]["samples"].as_u64() > Some(0))
             .count();
-        // A phase of a busy machine's may see none of its probes arrive (the sender's thread
-        // kept off its CPU): most do.
+        // On a busy machine a phase may see none of its probes arrive (the sender's thread
+        // kept off its CPU): most phases do.
         assert!(timed >= 4, "{set}: {timed} of 6 phases timed: {record}");
     }
     let intervals = log::read_file(&run.join("latency.hlog")).unwrap();
