@@ -158,11 +158,11 @@ rate = 100000
                 "{set} {kind}"
             );
         }
-        // The probes are out of the load's counts: it received no more than it was sent.
-        assert!(
-            meta["rx_pkts"].as_u64() <= meta["tx_pkts"].as_u64(),
-            "{meta}"
-        );
+        // The probes are out of the load's counts: it received no more than it was sent, but
+        // for the probes of the trial's edges, each second losing those sent in it (at most a
+        // second's worth off in all).
+        let (rx, tx) = (meta["rx_pkts"].as_u64(), meta["tx_pkts"].as_u64());
+        assert!(rx.unwrap() <= tx.unwrap() + 10_000, "{meta}");
         let intervals = log::read_file(&dir.join("latency.hlog")).unwrap();
         let tags: std::collections::BTreeSet<_> =
             intervals.iter().filter_map(|i| i.tag.clone()).collect();
