@@ -16,6 +16,8 @@ pub(crate) mod history;
 pub(crate) mod lab;
 /// `benchlab ministat`: FreeBSD's ministat(1), flag for flag.
 pub(crate) mod ministat;
+/// `benchlab probe`: latency probes between two interfaces of this host, standalone.
+pub(crate) mod probe;
 /// `benchlab report`: README, graphs, JSON and the harness's files from a results directory.
 pub(crate) mod report;
 /// `benchlab run`: a whole campaign, ending with its report.
@@ -61,6 +63,9 @@ pub(crate) enum Command {
     Gen(gen::Args),
     /// Sample an interface's packet counters once a second (the receiver).
     Rx(rx::Args),
+    /// Send latency probes out of one interface and read them back on another of this host
+    /// (the probes of an SSH lab whose senders and receiver are one host).
+    Probe(probe::Args),
 }
 
 /// Runs one parsed command line, writing its output to `out` and `err`; returns the exit status.
@@ -73,6 +78,7 @@ pub fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result
         Command::Lab(args) => lab::run(args, out, err),
         Command::Gen(args) => gen::run(args, out, err),
         Command::Rx(args) => rx::run(args, out, err),
+        Command::Probe(args) => probe::run(args, out, err),
     }
 }
 

@@ -41,6 +41,11 @@ pub struct Results {
     /// Throughput searches (benchlab campaigns with throughput profiles), for the NDR/PDR
     /// table and the loss charts.
     pub(crate) searches: Vec<benchlab::throughput::SearchRun>,
+    /// Latency under load (benchlab campaigns that sent probes): one entry per (version,
+    /// config set, profile, load).
+    pub(crate) latency: Vec<benchlab::latency::LatencySeries>,
+    /// The lab's latency floor, when `lab.json` records one.
+    pub(crate) latency_floor: Option<benchlab::latency::Floor>,
 }
 
 /// A profiling trial's capture of the DUT, as stored: folded stacks, unchecked.
@@ -274,6 +279,11 @@ pub(crate) enum Warning {
         /// Why: it names no series, or its series is drawn from another graph.
         why: String,
     },
+    /// A benchlab trial's record says it measured latency but its histograms are missing.
+    NoLatencyLog {
+        /// The missing `latency.hlog`, relative to the results directory.
+        file: String,
+    },
     /// A benchlab trial was measured twice: the attempt kept is counted, the other left out.
     RemeasuredTrial {
         /// `<version>.<config>.<profile>.<iter>`.
@@ -339,6 +349,11 @@ impl Warning {
             Self::UnmatchedGraph { file, why } => {
                 write!(f, "{file}: pmcstat call graph not drawn: {why}")
             }
+            Self::NoLatencyLog { file } => write!(
+                f,
+                "{file}: missing, though the trial's record holds latency; left out of the \
+                 latency figures"
+            ),
             Self::RemeasuredTrial { trial, reason } => {
                 write!(
                     f,

@@ -1,6 +1,6 @@
 //! Reports: from [`Results`] to the files a results directory gets — README.md (the verdicts
-//! first, then ministat tables), one PNG chart per traffic profile, results.json, and the
-//! netbenches harness's own `.pps` and `gnuplot.data`.
+//! first, then ministat tables), one PNG chart per traffic profile (and the latency charts),
+//! results.json, and the netbenches harness's own `.pps` and `gnuplot.data`.
 //!
 //! [`from_dir`] is the whole pipeline: read a directory, settle the options, build, write.
 //! [`Report::build`] selects and orders the series and computes every statistic once; the
@@ -55,6 +55,8 @@ pub(crate) mod harness;
 pub(crate) mod host;
 /// results.json.
 pub(crate) mod json;
+/// Latency under load: comparisons, first packet against established, charts.
+pub(crate) mod latency;
 /// README.md.
 pub(crate) mod markdown;
 /// Writing the files without overwriting anyone else's.
@@ -87,6 +89,7 @@ pub(crate) const EXPORTERS: &[&dyn Exporter] = &[
     &flame::FlameExporter,
     &alternating::AlternatingExporter,
     &throughput::ThroughputExporter,
+    &latency::LatencyExporter,
     &markdown::MarkdownExporter,
     &json::JsonExporter,
 ];
@@ -209,6 +212,12 @@ pub struct Report {
     pub(crate) alternating: Vec<AlternatingRun>,
     /// Throughput searches of the selected versions and config sets.
     pub(crate) searches: Vec<crate::ingest::benchlab::throughput::SearchRun>,
+    /// Latency under load of the selected versions and config sets, per load.
+    pub(crate) latency: Vec<crate::ingest::benchlab::latency::LatencySeries>,
+    /// The lab's latency floor, when recorded.
+    pub(crate) latency_floor: Option<crate::ingest::benchlab::latency::Floor>,
+    /// The comparisons of the latency series' trials (P99, P50).
+    pub(crate) latency_blocks: Vec<latency::LatencyBlock>,
     /// [`ReportOptions::trials_advice`].
     pub(crate) trials_advice: Option<String>,
     /// [`ReportOptions::tables`].
@@ -240,6 +249,8 @@ impl Report {
             captures,
             alternating,
             searches,
+            latency,
+            latency_floor,
         } = results;
         let versions = select("version", by_age(&series), options.versions.as_deref())?;
         let configs = select(
@@ -267,6 +278,9 @@ impl Report {
         let searches = (searches.into_iter())
             .filter(|s| versions.contains(&s.version) && configs.contains(&s.config))
             .collect();
+        let latency = (latency.into_iter())
+            .filter(|s| versions.contains(&s.version) && configs.contains(&s.config))
+            .collect();
         let title = (options.title.clone())
             .unwrap_or_else(|| default_title(&options.labels, &versions, &configs));
         let mut report = Report {
@@ -288,12 +302,18 @@ impl Report {
             flames,
             alternating,
             searches,
+            latency,
+            latency_floor,
+            latency_blocks: Vec::new(),
             trials_advice: options.trials_advice.clone(),
             tables: options.tables.clone(),
             unreproduced: Vec::new(),
         };
         report.blocks = report.comparison_blocks()?;
+        report.latency_blocks = report.latency_blocks()?;
+        // The latency verdicts after the throughput ones: the throughput is the result.
         report.verdicts = report.verdict_list();
+        report.verdicts.extend(report.latency_verdicts());
         Ok(report)
     }
 

@@ -64,5 +64,6 @@ pub use phase::{
 };
 pub use plot::Plot;
 pub use sequential::{Decision, StopError, StopOptions, StopRule};
+pub(crate) use student::MeanInterval;
 pub use student::{Confidence, ConfidenceError};
 pub(crate) use summary::{Flavor, Sample, Summary};

@@ -32,6 +32,8 @@ pub(crate) mod record;
 pub(crate) mod search;
 /// The files of each trial of a throughput search: `trials/<NNN>/`, `calibration/<N>/`.
 pub(crate) mod search_files;
+/// Which seconds of a trial the analysis keeps: after the warm-up, before the cool-down.
+pub(crate) mod window;
 
 pub use alternating::latency::{AlternatingLatency, LatencyPhase};
 pub use alternating::{PhaseRow, SegmentMeta, StoredBlock};

@@ -65,7 +65,7 @@ pub(crate) mod remote;
 pub(crate) mod requeue;
 /// netsniff-ng trafgen: its packet configuration from a traffic profile, its command line.
 pub(crate) mod trafgen;
-/// The JSON lines of `benchlab gen --json` and `benchlab rx --json`, written and read.
+/// The JSON lines of `benchlab gen`, `rx` and `probe --json`, written and read.
 pub(crate) mod wire;
 /// XDP live-frames engine: a hand-assembled XDP program run by `BPF_PROG_TEST_RUN`.
 pub mod xdp;

@@ -1,11 +1,21 @@
-//! Rates and latencies as people read them: the one formatter of packets per second (and of
-//! nanoseconds) that reports, charts and live progress lines share, so a figure reads the same
-//! everywhere it appears.
+//! Rates and latencies as people read them: the one formatter of packets per second that
+//! reports, charts and live progress lines share, and the one of nanoseconds that the latency
+//! tables and charts share, so a figure reads the same everywhere it appears.
+
+/// Rate units, largest first.
+const PPS_UNITS: [(f64, &str); 3] = [(1e6, "Mpps"), (1e3, "Kpps"), (1.0, "pps")];
+/// Time units of a value in nanoseconds, largest first.
+const NS_UNITS: [(f64, &str); 4] = [(1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns")];
 
 /// A rate scaled for display with three significant digits: `1488125` → `1.49 Mpps`.
 pub(crate) fn format_pps(pps: f64) -> String {
-    let (scale, unit) = pps_unit(pps);
-    format!("{} {unit}", trim_decimals(pps / scale, 3))
+    scaled(pps, &PPS_UNITS)
+}
+
+/// A latency in nanoseconds scaled for display with three significant digits: `2184` →
+/// `2.18 µs`, `850` → `850 ns`, `1500000` → `1.5 ms`.
+pub(crate) fn format_ns(ns: f64) -> String {
+    scaled(ns, &NS_UNITS)
 }
 
 /// An axis tick of a rate axis labelled in the unit of [`pps_unit`]: `0` stays bare.
@@ -17,27 +27,23 @@ pub(crate) fn format_tick(value: f64, (scale, unit): (f64, &str)) -> String {
     }
 }
 
-/// A latency in nanoseconds with three significant digits in the unit that fits:
-/// `850` → `850 ns`, `12_345` → `12.3 µs`, `4_500_000` → `4.5 ms`.
-pub(crate) fn format_ns(ns: f64) -> String {
-    let (scale, unit) = match ns.abs() {
-        n if n >= 1e9 => (1e9, "s"),
-        n if n >= 1e6 => (1e6, "ms"),
-        n if n >= 1e3 => (1e3, "µs"),
-        _ => (1.0, "ns"),
-    };
-    format!("{} {unit}", trim_decimals(ns / scale, 3))
-}
-
 /// The scale and unit a rate (or a rate axis up to `max`) is written in.
 pub(crate) fn pps_unit(max: f64) -> (f64, &'static str) {
-    if max >= 1e6 {
-        (1e6, "Mpps")
-    } else if max >= 1e3 {
-        (1e3, "Kpps")
-    } else {
-        (1.0, "pps")
-    }
+    unit_of(max, &PPS_UNITS)
+}
+
+/// The first of `units` (largest first) that `value` reaches in size; the last below them all.
+fn unit_of(value: f64, units: &[(f64, &'static str)]) -> (f64, &'static str) {
+    let last = units[units.len() - 1];
+    (units.iter().copied())
+        .find(|(scale, _)| value.abs() >= *scale)
+        .unwrap_or(last)
+}
+
+/// `value` in the unit of `units` its size reaches, three significant digits.
+fn scaled(value: f64, units: &[(f64, &'static str)]) -> String {
+    let (scale, unit) = unit_of(value, units);
+    format!("{} {unit}", trim_decimals(value / scale, 3))
 }
 
 /// `value` with at most `significant` significant digits before trailing zeros are cut, but
@@ -69,6 +75,16 @@ mod tests {
         assert_eq!(format_pps(2_000_000.0), "2 Mpps");
         assert_eq!(format_pps(950.0), "950 pps");
         assert_eq!(format_pps(0.0), "0 pps");
+    }
+
+    #[test]
+    fn latencies_scale_to_microseconds_and_milliseconds() {
+        assert_eq!(format_ns(2_184.0), "2.18 µs");
+        assert_eq!(format_ns(850.0), "850 ns");
+        assert_eq!(format_ns(12_100.0), "12.1 µs");
+        assert_eq!(format_ns(1_500_000.0), "1.5 ms");
+        assert_eq!(format_ns(2e9), "2 s");
+        assert_eq!(format_ns(-3_500.0), "-3.5 µs");
     }
 
     #[test]

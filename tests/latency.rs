@@ -1,6 +1,7 @@
-//! The latency floor self-test on real namespaces: probes of both kinds sent, stamped and
+//! Latency on real namespaces: the floor self-test (probes of both kinds sent, stamped and
 //! received across one veth, timed from the kernel's stamps, and the floor's lab gone
-//! afterwards, after a panic too.
+//! afterwards, after a panic too), and campaigns that measure latency through the DUT (fixed-load
+//! trials, the alternating design's latency run): what they store, and the lab gone after.
 //!
 //! Needs root (CI runs the tests as root); without it every test says so and passes. No timing
 //! threshold: what is asserted is what users rely on (the probes arrive, the figures are
@@ -11,8 +12,12 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use benchlab::lab::floor::{self, FloorConfig, FloorLab};
+use benchlab::stats::latency::log;
 use benchlab::traffic::latency::ProbeKind;
 use benchlab::traffic::os;
+
+mod common;
+use common::{lab_namespaces, run_campaign, stderr};
 
 /// One floor lab at a time in this process: each test counts this process's namespaces.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -115,4 +120,133 @@ fn a_panic_removes_the_floor_lab() {
     });
     assert!(result.is_err());
     assert_eq!(floor_namespaces(), Vec::<String>::new());
+}
+
+fn json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn fixed_load_trials_store_their_latency_and_the_floor() {
+    if !root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (results, out) = run_campaign(
+        tmp.path(),
+        r#"title = "latency trials"
+iterations = 1
+design = "trials"
+config_sets = ["forwarding", "nft-stateful"]
+[lab]
+id = "tlat"
+[trial]
+duration = 5
+warmup = 1
+cooldown = 1
+latency = true
+[latency]
+floor_duration = 1
+[[profiles]]
+name = "inet4"
+af = "inet4"
+rate = 100000
+"#,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    for set in ["forwarding", "nft-stateful"] {
+        let dir = results.join(format!("runs/default.{set}.inet4.1"));
+        let meta = json(&dir.join("meta.json"));
+        let latency = &meta["latency"];
+        assert_eq!(latency["probe_rate_pps"], 10000, "{set}");
+        for kind in ["established", "first_packet"] {
+            let probes = &latency[kind]["probes"];
+            let (sent, received) = (probes["sent"].as_u64(), probes["received"].as_u64());
+            assert!(
+                sent.unwrap() > 0 && received.unwrap() > 0,
+                "{set} {kind}: {latency}"
+            );
+            assert!(
+                latency[kind]["latency"]["p50_ns"].as_u64().unwrap() > 0,
+                "{set} {kind}"
+            );
+        }
+        // The probes are out of the load's counts: it received no more than it was sent, but
+        // for the probes of the trial's edges, each second losing those sent in it (at most a
+        // second's worth off in all).
+        let (rx, tx) = (meta["rx_pkts"].as_u64(), meta["tx_pkts"].as_u64());
+        assert!(rx.unwrap() <= tx.unwrap() + 10_000, "{meta}");
+        let intervals = log::read_file(&dir.join("latency.hlog")).unwrap();
+        let tags: std::collections::BTreeSet<_> =
+            intervals.iter().filter_map(|i| i.tag.clone()).collect();
+        assert_eq!(
+            tags,
+            ["established", "first-packet"].map(String::from).into()
+        );
+    }
+    let floor = &json(&results.join("lab.json"))["latency_floor"];
+    assert!(
+        floor["measured"]["probes"]["received"].as_u64().unwrap() > 0,
+        "{floor}"
+    );
+    assert_eq!(
+        log::read_file(&results.join("latency-floor.hlog"))
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(lab_namespaces("tlat"), Vec::<String>::new());
+}
+
+#[test]
+fn the_alternating_design_alternates_the_sets_latency_at_a_fixed_load() {
+    if !root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (results, out) = run_campaign(
+        tmp.path(),
+        r#"title = "alternating latency"
+design = "alternating"
+config_sets = ["forwarding", "nft-stateful"]
+[lab]
+id = "alat"
+[trial]
+latency = true
+[alternating]
+max_duration = 8
+min_blocks = 4
+[latency]
+floor_duration = 1
+blocks = 3
+[[profiles]]
+name = "inet4"
+af = "inet4"
+"#,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = results.join("alternating/default.inet4");
+    let record = json(&run.join("latency.json"));
+    assert_eq!(record["load_pct"], 50);
+    let (baseline, load) = (record["baseline_pps"].as_f64(), record["load_pps"].as_f64());
+    assert!(
+        (load.unwrap() - baseline.unwrap() / 2.0).abs() < 1.0,
+        "{record}"
+    );
+    let phases = record["phases"].as_array().unwrap();
+    // Three blocks of the balanced order of two sets: four phases each, two per set.
+    assert_eq!(phases.len(), 12, "{record}");
+    for set in ["forwarding", "nft-stateful"] {
+        let timed = (phases.iter())
+            .filter(|p| p["config"] == set && p["established"]["samples"].as_u64() > Some(0))
+            .count();
+        // On a busy machine a phase may see none of its probes arrive (the sender's thread
+        // kept off its CPU): most phases do.
+        assert!(timed >= 4, "{set}: {timed} of 6 phases timed: {record}");
+    }
+    let intervals = log::read_file(&run.join("latency.hlog")).unwrap();
+    assert!(intervals
+        .iter()
+        .any(|i| i.tag.as_deref() == Some("1.1.established")));
+    assert_eq!(lab_namespaces("alat"), Vec::<String>::new());
 }

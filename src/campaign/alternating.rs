@@ -180,9 +180,10 @@ impl Alternation<'_> {
             plan: Vec::new(),
             spans: Vec::new(),
             next_at: secs(trial.warmup),
-            entries: self.plan.runs.entries(index),
-            in_force: None,
-            version_in_force: (!self.plan.runs.alternates).then_some(index),
+            dut: entries::OnDut::new(
+                self.plan.runs.entries(index),
+                (!self.plan.runs.alternates).then_some(index),
+            ),
             first_switch: None,
             measured: 0,
             ended: None,
@@ -268,13 +269,8 @@ struct Controller<'d, 'b, 'e> {
     spans: Vec<PhaseSpan>,
     /// When the next phase starts, seconds since the traffic started.
     next_at: f64,
-    /// What the phases alternate, in the order of `design.names`.
-    entries: Vec<entries::Entry>,
-    /// The entry in force on the DUT: a phase of the same entry as the one before goes on
-    /// without a switch (each switch costs a dozen commands on a saturated DUT).
-    in_force: Option<usize>,
-    /// The version in force (`None`: unknown, the next switch applies it).
-    version_in_force: Option<usize>,
+    /// The entries and the one in force.
+    dut: entries::OnDut,
     first_switch: Option<f64>,
     measured: usize,
     ended: Option<Decision>,
@@ -313,23 +309,15 @@ impl Watch for Controller<'_, '_, '_> {
         }
         let set = self.plan[self.spans.len()];
         let started = Instant::now();
-        if self.in_force != Some(set) {
-            let to = self.entries[set];
-            let from = entries::InForce {
-                version: self.version_in_force.take(),
-                set: self.in_force.take().map(|e| self.entries[e].set),
-            };
-            entries::switch_entry(&mut *self.switcher, self.design.campaign, from, to)
-                .with_context(|| {
-                    format!(
-                        "switching the DUT to `{}` (block {}); the blocks before it are kept",
-                        self.design.plan.names[set],
-                        self.blocks_so_far() + 1
-                    )
-                })?;
-            self.in_force = Some(set);
-            self.version_in_force = Some(to.version);
-        }
+        (self.dut)
+            .switch_to(&mut *self.switcher, self.design.campaign, set)
+            .with_context(|| {
+                format!(
+                    "switching the DUT to `{}` (block {}); the blocks before it are kept",
+                    self.design.plan.names[set],
+                    self.blocks_so_far() + 1
+                )
+            })?;
         let switched_s = now + started.elapsed().as_secs_f64();
         self.first_switch.get_or_insert(switched_s);
         self.spans.push(PhaseSpan {

@@ -41,9 +41,18 @@ pub(crate) fn plan_of(campaign: &Campaign) -> Plan {
         (Design::Alternating, Some(alt)) => {
             let runs = Runs::of(campaign);
             let count = runs.per_profile() * campaign.profiles.len();
-            let per_run =
-                secs(alt.max_duration) + secs(campaign.trial.warmup).max(secs(alt.settle));
+            let warmup = secs(campaign.trial.warmup).max(secs(alt.settle));
+            let per_run = secs(alt.max_duration) + warmup;
             let entries = runs.entries(0).len();
+            // A profile with latency adds its latency run, `[latency] blocks` blocks long.
+            let latency_runs = runs.per_profile()
+                * (campaign.profiles.iter())
+                    .filter(|p| p.latency(&campaign.trial))
+                    .count();
+            let latency_run = f64::from(campaign.latency().blocks)
+                * secs(alt.block_duration(entries))
+                + warmup
+                + RUN_OVERHEAD_S;
             Plan {
                 design: Design::Alternating,
                 reason,
@@ -54,7 +63,10 @@ pub(crate) fn plan_of(campaign: &Campaign) -> Plan {
                     runs.per_profile(),
                     secs(alt.phase)
                 ),
-                wall_s: LAB_S + count as f64 * (per_run + RUN_OVERHEAD_S),
+                wall_s: LAB_S
+                    + floor_s(campaign)
+                    + count as f64 * (per_run + RUN_OVERHEAD_S)
+                    + latency_runs as f64 * latency_run,
                 at_most: true,
                 caveat: format!(
                     "a run ends once every comparison is within ± {} % (after {} blocks of \
@@ -74,10 +86,21 @@ pub(crate) fn plan_of(campaign: &Campaign) -> Plan {
                     && (campaign.profiles.iter())
                         .any(|p| p.name == k.profile && p.measure == Measure::Throughput)
             };
+            let trial_s = secs(campaign.trial.duration) + TRIAL_OVERHEAD_S;
+            // A search with latency adds a trial per `[latency] loads`.
+            let latency_trials = |k: &TrialKey| {
+                let probed = (campaign.profiles.iter())
+                    .any(|p| p.name == k.profile && p.latency(&campaign.trial));
+                if probed {
+                    campaign.latency().loads.len()
+                } else {
+                    0
+                }
+            };
             let seconds: f64 = (keys.iter())
                 .map(|k| match searches(&k) {
-                    true => search.search_duration_max,
-                    false => secs(campaign.trial.duration) + TRIAL_OVERHEAD_S,
+                    true => search.search_duration_max + latency_trials(k) as f64 * trial_s,
+                    false => trial_s,
                 })
                 .sum();
             let reboots = campaign.versions.iter().any(|v| !v.reboot.is_empty());
@@ -100,11 +123,20 @@ pub(crate) fn plan_of(campaign: &Campaign) -> Plan {
                 reason,
                 count: keys.len(),
                 unit: "trials".into(),
-                wall_s: LAB_S + seconds,
+                wall_s: LAB_S + floor_s(campaign) + seconds,
                 at_most: searching,
                 caveat,
             }
         }
+    }
+}
+
+/// Seconds of the latency floor's self-test, when the campaign measures latency: its probes
+/// and its own lab's making.
+fn floor_s(campaign: &Campaign) -> f64 {
+    match campaign.measures_latency() {
+        true => secs(campaign.latency().floor_duration) + LAB_S,
+        false => 0.0,
     }
 }
 

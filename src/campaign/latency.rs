@@ -88,7 +88,7 @@ fn measured(intervals: &[Interval], window: &Trial) -> Latency {
     for i in intervals {
         let t_s = i.start.as_secs_f64().round() + 1.0;
         if (first..=last).contains(&t_s) {
-            merged.merge(&i.latency);
+            merged.add(&i.latency);
         }
     }
     merged

@@ -17,6 +17,11 @@
 //! `lab.json` (`versions.<name>`), the configuration itself into `kernel-config/<name>.txt`,
 //! so a report never labels a kernel by an image's file name alone.
 //!
+//! Latency (`[trial] latency`): where the senders and the receiver are one host (the 2-node
+//! layout), `benchlab probe` runs there for each trial (`prober`), one clock at both ends; a
+//! lab of several hosts is refused at load (`SshLab::prober` says why). The floor is not
+//! measured: no cable from the sender to the receiver bypasses the DUT.
+//!
 //! Each trial keeps the DUT's counters before and after (`ip -s -s link` on Linux, `netstat
 //! -ndi` on FreeBSD) with the hook outputs, each generator's output (`generator.jsonl`, or
 //! `generator-<k>.jsonl` with several senders; trafgen's configuration and log too) and the
@@ -33,7 +38,7 @@ use super::bench::Bench;
 use super::bench::Switcher;
 use super::settings::{self, Restore};
 use super::switcher::DutSwitcher;
-use super::trial::{Rig, TrialSpec};
+use super::trial::{Prober, Rig, TrialSpec};
 use crate::cancel::Cancel;
 use crate::config::{Campaign, Version, ALTERNATING_INTERVAL};
 use crate::dut::{self, ConfigSets, Os};
@@ -45,13 +50,12 @@ use crate::traffic::registry;
 use crate::traffic::remote::generator::fallback_receiver;
 use crate::traffic::remote::{RemoteNode, RemoteRx};
 use crate::transport::SshTransport;
-
-/// Why a lab over SSH sends no latency probes yet: its prober runs `benchlab` on the
-/// sender's host, which is not built.
-const ONE_CLOCK: &str = "latency over SSH is not measured yet";
+use prober::RemoteProber;
 
 /// The DUT's profiler, picked by its operating system.
 mod os;
+/// The latency probes: `benchlab probe` on the host of the senders and the receiver.
+mod prober;
 /// How several senders share a profile.
 mod senders;
 /// Installing, rebooting and recording versions.
@@ -83,13 +87,13 @@ impl std::fmt::Debug for SshBench {
     }
 }
 
-/// Where benchlab's tools run on `node` of `lab`, the DUT's MAC on its link being `dut_mac`.
-fn remote_node(node: &NodeConfig, lab: &SshLab, dut_mac: &str) -> RemoteNode {
+/// Where benchlab's tools run on `node` of `lab` (toward its `dut_mac`, a sender's).
+fn remote_node(node: &NodeConfig, lab: &SshLab) -> RemoteNode {
     RemoteNode {
         host: Arc::new(lab.ssh.transport(node)),
         benchlab: node.benchlab.clone().unwrap_or_else(|| "benchlab".into()),
         iface: node.interface.clone().unwrap_or_default(),
-        dut_mac: dut_mac.to_string(),
+        dut_mac: node.dut_mac.clone().unwrap_or_default(),
         cpu: node.cpu,
     }
 }
@@ -110,7 +114,7 @@ impl SshBench {
         for profile in &campaign.profiles {
             let shares = senders::shares(profile, lab.senders.len())?;
             for (node, share) in lab.senders.iter().zip(&shares) {
-                let remote = remote_node(node, &lab, node.dut_mac.as_deref().unwrap_or_default());
+                let remote = remote_node(node, &lab);
                 let load = share.load(campaign.trial.duration);
                 node.tool().check(&remote, &load).map_err(|e| {
                     InputError::new(format!(
@@ -160,12 +164,21 @@ impl SshBench {
         let n = shares.len();
         Ok((self.lab.senders.iter().zip(&shares).enumerate())
             .map(|(k, (node, share))| {
-                let remote =
-                    remote_node(node, &self.lab, node.dut_mac.as_deref().unwrap_or_default());
+                let remote = remote_node(node, &self.lab);
                 node.tool()
                     .sender(&remote, &share.load(spec.trial.duration), k, n)
             })
             .collect())
+    }
+
+    /// The latency probes of one trial of `spec`, or why this lab cannot send them (the
+    /// campaign's check refused that at load already: this is defence).
+    fn prober(&self, spec: &TrialSpec<'_>) -> Result<Box<dyn Prober>, String> {
+        let sender = self.lab.prober()?;
+        let node = remote_node(sender, &self.lab);
+        let receive = self.lab.receiver.interface.clone().unwrap_or_default();
+        let load = spec.profile.load(spec.trial.duration);
+        Ok(Box::new(RemoteProber::new(node, &load, receive)))
     }
 
     /// The rig of one trial of `spec` counted by `receiver`.
@@ -175,6 +188,7 @@ impl SshBench {
         receiver: Box<dyn Receiver>,
     ) -> anyhow::Result<Rig<'_>> {
         let senders = self.senders(spec)?;
+        let prober = self.prober(spec);
         let os = self.os()?;
         let counters = os.counters_argv();
         let event = self.lab.dut.pmc_event.as_deref();
@@ -186,7 +200,7 @@ impl SshBench {
             profiler: (self.no_profiler.is_none()).then(|| os::profiler(os, &self.dut, event)),
             dut_cpu: None,
             capture_delay: std::time::Duration::ZERO,
-            prober: Err(ONE_CLOCK.into()),
+            prober,
         })
     }
 
@@ -218,7 +232,7 @@ impl Bench for SshBench {
     }
 
     fn rig(&mut self, spec: &TrialSpec<'_>) -> anyhow::Result<Rig<'_>> {
-        let rx = remote_node(&self.lab.receiver, &self.lab, "");
+        let rx = remote_node(&self.lab.receiver, &self.lab);
         let receiver = receiver(&self.lab, &rx);
         self.rig_with(spec, receiver)
     }
@@ -239,11 +253,12 @@ impl Bench for SshBench {
                 counted.join(" or ")
             );
         }
-        let rx = remote_node(&self.lab.receiver, &self.lab, "");
+        let rx = remote_node(&self.lab.receiver, &self.lab);
         let receiver = Box::new(RemoteRx::sampling(&rx, ALTERNATING_INTERVAL));
         // Asked before the rig borrows the DUT's connection.
         let os = self.os()?;
         let senders = self.senders(spec)?;
+        let prober = self.prober(spec);
         let counters = os.counters_argv();
         let switcher = DutSwitcher {
             sets: &mut self.sets,
@@ -259,7 +274,7 @@ impl Bench for SshBench {
             profiler: None,
             dut_cpu: None,
             capture_delay: std::time::Duration::ZERO,
-            prober: Err(ONE_CLOCK.into()),
+            prober,
         };
         Ok((rig, Box::new(switcher)))
     }

@@ -182,16 +182,18 @@ pub(crate) fn run(
     let prober = std::mem::replace(&mut rig.prober, Err(String::new()));
     let mut prober = match (spec.probes, prober) {
         (None, _) => None,
-        (Some(rate), Ok(mut p)) => {
-            p.start(rate, spec.trial.duration)?;
-            Some(p)
-        }
+        (Some(_), Ok(p)) => Some(p),
         (Some(_), Err(why)) => anyhow::bail!("this lab cannot measure latency: {why}"),
     };
     let stalls = rig.dut_cpu.map(StallWatch::start).transpose()?;
     let start_unix_s = unix_now();
     for sender in &mut rig.senders {
         sender.start()?;
+    }
+    // After the load: the receiver's first second with traffic, where the trial's seconds
+    // start, is the load's, and the probes' seconds line up with the trial's.
+    if let (Some(p), Some(rate)) = (prober.as_mut(), spec.probes) {
+        p.start(rate, spec.trial.duration)?;
     }
     let t0 = Instant::now();
     let mut capture = recording.map(|r| CaptureSchedule::new(r, t0, spec.trial, rig.capture_delay));

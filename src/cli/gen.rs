@@ -22,30 +22,9 @@ cleanly.\n\nExample: 2000 flows of 64-byte frames at full speed for 10 s on CPU 
 -D 02:00:00:00:00:02 -s 198.18.10.1:2000-198.18.10.20 -d 198.19.10.1:2000-198.19.10.100 -t 10 --cpu 0"
 )]
 pub(crate) struct Args {
-    /// Sending interface: IF, or NETNS/IF for one inside an `ip netns` namespace.
-    #[arg(short = 'i', long = "interface", value_name = "IF")]
-    pub(crate) iface: IfRef,
-    /// Destination MAC address: the DUT's ingress interface (pkt-gen's -D).
-    #[arg(short = 'D', long, value_name = "MAC")]
-    pub(crate) dst_mac: Mac,
-    /// Source MAC address (pkt-gen's -S) [default: the interface's own].
-    #[arg(short = 'S', long, value_name = "MAC")]
-    pub(crate) src_mac: Option<Mac>,
-    /// Source addresses and ports, pkt-gen's syntax: START[:PORT][-END[:PORT]], IPv6 in brackets,
-    /// e.g. 198.18.10.1:2000-198.18.10.20 or "[2001:2:0:10::1]-[2001:2:0:10::14]" (port 1234 when
-    /// none is given).
-    #[arg(short = 's', long = "src", value_name = "RANGE")]
-    // The text is --help's, where brackets are syntax, not links.
-    #[allow(rustdoc::broken_intra_doc_links)]
-    pub(crate) src: FlowRange,
-    /// Destination addresses and ports, as --src. Flows are every source × destination pair,
-    /// walked source port first, then source address, destination port, destination address.
-    #[arg(short = 'd', long = "dst", value_name = "RANGE")]
-    pub(crate) dst: FlowRange,
-    /// Frame size in bytes, FCS included as in RFC 2544 (64 here is pkt-gen's -l 60): 64-1518,
-    /// IPv6 from 66.
-    #[arg(short = 'l', long = "size", value_name = "BYTES", default_value_t = 64)]
-    pub(crate) size: usize,
+    /// The frames: interface, MACs, flows, size.
+    #[command(flatten)]
+    pub(crate) frames: FrameArgs,
     /// Offered rate: max, or packets per second (500000, 500k, 1.5M), evenly spaced.
     #[arg(
         short = 'r',
@@ -86,6 +65,53 @@ pub(crate) struct Args {
     pub(crate) json: bool,
 }
 
+/// The frames `benchlab gen` sends and `benchlab probe` takes its probes' flow from.
+#[derive(Debug, ClapArgs)]
+pub(crate) struct FrameArgs {
+    /// Sending interface: IF, or NETNS/IF for one inside an `ip netns` namespace.
+    #[arg(short = 'i', long = "interface", value_name = "IF")]
+    pub(crate) iface: IfRef,
+    /// Destination MAC address: the DUT's ingress interface (pkt-gen's -D).
+    #[arg(short = 'D', long, value_name = "MAC")]
+    pub(crate) dst_mac: Mac,
+    /// Source MAC address (pkt-gen's -S) [default: the interface's own].
+    #[arg(short = 'S', long, value_name = "MAC")]
+    pub(crate) src_mac: Option<Mac>,
+    /// Source addresses and ports, pkt-gen's syntax: START[:PORT][-END[:PORT]], IPv6 in brackets,
+    /// e.g. 198.18.10.1:2000-198.18.10.20 or "[2001:2:0:10::1]-[2001:2:0:10::14]" (port 1234 when
+    /// none is given).
+    #[arg(short = 's', long = "src", value_name = "RANGE")]
+    // The text is --help's, where brackets are syntax, not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
+    pub(crate) src: FlowRange,
+    /// Destination addresses and ports, as --src. Flows are every source × destination pair,
+    /// walked source port first, then source address, destination port, destination address.
+    #[arg(short = 'd', long = "dst", value_name = "RANGE")]
+    pub(crate) dst: FlowRange,
+    /// Frame size in bytes, FCS included as in RFC 2544 (64 here is pkt-gen's -l 60): 64-1518,
+    /// IPv6 from 66.
+    #[arg(short = 'l', long = "size", value_name = "BYTES", default_value_t = 64)]
+    pub(crate) size: usize,
+}
+
+impl FrameArgs {
+    /// The frames these arguments describe, the source MAC read from the interface when none
+    /// is given.
+    pub(crate) fn spec(&self) -> anyhow::Result<FrameSpec> {
+        let src_mac = match self.src_mac {
+            Some(m) => m,
+            None => traffic::interface_mac(&self.iface)?,
+        };
+        Ok(FrameSpec::new(
+            src_mac,
+            self.dst_mac,
+            self.src.clone(),
+            self.dst.clone(),
+            self.size,
+        )?)
+    }
+}
+
 fn parse_count(s: &str) -> Result<u64, String> {
     traffic::parse_count(s)
         .ok_or_else(|| format!("'{s}' is not a packet count (e.g. 1000000, 10M)"))
@@ -111,11 +137,8 @@ pub(crate) fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
 
 /// Runs `benchlab gen`.
 pub(crate) fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
-    let src_mac = match args.src_mac {
-        Some(m) => m,
-        None => traffic::interface_mac(&args.iface)?,
-    };
-    let spec = FrameSpec::new(src_mac, args.dst_mac, args.src, args.dst, args.size)?;
+    let spec = args.frames.spec()?;
+    let iface = args.frames.iface;
     let limit = match (args.count, args.duration) {
         (Some(n), _) => Limit::Count(n),
         (None, Some(d)) => Limit::Duration(d),
@@ -130,7 +153,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         limit,
     };
     let cfg = GenConfig {
-        iface: args.iface.clone(),
+        iface: iface.clone(),
         spec,
         rate: args.rate,
         limit,
@@ -144,7 +167,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyho
     let mut generator = traffic::builtin(cfg)?;
     generator.start()?;
     if !args.json {
-        banner.write(out, &args.iface)?;
+        banner.write(out, &iface)?;
     }
     while !stop.load(Ordering::Relaxed) {
         match generator.next_sample(Duration::from_millis(100)) {

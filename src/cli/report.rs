@@ -116,9 +116,13 @@ pub(crate) fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyho
     if let Some(why) = &report.flavor_reason {
         writeln!(err, "note: ministat {}: {why}", report.flavor.name())?;
     }
+    let latency = match report.latency_blocks.len() {
+        0 => String::new(),
+        n => format!(" and {n} of latency"),
+    };
     writeln!(
         out,
-        "{} series, {} comparisons: wrote {} files into {}",
+        "{} series, {} comparisons{latency}: wrote {} files into {}",
         report.series.len(),
         report.blocks.len(),
         files,

@@ -136,30 +136,19 @@ impl Campaign {
             }
         }
         if self.measures_latency() {
-            self.check_one_clock(origin)?;
+            self.check_prober(origin)?;
         }
         Ok(())
     }
 
-    /// A lab over SSH measures latency only where the senders and the receiver are one host:
-    /// their stamps must come from one clock, and two hosts' clocks differ by more than the
-    /// latency itself.
-    fn check_one_clock(&self, origin: &str) -> Result<(), InputError> {
+    /// A lab over SSH measures latency only where its probes can run ([`SshLab::prober`]): the
+    /// senders and the receiver one host, one clock, and no netmap generator.
+    fn check_prober(&self, origin: &str) -> Result<(), InputError> {
         let Ok(Some(lab)) = SshLab::from_hosts(self.lab.hosts.as_ref(), &self.lab.ssh) else {
             return Ok(());
         };
-        if let Some(other) = lab.senders.iter().find(|s| s.host != lab.receiver.host) {
-            return Err(bad(
-                origin,
-                "trial.latency",
-                format!(
-                    "the sender {} and the receiver {} are two hosts, two clocks: one-way latency \
-                     needs both ends on one host (the 2-node layout); set latency = false, or \
-                     receive on the sender's host",
-                    other.host, lab.receiver.host
-                ),
-            ));
-        }
-        Ok(())
+        lab.prober()
+            .map(drop)
+            .map_err(|why| bad(origin, "trial.latency", why))
     }
 }

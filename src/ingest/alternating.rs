@@ -1,12 +1,18 @@
 //! Reader for the runs of the alternating design in a benchlab results directory: each set's
 //! block values become the iterations of its series (so ministat tables read as the seeds'),
-//! and each run keeps its paired estimates and its short-window series for the time chart.
+//! and each run keeps its paired estimates, its short-window series for the time chart and
+//! its latency run ([`latency`]).
+//!
+//! [`latency`]: crate::ingest::alternating::latency
 
 use super::{Iteration, Results, Series, Setup};
 use crate::config::{secs, AlternatingPlan, Campaign, Entry, Profile, Runs, ALTERNATING_INTERVAL};
 use crate::error::InputError;
 use crate::stats::{window_rates, Block, PairedEstimate, PhaseOptions, StopRule};
 use crate::store::Store;
+
+/// The run's latency at a fixed load, each entry's phases merged per block.
+pub(crate) mod latency;
 
 /// One alternating run (a version and a profile) read back.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +50,8 @@ pub(crate) struct AlternatingRun {
     pub(crate) window_s: f64,
     /// Seconds at which each switch was verified.
     pub(crate) switches: Vec<f64>,
+    /// Its latency run, when the campaign measured one and it was stored.
+    pub(crate) latency: Option<latency::RunLatency>,
 }
 
 /// A `versus` line: the compared version or entry, the reference, the estimate.
@@ -110,6 +118,7 @@ fn read_run(
         windows: Vec::new(),
         window_s: ALTERNATING_INTERVAL.as_secs_f64(),
         switches: Vec::new(),
+        latency: None,
     };
     let mut blocks: Vec<Block> = Vec::new();
     let mut series = empty_series(runs.campaign, &entries, profile);
@@ -149,6 +158,7 @@ fn read_run(
         (run.versus, run.versus_entries) =
             versus(runs, &entries, &blocks, rule).into_iter().unzip();
     }
+    run.latency = latency::read(store, &run, &series, &mut results.warnings)?;
     results.series.extend(series);
     results.alternating.push(run);
     Ok(())

@@ -1,5 +1,7 @@
 //! Reader for benchlab's own results directories (`benchlab run -o DIR`): the campaign as run,
-//! `lab.json`, and each trial's `samples.csv` and `meta.json`.
+//! `lab.json`, and each trial's `samples.csv` and `meta.json` (and `latency.hlog`, [`latency`]).
+//!
+//! [`latency`]: crate::ingest::benchlab::latency
 //!
 //! An iteration's figure is recomputed from `samples.csv` (median receive rate over the seconds
 //! left once the campaign's warm-up and cool-down are dropped), so a report can always be
@@ -10,13 +12,16 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::{Capture, Iteration, Results, Series, Setup, Traffic, Warning};
-use crate::config::{secs, Campaign, Design, Measure, Profile, Trial};
+use crate::config::{secs, Campaign, Design, Measure, Profile, Rate, Trial};
 use crate::error::InputError;
 use crate::stats::{Flavor, Sample};
+use crate::store::window::measured_window;
 use crate::store::{
     measured, plan, LabRecord, Status, Store, TrialKey, TrialMeta, FOLDED_FILE, PROFILING,
 };
 
+/// Latency under load: each trial's histograms cut to its window, merged per load; the floor.
+pub(crate) mod latency;
 /// Throughput profiles: one series per goal from each iteration's `search.json`.
 pub(crate) mod throughput;
 
@@ -43,7 +48,10 @@ pub(crate) fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResult
     let mut finished = store.finished_trials()?;
     let lab = store.read_lab()?.unwrap_or_default();
     if campaign.design == Design::Alternating {
-        let mut results = Results::default();
+        let mut results = Results {
+            latency_floor: latency::floor(&store, &lab)?,
+            ..Results::default()
+        };
         super::alternating::read(&store, &campaign, &mut results)?;
         return Ok(CampaignResults {
             campaign,
@@ -53,6 +61,7 @@ pub(crate) fn read_dir(dir: &Path, known_sets: &[&str]) -> Result<CampaignResult
     }
     let mut results = Results {
         method: method(&campaign),
+        latency_floor: latency::floor(&store, &lab)?,
         ..Results::default()
     };
     let keys = plan(&campaign);
@@ -155,6 +164,7 @@ fn read_series(
         .filter(|k| k.config == config && k.profile == profile.name)
         .collect();
     trials.sort_by_key(|k| k.iteration);
+    let window = measured_window(&campaign.trial);
     for key in trials {
         let Some(meta) = take_finished(key, finished, &[&series.name], results) else {
             continue;
@@ -168,6 +178,14 @@ fn read_series(
                 reason: reason.clone(),
             });
         }
+        let how = (window, profile.rate == Rate::Max, troubles(&meta));
+        latency::add_trial(
+            store,
+            ((version, config, &profile.name), key),
+            &meta,
+            how,
+            results,
+        )?;
         let samples = store.read_samples(key)?;
         let window: Vec<f64> = measured(&samples, &campaign.trial)
             .iter()

@@ -126,7 +126,8 @@ pub(crate) struct NodeConfig {
     /// Sender only: what generates (and counts) the traffic. Default is `benchlab`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) generator: Option<Generator>,
-    /// Where `benchlab` is on that node (for `benchlab gen`/`rx`). Default: `benchlab` in PATH.
+    /// Where `benchlab` is on that node (for `benchlab gen`/`rx`/`probe`). Default: `benchlab`
+    /// in PATH.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) benchlab: Option<String>,
     /// Sender only: the CPU the generator sends from (`benchlab gen --cpu`, trafgen's
@@ -352,6 +353,31 @@ impl SshLab {
     /// all run it), else none and `benchlab rx` counts.
     pub(crate) fn receiving_generator(&self) -> Option<Generator> {
         receiving_generator(&self.senders)
+    }
+
+    /// The sender whose host sends and reads the latency probes (the first: they leave by its
+    /// interface toward its `dut_mac` and arrive on the receiver's), or why this lab cannot
+    /// time them.
+    pub(crate) fn prober(&self) -> Result<&NodeConfig, String> {
+        // Both stamps of a probe must come from one clock: two hosts' clocks differ by more
+        // than the latency itself.
+        if let Some(other) = self.senders.iter().find(|s| s.host != self.receiver.host) {
+            return Err(format!(
+                "the sender {} and the receiver {} are two hosts, two clocks: one-way latency \
+                 needs both ends on one host (the 2-node layout); set latency = false, or \
+                 receive on the sender's host",
+                other.host, self.receiver.host
+            ));
+        }
+        // netmap takes the interfaces from the kernel's stack, where the probes' sockets are.
+        if let Some(netmap) = self.receiving_generator() {
+            return Err(format!(
+                "{} senders hold the lab's interfaces in netmap mode, which the probes' packet \
+                 sockets cannot share; set latency = false, or use another generator",
+                netmap.name()
+            ));
+        }
+        Ok(&self.senders[0])
     }
 }
 

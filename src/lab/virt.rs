@@ -308,8 +308,12 @@ pub(crate) fn remove_namespaces(id: &str) -> Result<()> {
                 let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
             }
         }
+        // Two runs starting at once may both remove the same stale lab: a namespace the other
+        // one deleted first is gone, as asked, and not an error.
         if let Err(e) = LocalTransport.run(&["ip", "netns", "del", &ns]) {
-            first_error.get_or_insert(e);
+            if Path::new(NETNS_DIR).join(&ns).exists() {
+                first_error.get_or_insert(e);
+            }
         }
     }
     match first_error {

@@ -18,6 +18,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use crate::report::{Exporter, OutputFile, Report};
 use crate::units::{format_pps, format_tick, pps_unit};
 
+/// What the line charts share: the legend and the mesh's look.
+pub(crate) mod lines;
+
 /// Width of the PNG, in pixels (the seeds' gnuplot terminal size).
 pub(crate) const WIDTH: u32 = 1920;
 /// Height of the PNG, in pixels.
@@ -91,10 +94,19 @@ pub(crate) fn register_font() -> anyhow::Result<()> {
 
 /// Draws the chart and encodes it as a PNG of [`WIDTH`] × [`HEIGHT`] pixels.
 pub(crate) fn render_png(chart: &Chart) -> anyhow::Result<Vec<u8>> {
+    png_of(&chart.file_name, |rgb| draw(chart, rgb))
+}
+
+/// The PNG of [`WIDTH`] × [`HEIGHT`] pixels that `draw` paints into an RGB buffer, the font
+/// registered first; an error names `file_name`.
+pub(super) fn png_of(
+    file_name: &str,
+    draw: impl FnOnce(&mut [u8]) -> DrawResult,
+) -> anyhow::Result<Vec<u8>> {
     register_font()?;
     let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
-    draw(chart, &mut rgb).map_err(|e| anyhow!("drawing {}: {e}", chart.file_name))?;
-    encode_png(&rgb).with_context(|| format!("encoding {}", chart.file_name))
+    draw(&mut rgb).map_err(|e| anyhow!("drawing {file_name}: {e}"))?;
+    encode_png(&rgb).with_context(|| format!("encoding {file_name}"))
 }
 
 /// An RGB buffer of [`WIDTH`] × [`HEIGHT`] pixels as PNG bytes.

@@ -3,7 +3,7 @@
 //! sets per version and profile, or profiles when nothing else varies, each pair once — at most
 //! seven at a time, the reference first, and what ministat says of them.
 
-use crate::stats::doubt::{doubt, TrialValue};
+use crate::stats::doubt::{doubt, Named, TrialValue};
 use crate::stats::ministat::MAX_DATASETS;
 use crate::stats::{self, Comparison, Confidence, Dataset, MinistatError, MinistatOptions};
 
@@ -41,6 +41,41 @@ pub(crate) enum Scope {
 /// A difference as a verdict prints it: `+4.49% ± 3.77%`.
 pub(super) fn difference(c: &Comparison) -> String {
     format!("{:+.2}% ± {:.2}%", c.relative_pct, c.relative_ci_pct)
+}
+
+/// What the comparison `block` says, in words, after what it holds `fixed`, its members
+/// named by `name`.
+pub(super) fn block_line<'a>(
+    block: &ComparisonBlock,
+    fixed: &[impl AsRef<str>],
+    name: impl Fn(usize) -> &'a str,
+) -> String {
+    let fixed: Vec<&str> = fixed.iter().map(AsRef::as_ref).collect();
+    let results: Vec<String> = (block.members[1..].iter())
+        .zip(&block.comparisons)
+        .zip(&block.doubts)
+        .map(|((&i, c), doubt)| match (c.significant, doubt) {
+            (true, None) => format!("{} {}", name(i), difference(c)),
+            // The figure stays visible, but not as a finding.
+            (true, Some(why)) => format!(
+                "{} no difference shown ({} is unreliable: {why})",
+                name(i),
+                difference(c)
+            ),
+            (false, _) => format!("{} no difference proven", name(i)),
+        })
+        .collect();
+    let fixed = if fixed.is_empty() {
+        String::new()
+    } else {
+        format!("{}: ", fixed.join(", "))
+    };
+    format!(
+        "{fixed}{} against {} ({}% confidence):",
+        results.join(", "),
+        name(block.members[0]),
+        block.confidence.percent()
+    )
 }
 
 impl Scope {
@@ -101,10 +136,15 @@ impl Report {
     /// The name of series `i` by what `scope` varies: its version, config set or profile.
     pub(super) fn varying_label(&self, scope: &Scope, i: usize) -> &str {
         let s = &self.series[i].series;
+        self.level_label(scope, [&s.version, &s.config, &s.profile])
+    }
+
+    /// The name of the level `scope` varies of a (version, config set, profile).
+    pub(super) fn level_label<'a>(&'a self, scope: &Scope, [v, c, p]: [&'a str; 3]) -> &'a str {
         match scope {
-            Scope::Versions { .. } => self.version_label(&s.version),
-            Scope::Configs { .. } => self.label(&s.config),
-            Scope::Profiles { .. } => self.label(&s.profile),
+            Scope::Versions { .. } => self.version_label(v),
+            Scope::Configs { .. } => self.label(c),
+            Scope::Profiles { .. } => self.label(p),
         }
     }
 
@@ -145,13 +185,7 @@ impl Report {
 
     /// benchlab's own comparisons: versions, then config sets, then profiles.
     fn scopes(&self) -> Vec<Scope> {
-        let mut scopes = Vec::new();
-        for (config, profile) in pairs(&self.configs, &self.profiles) {
-            scopes.push(Scope::Versions { config, profile });
-        }
-        for (version, profile) in pairs(&self.versions, &self.profiles) {
-            scopes.push(Scope::Configs { version, profile });
-        }
+        let mut scopes = self.level_scopes(&self.profiles);
         // The harness's READMEs compare what varies against the first one: with one version
         // and one config set, that is the traffic profiles.
         if let ([version], [config]) = (self.versions.as_slice(), self.configs.as_slice()) {
@@ -161,6 +195,35 @@ impl Report {
             });
         }
         scopes
+    }
+
+    /// The versions compared per config set and profile of `profiles`, then the config sets
+    /// per version and profile.
+    pub(super) fn level_scopes(&self, profiles: &[String]) -> Vec<Scope> {
+        let mut scopes = Vec::new();
+        for (config, profile) in pairs(&self.configs, profiles) {
+            scopes.push(Scope::Versions { config, profile });
+        }
+        for (version, profile) in pairs(&self.versions, profiles) {
+            scopes.push(Scope::Configs { version, profile });
+        }
+        scopes
+    }
+
+    /// The (version, config set, profile) of each level `scope` compares, in the report's
+    /// order: the reference first.
+    pub(super) fn cells<'a>(&'a self, scope: &'a Scope) -> Vec<[&'a str; 3]> {
+        match scope {
+            Scope::Versions { config, profile } => (self.versions.iter())
+                .map(|v| [v.as_str(), config, profile])
+                .collect(),
+            Scope::Configs { version, profile } => (self.configs.iter())
+                .map(|c| [version.as_str(), c, profile])
+                .collect(),
+            Scope::Profiles { version, config } => (self.profiles.iter())
+                .map(|p| [version.as_str(), config, p])
+                .collect(),
+        }
     }
 
     /// What a table of series holds fixed, when they differ in one level only (version,
@@ -196,17 +259,9 @@ impl Report {
 
     /// The series with statistics that a scope compares, the reference first.
     fn members(&self, scope: &Scope) -> Vec<usize> {
-        match scope {
-            Scope::Versions { config, profile } => (self.versions.iter())
-                .filter_map(|v| self.find(v, config, profile))
-                .collect(),
-            Scope::Configs { version, profile } => (self.configs.iter())
-                .filter_map(|c| self.find(version, c, profile))
-                .collect(),
-            Scope::Profiles { version, config } => (self.profiles.iter())
-                .filter_map(|p| self.find(version, config, p))
-                .collect(),
-        }
+        (self.cells(scope).into_iter())
+            .filter_map(|[v, c, p]| self.find(v, c, p))
+            .collect()
     }
 
     /// One block per 6 compared series (ministat draws 7 datasets at most), each with the
@@ -216,15 +271,8 @@ impl Report {
         scope: &Scope,
         members: &[usize],
     ) -> Result<Vec<ComparisonBlock>, MinistatError> {
-        let Some((&reference, others)) = members.split_first() else {
-            return Ok(Vec::new());
-        };
-        others
-            .chunks(MAX_DATASETS - 1)
-            .map(|chunk| {
-                let members = std::iter::once(reference).chain(chunk.iter().copied());
-                self.block(scope.clone(), members.collect(), Confidence::default())
-            })
+        (chunks(members).into_iter())
+            .map(|members| self.block(scope.clone(), members, Confidence::default()))
             .collect()
     }
 
@@ -243,18 +291,43 @@ impl Report {
                 )
             })
             .collect();
+        let trials = |i: usize| -> Vec<TrialValue<'_>> {
+            (self.series[i].series.iterations.iter())
+                .map(|it| TrialValue {
+                    index: it.index,
+                    value: it.median_pps,
+                    troubles: &it.troubles,
+                })
+                .collect()
+        };
+        let trials: Vec<(&str, Vec<TrialValue<'_>>)> = (members.iter())
+            .map(|&i| (self.varying_label(&scope, i), trials(i)))
+            .collect();
+        self.compared(scope, members, (&datasets, &trials), confidence)
+    }
+
+    /// ministat's comparison of `datasets` (each member's values, the reference first) and the
+    /// doubts of its differences, over each member's `trials` by name.
+    pub(super) fn compared(
+        &self,
+        scope: Scope,
+        members: Vec<usize>,
+        (datasets, trials): (&[Dataset], &[(&str, Vec<TrialValue<'_>>)]),
+        confidence: Confidence,
+    ) -> Result<ComparisonBlock, MinistatError> {
         let options = MinistatOptions {
             flavor: self.flavor,
             separate_bars: true,
             confidence,
             ..MinistatOptions::default()
         };
-        let analysis = stats::analyse(&datasets, &options)?;
+        let analysis = stats::analyse(datasets, &options)?;
         let comparisons: Vec<Comparison> = (analysis.comparisons.iter())
             .map(|c| c.comparison)
             .collect();
-        let doubts = (members[1..].iter().zip(&comparisons))
-            .map(|(&k, c)| self.doubt(&scope, members[0], k, c))
+        let reference = (trials[0].0, trials[0].1.as_slice());
+        let doubts = (trials[1..].iter().zip(&comparisons))
+            .map(|((name, other), c)| self.doubt(reference, (name, other), c))
             .collect();
         Ok(ComparisonBlock {
             scope,
@@ -266,22 +339,31 @@ impl Report {
         })
     }
 
-    /// Why the difference of series `k` against `reference` is unreliable, with the advice:
+    /// Why the difference of `other` against `reference` is unreliable, with the advice:
     /// significant differences of the trials design only.
-    fn doubt(&self, scope: &Scope, reference: usize, k: usize, c: &Comparison) -> Option<String> {
+    fn doubt(
+        &self,
+        reference: Named<'_, '_>,
+        other: Named<'_, '_>,
+        c: &Comparison,
+    ) -> Option<String> {
         let advice = self.trials_advice.as_ref().filter(|_| c.significant)?;
-        let trials = |i: usize| -> Vec<TrialValue<'_>> {
-            (self.series[i].series.iterations.iter())
-                .map(|it| TrialValue {
-                    index: it.index,
-                    value: it.median_pps,
-                    troubles: &it.troubles,
-                })
-                .collect()
-        };
-        let (a, b) = (trials(reference), trials(k));
-        let name = |i: usize| self.varying_label(scope, i);
-        let why = doubt((name(reference), &a), (name(k), &b), c.relative_pct)?;
+        let why = doubt(reference, other, c.relative_pct)?;
         Some(format!("{why}; {advice}"))
     }
+}
+
+/// `members` (the reference first) in groups of the reference and at most 6 others: ministat
+/// draws 7 datasets at most. None when there is nothing to compare with.
+pub(super) fn chunks(members: &[usize]) -> Vec<Vec<usize>> {
+    let Some((&reference, others)) = members.split_first() else {
+        return Vec::new();
+    };
+    (others.chunks(MAX_DATASETS - 1))
+        .map(|chunk| {
+            std::iter::once(reference)
+                .chain(chunk.iter().copied())
+                .collect()
+        })
+        .collect()
 }

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::ingest::{Iteration, Traffic};
 use crate::report::flame::{self, CaptureCheck};
+use crate::report::latency::json as latency;
 use crate::report::verdict::{Finding, Verdict};
 use crate::report::{Exporter, OutputFile, Report, Scope};
 use crate::stats::{Flavor, Summary};
@@ -37,6 +38,10 @@ struct Document<'a> {
     verdicts: Vec<VerdictJson<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     flamegraphs: Vec<FlameJson<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    latency: Vec<latency::LatencyJson<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency_floor: Option<latency::FloorJson>,
     warnings: &'a [String],
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     flagged: &'a [String],
@@ -115,6 +120,7 @@ struct ComparedJson<'a> {
 
 #[derive(Serialize)]
 struct VerdictJson<'a> {
+    metric: &'static str,
     context: &'a [String],
     reference: &'a str,
     subject: &'a str,
@@ -170,6 +176,8 @@ pub(crate) fn results_json(report: &Report) -> serde_json::Result<Vec<u8>> {
         comparisons,
         verdicts: report.verdicts.iter().map(verdict).collect(),
         flamegraphs: flamegraphs(report),
+        latency: latency::series(report),
+        latency_floor: latency::floor(report.latency_floor.as_ref()),
         warnings: &report.warnings,
         flagged: &report.flagged,
     };
@@ -236,6 +244,7 @@ fn verdict(v: &Verdict) -> VerdictJson<'_> {
     let interval = v.interval();
     let used = v.used();
     VerdictJson {
+        metric: v.metric.name(),
         context: &v.context,
         reference: &v.reference,
         subject: &v.subject,

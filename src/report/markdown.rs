@@ -1,11 +1,12 @@
 //! README.md in the seeds' layout, opened by the verdicts: a title line, the verdicts table
-//! (each comparison once), a bullet list of the setup, the graphs, the paired comparisons of
-//! the alternating design, then one fenced `ministat -s` block per comparison, each introduced
-//! by its verdict in words, and finally what could not be measured.
+//! (each comparison once), a bullet list of the setup, the graphs, the throughput searches,
+//! latency under load, the paired comparisons of the alternating design, then one fenced
+//! `ministat -s` block per comparison, each introduced by its verdict in words, and finally
+//! what could not be measured.
 
 use crate::ingest::escaped;
 use crate::report::chart::Chart;
-use crate::report::compare::difference;
+use crate::report::compare::block_line;
 use crate::report::verdict::{shared_level, Finding};
 use crate::report::{ComparisonBlock, Exporter, OutputFile, Report, Scope};
 use crate::stats::Flavor;
@@ -36,6 +37,7 @@ pub(crate) fn readme(report: &Report, charts: &[Chart]) -> String {
         ));
     }
     md.push_str(&super::throughput::markdown(report));
+    md.push_str(&super::latency::markdown::section(report));
     md.push_str(&super::alternating::section(report));
     md.push_str(&ministat_sections(report));
     md.push_str(&flamegraphs(report));
@@ -151,7 +153,10 @@ fn verdicts(report: &Report) -> String {
             v.used_text(),
             v.speed_text(),
             match v.finding() {
-                Finding::Faster | Finding::Slower => format!("**{}**", v.verdict_text()),
+                Finding::Faster
+                | Finding::Slower
+                | Finding::HigherLatency
+                | Finding::LowerLatency => format!("**{}**", v.verdict_text()),
                 _ => v.verdict_text(),
             },
         ];
@@ -280,32 +285,7 @@ pub(crate) fn compact_uname(uname: &str) -> String {
 /// 318516stable (95% confidence):`.
 fn verdict(report: &Report, block: &ComparisonBlock) -> String {
     let fixed = report.fixed_labels(&block.scope);
-    let name = |i: usize| report.varying_label(&block.scope, i);
-    let results: Vec<String> = (block.members[1..].iter())
-        .zip(&block.comparisons)
-        .zip(&block.doubts)
-        .map(|((&i, c), doubt)| match (c.significant, doubt) {
-            (true, None) => format!("{} {}", name(i), difference(c)),
-            // The figure stays visible, but not as a finding.
-            (true, Some(why)) => format!(
-                "{} no difference shown ({} is unreliable: {why})",
-                name(i),
-                difference(c)
-            ),
-            (false, _) => format!("{} no difference proven", name(i)),
-        })
-        .collect();
-    let fixed = if fixed.is_empty() {
-        String::new()
-    } else {
-        format!("{}: ", fixed.join(", "))
-    };
-    format!(
-        "{fixed}{} against {} ({}% confidence):",
-        results.join(", "),
-        name(block.members[0]),
-        block.confidence.percent()
-    )
+    block_line(block, &fixed, |i| report.varying_label(&block.scope, i))
 }
 
 /// README.md.

@@ -1,6 +1,8 @@
 //! The verdicts: each comparison of a report once, with its best interval (the paired estimate
 //! where the alternating design has one, else ministat's difference of the iterations), whether
-//! it shows a difference, on how much data and at what speed, in one word. Computed once in
+//! it shows a difference, on how much data and at what speed, in one word; the throughput's
+//! first, then latency's ([`Metric`](crate::report::verdict::Metric): lower is better there,
+//! "higher latency" or "lower latency"). Computed once in
 //! [`Report::build`](crate::report::Report::build); the README's first table, results.json's
 //! `verdicts` and the terminal's last lines all render this one list, so that a reader meets
 //! one figure per comparison, the same everywhere.
@@ -8,6 +10,7 @@
 use serde::Serialize;
 
 use crate::ingest::alternating::AlternatingRun;
+use crate::stats::latency::Percentiles;
 use crate::stats::paired::signed;
 use crate::stats::{Comparison, PairedEstimate};
 use crate::units::format_pps;
@@ -23,6 +26,11 @@ pub(crate) enum Finding {
     Faster,
     /// The compared set forwards less than the reference: the interval lies below 0.
     Slower,
+    /// The compared series' probes took longer than the reference's: the interval of a latency
+    /// comparison lies above 0.
+    HigherLatency,
+    /// The compared series' probes took less time: the interval lies below 0.
+    LowerLatency,
     /// The interval holds 0: no difference larger than its half-width was shown.
     NoDifference,
     /// A significant difference the machine spoiled: no verdict, no direction.
@@ -43,9 +51,62 @@ pub(crate) enum Estimate {
     Missing,
 }
 
+/// What a verdict compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Metric {
+    /// The rate forwarded: higher is better.
+    Throughput,
+    /// A percentile of the trials' one-way latency: lower is better.
+    Latency(Quantile),
+}
+
+impl Metric {
+    /// As results.json's `metric` names it: `throughput`, `latency_p99`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Metric::Throughput => "throughput",
+            Metric::Latency(Quantile::P50) => "latency_p50",
+            Metric::Latency(Quantile::P99) => "latency_p99",
+        }
+    }
+}
+
+/// A percentile of the trials that the latency comparisons compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Quantile {
+    /// The median.
+    P50,
+    /// The 99th percentile.
+    P99,
+}
+
+impl Quantile {
+    /// The percentiles compared, in the order their blocks and verdicts come: the tail first,
+    /// which load moves most.
+    pub(crate) const COMPARED: [Quantile; 2] = [Quantile::P99, Quantile::P50];
+
+    /// `P50`, `P99`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Quantile::P50 => "P50",
+            Quantile::P99 => "P99",
+        }
+    }
+
+    /// This percentile of `p`, ns.
+    pub(crate) fn of(self, p: &Percentiles) -> u64 {
+        match self {
+            Quantile::P50 => p.p50_ns,
+            Quantile::P99 => p.p99_ns,
+        }
+    }
+}
+
 /// One comparison's verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Verdict {
+    /// What it compares.
+    pub(crate) metric: Metric,
     /// Display names of what the comparison holds fixed (`default`, `inet4`).
     pub(crate) context: Vec<String>,
     /// The reference series' name (`default.forwarding.inet4`), as results.json's `series`.
@@ -59,7 +120,8 @@ pub(crate) struct Verdict {
     /// The interval.
     pub(crate) estimate: Estimate,
     /// The reference's rate the comparison holds at, packets/s: the baseline's mean over the
-    /// blocks used (paired) or the reference's mean iteration (unpaired).
+    /// blocks used (paired) or the reference's mean iteration (unpaired); for latency, its
+    /// mean offered load.
     pub(crate) speed_pps: Option<f64>,
     /// Why a significant difference is not to be believed (trials design, [`crate::stats::doubt`]).
     pub(crate) unreliable: Option<String>,
@@ -73,11 +135,16 @@ impl Verdict {
             Estimate::Unpaired(c, _) => c.relative_pct,
             Estimate::Missing => return Finding::NoEstimate,
         };
-        match (self.significant(), self.unreliable.is_some()) {
-            (false, _) => Finding::NoDifference,
-            (true, true) => Finding::Unreliable,
-            (true, false) if change > 0.0 => Finding::Faster,
-            (true, false) => Finding::Slower,
+        let latency = matches!(self.metric, Metric::Latency(_));
+        match (self.significant(), self.unreliable.is_some(), change > 0.0) {
+            (false, _, _) => Finding::NoDifference,
+            (true, true, _) => Finding::Unreliable,
+            (true, false, up) if latency => match up {
+                true => Finding::HigherLatency,
+                false => Finding::LowerLatency,
+            },
+            (true, false, true) => Finding::Faster,
+            (true, false, false) => Finding::Slower,
         }
     }
 
@@ -188,6 +255,8 @@ impl Verdict {
         match self.finding() {
             Finding::Faster => "faster".to_string(),
             Finding::Slower => "slower".to_string(),
+            Finding::HigherLatency => "higher latency".to_string(),
+            Finding::LowerLatency => "lower latency".to_string(),
             Finding::NoDifference => {
                 format!("no difference shown (the run could have shown ±{half:.decimals$} %)")
             }
@@ -260,35 +329,68 @@ impl Report {
 
     /// A run's paired estimates: each set against the baseline, then the `versus` lines.
     fn paired(&self, run: &AlternatingRun) -> Vec<Verdict> {
-        let context: Vec<String> = [self.version_label(&run.version), self.label(&run.profile)]
+        let context = self.run_context(run);
+        let estimates =
+            (run.estimates.iter().map(|(_, e)| e)).chain(run.versus.iter().map(|(_, _, e)| e));
+        (self.run_pairs(run).iter().zip(estimates))
+            .map(|(pair, e)| {
+                let speed = e.and_then(|e| e.baseline_pps);
+                self.run_verdict(run, pair, (Metric::Throughput, context.clone(), speed), *e)
+            })
+            .collect()
+    }
+
+    /// What every comparison of a run holds fixed: its version and profile, by display name.
+    pub(crate) fn run_context(&self, run: &AlternatingRun) -> Vec<String> {
+        [self.version_label(&run.version), self.label(&run.profile)]
             .iter()
             .filter(|l| !l.is_empty())
             .map(|l| l.to_string())
-            .collect();
-        let series = |k: usize| run.series.get(k).cloned().unwrap_or_default();
+            .collect()
+    }
+
+    /// A run's comparisons, in the order of its estimates: each entry against the baseline,
+    /// then the `versus` lines.
+    pub(crate) fn run_pairs(&self, run: &AlternatingRun) -> Vec<RunPair> {
         let baseline = run.sets.first().map_or("", |s| self.label(s)).to_string();
-        let against_baseline = (run.estimates.iter().enumerate())
-            .map(|(k, (set, e))| (k + 1, 0, self.label(set).to_string(), baseline.clone(), e));
+        let against_baseline = (run.estimates.iter().enumerate()).map(|(k, (set, _))| RunPair {
+            subject: k + 1,
+            reference: 0,
+            subject_label: self.label(set).to_string(),
+            reference_label: baseline.clone(),
+        });
         let versus = (run.versus.iter().zip(&run.versus_entries)).map(
-            |((version, base, e), &(k, reference))| {
-                let name = self.version_label(version).to_string();
-                (k, reference, name, base.clone(), e)
+            |((version, base, _), &(subject, reference))| RunPair {
+                subject,
+                reference,
+                subject_label: self.version_label(version).to_string(),
+                reference_label: base.clone(),
             },
         );
-        (against_baseline.chain(versus))
-            .map(
-                |(k, reference, subject_label, reference_label, e)| Verdict {
-                    context: context.clone(),
-                    reference: series(reference),
-                    subject: series(k),
-                    reference_label,
-                    subject_label,
-                    speed_pps: e.and_then(|e| e.baseline_pps),
-                    estimate: e.map_or(Estimate::Missing, Estimate::Paired),
-                    unreliable: None,
-                },
-            )
-            .collect()
+        against_baseline.chain(versus).collect()
+    }
+
+    /// The verdict of `pair` of `run` on `metric`, with `context` and the reference's rate
+    /// `speed_pps`: `estimate`, or none with too few blocks.
+    pub(crate) fn run_verdict(
+        &self,
+        run: &AlternatingRun,
+        pair: &RunPair,
+        (metric, context, speed_pps): (Metric, Vec<String>, Option<f64>),
+        estimate: Option<PairedEstimate>,
+    ) -> Verdict {
+        let series = |k: usize| run.series.get(k).cloned().unwrap_or_default();
+        Verdict {
+            metric,
+            context,
+            reference: series(pair.reference),
+            subject: series(pair.subject),
+            reference_label: pair.reference_label.clone(),
+            subject_label: pair.subject_label.clone(),
+            speed_pps,
+            estimate: estimate.map_or(Estimate::Missing, Estimate::Paired),
+            unreliable: None,
+        }
     }
 
     /// A ministat block's comparisons, each member against the reference.
@@ -296,23 +398,66 @@ impl Report {
         let context: Vec<String> = (self.fixed_labels(&block.scope).into_iter())
             .map(str::to_string)
             .collect();
-        let reference = block.members[0];
-        let n = |i: usize| self.series[i].summary.map_or(0, |s| s.n);
-        (block.members[1..].iter())
-            .zip(&block.comparisons)
-            .zip(&block.doubts)
-            .map(|((&k, &c), doubt)| Verdict {
-                context: context.clone(),
-                reference: self.series[reference].series.name.clone(),
-                subject: self.series[k].series.name.clone(),
-                reference_label: self.varying_label(&block.scope, reference).to_string(),
-                subject_label: self.varying_label(&block.scope, k).to_string(),
-                speed_pps: self.series[reference].summary.map(|s| s.mean),
-                estimate: Estimate::Unpaired(c, [n(reference), n(k)]),
-                unreliable: doubt.clone(),
-            })
-            .collect()
+        let side = |i: usize| Side {
+            name: self.series[i].series.name.clone(),
+            label: self.varying_label(&block.scope, i).to_string(),
+            used: self.series[i].summary.map_or(0, |s| s.n),
+        };
+        let speed = self.series[block.members[0]].summary.map(|s| s.mean);
+        unpaired((Metric::Throughput, context, speed), block, side)
     }
+}
+
+/// One comparison of an alternating run: the entries compared, as indexes into its `sets`,
+/// and their display names.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RunPair {
+    /// The compared entry.
+    pub(crate) subject: usize,
+    /// The entry it is compared with.
+    pub(crate) reference: usize,
+    /// The compared entry's display name.
+    pub(crate) subject_label: String,
+    /// The reference's display name.
+    pub(crate) reference_label: String,
+}
+
+/// One side of an unpaired comparison, as its verdict names it.
+pub(crate) struct Side {
+    /// The series' name.
+    pub(crate) name: String,
+    /// Its display name.
+    pub(crate) label: String,
+    /// Iterations used.
+    pub(crate) used: usize,
+}
+
+/// The verdicts of a ministat block of `metric`, with `context` and the reference's rate
+/// `speed_pps`: each member against the reference, named by `side`.
+pub(crate) fn unpaired(
+    (metric, context, speed_pps): (Metric, Vec<String>, Option<f64>),
+    block: &ComparisonBlock,
+    side: impl Fn(usize) -> Side,
+) -> Vec<Verdict> {
+    let reference = side(block.members[0]);
+    (block.members[1..].iter())
+        .zip(&block.comparisons)
+        .zip(&block.doubts)
+        .map(|((&k, &c), doubt)| {
+            let subject = side(k);
+            Verdict {
+                metric,
+                context: context.clone(),
+                reference: reference.name.clone(),
+                subject: subject.name,
+                reference_label: reference.label.clone(),
+                subject_label: subject.label,
+                speed_pps,
+                estimate: Estimate::Unpaired(c, [reference.used, subject.used]),
+                unreliable: doubt.clone(),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -55,13 +55,13 @@ impl Latency {
         self.hist.saturating_record(ns);
     }
 
-    /// Adds every value of `other` (a histogram of other bounds included: a value beyond
-    /// this one's range counts as its highest).
-    pub(crate) fn merge(&mut self, other: &Latency) {
+    /// Adds `other`'s values (a histogram read from a log may have other bounds): a value past
+    /// this one's range counts at its top, as [`record`](Self::record) counts it.
+    pub(crate) fn add(&mut self, other: &Latency) {
         if self.hist.add(&other.hist).is_err() {
+            // The addition refuses a value past the range before changing anything.
             for v in other.hist.iter_recorded() {
-                let n = v.count_at_value();
-                self.hist.saturating_record_n(v.value_iterated_to(), n);
+                (self.hist).saturating_record_n(v.value_iterated_to(), v.count_at_value());
             }
         }
     }
@@ -207,6 +207,22 @@ mod tests {
         }
         let q = l.quantisation();
         assert!(q > 0.0 && q <= 0.001, "{q}");
+    }
+
+    #[test]
+    fn histograms_add_up_whatever_their_bounds() {
+        let mut a = Latency::new();
+        (1..=100).for_each(|ns| a.record(ns * 1000));
+        let mut wide = Histogram::new_with_bounds(1, u64::MAX, 2).unwrap();
+        wide.record(u64::MAX / 2).unwrap();
+        wide.record(5_000).unwrap();
+        a.add(&Latency::from_histogram(wide));
+        a.add(&Latency::new());
+        assert_eq!(a.len(), 102);
+        assert!(a.quantile(1.0) >= HIGHEST_NS && a.quantile(1.0) < 2 * HIGHEST_NS);
+        let mut b = Latency::new();
+        b.add(&a);
+        assert_eq!(b, a);
     }
 
     #[test]

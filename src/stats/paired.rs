@@ -16,7 +16,7 @@ use std::fmt;
 use thiserror::Error;
 
 use super::phase::PhaseValue;
-use super::student::Confidence;
+use super::student::{Confidence, MeanInterval};
 use crate::units::format_pps;
 
 /// One block: one value per config set (index 0 the baseline), in packets per second.
@@ -154,15 +154,12 @@ impl PairedEstimate {
         t: impl Fn(usize) -> f64,
         level_pct: f64,
     ) -> Option<PairedEstimate> {
-        let n = log_ratios.len();
-        if n < 2 || log_ratios.iter().any(|x| !x.is_finite()) {
-            return None;
-        }
-        let mean = log_ratios.iter().sum::<f64>() / n as f64;
-        // Two passes: the deviations are tiny next to the mean of a large change.
-        let variance = log_ratios.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        let t = t(n - 1);
-        let half = t * (variance / n as f64).sqrt();
+        let MeanInterval {
+            n,
+            mean,
+            half_width: half,
+            t,
+        } = MeanInterval::of(log_ratios, t)?;
         let pct = |log: f64| 100.0 * log.exp_m1();
         Some(PairedEstimate {
             blocks: n,

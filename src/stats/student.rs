@@ -215,6 +215,45 @@ impl Confidence {
     }
 }
 
+/// The mean of a sample and its Student's t interval, `mean ± t(n − 1) · s / √n`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct MeanInterval {
+    /// Values the mean is of.
+    pub(crate) n: usize,
+    /// Their mean.
+    pub(crate) mean: f64,
+    /// Half-width of the interval: `t · s / √n`.
+    pub(crate) half_width: f64,
+    /// The critical value used, `t(n − 1)`.
+    pub(crate) t: f64,
+}
+
+impl MeanInterval {
+    /// The interval of the mean of `values` with critical value `t(df)` for `df = n − 1`;
+    /// `None` with fewer than 2 values or a non-finite one.
+    pub(crate) fn of(values: &[f64], t: impl Fn(usize) -> f64) -> Option<MeanInterval> {
+        let n = values.len();
+        if n < 2 || values.iter().any(|x| !x.is_finite()) {
+            return None;
+        }
+        let mean = values.iter().sum::<f64>() / n as f64;
+        // Two passes: the deviations are tiny next to the mean of a large change.
+        let variance = values.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        let t = t(n - 1);
+        Some(MeanInterval {
+            n,
+            mean,
+            half_width: t * (variance / n as f64).sqrt(),
+            t,
+        })
+    }
+
+    /// Whether the interval excludes 0.
+    pub(crate) fn excludes_zero(&self) -> bool {
+        self.mean - self.half_width > 0.0 || self.mean + self.half_width < 0.0
+    }
+}
+
 impl FromStr for Confidence {
     type Err = ConfidenceError;
 

@@ -5,7 +5,8 @@
 //!
 //! The histograms are HdrHistogram V2 interval logs ([`crate::stats::latency::log`]), which
 //! other tools read: in a trial's, one interval per second of traffic and probe kind, tagged
-//! with the kind ([`ESTABLISHED`], [`FIRST_PACKET`]), its start counted from the trial's start
+//! with the kind ([`ESTABLISHED`](crate::store::latency::ESTABLISHED),
+//! [`FIRST_PACKET`](crate::store::latency::FIRST_PACKET)), its start counted from the trial's start
 //! of traffic (`meta.json`'s `start_unix_s`), so that a reader keeps the measured window as it
 //! does for the packet rates. A corrupt log is refused in one line naming the file.
 
@@ -14,7 +15,8 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use super::Store;
+use super::window::in_window;
+use super::{SearchTrialId, Store, TrialKey};
 use crate::error::InputError;
 use crate::stats::latency::log::{self, Interval};
 use crate::stats::latency::{LatencySummary, Percentiles};
@@ -109,6 +111,55 @@ impl Store {
     }
 }
 
+impl Store {
+    /// A finished trial's histograms (its `latency.hlog`), `None` when it has none; a corrupt
+    /// one is refused in one line naming it.
+    pub(crate) fn read_trial_latency(
+        &self,
+        key: &TrialKey,
+    ) -> Result<Option<Vec<Interval>>, InputError> {
+        read_latency(&self.trial_dir(key).join(LATENCY_FILE))
+    }
+
+    /// The histograms of the latency trial at `pct` % of the NDR after search iteration `key`
+    /// (`latency/<pct>/latency.hlog`), as [`read_trial_latency`](Self::read_trial_latency).
+    pub(crate) fn read_search_latency(
+        &self,
+        key: &TrialKey,
+        pct: u32,
+    ) -> Result<Option<Vec<Interval>>, InputError> {
+        let dir = (self.search_trial_dir(key, SearchTrialId::Latency(pct)))
+            .map_err(|e| InputError::new(e.to_string()))?;
+        read_latency(&dir.join(LATENCY_FILE))
+    }
+
+    /// The lab's floor histogram (`latency-floor.hlog`), as
+    /// [`read_trial_latency`](Self::read_trial_latency).
+    pub(crate) fn read_floor(&self) -> Result<Option<Vec<Interval>>, InputError> {
+        read_latency(&self.floor_path())
+    }
+}
+
+/// The seconds of a latency trial after a search that the analysis keeps, from its start:
+/// every one but the first. Such a trial has no warm-up of its own (the search's trials loaded
+/// the DUT just before it), so only its first second, where the load and the probes start, is
+/// left out; nor a cool-down, the probes stopping with the load.
+pub(crate) const SEARCH_LATENCY_WINDOW: (f64, f64) = (1.0, f64::INFINITY);
+
+/// The histograms of probe kind `tag` whose whole interval lies in `window` (seconds from the
+/// trial's start: [`measured_window`](super::window::measured_window) for a trial,
+/// [`SEARCH_LATENCY_WINDOW`] after a search), as the packet rates keep their seconds.
+pub(crate) fn windowed<'a>(
+    intervals: &'a [Interval],
+    tag: &'a str,
+    window: (f64, f64),
+) -> impl Iterator<Item = &'a Interval> + 'a {
+    intervals.iter().filter(move |i| {
+        let from = i.start.as_secs_f64();
+        i.tag.as_deref() == Some(tag) && in_window(from, from + i.length.as_secs_f64(), window)
+    })
+}
+
 /// Reads the histograms of `path` (a `latency.hlog`), `None` when there is none; a corrupt one
 /// is refused in one line naming it.
 pub fn read_latency(path: &Path) -> Result<Option<Vec<Interval>>, InputError> {
@@ -150,6 +201,23 @@ mod tests {
         assert_eq!(back.len(), 1);
         assert_eq!(back[0].tag.as_deref(), Some(ESTABLISHED));
         assert_eq!(back[0].latency.len(), 100);
+        let at = |start: u64, tag: &str| Interval {
+            tag: Some(tag.into()),
+            start: Duration::from_secs(start),
+            ..one.clone()
+        };
+        let all = [
+            at(1, ESTABLISHED),
+            at(2, FIRST_PACKET),
+            at(2, ESTABLISHED),
+            at(9, ESTABLISHED),
+        ];
+        let kept: Vec<u64> = windowed(&all, ESTABLISHED, (2.0, 9.0))
+            .map(|i| i.start.as_secs())
+            .collect();
+        assert_eq!(kept, [2]);
+        let after_search = windowed(&all, ESTABLISHED, SEARCH_LATENCY_WINDOW).count();
+        assert_eq!(after_search, 3);
         std::fs::write(&path, "not a log\n1.0,1.0,1.0,@@@\n").unwrap();
         let e = read_latency(&path).unwrap_err().0;
         assert!(e.contains(LATENCY_FILE) && e.contains("corrupt"), "{e}");

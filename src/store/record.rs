@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::window::{in_window, measured_window};
 use crate::config::Trial;
 use crate::error::{shown, InputError};
 
@@ -245,13 +246,9 @@ fn parse_row(line: &str) -> Result<SampleRow, String> {
 /// The samples the analysis keeps: those whose whole second lies after the warm-up and before
 /// the cool-down (a sample at `t_s` covers the second that ends at `t_s`).
 pub fn measured<'a>(samples: &'a [SampleRow], trial: &Trial) -> Vec<&'a SampleRow> {
-    let (secs, end) = (
-        crate::config::secs,
-        trial.duration.saturating_sub(trial.cooldown),
-    );
-    let (warmup, end) = (secs(trial.warmup), secs(end));
+    let window = measured_window(trial);
     samples
         .iter()
-        .filter(|s| s.t_s - 1.0 >= warmup - 1e-6 && s.t_s <= end + 1e-6)
+        .filter(|s| in_window(s.t_s - 1.0, s.t_s, window))
         .collect()
 }

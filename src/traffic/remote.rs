@@ -253,6 +253,21 @@ pub(crate) struct RemoteNode {
     pub(crate) cpu: Option<usize>,
 }
 
+/// The frames of `load` sent from `node`, as `benchlab gen` and `benchlab probe` take them:
+/// interface, DUT MAC, flows, frame size.
+pub(crate) fn frame_argv(node: &RemoteNode, load: &Load) -> Vec<String> {
+    [
+        ("-i", node.iface.clone()),
+        ("-D", node.dut_mac.clone()),
+        ("-s", load.src.clone()),
+        ("-d", load.dst.clone()),
+        ("-l", load.frame_size.to_string()),
+    ]
+    .into_iter()
+    .flat_map(|(flag, value)| [flag.to_owned(), value])
+    .collect()
+}
+
 /// `benchlab gen --json` on a remote sender.
 #[derive(Debug)]
 pub(crate) struct RemoteGen {
@@ -265,16 +280,9 @@ pub(crate) struct RemoteGen {
 impl RemoteGen {
     /// Sender `k` of `of`, sending `load` from `node`.
     pub(crate) fn new(node: &RemoteNode, load: &Load, k: usize, of: usize) -> Self {
-        let mut argv = vec![node.benchlab.clone()];
-        argv.extend(["gen", "--json", "-i"].map(String::from));
-        argv.extend([node.iface.clone(), "-D".into(), node.dut_mac.clone()]);
+        let mut argv = vec![node.benchlab.clone(), "gen".into(), "--json".into()];
+        argv.extend(frame_argv(node, load));
         argv.extend([
-            "-s".into(),
-            load.src.clone(),
-            "-d".into(),
-            load.dst.clone(),
-            "-l".into(),
-            load.frame_size.to_string(),
             "-r".into(),
             load.rate_arg(),
             "-t".into(),

@@ -1,15 +1,19 @@
 //! The JSON lines of `benchlab gen --json` and `benchlab rx --json` (and `rx --tx --json`, a
-//! sender's interface counted as a generator): written by the CLI, read back by the remote
-//! senders and receivers, defined once here.
+//! sender's interface counted as a generator), and of `benchlab probe --json`: written by the
+//! CLI, read back by the remote senders, receivers and probers, defined once here.
 //!
 //! One object a line, `"type": "sample"` once a second with cumulative counts, then one
-//! `"type": "summary"`. Readers take only the fields they need and ignore the others, so an
-//! older or newer `benchlab` on a remote host still pairs with this one.
+//! `"type": "summary"` (the probes: `"type": "started"`, then `"type": "probes"` with every
+//! result). Readers take only the fields they need and ignore the others, so an older or newer
+//! `benchlab` on a remote host still pairs with this one.
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use super::latency::Probes;
 use super::receiver::Sample;
 use super::{TxSample, TxSummary};
+use crate::error::shown;
 use crate::transport::display_argv;
 
 /// A line of `benchlab gen --json`.
@@ -66,6 +70,20 @@ pub(crate) enum TxCounterLine<'a> {
     },
 }
 
+/// A line of `benchlab probe --json`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub(crate) enum ProbeLine {
+    /// Both ends are ready: every probe sent from now on is looked for.
+    Started {
+        /// The host's clock then, seconds since the Unix epoch: the probes' send times are on
+        /// it.
+        unix_s: f64,
+    },
+    /// What the probes measured, last (boxed: a line is read rarely, its results are large).
+    Probes(Box<Probes>),
+}
+
 /// Any of those lines as a reader sees it: the fields benchlab reads, absent ones zero.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub(crate) struct ReadLine {
@@ -102,16 +120,27 @@ impl ReadLine {
 /// The complete lines in `out` (a partial last line waits for the next read); `host` and
 /// `argv` name the tool in the error when a line is not its JSON.
 pub fn read_lines(out: &[u8], host: &str, argv: &[String]) -> anyhow::Result<Vec<ReadLine>> {
+    parse_lines(out, host, argv)
+}
+
+/// [`read_lines`] as lines of `T`.
+pub(crate) fn parse_lines<T: DeserializeOwned>(
+    out: &[u8],
+    host: &str,
+    argv: &[String],
+) -> anyhow::Result<Vec<T>> {
     let text = String::from_utf8_lossy(out);
     let complete = text.rfind('\n').map_or("", |end| &text[..end]);
     complete
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
-            serde_json::from_str(l).map_err(|_| {
+            serde_json::from_str(l).map_err(|e| {
+                // A probes line is megabytes: the message quotes its start.
                 anyhow::anyhow!(
-                    "{host}: `{}` printed a line that is not its JSON: {l}",
-                    display_argv(argv)
+                    "{host}: `{}` printed a line that is not its JSON ({e}): {}",
+                    display_argv(argv),
+                    shown(l)
                 )
             })
         })
@@ -138,7 +167,8 @@ mod tests {
         let bad = read_lines(b"oops\n", "h", &["benchlab".into(), "gen".into()]).unwrap_err();
         assert_eq!(
             bad.to_string(),
-            "h: `benchlab gen` printed a line that is not its JSON: oops"
+            "h: `benchlab gen` printed a line that is not its JSON (expected value at line 1 \
+             column 1): oops"
         );
     }
 }

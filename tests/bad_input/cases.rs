@@ -258,6 +258,35 @@ fn campaign_shapes() -> Vec<Case> {
         "[alternating] under design = trials",
         alternating_in_trials,
     ));
+    // Latency: the probes above a fixed load, `[latency]` out of range, a two-clock SSH lab.
+    let probed = with("rate", "5000").replace("cooldown = 1", "cooldown = 1\nlatency = true");
+    cases.push(campaign_case("probe rate above the load", probed.clone()));
+    let latency = [
+        "rate = 0",
+        "rate = 2000000",
+        "loads = []",
+        "loads = [10, 10]",
+        "loads = [101]",
+        "alternating_load = 0",
+        "blocks = 1",
+        "floor_duration = -1",
+        "bogus = 1",
+    ];
+    for v in latency {
+        cases.push(campaign_case(
+            format!("[latency] {v}"),
+            format!(
+                "{}\n[latency]\n{v}\n",
+                with("rate", "\"max\"").replace("cooldown = 1", "cooldown = 1\nlatency = true")
+            ),
+        ));
+    }
+    let two_clocks = probed.replace("rate = 5000", "rate = \"max\"")
+        + "\n[lab.hosts.dut]\ntransport = \"ssh\"\nhost = \"dut\"\n\
+           [lab.hosts.sender]\ntransport = \"ssh\"\nhost = \"gen\"\ninterface = \"eth1\"\n\
+           dut_mac = \"02:00:00:00:00:01\"\n\
+           [lab.hosts.receiver]\ntransport = \"ssh\"\nhost = \"rx\"\ninterface = \"eth2\"\n";
+    cases.push(campaign_case("latency on a two-clock SSH lab", two_clocks));
     let lab = ["bogus = 1", "hosts = 3", "dut = 5"];
     for v in lab {
         cases.push(campaign_case(
@@ -359,6 +388,24 @@ fn flags() -> Vec<Case> {
         &["lab", "bogus"],
         &["gen", "--bogus"],
         &["rx", "--bogus"],
+        &["probe", "--bogus"],
+        &[
+            "probe",
+            "-i",
+            "lo",
+            "-S",
+            "02:00:00:00:00:01",
+            "-D",
+            "02:00:00:00:00:02",
+            "-s",
+            "198.18.0.1",
+            "-d",
+            "198.19.0.1",
+            "-R",
+            "lo",
+            "-r",
+            "0",
+        ],
     ];
     lines
         .iter()

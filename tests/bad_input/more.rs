@@ -109,7 +109,7 @@ pub fn search_control() -> Case {
     )
 }
 
-/// Negative numbers given to `gen` and `rx`: read as the value they are and refused, not taken
+/// Negative numbers given to `gen`, `rx` and `probe`: read as the value they are and refused, not taken
 /// for an option.
 pub fn negative_numbers() -> Vec<Case> {
     let lines: &[&[&str]] = &[
@@ -120,6 +120,8 @@ pub fn negative_numbers() -> Vec<Case> {
         &["rx", "-i", "lo", "-t", "-1"],
         &["rx", "-i", "lo", "--interval", "-0.5"],
         &["rx", "-i", "lo", "--interval", "nan"],
+        &["probe", "-i", "lo", "-t", "-1"],
+        &["probe", "-i", "lo", "-r", "-1"],
     ];
     lines
         .iter()

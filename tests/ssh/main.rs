@@ -7,6 +7,7 @@ mod common;
 mod sshd;
 
 mod campaign;
+mod latency;
 mod pmc;
 mod throughput;
 mod topologies;

@@ -373,10 +373,15 @@ impl SshNodes {
     /// alias `blssh-dut`, then `senders` (see [`sender_toml`]), then the receiver at
     /// `blssh-receiver` counting on `receiver_if` with the benchlab under test.
     pub fn lab_toml(&self, senders: &str, receiver_if: &str) -> String {
+        self.lab_toml_at(senders, "blssh-receiver", receiver_if)
+    }
+
+    /// [`lab_toml`](Self::lab_toml) with the receiver at alias `receiver`.
+    pub fn lab_toml_at(&self, senders: &str, receiver: &str, receiver_if: &str) -> String {
         format!(
             "[lab.ssh]\nconfig = \"{}\"\nconnect_timeout = 2\n\n\
              [lab.hosts.dut]\ntransport = \"ssh\"\nhost = \"blssh-dut\"\n\n{senders}\n\
-             [lab.hosts.receiver]\ntransport = \"ssh\"\nhost = \"blssh-receiver\"\n\
+             [lab.hosts.receiver]\ntransport = \"ssh\"\nhost = \"{receiver}\"\n\
              interface = \"{receiver_if}\"\nbenchlab = \"{}\"\n",
             self.keys.ssh_config.display(),
             env!("CARGO_BIN_EXE_benchlab")
@@ -436,6 +441,25 @@ pub fn three_nodes(id: &str, extra: &[(&str, &str)]) -> (benchlab::lab::Lab, Ssh
         ],
         extra,
     );
+    (lab, nodes)
+}
+
+/// The virtual lab `id` in the 2-node layout (the sender's and the receiver's interfaces in one
+/// namespace), its DUT serving SSH at alias `blssh-dut` and its generator host at `blssh-gen`.
+/// Drop the nodes before the lab.
+pub fn two_nodes(id: &str) -> (benchlab::lab::Lab, SshNodes) {
+    let lab = benchlab::lab::Lab::up(&benchlab::lab::LabConfig {
+        id: id.into(),
+        nodes: 2,
+        ..benchlab::lab::LabConfig::default()
+    })
+    .unwrap();
+    let facts = lab.facts();
+    assert_eq!(facts.senders[0].namespace, facts.receiver.namespace);
+    let nodes = SshNodes::start(&[
+        ("blssh-dut", &facts.dut.namespace),
+        ("blssh-gen", &facts.senders[0].namespace),
+    ]);
     (lab, nodes)
 }
 

@@ -21,7 +21,7 @@ pub(crate) use crate::config::Entry;
 /// The version and set in force on the DUT, as indices into the campaign's (`None`: unknown,
 /// the next switch applies it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct InForce {
+struct InForce {
     /// The version in force.
     pub(crate) version: Option<usize>,
     /// The config set in force.
@@ -29,7 +29,7 @@ pub(crate) struct InForce {
 }
 
 /// Switches the DUT from what is in force (`from`) to `to`.
-pub(crate) fn switch_entry(
+fn switch_entry(
     switcher: &mut dyn Switcher,
     campaign: &Campaign,
     from: InForce,
@@ -45,6 +45,50 @@ pub(crate) fn switch_entry(
         switcher.switch(&campaign.config_sets[to.set])?;
     }
     Ok(())
+}
+
+/// A run's entries and the one in force on the DUT: a phase of the same entry as the one
+/// before goes on without a switch (each switch costs a dozen commands on a saturated DUT).
+pub(crate) struct OnDut {
+    /// What the phases alternate, in the order of the plan's names.
+    entries: Vec<Entry>,
+    /// The entry in force (`None`: none yet, or a switch failed half-way).
+    entry: Option<usize>,
+    /// The version in force (`None`: unknown, the next switch applies it).
+    version: Option<usize>,
+}
+
+impl OnDut {
+    /// Run `entries`, with `version` in force already (`None`: the first switch applies it).
+    pub(crate) fn new(entries: Vec<Entry>, version: Option<usize>) -> Self {
+        OnDut {
+            entries,
+            entry: None,
+            version,
+        }
+    }
+
+    /// Switches the DUT to entry `to`, unless it is in force.
+    pub(crate) fn switch_to(
+        &mut self,
+        switcher: &mut dyn Switcher,
+        campaign: &Campaign,
+        to: usize,
+    ) -> anyhow::Result<()> {
+        if self.entry == Some(to) {
+            return Ok(());
+        }
+        let entry = self.entries[to];
+        // Taken before the switch: a failed one leaves what is in force unknown.
+        let from = InForce {
+            version: self.version.take(),
+            set: self.entry.take().map(|e| self.entries[e].set),
+        };
+        switch_entry(switcher, campaign, from, entry)?;
+        self.entry = Some(to);
+        self.version = Some(entry.version);
+        Ok(())
+    }
 }
 
 /// Records in `lab.json` what each alternated version's switches apply (its sysctls and

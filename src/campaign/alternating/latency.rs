@@ -5,14 +5,14 @@
 //! throughout; each phase keeps those sent after its settle time, so that the report pairs
 //! each set's P50 and P99 with the baseline's block by block, as it pairs the rates.
 //!
-//! The run is one trial of the ordinary procedure, the [`LatencyWatch`] switching the DUT at
+//! The run is one trial of the ordinary procedure, the `LatencyWatch` switching the DUT at
 //! the planned times; its record is written once it ends ([`crate::store::AlternatingLatency`]).
 
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
-use super::entries::{self, InForce};
+use super::entries::OnDut;
 use super::{Alternation, Done};
 use crate::campaign::bench::{Event, Switcher};
 use crate::campaign::context::Context;
@@ -97,9 +97,10 @@ impl Alternation<'_> {
             spans: Vec::new(),
             done: Vec::new(),
             next_at: warmup,
-            entries: self.plan.runs.entries(index),
-            in_force: None,
-            version_in_force: (!self.plan.runs.alternates).then_some(index),
+            dut: OnDut::new(
+                self.plan.runs.entries(index),
+                (!self.plan.runs.alternates).then_some(index),
+            ),
             on_event: &mut *ctx.on_event,
         };
         let outcome = trial::run(rig, &spec, ctx.cancel, &mut watch);
@@ -182,9 +183,8 @@ struct LatencyWatch<'d, 'b, 'e> {
     done: Vec<(u32, u32, PhaseSpan)>,
     /// When the next phase starts, seconds since the traffic started.
     next_at: f64,
-    entries: Vec<entries::Entry>,
-    in_force: Option<usize>,
-    version_in_force: Option<usize>,
+    /// The entries and the one in force.
+    dut: OnDut,
     on_event: &'e mut dyn FnMut(&Event<'_>),
 }
 
@@ -217,23 +217,15 @@ impl Watch for LatencyWatch<'_, '_, '_> {
         }
         let set = self.plan[self.spans.len()];
         let started = Instant::now();
-        if self.in_force != Some(set) {
-            let to = self.entries[set];
-            let from = InForce {
-                version: self.version_in_force.take(),
-                set: self.in_force.take().map(|e| self.entries[e].set),
-            };
-            entries::switch_entry(&mut *self.switcher, self.design.campaign, from, to)
-                .with_context(|| {
-                    format!(
-                        "switching the DUT to `{}` (latency block {})",
-                        self.design.plan.names[set],
-                        self.block + 1
-                    )
-                })?;
-            self.in_force = Some(set);
-            self.version_in_force = Some(to.version);
-        }
+        (self.dut)
+            .switch_to(&mut *self.switcher, self.design.campaign, set)
+            .with_context(|| {
+                format!(
+                    "switching the DUT to `{}` (latency block {})",
+                    self.design.plan.names[set],
+                    self.block + 1
+                )
+            })?;
         let switched_s = now + started.elapsed().as_secs_f64();
         self.spans.push(PhaseSpan {
             set,

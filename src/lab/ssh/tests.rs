@@ -195,3 +195,43 @@ fn a_generator_is_named_from_the_registry_and_its_rules_are_kept() {
     assert_eq!(trafgen.senders[0].tool().label(), "trafgen");
     assert_eq!(trafgen.receiving_generator(), None);
 }
+
+#[test]
+fn probes_run_where_the_senders_and_the_receiver_are_one_host_without_netmap() {
+    let lab = |senders: &[(&str, &str)], receiver: &str| {
+        let tables: String = senders
+            .iter()
+            .map(|(host, generator)| {
+                format!(
+                    "[[hosts.senders]]\ntransport = \"ssh\"\nhost = \"{host}\"\n\
+                     interface = \"s0\"\ndut_mac = \"02:00:00:00:00:01\"\n\
+                     generator = \"{generator}\"\n"
+                )
+            })
+            .collect();
+        let text = format!(
+            "[hosts.dut]\ntransport = \"ssh\"\nhost = \"dut\"\n{tables}\
+             [hosts.receiver]\ntransport = \"ssh\"\nhost = \"{receiver}\"\ninterface = \"r0\"\n"
+        );
+        LabConfig::parse(&text, "LAB.toml")
+            .unwrap()
+            .ssh_lab()
+            .unwrap()
+            .unwrap()
+    };
+    // The 2-node layout: the probes leave by the first sender's interface.
+    let two_node = lab(&[("gen1", "benchlab"), ("gen1", "trafgen")], "gen1");
+    assert_eq!(two_node.prober().unwrap().host, "gen1");
+    let err = lab(&[("gen1", "benchlab"), ("gen2", "benchlab")], "gen1")
+        .prober()
+        .unwrap_err();
+    assert!(
+        err.starts_with("the sender gen2 and the receiver gen1 are two hosts, two clocks"),
+        "{err}"
+    );
+    let err = lab(&[("gen1", "pkt-gen")], "gen1").prober().unwrap_err();
+    assert!(
+        err.starts_with("pkt-gen senders hold the lab's interfaces"),
+        "{err}"
+    );
+}

@@ -11,13 +11,11 @@
 //! [`LossChart`]: crate::report::throughput::chart::LossChart
 //! [`render_png`]: crate::report::throughput::chart::render_png
 
-use anyhow::{anyhow, Context};
 use plotters::prelude::*;
 
 use super::cells;
-use crate::report::chart::{
-    colour, encode_png, font, register_font, titled, DrawResult, HEIGHT, WIDTH,
-};
+use crate::report::chart::lines::{legend, mesh_look};
+use crate::report::chart::{colour, font, png_of, titled, DrawResult, HEIGHT, WIDTH};
 use crate::report::Report;
 use crate::units::{format_pps, format_tick, pps_unit};
 
@@ -140,10 +138,7 @@ pub(crate) fn charts(report: &Report) -> Vec<LossChart> {
 
 /// Draws the chart and encodes it as a PNG of [`WIDTH`] × [`HEIGHT`] pixels.
 pub(crate) fn render_png(chart: &LossChart) -> anyhow::Result<Vec<u8>> {
-    register_font()?;
-    let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
-    draw(chart, &mut rgb).map_err(|e| anyhow!("drawing {}: {e}", chart.file_name))?;
-    encode_png(&rgb).with_context(|| format!("encoding {}", chart.file_name))
+    png_of(&chart.file_name, |rgb| draw(chart, rgb))
 }
 
 /// Goal lines' colours: apart from the searches' palette.
@@ -177,17 +172,12 @@ fn draw(chart: &LossChart, rgb: &mut [u8]) -> DrawResult {
             (false, false) => format!("{:.*}%", p.unsigned_abs() as usize, 10f64.powi(p)),
         }
     };
-    ctx.configure_mesh()
+    mesh_look(&mut ctx.configure_mesh())
         .x_labels(10)
         .x_label_formatter(&x_format)
         .y_label_formatter(&y_format)
-        .x_label_style(font(24.0))
-        .y_label_style(font(24.0))
         .x_desc("offered load")
         .y_desc("loss ratio (no loss drawn at the bottom)")
-        .axis_desc_style(font(26.0))
-        .bold_line_style(RGBColor(0xC8, 0xC8, 0xC8))
-        .light_line_style(RGBColor(0xEE, 0xEE, 0xEE))
         .draw()?;
     for (k, (name, ratio)) in chart.goals.iter().enumerate() {
         let c = GOAL_COLOURS[k % GOAL_COLOURS.len()];
@@ -244,13 +234,7 @@ fn draw_trials<'a>(ctx: &mut Plot<'a, 'a>, chart: &LossChart) -> DrawResult {
         .label(name.as_str())
         .legend(move |(x, y)| Circle::new((x + 15, y), 7, c.filled()));
     }
-    ctx.configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font(font(24.0))
-        .background_style(WHITE.mix(0.9))
-        .border_style(RGBColor(0x80, 0x80, 0x80))
-        .draw()?;
-    Ok(())
+    legend(ctx)
 }
 
 #[cfg(test)]

@@ -56,6 +56,7 @@ fn alternating() -> Results {
         windows: Vec::new(),
         window_s: 0.05,
         switches: Vec::new(),
+        latency: None,
     };
     Results {
         series,

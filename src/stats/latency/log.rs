@@ -15,7 +15,7 @@ use base64::Engine as _;
 use hdrhistogram::serialization::interval_log::{
     IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
 };
-use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
+use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
 
 use super::Latency;
 use crate::error::{shown, InputError};
@@ -115,17 +115,29 @@ pub(crate) fn read(text: &[u8]) -> Result<Vec<Interval>, InputError> {
 pub fn read_file(path: &Path) -> Result<Vec<Interval>, InputError> {
     let bytes = crate::file::read_bytes(path)?;
     read(&bytes).map_err(|e| {
+        // The whole path, as the store's other refusals give it: shortened, it would lose the
+        // trial it names (its end). `error::one_line` escapes it on the way out.
         InputError::new(format!(
             "{}: corrupt latency histogram log: {} (write it again, or remove it)",
-            shown(&path.display().to_string()),
+            path.display(),
             e.0
         ))
     })
 }
 
+/// One histogram as a log line holds it: base64 of its compressed V2 form (a probe stream's
+/// `user_to_driver` travels so from `benchlab probe`).
+pub(crate) fn encode(latency: &Latency) -> anyhow::Result<String> {
+    let mut v2 = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(latency.histogram(), &mut v2)
+        .map_err(|e| anyhow::anyhow!("encoding a latency histogram: {e}"))?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(v2))
+}
+
 /// Decodes one base64 V2 histogram, compressed or not, its sizes checked before the crate's
 /// decoder allocates them.
-fn decode(encoded: &str) -> Result<Latency, String> {
+pub(crate) fn decode(encoded: &str) -> Result<Latency, String> {
     let raw = base64::engine::general_purpose::STANDARD
         .decode(encoded)
         .map_err(|_| "not base64".to_owned())?;

@@ -20,7 +20,7 @@ use crate::stats::latency::Percentiles;
 use crate::store::Store;
 
 /// The run's record.
-const RECORD: &str = "latency.json";
+pub(crate) const RECORD: &str = "latency.json";
 
 /// An alternating latency run, as `latency.json` holds it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,6 +72,9 @@ impl LatencyPhase {
     }
 }
 
+/// A run's latency as stored: its record, and its histograms unless `latency.hlog` is missing.
+pub type StoredLatency = (AlternatingLatency, Option<Vec<Interval>>);
+
 impl Store {
     /// Writes a run's latency: its histograms, then its record, each atomically.
     pub(crate) fn write_alternating_latency(
@@ -90,12 +93,14 @@ impl Store {
             .map_err(|e| anyhow::anyhow!("writing {}: {e}", dir.join(RECORD).display()))
     }
 
-    /// Reads a run's latency record and histograms; `None` when it has none (yet).
+    /// Reads a run's latency record and histograms; `None` when it has none (yet), and its
+    /// histograms `None` when `latency.hlog` is missing beside the record (which the report
+    /// warns of: the run writes it first).
     pub fn read_alternating_latency(
         &self,
         version: &str,
         profile: &str,
-    ) -> Result<Option<(AlternatingLatency, Vec<Interval>)>, InputError> {
+    ) -> Result<Option<StoredLatency>, InputError> {
         let dir = self.alternating_dir(version, profile);
         let path = dir.join(RECORD);
         if !path.exists() {
@@ -110,7 +115,6 @@ impl Store {
             ))
         })?;
         let hlog = dir.join(super::super::latency::LATENCY_FILE);
-        let intervals = super::super::read_latency(&hlog)?.unwrap_or_default();
-        Ok(Some((record, intervals)))
+        Ok(Some((record, super::super::read_latency(&hlog)?)))
     }
 }

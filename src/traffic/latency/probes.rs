@@ -12,11 +12,14 @@ use super::ProbeKind;
 use crate::stats::latency::log::Interval;
 use crate::stats::latency::{Latency, LatencySummary, SIGNIFICANT_DIGITS};
 
+/// The results as they travel from `benchlab probe` to the campaign: serde, exact.
+mod wire;
+
 /// One kind's results.
 ///
 /// Memory: the whole latency's histogram (≈ 216 KiB) and 16 bytes per probe received (at 10
 /// kpps: 160 kB a second, 576 MB an hour).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct KindProbes {
     /// One-way latency of the probes that arrived, ns.
     pub latency: Latency,
@@ -47,8 +50,9 @@ impl KindProbes {
 
 /// A probe stream's results: per kind of probe, the latency (the kernel's arrival stamp minus
 /// its transmit stamp), its summary with the probes' counts, and the time windows cut from
-/// them.
-#[derive(Debug, Clone)]
+/// them. Serialized (serde) as `benchlab probe --json` prints it, and read back
+/// exactly.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Probes {
     /// Per kind, in [`ProbeKind::ALL`]'s order.
     kinds: [KindProbes; 2],

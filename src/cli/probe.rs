@@ -1,0 +1,153 @@
+//! `benchlab probe`: latency probes out of one interface and back in by another of this host,
+//! one clock (the remote end of an SSH lab whose senders and receiver are one host, as `gen`
+//! and `rx` are the load's).
+
+use std::io::Write;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use clap::Args as ClapArgs;
+
+use super::gen::{check_cpu, parse_secs, stop_flag, FrameArgs};
+use crate::clock::unix_now;
+use crate::stats::latency::Latency;
+use crate::traffic::latency::{ProbeConfig, ProbeKind, ProbeStream, Probes, DEFAULT_RATE_PPS};
+use crate::traffic::wire::ProbeLine;
+use crate::traffic::{self, IfRef};
+use crate::units::format_ns;
+
+/// How long the probes in flight are waited for once the sender stopped: a loaded DUT's queue
+/// holds them milliseconds, and a campaign's receiver drains longer than this meanwhile.
+const DRAIN: Duration = Duration::from_millis(200);
+
+/// How often the sender is looked at for its end, or a stop asked.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Arguments of `benchlab probe`.
+#[derive(Debug, ClapArgs)]
+#[command(
+    after_help = "Sends sequence-numbered probe frames on the frames' first flow, reads them back \
+on the receiving interface, and prints per kind the probes' fate and the one-way latency (kernel \
+transmit stamp to kernel arrival stamp, both on this host's clock); Ctrl-C stops cleanly.\n\n\
+Example: 10 kpps through the DUT for 10 s, one probe in ten opening a new 5-tuple:\n  benchlab \
+probe -i eth1 -D 02:00:00:00:00:02 -s 198.18.10.1:2000 -d 198.19.10.1:2000 -R eth2 -t 10 \
+--first-packet"
+)]
+pub(crate) struct Args {
+    /// The frames: the probes take their first flow, and first-packet probes avoid all of
+    /// them (the load's).
+    #[command(flatten)]
+    pub(crate) frames: FrameArgs,
+    /// Receiving interface, where the probes arrive after the DUT: IF or NETNS/IF on this host
+    /// (one clock stamps both ends).
+    #[arg(short = 'R', long = "receive", value_name = "IF")]
+    pub(crate) receive: IfRef,
+    /// Probes per second (10000, 10k), one frame per send.
+    #[arg(short = 'r', long, value_name = "PPS", value_parser = parse_rate, default_value_t = DEFAULT_RATE_PPS, allow_negative_numbers = true)]
+    pub(crate) rate: u64,
+    /// Make one probe in ten a first-packet probe, on a 5-tuple never used before: on a
+    /// stateful DUT, the latency of creating state.
+    #[arg(long)]
+    pub(crate) first_packet: bool,
+    /// Send for this many seconds, then stop [default: until Ctrl-C].
+    #[arg(short = 't', long, value_name = "SECS", value_parser = parse_secs, allow_negative_numbers = true)]
+    pub(crate) duration: Option<Duration>,
+    /// Pin the probes' sending and receiving threads to this CPU.
+    #[arg(long, value_name = "N")]
+    pub(crate) cpu: Option<usize>,
+    /// Print JSON lines: {"type":"started",...} once both ends are ready, then
+    /// {"type":"probes",...} with every probe's send time and latency, which a campaign reads
+    /// back exactly.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+fn parse_rate(s: &str) -> Result<u64, String> {
+    traffic::parse_count(s)
+        .ok_or_else(|| format!("'{s}' is not a number of probes per second (e.g. 10000, 10k)"))
+}
+
+/// Runs `benchlab probe`.
+pub(crate) fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Result<i32> {
+    check_cpu(args.cpu)?;
+    let cfg = ProbeConfig {
+        iface: args.frames.iface.clone(),
+        spec: args.frames.spec()?,
+        rate_pps: args.rate,
+        first_packet: args.first_packet,
+        limit: args.duration,
+        cpu: args.cpu,
+    };
+    let stop = stop_flag()?;
+    let stream = ProbeStream::start(&cfg, &args.receive, args.cpu)?;
+    if args.json {
+        let started = ProbeLine::Started { unix_s: unix_now() };
+        writeln!(out, "{}", serde_json::to_string(&started)?)?;
+    } else {
+        let limit = args.duration.map_or("until Ctrl-C".to_owned(), |d| {
+            format!("{} s", d.as_secs_f64())
+        });
+        writeln!(
+            out,
+            "probing from {} to {} at {} probes/s, {limit}",
+            cfg.iface, args.receive, cfg.rate_pps
+        )?;
+    }
+    while !stop.load(Ordering::Relaxed) && !stream.is_finished() {
+        std::thread::sleep(POLL);
+    }
+    let probes = stream.stop(DRAIN)?;
+    if args.json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string(&ProbeLine::Probes(Box::new(probes)))?
+        )?;
+    } else {
+        write_summary(out, &probes)?;
+    }
+    Ok(0)
+}
+
+/// Per kind sent, what became of the probes and their latency; then user space to driver.
+fn write_summary(out: &mut dyn Write, probes: &Probes) -> anyhow::Result<()> {
+    for kind in ProbeKind::ALL {
+        let k = probes.of(kind);
+        let c = k.summary.probes;
+        if c.sent == 0 {
+            continue;
+        }
+        writeln!(
+            out,
+            "{}: {} sent, {} received, {} lost, {} duplicates, {} reordered, {} timed from the \
+             in-frame stamp; latency {}",
+            kind.name(),
+            c.sent,
+            c.received,
+            c.lost,
+            c.duplicates,
+            c.reordered,
+            k.tx_unstamped,
+            figures(&k.latency)
+        )?;
+    }
+    writeln!(
+        out,
+        "user space to driver (in-frame stamp to transmit stamp): {}",
+        figures(&probes.user_to_driver)
+    )?;
+    Ok(())
+}
+
+/// P50, P99 and max of `latency`, or that it is empty.
+fn figures(latency: &Latency) -> String {
+    match latency.percentiles() {
+        Some(p) => format!(
+            "P50 {}, P99 {}, max {}",
+            format_ns(p.p50_ns as f64),
+            format_ns(p.p99_ns as f64),
+            format_ns(p.max_ns as f64)
+        ),
+        None => "none timed".into(),
+    }
+}

@@ -1,0 +1,154 @@
+//! The alternating design's latency run read back (issue 35): `latency.json` and
+//! `latency.hlog` of a run (`store::alternating::latency`), each entry's phases merged per
+//! block — the values the report pairs block by block, as it pairs the rates — and over the
+//! whole run.
+//!
+//! Each entry becomes a [`LatencySeries`] at [`Load::Alternating`] whose trials are the blocks,
+//! so that the figures, the first packet's difference, results.json and the charts read it as
+//! they read the trials design's. Its record keeps the percentiles of what arrived in each
+//! phase's window, not what was sent: the blocks carry no probe counts.
+//!
+//! [`LatencySeries`]: crate::ingest::benchlab::latency::LatencySeries
+//! [`Load::Alternating`]: crate::ingest::benchlab::latency::Load::Alternating
+
+use std::collections::BTreeMap;
+
+use super::AlternatingRun;
+use crate::error::{shown, InputError};
+use crate::ingest::benchlab::latency::{LatencySeries, Load, ProbeKind, ProbeTrial};
+use crate::ingest::{Series, Warning};
+use crate::stats::latency::log::Interval;
+use crate::stats::latency::Latency;
+use crate::store::alternating::latency::RECORD;
+use crate::store::alternating::ALTERNATING;
+use crate::store::latency::{ESTABLISHED, FIRST_PACKET, LATENCY_FILE};
+use crate::store::{AlternatingLatency, LatencyPhase, Store};
+
+/// An alternating run's latency run, read back.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RunLatency {
+    /// The load, in percent of the baseline's saturated rate.
+    pub(crate) load_pct: u32,
+    /// The baseline's saturated rate, packets/s: the median of its phase values in the run's
+    /// throughput blocks.
+    pub(crate) baseline_pps: f64,
+    /// The load the senders were asked for, packets/s.
+    pub(crate) load_pps: f64,
+    /// Blocks it finished.
+    pub(crate) blocks: usize,
+    /// Why it ended early, when it did: its blocks before are kept.
+    pub(crate) failure: Option<String>,
+    /// One series per entry, in the order of the run's `sets` (baseline first): its trials
+    /// are the blocks (each its phases merged), its histograms the whole run's.
+    pub(crate) entries: Vec<LatencySeries>,
+}
+
+/// The latency run of `run`, whose entries' series are `series` (in the order of its
+/// `sets`), when it has one; a record without its histograms is said in `warnings` and left
+/// out, a record that names an entry the run does not have is refused.
+pub(super) fn read(
+    store: &Store,
+    run: &AlternatingRun,
+    series: &[Series],
+    warnings: &mut Vec<Warning>,
+) -> Result<Option<RunLatency>, InputError> {
+    let (v, p) = (run.version.as_str(), run.profile.as_str());
+    let Some((record, intervals)) = store.read_alternating_latency(v, p)? else {
+        return Ok(None);
+    };
+    let Some(intervals) = intervals else {
+        warnings.push(Warning::NoLatencyLog {
+            file: format!("{ALTERNATING}/{v}.{p}/{LATENCY_FILE}"),
+        });
+        return Ok(None);
+    };
+    if let Some(phase) = (record.phases.iter()).find(|ph| !run.sets.contains(&ph.config)) {
+        return Err(InputError::new(format!(
+            "{}: phase {} of block {} names `{}`, which the run does not alternate; remove it \
+             to measure the run's latency again",
+            store.alternating_dir(v, p).join(RECORD).display(),
+            phase.phase,
+            phase.block,
+            shown(&phase.config)
+        )));
+    }
+    let by_tag: BTreeMap<&str, &Interval> = (intervals.iter())
+        .filter_map(|i| Some((i.tag.as_deref()?, i)))
+        .collect();
+    let mut blocks: Vec<u32> = record.phases.iter().map(|ph| ph.block).collect();
+    blocks.sort_unstable();
+    blocks.dedup();
+    let entries = (run.sets.iter().zip(series))
+        .map(|(set, s)| entry(&record, (set, s), &blocks, &by_tag))
+        .collect();
+    Ok(Some(RunLatency {
+        load_pct: record.load_pct,
+        baseline_pps: record.baseline_pps,
+        load_pps: record.load_pps,
+        blocks: blocks.len(),
+        failure: record.failure,
+        entries,
+    }))
+}
+
+/// The series of entry `set` (its throughput series `series`): per block its phases'
+/// histograms merged, and all of them.
+fn entry(
+    record: &AlternatingLatency,
+    (set, series): (&str, &Series),
+    blocks: &[u32],
+    by_tag: &BTreeMap<&str, &Interval>,
+) -> LatencySeries {
+    // First-packet probes are sent for the whole run or not at all.
+    let first_packet = (record.phases.iter()).any(|ph| ph.first_packet.is_some());
+    let mut entry = LatencySeries {
+        name: series.name.clone(),
+        version: series.version.clone(),
+        config: series.config.clone(),
+        profile: series.profile.clone(),
+        load: Load::Alternating(record.load_pct),
+        probe_rate_pps: record.probe_rate_pps,
+        trials: Vec::new(),
+        established: Latency::new(),
+        first_packet: first_packet.then(Latency::new),
+    };
+    for &block in blocks {
+        let phases: Vec<u32> = (record.phases.iter())
+            .filter(|ph| ph.block == block && ph.config == set)
+            .map(|ph| ph.phase)
+            .collect();
+        let merged = |kind: &str| {
+            let mut latency = Latency::new();
+            for &phase in &phases {
+                if let Some(i) = by_tag.get(LatencyPhase::tag(block, phase, kind).as_str()) {
+                    latency.add(&i.latency);
+                }
+            }
+            latency
+        };
+        let established = merged(ESTABLISHED);
+        entry.established.add(&established);
+        let first = (entry.first_packet.as_mut()).map(|whole| {
+            let first = merged(FIRST_PACKET);
+            whole.add(&first);
+            figures(&first)
+        });
+        entry.trials.push(ProbeTrial {
+            iteration: block,
+            load_pps: record.load_pps,
+            established: figures(&established),
+            first_packet: first,
+            troubles: Vec::new(),
+        });
+    }
+    entry
+}
+
+/// A block's figures of one probe kind: its phases have no seconds of their own to show.
+fn figures(latency: &Latency) -> ProbeKind {
+    ProbeKind {
+        window: latency.percentiles(),
+        seconds: Vec::new(),
+        probes: None,
+    }
+}

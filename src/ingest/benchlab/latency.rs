@@ -1,0 +1,272 @@
+//! Latency under load in a benchlab results directory (issue 35): each trial's `latency.hlog`
+//! (through `store`) cut to its measured window and merged per (version, config set, profile,
+//! load) — a fixed-load profile's trials at their one load, a throughput profile's latency
+//! trials at each % of their search's NDR — and the lab's floor from `lab.json` and
+//! `latency-floor.hlog`.
+//!
+//! Only the figures the report needs are kept of each trial (its window's percentiles and
+//! each second's P50), and one merged histogram per load: a histogram is 216 KB, and a trial
+//! holds two per second.
+
+use std::time::Duration;
+
+use super::{Results, Warning};
+use crate::error::InputError;
+use crate::stats::latency::log::Interval;
+use crate::stats::latency::{Latency, LatencySummary, Percentiles, ProbeCounts};
+use crate::store::latency::{
+    windowed, ESTABLISHED, FIRST_PACKET, FLOOR, LATENCY_FILE, SEARCH_LATENCY_WINDOW,
+};
+use crate::store::{FloorRecord, LabRecord, LatencyLoad, Store, TrialKey, TrialLatency, TrialMeta};
+
+/// The load a latency series was measured at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Load {
+    /// A fixed-load profile's rate.
+    Offered,
+    /// A `max` profile: what the senders sent.
+    Max,
+    /// This percentage of the throughput search's NDR (a latency trial after each search).
+    Ndr(u32),
+    /// This percentage of the baseline's saturated rate (the alternating design's latency run).
+    Alternating(u32),
+}
+
+/// One trial's probes: its measured window's figures, per kind.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ProbeTrial {
+    /// The iteration.
+    pub(crate) iteration: u32,
+    /// The load it was offered (a `max` profile: what the senders sent), packets/s.
+    pub(crate) load_pps: f64,
+    /// The probes on one established flow.
+    pub(crate) established: ProbeKind,
+    /// The probes that each opened a flow, when sent.
+    pub(crate) first_packet: Option<ProbeKind>,
+    /// What disturbed the trial (its flags, in the doubt rule's words); empty after a search.
+    pub(crate) troubles: Vec<String>,
+}
+
+/// One probe kind of a trial.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ProbeKind {
+    /// Percentiles of the measured window; `None` when no probe arrived in it.
+    pub(crate) window: Option<Percentiles>,
+    /// Each second of the window: its start and its P50, ns.
+    pub(crate) seconds: Vec<(Duration, u64)>,
+    /// What became of the probes over the whole trial (`meta.json`); `None` where the record
+    /// does not count them (an alternating run's blocks: its record keeps what arrived).
+    pub(crate) probes: Option<ProbeCounts>,
+}
+
+/// The latency of one (version, config set, profile) at one load: every iteration's trial
+/// there, and their windows merged.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LatencySeries {
+    /// `<version>.<config>.<profile>`, and `.<pct>pct` after a search.
+    pub(crate) name: String,
+    /// Version name.
+    pub(crate) version: String,
+    /// Config set name.
+    pub(crate) config: String,
+    /// Traffic profile name (a throughput profile's, without a goal).
+    pub(crate) profile: String,
+    /// The load.
+    pub(crate) load: Load,
+    /// Probes per second.
+    pub(crate) probe_rate_pps: u64,
+    /// Every trial, in iteration order.
+    pub(crate) trials: Vec<ProbeTrial>,
+    /// The established probes of every trial's window.
+    pub(crate) established: Latency,
+    /// The first-packet probes of every trial's window, when any trial sent them.
+    pub(crate) first_packet: Option<Latency>,
+}
+
+/// The lab's latency floor: its record in `lab.json` and its histogram, when there is one.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Floor {
+    /// `lab.json`'s `latency_floor`.
+    pub(crate) record: FloorRecord,
+    /// `latency-floor.hlog`, its intervals merged.
+    pub(crate) latency: Option<Latency>,
+}
+
+/// One (version, config set, profile) whose latency is being read.
+pub(crate) type Cell<'a> = (&'a str, &'a str, &'a str);
+
+/// Adds a fixed-load trial's latency (when its `meta` has some) to `results`, cut to the
+/// campaign's measured `window`; a trial whose `latency.hlog` is missing is said in a warning.
+pub(crate) fn add_trial(
+    store: &Store,
+    (cell, key): (Cell<'_>, &TrialKey),
+    meta: &TrialMeta,
+    (window, max, troubles): ((f64, f64), bool, Vec<String>),
+    results: &mut Results,
+) -> Result<(), InputError> {
+    let Some(latency) = &meta.latency else {
+        return Ok(());
+    };
+    let Some(intervals) = store.read_trial_latency(key)? else {
+        results.warnings.push(Warning::NoLatencyLog {
+            file: format!("runs/{key}/{LATENCY_FILE}"),
+        });
+        return Ok(());
+    };
+    let load = if max { Load::Max } else { Load::Offered };
+    let load_pps = meta.offered_pps.map_or(meta.tx_pps, |pps| pps as f64);
+    let trial = Measured {
+        iteration: key.iteration,
+        load_pps,
+        latency,
+        troubles,
+    };
+    add(results, (cell, load), trial, &intervals, window);
+    Ok(())
+}
+
+/// Adds the latency trials after search iteration `key` to `results`, each cut to
+/// [`SEARCH_LATENCY_WINDOW`]; one whose `latency.hlog` is missing is said in a warning.
+pub(crate) fn add_search(
+    store: &Store,
+    (cell, key): (Cell<'_>, &TrialKey),
+    loads: &[LatencyLoad],
+    results: &mut Results,
+) -> Result<(), InputError> {
+    for l in loads {
+        let Some(intervals) = store.read_search_latency(key, l.pct)? else {
+            results.warnings.push(Warning::NoLatencyLog {
+                file: format!("runs/{key}/latency/{}/{LATENCY_FILE}", l.pct),
+            });
+            continue;
+        };
+        let trial = Measured {
+            iteration: key.iteration,
+            load_pps: l.trial.load,
+            latency: &l.latency,
+            troubles: Vec::new(),
+        };
+        let at = (cell, Load::Ndr(l.pct));
+        add(results, at, trial, &intervals, SEARCH_LATENCY_WINDOW);
+    }
+    Ok(())
+}
+
+/// The lab's floor, when `lab.json` records one, with its histogram when it was measured.
+pub(crate) fn floor(store: &Store, lab: &LabRecord) -> Result<Option<Floor>, InputError> {
+    let Some(record) = &lab.latency_floor else {
+        return Ok(None);
+    };
+    let latency = match record.measured {
+        Some(_) => store.read_floor()?.map(|intervals| {
+            let (merged, _) = reduce(&intervals, FLOOR, (0.0, f64::INFINITY));
+            merged
+        }),
+        None => None,
+    };
+    Ok(Some(Floor {
+        record: record.clone(),
+        latency,
+    }))
+}
+
+/// A trial's latency as its record says it, before its histograms are read.
+struct Measured<'a> {
+    iteration: u32,
+    load_pps: f64,
+    latency: &'a TrialLatency,
+    troubles: Vec<String>,
+}
+
+/// Adds one trial, its `intervals` cut to `window`, to its series in `results` (made when it
+/// is the first).
+fn add(
+    results: &mut Results,
+    ((version, config, profile), load): (Cell<'_>, Load),
+    trial: Measured<'_>,
+    intervals: &[Interval],
+    window: (f64, f64),
+) {
+    let position = (results.latency.iter()).position(|s| {
+        (
+            s.version.as_str(),
+            s.config.as_str(),
+            s.profile.as_str(),
+            s.load,
+        ) == (version, config, profile, load)
+    });
+    let series = match position {
+        Some(i) => &mut results.latency[i],
+        None => {
+            let name = match load {
+                Load::Ndr(pct) => format!("{version}.{config}.{profile}.{pct}pct"),
+                Load::Offered | Load::Max | Load::Alternating(_) => {
+                    format!("{version}.{config}.{profile}")
+                }
+            };
+            results.latency.push(LatencySeries {
+                name,
+                version: version.to_string(),
+                config: config.to_string(),
+                profile: profile.to_string(),
+                load,
+                probe_rate_pps: trial.latency.probe_rate_pps,
+                trials: Vec::new(),
+                established: Latency::new(),
+                first_packet: None,
+            });
+            results.latency.last_mut().expect("just pushed")
+        }
+    };
+    let (merged, established) =
+        probe_kind(intervals, ESTABLISHED, window, &trial.latency.established);
+    series.established.add(&merged);
+    let first_packet = trial.latency.first_packet.as_ref().map(|summary| {
+        let (merged, kind) = probe_kind(intervals, FIRST_PACKET, window, summary);
+        series
+            .first_packet
+            .get_or_insert_with(Latency::new)
+            .add(&merged);
+        kind
+    });
+    series.trials.push(ProbeTrial {
+        iteration: trial.iteration,
+        load_pps: trial.load_pps,
+        established,
+        first_packet,
+        troubles: trial.troubles,
+    });
+}
+
+/// One probe kind of a trial: its window merged, and its figures with the counts of `summary`.
+fn probe_kind(
+    intervals: &[Interval],
+    tag: &str,
+    window: (f64, f64),
+    summary: &LatencySummary,
+) -> (Latency, ProbeKind) {
+    let (merged, seconds) = reduce(intervals, tag, window);
+    let kind = ProbeKind {
+        window: merged.percentiles(),
+        seconds,
+        probes: Some(summary.probes),
+    };
+    (merged, kind)
+}
+
+/// The histograms of `tag` in `window` merged, and each one's start and P50.
+fn reduce(
+    intervals: &[Interval],
+    tag: &str,
+    window: (f64, f64),
+) -> (Latency, Vec<(Duration, u64)>) {
+    let mut merged = Latency::new();
+    let mut seconds = Vec::new();
+    for i in windowed(intervals, tag, window) {
+        merged.add(&i.latency);
+        if !i.latency.is_empty() {
+            seconds.push((i.start, i.latency.quantile(0.5)));
+        }
+    }
+    (merged, seconds)
+}

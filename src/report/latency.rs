@@ -1,0 +1,337 @@
+//! Latency under load in the report (issue 35): the model's latency series (one per version,
+//! config set, profile and load, from `ingest`), the ministat comparisons of their trials' P99
+//! and P50 between versions and between config sets — the throughput comparisons' pairing, in
+//! [`compare`](crate::report::compare)'s blocks, lower being better — and their verdicts, first
+//! packet against established flows, and the charts ([`chart`]); the alternating runs' entries,
+//! paired with their baseline block by block ([`alternating`]). The README's section is
+//! [`markdown`], results.json's part [`json`].
+//!
+//! [`alternating`]: crate::report::latency::alternating
+//! [`chart`]: crate::report::latency::chart
+//! [`markdown`]: crate::report::latency::markdown
+//! [`json`]: crate::report::latency::json
+
+use anyhow::Context;
+
+use super::compare::{chunks, ComparisonBlock, Scope};
+use super::select::distinct;
+use super::verdict::{unpaired, Metric, Quantile, Side, Verdict};
+use super::{Exporter, OutputFile, Report};
+use crate::ingest::benchlab::latency::{LatencySeries, Load};
+use crate::stats::doubt::TrialValue;
+use crate::stats::latency::{Percentiles, ProbeCounts};
+use crate::stats::ministat::MIN_POINTS;
+use crate::stats::{Confidence, Dataset, MeanInterval, MinistatError};
+use crate::units::format_pps;
+
+/// The alternating runs' latency: each entry paired with the baseline, block by block.
+pub(crate) mod alternating;
+/// The latency charts: against load, and the distributions.
+pub(crate) mod chart;
+/// results.json's `latency` and `latency_floor`.
+pub(crate) mod json;
+/// The README's "Latency under load" section.
+pub(crate) mod markdown;
+
+/// A ministat comparison of one percentile of latency series' trials: its members index
+/// [`Report::latency`].
+#[derive(Debug, Clone)]
+pub(crate) struct LatencyBlock {
+    /// The percentile compared.
+    pub(crate) quantile: Quantile,
+    /// The comparison.
+    pub(crate) block: ComparisonBlock,
+}
+
+/// What the first packet's difference is taken over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Over {
+    /// The trials' windows.
+    Trials,
+    /// The seconds of the one trial that had both kinds: a narrower claim, that trial's.
+    Seconds,
+    /// The blocks of an alternating run.
+    Blocks,
+}
+
+impl Over {
+    /// As results.json names it: `trials`, `seconds`, `blocks`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Over::Trials => "trials",
+            Over::Seconds => "seconds",
+            Over::Blocks => "blocks",
+        }
+    }
+}
+
+/// First-packet probes against established ones in one latency series.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct FirstPacket {
+    /// The established probes, every trial's window merged.
+    pub(crate) established: Percentiles,
+    /// The first-packet probes, the same way.
+    pub(crate) first_packet: Percentiles,
+    /// First-packet P50 less established P50, ns, with its 95 % interval; `None` with too few
+    /// values for one.
+    pub(crate) difference: Option<MeanInterval>,
+    /// What the interval is over.
+    pub(crate) over: Over,
+}
+
+impl FirstPacket {
+    /// Of `series`, when it sent first-packet probes and both kinds arrived. The difference's
+    /// interval is Student's t over the trials' differences of their window's P50s, or, with
+    /// one such trial, over its seconds' differences (a narrower claim: that trial's); an
+    /// alternating run's over its blocks', paired by block.
+    pub(crate) fn of(series: &LatencySeries) -> Option<FirstPacket> {
+        let established = series.established.percentiles()?;
+        let first_packet = series.first_packet.as_ref()?.percentiles()?;
+        let both: Vec<_> = (series.trials.iter())
+            .filter_map(|t| {
+                let first = t.first_packet.as_ref()?;
+                Some((first.window?, t.established.window?, first, &t.established))
+            })
+            .collect();
+        let t95 = |df: usize| Confidence::P95.student_t(df);
+        let of_windows = |over: Over| {
+            let differences: Vec<f64> = (both.iter())
+                .map(|(f, e, _, _)| f.p50_ns as f64 - e.p50_ns as f64)
+                .collect();
+            (MeanInterval::of(&differences, t95), over)
+        };
+        let (difference, over) = match (series.load, both.as_slice()) {
+            // A block has no seconds of its own: its phases are fractions of one.
+            (Load::Alternating(_), _) => of_windows(Over::Blocks),
+            (_, [(_, _, first, established)]) => {
+                let seconds: Vec<f64> = (first.seconds.iter())
+                    .filter_map(|&(start, f)| {
+                        let (_, e) = established.seconds.iter().find(|(s, _)| *s == start)?;
+                        Some(f as f64 - *e as f64)
+                    })
+                    .collect();
+                (MeanInterval::of(&seconds, t95), Over::Seconds)
+            }
+            _ => of_windows(Over::Trials),
+        };
+        Some(FirstPacket {
+            established,
+            first_packet,
+            difference,
+            over,
+        })
+    }
+}
+
+/// The probes' counts of every trial of `series` summed: the established probes', or the
+/// first-packet ones'; `None` when a trial's record does not count them (an alternating run).
+pub(crate) fn probe_totals(series: &LatencySeries, first_packet: bool) -> Option<ProbeCounts> {
+    let mut kinds = (series.trials.iter()).filter_map(|t| match first_packet {
+        true => t.first_packet.as_ref(),
+        false => Some(&t.established),
+    });
+    kinds.try_fold(ProbeCounts::default(), |sum, k| {
+        let p = k.probes?;
+        Some(ProbeCounts {
+            sent: sum.sent + p.sent,
+            received: sum.received + p.received,
+            lost: sum.lost + p.lost,
+            duplicates: sum.duplicates + p.duplicates,
+            reordered: sum.reordered + p.reordered,
+            clock_steps: sum.clock_steps + p.clock_steps,
+        })
+    })
+}
+
+/// The mean load of a series' trials, packets/s.
+pub(crate) fn mean_load(series: &LatencySeries) -> f64 {
+    let n = series.trials.len().max(1) as f64;
+    series.trials.iter().map(|t| t.load_pps).sum::<f64>() / n
+}
+
+/// The load in words: `1 Mpps`, `max (987 Kpps sent)`, `50 % of the NDR (612 Kpps)`, `50 %
+/// of the baseline's saturated rate (560 Kpps)`.
+pub(crate) fn load_text(series: &LatencySeries) -> String {
+    let pps = format_pps(mean_load(series));
+    match series.load {
+        Load::Offered => pps,
+        Load::Max => format!("max ({pps} sent)"),
+        Load::Ndr(0) => "probes only".to_string(),
+        Load::Ndr(pct) => format!("{pct} % of the NDR ({pps})"),
+        Load::Alternating(pct) => format!("{pct} % of the baseline's saturated rate ({pps})"),
+    }
+}
+
+/// What a latency comparison compares, in words: `P99 latency at 90 % of the NDR`.
+pub(crate) fn compared_at(quantile: Quantile, load: Load) -> String {
+    let what = format!("{} latency", quantile.name());
+    match load {
+        Load::Ndr(0) => format!("{what}, probes only"),
+        Load::Ndr(pct) => format!("{what} at {pct} % of the NDR"),
+        Load::Alternating(pct) => format!("{what} at {pct} % of the baseline's saturated rate"),
+        Load::Offered | Load::Max => what,
+    }
+}
+
+/// The trials' values of `quantile`, those whose window had probes.
+fn values(series: &LatencySeries, quantile: Quantile) -> Vec<TrialValue<'_>> {
+    (series.trials.iter())
+        .filter_map(|t| {
+            Some(TrialValue {
+                index: t.iteration,
+                value: quantile.of(&t.established.window?) as f64,
+                troubles: &t.troubles,
+            })
+        })
+        .collect()
+}
+
+impl Report {
+    /// Index of the latency series of a (version, config set, profile) at `load` with enough
+    /// trials for ministat.
+    fn find_latency(&self, [v, c, p]: [&str; 3], load: Load, quantile: Quantile) -> Option<usize> {
+        self.latency.iter().position(|s| {
+            (
+                s.version.as_str(),
+                s.config.as_str(),
+                s.profile.as_str(),
+                s.load,
+            ) == (v, c, p, load)
+                && values(s, quantile).len() >= MIN_POINTS
+        })
+    }
+
+    /// The latency comparisons: per scope of the throughput comparisons (versions, then config
+    /// sets) and per load, the trials' P99 then P50 compared with the reference's.
+    pub(super) fn latency_blocks(&self) -> Result<Vec<LatencyBlock>, MinistatError> {
+        let mut blocks = Vec::new();
+        for scope in self.level_scopes(&self.latency_profiles()) {
+            let cells = self.cells(&scope);
+            let mut loads: Vec<Load> = Vec::new();
+            // Versions and config sets are compared per profile: the second name fixed.
+            for s in (self.latency.iter()).filter(|s| s.profile == scope.fixed()[1]) {
+                if !loads.contains(&s.load) {
+                    loads.push(s.load);
+                }
+            }
+            for (load, quantile) in (loads.iter()).flat_map(|&l| Quantile::COMPARED.map(|q| (l, q)))
+            {
+                let members: Vec<usize> = (cells.iter())
+                    .filter_map(|&cell| self.find_latency(cell, load, quantile))
+                    .collect();
+                for members in chunks(&members) {
+                    let block = self.latency_block(scope.clone(), members, quantile)?;
+                    blocks.push(LatencyBlock { quantile, block });
+                }
+            }
+        }
+        Ok(blocks)
+    }
+
+    fn latency_block(
+        &self,
+        scope: Scope,
+        members: Vec<usize>,
+        quantile: Quantile,
+    ) -> Result<ComparisonBlock, MinistatError> {
+        let trials: Vec<(&str, Vec<TrialValue<'_>>)> = (members.iter())
+            .map(|&i| {
+                (
+                    self.latency_label(&scope, i),
+                    values(&self.latency[i], quantile),
+                )
+            })
+            .collect();
+        let datasets: Vec<Dataset> = (members.iter().zip(&trials))
+            .map(|(&i, (_, values))| {
+                let name = format!(
+                    "{}.{}",
+                    self.latency[i].name,
+                    quantile.name().to_lowercase()
+                );
+                Dataset::new(name, values.iter().map(|t| t.value).collect())
+            })
+            .collect();
+        self.compared(scope, members, (&datasets, &trials), Confidence::default())
+    }
+
+    /// The name of latency series `i` by what `scope` varies.
+    pub(crate) fn latency_label(&self, scope: &Scope, i: usize) -> &str {
+        let s = &self.latency[i];
+        self.level_label(scope, [&s.version, &s.config, &s.profile])
+    }
+
+    /// What a latency comparison holds fixed, in words: the scope's labels, then the
+    /// percentile and the load (`inet4`, `P99 latency at 50 % of the NDR`).
+    pub(crate) fn latency_context(&self, b: &LatencyBlock) -> Vec<String> {
+        let mut context: Vec<String> = (self.fixed_labels(&b.block.scope).into_iter())
+            .map(str::to_string)
+            .collect();
+        context.push(compared_at(
+            b.quantile,
+            self.latency[b.block.members[0]].load,
+        ));
+        context
+    }
+
+    /// The verdicts of the latency comparisons, after the throughput ones: the alternating
+    /// runs' paired ones (P99 and P50: a run has one per set), then ministat's of the trials,
+    /// their P99 only, the tail a firewall or kernel change shows in; the trials' P50
+    /// comparisons stay in the section's tables (a search's four loads would otherwise double a
+    /// table that leads the report).
+    pub(super) fn latency_verdicts(&self) -> Vec<Verdict> {
+        let mut verdicts: Vec<Verdict> = (self.alternating.iter())
+            .flat_map(|run| self.alternating_latency_verdicts(run))
+            .collect();
+        for b in (self.latency_blocks.iter()).filter(|b| b.quantile == Quantile::P99) {
+            let reference = &self.latency[b.block.members[0]];
+            let speed = Some(mean_load(reference)).filter(|&pps| pps > 0.0);
+            let side = |i: usize| Side {
+                name: self.latency[i].name.clone(),
+                label: self.latency_label(&b.block.scope, i).to_string(),
+                used: values(&self.latency[i], b.quantile).len(),
+            };
+            let what = (Metric::Latency(b.quantile), self.latency_context(b), speed);
+            verdicts.extend(unpaired(what, &b.block, side));
+        }
+        verdicts
+    }
+
+    /// The profiles with latency, in the logs' order.
+    pub(crate) fn latency_profiles(&self) -> Vec<String> {
+        distinct(self.latency_series().map(|s| &s.profile))
+    }
+
+    /// Every latency series: the trials', then each alternating run's entries.
+    pub(crate) fn latency_series(&self) -> impl Iterator<Item = &LatencySeries> {
+        let alternating = (self.alternating.iter())
+            .filter_map(|run| run.latency.as_ref())
+            .flat_map(|l| &l.entries);
+        self.latency.iter().chain(alternating)
+    }
+}
+
+/// The latency charts, as PNG files.
+pub(crate) struct LatencyExporter;
+
+impl Exporter for LatencyExporter {
+    fn files(&self, report: &Report) -> anyhow::Result<Vec<OutputFile>> {
+        let mut files = Vec::new();
+        for profile in report.latency_profiles() {
+            let load = chart::load_chart(report, &profile);
+            let cdf = chart::cdf_chart(report, &profile);
+            files.push(OutputFile {
+                name: load.file_name.clone(),
+                bytes: chart::render_load(&load).context("drawing the latency charts")?,
+            });
+            files.push(OutputFile {
+                name: cdf.file_name.clone(),
+                bytes: chart::render_cdf(&cdf).context("drawing the latency charts")?,
+            });
+        }
+        Ok(files)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,59 @@
+//! The alternating design's latency in the report (issue 35): each comparison of a run (each
+//! entry against the baseline, then the `versus` lines, as for its rates) on its P99 and its
+//! P50, paired block by block — the mean of the per-block log ratios with Student's t at 95 %
+//! ([`crate::stats::paired()`]), over the blocks where both entries had probes; lower is better.
+//! The latency run has as many blocks as `[latency] blocks` asks, so no stopping rule spreads
+//! its confidence over looks, and no quiet level screens its blocks: its load is fixed.
+
+use super::{compared_at, Report};
+use crate::ingest::alternating::latency::RunLatency;
+use crate::ingest::alternating::AlternatingRun;
+use crate::ingest::benchlab::latency::{Load, ProbeTrial};
+use crate::report::verdict::{Metric, Quantile, RunPair, Verdict};
+use crate::stats::{paired, Block, Confidence, PairedEstimate};
+
+impl Report {
+    /// The latency verdicts of `run`, per percentile (P99, then P50) each of its comparisons;
+    /// none without a latency run.
+    pub(crate) fn alternating_latency_verdicts(&self, run: &AlternatingRun) -> Vec<Verdict> {
+        let Some(latency) = &run.latency else {
+            return Vec::new();
+        };
+        let pairs = self.run_pairs(run);
+        let mut verdicts = Vec::new();
+        for quantile in Quantile::COMPARED {
+            let mut context = self.run_context(run);
+            context.push(compared_at(quantile, Load::Alternating(latency.load_pct)));
+            for pair in &pairs {
+                let what = (
+                    Metric::Latency(quantile),
+                    context.clone(),
+                    Some(latency.load_pps),
+                );
+                let estimate = block_paired(latency, pair, quantile);
+                verdicts.push(self.run_verdict(run, pair, what, estimate));
+            }
+        }
+        verdicts
+    }
+}
+
+/// The paired estimate of `pair` on `quantile`, the compared entry's blocks against the
+/// reference's, over the blocks where both had probes; `None` with fewer than 2 of them.
+fn block_paired(
+    latency: &RunLatency,
+    pair: &RunPair,
+    quantile: Quantile,
+) -> Option<PairedEstimate> {
+    let reference = latency.entries.get(pair.reference)?;
+    let subject = latency.entries.get(pair.subject)?;
+    let value = |t: &ProbeTrial| Some(quantile.of(&t.established.window?) as f64);
+    // Every entry has a trial per block of the run, in block order: zipped, they pair by block.
+    let blocks: Vec<Block> = (reference.trials.iter().zip(&subject.trials))
+        .filter_map(|(r, s)| Block::new(vec![value(r)?, value(s)?]).ok())
+        .collect();
+    paired(&blocks, 1, Confidence::P95)
+}
+
+#[cfg(test)]
+mod tests;

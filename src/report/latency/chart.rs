@@ -1,0 +1,294 @@
+//! The latency charts of a traffic profile, in the conventions of
+//! [`crate::report::chart`] (size, font, palette): `latency.<profile>.png`, P50 and P99
+//! against the load (% of the NDR after a throughput search, else the offered rate) per
+//! version and config set, on a log scale; and `latency-cdf.<profile>.png`, the distribution
+//! of each version and config set (established flows solid, first packets dashed, the floor
+//! grey) on a log latency axis.
+//!
+//! The [`LoadChart`] and [`CdfChart`] values hold everything the pictures show (tests check
+//! them instead of pixels); the render functions only draw them.
+//!
+//! [`LoadChart`]: crate::report::latency::chart::LoadChart
+//! [`CdfChart`]: crate::report::latency::chart::CdfChart
+
+use plotters::coord::combinators::LogCoord;
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+
+use super::{mean_load, Report};
+use crate::ingest::benchlab::latency::{LatencySeries, Load};
+use crate::report::chart::lines::{legend, mesh_look};
+use crate::report::chart::{colour, png_of, titled, Area, DrawResult, HEIGHT, WIDTH};
+use crate::stats::latency::Latency;
+use crate::units::{format_ns, format_tick, pps_unit};
+
+/// One version and config set on the latency-against-load chart.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LoadLine {
+    /// `version, config set`.
+    pub(crate) name: String,
+    /// Each load: x (% of the NDR, or packets/s), P50 and P99 in ns; by x.
+    pub(crate) points: Vec<(f64, u64, u64)>,
+}
+
+/// What `latency.<profile>.png` shows.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LoadChart {
+    /// Output file name.
+    pub(crate) file_name: String,
+    /// First title line: the report's.
+    pub(crate) title: String,
+    /// Second title line: what is drawn.
+    pub(crate) subtitle: String,
+    /// Whether x is % of the NDR (else the offered load, packets/s).
+    pub(crate) percent: bool,
+    /// One line per version and config set.
+    pub(crate) lines: Vec<LoadLine>,
+}
+
+/// One version and config set on the distribution chart.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CdfCurve {
+    /// `version, config set` (and the load after a search).
+    pub(crate) name: String,
+    /// The established probes: (latency ns, share at or below it).
+    pub(crate) established: Vec<(f64, f64)>,
+    /// The first-packet probes, the same way, when sent.
+    pub(crate) first_packet: Option<Vec<(f64, f64)>>,
+}
+
+/// What `latency-cdf.<profile>.png` shows.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CdfChart {
+    /// Output file name.
+    pub(crate) file_name: String,
+    /// First title line: the report's.
+    pub(crate) title: String,
+    /// Second title line: what is drawn.
+    pub(crate) subtitle: String,
+    /// One curve per version and config set.
+    pub(crate) curves: Vec<CdfCurve>,
+    /// The lab's floor, when its histogram is there.
+    pub(crate) floor: Option<Vec<(f64, f64)>>,
+}
+
+/// The latency series of `profile`, grouped by (version, config set) in the report's order,
+/// each group's name.
+fn groups<'r>(report: &'r Report, profile: &str) -> Vec<(String, Vec<&'r LatencySeries>)> {
+    let mut groups: Vec<((&str, &str), Vec<&LatencySeries>)> = Vec::new();
+    for s in report.latency_series().filter(|s| s.profile == profile) {
+        let key = (s.version.as_str(), s.config.as_str());
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, list)) => list.push(s),
+            None => groups.push((key, vec![s])),
+        }
+    }
+    (groups.into_iter())
+        .map(|((v, c), list)| {
+            let name = format!("{}, {}", report.version_label(v), report.label(c));
+            (name, list)
+        })
+        .collect()
+}
+
+/// The latency-against-load chart of `profile`.
+pub(crate) fn load_chart(report: &Report, profile: &str) -> LoadChart {
+    let groups = groups(report, profile);
+    let percent = (groups.iter().flat_map(|(_, l)| l)).any(|s| matches!(s.load, Load::Ndr(_)));
+    let lines = (groups.into_iter())
+        .map(|(name, list)| {
+            let mut points: Vec<(f64, u64, u64)> = (list.iter())
+                .filter_map(|s| {
+                    let p = s.established.percentiles()?;
+                    let x = match s.load {
+                        Load::Ndr(pct) => f64::from(pct),
+                        Load::Offered | Load::Max | Load::Alternating(_) => mean_load(s),
+                    };
+                    Some((x, p.p50_ns, p.p99_ns))
+                })
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            LoadLine { name, points }
+        })
+        .collect();
+    LoadChart {
+        file_name: format!("latency.{profile}.png"),
+        title: report.title.clone(),
+        subtitle: format!(
+            "One-way latency against load: {} (P50 solid and filled, P99 dashed and hollow)",
+            report.label(profile)
+        ),
+        percent,
+        lines,
+    }
+}
+
+/// The distribution chart of `profile`: after a search, each version and config set at its
+/// highest load (latency under the most load; the loads' own figures are in the table).
+pub(crate) fn cdf_chart(report: &Report, profile: &str) -> CdfChart {
+    let curves = (groups(report, profile).into_iter())
+        .filter_map(|(name, list)| {
+            let s = list.into_iter().max_by_key(|s| match s.load {
+                Load::Ndr(pct) => pct,
+                Load::Offered | Load::Max | Load::Alternating(_) => 0,
+            })?;
+            let name = match s.load {
+                Load::Ndr(pct) => format!("{name} at {pct} % of the NDR"),
+                Load::Offered | Load::Max | Load::Alternating(_) => name,
+            };
+            Some(CdfCurve {
+                name,
+                established: cdf(&s.established),
+                first_packet: s.first_packet.as_ref().map(cdf),
+            })
+        })
+        .collect();
+    let floor = (report.latency_floor.as_ref()).and_then(|f| f.latency.as_ref().map(cdf));
+    CdfChart {
+        file_name: format!("latency-cdf.{profile}.png"),
+        title: report.title.clone(),
+        subtitle: format!(
+            "Distribution of one-way latency: {} (solid: established flows, dashed: first \
+             packets, grey: the floor)",
+            report.label(profile)
+        ),
+        curves,
+        floor,
+    }
+}
+
+/// Each recorded value of `latency` and the share of the values at or below it.
+fn cdf(latency: &Latency) -> Vec<(f64, f64)> {
+    (latency.histogram().iter_recorded())
+        .map(|v| (v.value_iterated_to() as f64, v.percentile() / 100.0))
+        .collect()
+}
+
+/// Draws the latency-against-load chart as a PNG.
+pub(crate) fn render_load(chart: &LoadChart) -> anyhow::Result<Vec<u8>> {
+    png_of(&chart.file_name, |rgb| draw_load(chart, rgb))
+}
+
+/// Draws the distribution chart as a PNG.
+pub(crate) fn render_cdf(chart: &CdfChart) -> anyhow::Result<Vec<u8>> {
+    png_of(&chart.file_name, |rgb| draw_cdf(chart, rgb))
+}
+
+/// A log axis over `values` (ns), from the decade below them to the decade above (the axis'
+/// labels start at a power of ten); 1 µs to 1 ms without any.
+fn log_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
+    let (lo, hi) = values
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::INFINITY, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    if lo > hi {
+        return 1e3..1e6;
+    }
+    let decade = |v: f64, round: fn(f64) -> f64| 10f64.powf(round(v.log10()));
+    decade(lo, f64::floor)..decade(hi * 1.01, f64::ceil)
+}
+
+/// The area below the two title lines.
+fn titled_area<'a>(
+    root: &Area<'a>,
+    title: &str,
+    subtitle: &str,
+) -> Result<Area<'a>, Box<dyn std::error::Error>> {
+    let area = titled(&root.margin(16, 0, 0, 0), title, 40.0, BLACK)?;
+    titled(&area, subtitle, 28.0, RGBColor(0x40, 0x40, 0x40))
+}
+
+fn draw_load(chart: &LoadChart, rgb: &mut [u8]) -> DrawResult {
+    let root = BitMapBackend::with_buffer(rgb, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let area = titled_area(&root, &chart.title, &chart.subtitle)?;
+    let all = chart.lines.iter().flat_map(|l| &l.points);
+    let y = log_range(
+        all.clone()
+            .flat_map(|&(_, p50, p99)| [p50 as f64, p99 as f64]),
+    );
+    let x_max = all.map(|p| p.0).fold(0.0, f64::max);
+    let x_max = match chart.percent {
+        true => x_max.max(10.0) * 1.05,
+        false if x_max > 0.0 => x_max * 1.1,
+        false => 1.0,
+    };
+    let mut ctx = ChartBuilder::on(&area)
+        .margin(30)
+        .x_label_area_size(110)
+        .y_label_area_size(170)
+        .build_cartesian_2d(0f64..x_max, y.log_scale())?;
+    let unit = pps_unit(x_max);
+    let x_format = |v: &f64| match chart.percent {
+        true => format!("{v:.0} %"),
+        false => format_tick(*v, unit),
+    };
+    let x_desc = match chart.percent {
+        true => "load, % of the NDR",
+        false => "offered load",
+    };
+    mesh_look(&mut ctx.configure_mesh())
+        .x_labels(10)
+        .y_labels(20)
+        .x_label_formatter(&x_format)
+        .y_label_formatter(&|v: &f64| format_ns(*v))
+        .x_desc(x_desc)
+        .y_desc("one-way latency")
+        .draw()?;
+    for (k, line) in chart.lines.iter().enumerate() {
+        let c = colour(k);
+        let p50 = line.points.iter().map(|&(x, p50, _)| (x, p50 as f64));
+        let p99 = line.points.iter().map(|&(x, _, p99)| (x, p99 as f64));
+        ctx.draw_series(LineSeries::new(p50.clone(), c.stroke_width(3)))?
+            .label(line.name.as_str())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 30, y)], c.stroke_width(3)));
+        ctx.draw_series(DashedLineSeries::new(p99.clone(), 12, 8, c.stroke_width(3)))?;
+        // P50 filled, P99 hollow: told apart where a fixed load puts them one above the other.
+        ctx.draw_series(p50.map(|at| Circle::new(at, 7, c.filled())))?;
+        ctx.draw_series(p99.map(|at| Circle::new(at, 8, c.stroke_width(3))))?;
+    }
+    legend(&mut ctx)
+}
+
+/// The distribution chart's plot: latency on a log scale, the share linear.
+type CdfPlot<'a, 'b> =
+    ChartContext<'a, BitMapBackend<'b>, Cartesian2d<LogCoord<f64>, RangedCoordf64>>;
+
+fn draw_cdf(chart: &CdfChart, rgb: &mut [u8]) -> DrawResult {
+    let root = BitMapBackend::with_buffer(rgb, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let area = titled_area(&root, &chart.title, &chart.subtitle)?;
+    let curves = (chart.curves.iter())
+        .flat_map(|c| std::iter::once(&c.established).chain(c.first_packet.as_ref()))
+        .chain(chart.floor.as_ref());
+    let x = log_range(curves.flatten().map(|p| p.0));
+    let mut ctx: CdfPlot<'_, '_> = ChartBuilder::on(&area)
+        .margin(30)
+        .x_label_area_size(110)
+        .y_label_area_size(150)
+        .build_cartesian_2d(x.log_scale(), 0f64..1.0)?;
+    mesh_look(&mut ctx.configure_mesh())
+        .x_labels(20)
+        .x_label_formatter(&|v: &f64| format_ns(*v))
+        .y_label_formatter(&|v: &f64| format!("{:.0} %", v * 100.0))
+        .x_desc("one-way latency")
+        .y_desc("probes at or below it")
+        .draw()?;
+    if let Some(floor) = &chart.floor {
+        let grey = RGBColor(0x90, 0x90, 0x90);
+        ctx.draw_series(LineSeries::new(floor.iter().copied(), grey.stroke_width(2)))?
+            .label("floor (no DUT)")
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 30, y)], grey.stroke_width(2)));
+    }
+    for (k, curve) in chart.curves.iter().enumerate() {
+        let c = colour(k);
+        let established = curve.established.iter().copied();
+        ctx.draw_series(LineSeries::new(established, c.stroke_width(3)))?
+            .label(curve.name.as_str())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 30, y)], c.stroke_width(3)));
+        if let Some(first) = &curve.first_packet {
+            let first = first.iter().copied();
+            ctx.draw_series(DashedLineSeries::new(first, 12, 8, c.stroke_width(3)))?;
+        }
+    }
+    legend(&mut ctx)
+}

@@ -1,0 +1,216 @@
+//! results.json's latency: `latency[]`, one entry per (version, config set, profile, load)
+//! with its percentiles (every trial's window merged), probe counts, first packets, the first
+//! packet's difference and each trial's figures — then one per entry of each alternating run,
+//! its blocks as the trials (its comparisons are verdicts); and `latency_floor`, the floor's
+//! figures or why it was not measured. Latencies are in ns; rates in packets per second.
+
+use serde::Serialize;
+
+use super::{mean_load, probe_totals, FirstPacket, Report};
+use crate::ingest::alternating::latency::RunLatency;
+use crate::ingest::benchlab::latency::{Floor, LatencySeries, Load, ProbeTrial};
+use crate::stats::latency::{Percentiles, ProbeCounts};
+
+/// One probe kind's figures.
+#[derive(Serialize)]
+pub(crate) struct FiguresJson {
+    p50_ns: Option<u64>,
+    p90_ns: Option<u64>,
+    p99_ns: Option<u64>,
+    p999_ns: Option<u64>,
+    max_ns: Option<u64>,
+    mean_ns: Option<f64>,
+    /// Latencies in the percentiles (probes received in the measured windows).
+    samples: u64,
+    /// What became of the probes; absent where the record does not count them (alternating).
+    #[serde(flatten)]
+    probes: Option<ProbesJson>,
+}
+
+/// The probes' fate.
+#[derive(Serialize)]
+pub(crate) struct ProbesJson {
+    probes_sent: u64,
+    probes_received: u64,
+    probes_lost: u64,
+    probes_duplicates: u64,
+    probes_reordered: u64,
+}
+
+/// A latency series at one load.
+#[derive(Serialize)]
+pub(crate) struct LatencyJson<'a> {
+    name: &'a str,
+    version: &'a str,
+    config: &'a str,
+    profile: &'a str,
+    /// `trials`, or `alternating` (an alternating run's entry).
+    design: &'static str,
+    /// % of the NDR, after a search; % of the baseline's saturated rate, alternating; `null`
+    /// for a fixed-load profile.
+    load_pct: Option<u32>,
+    /// The alternating run's baseline's saturated rate, which `load_pct` is a share of.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline_pps: Option<f64>,
+    /// Why the alternating run's latency run ended early, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failure: Option<&'a str>,
+    /// Mean offered load of its trials (a `max` profile: what was sent).
+    offered_pps: f64,
+    probe_rate_pps: u64,
+    trials: usize,
+    #[serde(flatten)]
+    established: FiguresJson,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_packet: Option<FiguresJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_vs_established: Option<DifferenceJson>,
+    iterations: Vec<TrialJson>,
+}
+
+/// First-packet P50 less established P50 and its interval.
+#[derive(Serialize)]
+pub(crate) struct DifferenceJson {
+    p50_difference_ns: f64,
+    half_width_ns: f64,
+    confidence_pct: f64,
+    /// `trials`, `seconds` (of the one trial with both kinds), or `blocks` (alternating).
+    over: &'static str,
+    n: usize,
+    significant: bool,
+}
+
+/// One trial's figures of its window, ns.
+#[derive(Serialize)]
+pub(crate) struct TrialJson {
+    index: u32,
+    offered_pps: f64,
+    p50_ns: Option<u64>,
+    p99_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_packet_p50_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_packet_p99_ns: Option<u64>,
+}
+
+/// The floor: its figures, or why it was not measured.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub(crate) enum FloorJson {
+    /// Measured.
+    Measured {
+        /// Probes per second.
+        probe_rate_pps: u64,
+        /// Seconds of probes.
+        duration_s: f64,
+        /// The figures.
+        #[serde(flatten)]
+        figures: FiguresJson,
+        /// P50 of the in-frame stamp to the kernel's transmit stamp, when measured.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        user_to_driver_p50_ns: Option<u64>,
+    },
+    /// Not measured.
+    NotMeasured {
+        /// Why.
+        not_measured: String,
+    },
+}
+
+fn figures(p: Option<Percentiles>, c: Option<ProbeCounts>) -> FiguresJson {
+    FiguresJson {
+        p50_ns: p.map(|p| p.p50_ns),
+        p90_ns: p.map(|p| p.p90_ns),
+        p99_ns: p.map(|p| p.p99_ns),
+        p999_ns: p.map(|p| p.p999_ns),
+        max_ns: p.map(|p| p.max_ns),
+        mean_ns: p.map(|p| p.mean_ns),
+        samples: p.map_or(0, |p| p.samples),
+        probes: c.map(|c| ProbesJson {
+            probes_sent: c.sent,
+            probes_received: c.received,
+            probes_lost: c.lost,
+            probes_duplicates: c.duplicates,
+            probes_reordered: c.reordered,
+        }),
+    }
+}
+
+/// `latency[]`: every latency series in the report's order, then the alternating runs' entries.
+pub(crate) fn series(report: &Report) -> Vec<LatencyJson<'_>> {
+    let alternating = (report.alternating.iter())
+        .filter_map(|run| run.latency.as_ref())
+        .flat_map(|l| l.entries.iter().map(move |s| one(s, Some(l))));
+    (report.latency.iter().map(|s| one(s, None)))
+        .chain(alternating)
+        .collect()
+}
+
+/// One series; `run` is the alternating run's latency it belongs to, if any.
+fn one<'a>(s: &'a LatencySeries, run: Option<&'a RunLatency>) -> LatencyJson<'a> {
+    let first = FirstPacket::of(s);
+    LatencyJson {
+        name: &s.name,
+        version: &s.version,
+        config: &s.config,
+        profile: &s.profile,
+        design: if run.is_some() {
+            "alternating"
+        } else {
+            "trials"
+        },
+        load_pct: match s.load {
+            Load::Ndr(pct) | Load::Alternating(pct) => Some(pct),
+            Load::Offered | Load::Max => None,
+        },
+        baseline_pps: run.map(|r| r.baseline_pps),
+        failure: run.and_then(|r| r.failure.as_deref()),
+        offered_pps: mean_load(s),
+        probe_rate_pps: s.probe_rate_pps,
+        trials: s.trials.len(),
+        established: figures(s.established.percentiles(), probe_totals(s, false)),
+        first_packet: (s.first_packet.as_ref())
+            .map(|l| figures(l.percentiles(), probe_totals(s, true))),
+        first_vs_established: first.and_then(|f| {
+            let d = f.difference?;
+            Some(DifferenceJson {
+                p50_difference_ns: d.mean,
+                half_width_ns: d.half_width,
+                confidence_pct: 95.0,
+                over: f.over.name(),
+                n: d.n,
+                significant: d.excludes_zero(),
+            })
+        }),
+        iterations: s.trials.iter().map(trial).collect(),
+    }
+}
+
+fn trial(t: &ProbeTrial) -> TrialJson {
+    let first = t.first_packet.as_ref().and_then(|f| f.window);
+    TrialJson {
+        index: t.iteration,
+        offered_pps: t.load_pps,
+        p50_ns: t.established.window.map(|p| p.p50_ns),
+        p99_ns: t.established.window.map(|p| p.p99_ns),
+        first_packet_p50_ns: first.map(|p| p.p50_ns),
+        first_packet_p99_ns: first.map(|p| p.p99_ns),
+    }
+}
+
+/// `latency_floor`: `None` when the lab recorded none.
+pub(crate) fn floor(floor: Option<&Floor>) -> Option<FloorJson> {
+    let r = &floor?.record;
+    Some(match &r.measured {
+        Some(m) => FloorJson::Measured {
+            probe_rate_pps: r.probe_rate_pps,
+            duration_s: r.duration_s,
+            figures: figures(m.latency, Some(m.probes)),
+            user_to_driver_p50_ns: r.user_to_driver.map(|p| p.p50_ns),
+        },
+        None => FloorJson::NotMeasured {
+            not_measured: (r.not_measured.clone())
+                .unwrap_or_else(|| "no reason recorded".to_string()),
+        },
+    })
+}

@@ -1,0 +1,296 @@
+//! The README's "Latency under load" section: the floor line, one table per (version, config
+//! set, profile) with each load's percentiles and probe counts, each alternating run's
+//! entries with their paired comparisons, the charts, first packet against established flows,
+//! and the ministat comparisons of the trials' P99 and P50.
+
+use super::{load_text, probe_totals, FirstPacket, Over, Report};
+use crate::ingest::alternating::AlternatingRun;
+use crate::ingest::benchlab::latency::{Floor, LatencySeries};
+use crate::report::compare::block_line;
+use crate::report::verdict::{Finding, Metric, Verdict};
+use crate::stats::latency::{LatencySummary, Percentiles, ProbeCounts};
+use crate::units::{format_ns, format_pps};
+
+/// The section; empty when the campaign measured no latency.
+pub(crate) fn section(report: &Report) -> String {
+    let mut series = report.latency_series().peekable();
+    if series.peek().is_none() && report.latency_floor.is_none() {
+        return String::new();
+    }
+    let rate = series.next().map_or(String::new(), |s| {
+        format!(" ({} probes/s)", s.probe_rate_pps)
+    });
+    let trials = match report.latency.is_empty() {
+        true => "",
+        false => {
+            " Percentiles: every iteration's histograms merged, over each trial's measured window \
+             (fixed-load trials: after warm-up, before cool-down; the latency trials after a \
+             throughput search: every second but the first); probes: counted over whole trials."
+        }
+    };
+    let mut md = format!(
+        "\n## Latency under load\n\n\
+         One-way latency of probes sent on top of the load{rate}, from the generator through \
+         the DUT to the receiver.{trials}\n\n{}\n",
+        floor_line(report.latency_floor.as_ref())
+    );
+    let mut cells: Vec<(&str, &str, &str)> = Vec::new();
+    for s in &report.latency {
+        let cell = (s.version.as_str(), s.config.as_str(), s.profile.as_str());
+        if !cells.contains(&cell) {
+            cells.push(cell);
+        }
+    }
+    for (version, config, profile) in cells {
+        md.push_str(&format!(
+            "\n### {}, {}, {}\n\n\
+             | load | trials | P50 | P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            report.version_label(version),
+            report.label(config),
+            report.label(profile),
+        ));
+        let rows = (report.latency.iter()).filter(|s| {
+            (s.version.as_str(), s.config.as_str(), s.profile.as_str())
+                == (version, config, profile)
+        });
+        for s in rows {
+            md.push_str(&row(s));
+        }
+    }
+    for run in &report.alternating {
+        md.push_str(&alternating(report, run));
+    }
+    md.push('\n');
+    for profile in report.latency_profiles() {
+        let (load, cdf) = (
+            super::chart::load_chart(report, &profile),
+            super::chart::cdf_chart(report, &profile),
+        );
+        md.push_str(&format!("![{}]({})\n", load.subtitle, load.file_name));
+        md.push_str(&format!("![{}]({})\n", cdf.subtitle, cdf.file_name));
+    }
+    md.push_str(&first_packet(report));
+    md.push_str(&compared(report));
+    md
+}
+
+/// `Latency floor (…): P50 2.18 µs, P99 4.31 µs (…)`, or why it was not measured.
+fn floor_line(floor: Option<&Floor>) -> String {
+    let head = "Latency floor (generator → receiver, no DUT, same host):";
+    let Some(floor) = floor else {
+        return format!("{head} not recorded (lab.json holds none).");
+    };
+    let r = &floor.record;
+    match (&r.measured, &r.not_measured) {
+        (
+            Some(LatencySummary {
+                latency: Some(p),
+                probes,
+            }),
+            _,
+        ) => {
+            let user = (r.user_to_driver.as_ref()).map_or(String::new(), |s| {
+                format!(
+                    "; user space to the driver, P50 {}, left out by the kernel's transmit stamp",
+                    format_ns(s.p50_ns as f64)
+                )
+            });
+            format!(
+                "{head} P50 {}, P99 {} ({} probes/s for {} s: {}{user}).",
+                format_ns(p.p50_ns as f64),
+                format_ns(p.p99_ns as f64),
+                r.probe_rate_pps,
+                r.duration_s,
+                counts(probes),
+            )
+        }
+        (
+            Some(LatencySummary {
+                latency: None,
+                probes,
+            }),
+            _,
+        ) => {
+            format!("{head} no probe arrived ({}).", counts(probes))
+        }
+        (None, why) => format!(
+            "{head} not measured: {}.",
+            why.as_deref().unwrap_or("no reason recorded")
+        ),
+    }
+}
+
+/// `10000 probes, 2 lost`.
+fn counts(p: &ProbeCounts) -> String {
+    format!("{} probes, {} lost", p.sent, p.lost)
+}
+
+/// A table row: a load's percentiles (`–` where no probe arrived) and its summed counts.
+fn row(s: &LatencySeries) -> String {
+    let counts = match probe_totals(s, false) {
+        Some(p) => [p.sent, p.received, p.lost].map(|n| n.to_string()),
+        None => ["–"; 3].map(String::from),
+    };
+    format!(
+        "| {} | {} | {} | {} |\n",
+        load_text(s),
+        s.trials.len(),
+        figures(s.established.percentiles().as_ref()).join(" | "),
+        counts.join(" | ")
+    )
+}
+
+/// P50, P90, P99, P99.9 and max in human units; `–` each where no probe arrived.
+fn figures(p: Option<&Percentiles>) -> [String; 5] {
+    match p {
+        Some(p) => {
+            [p.p50_ns, p.p90_ns, p.p99_ns, p.p999_ns, p.max_ns].map(|ns| format_ns(ns as f64))
+        }
+        None => ["–"; 5].map(String::from),
+    }
+}
+
+/// An alternating run's latency: its load, each entry's figures over the run, its paired
+/// comparisons and how it ended; empty when it has no latency run.
+fn alternating(report: &Report, run: &AlternatingRun) -> String {
+    let Some(latency) = &run.latency else {
+        return String::new();
+    };
+    let baseline = run.sets.first().map_or("", |s| report.label(s));
+    let mut md = format!(
+        "\n### {} · {}, alternated\n\n\
+         At {} % of {baseline}'s saturated rate, {} ({baseline}'s median over the run's \
+         throughput blocks: {}), {} blocks: the config sets alternated as in the throughput \
+         blocks, each phase's probes counted from the end of its settle time. Percentiles: each \
+         config set's phases merged over the run; probes: those that arrived in them.\n\n\
+         | config set | P50 | P90 | P99 | P99.9 | max | probes |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n",
+        report.version_label(&run.version),
+        report.label(&run.profile),
+        latency.load_pct,
+        format_pps(latency.load_pps),
+        format_pps(latency.baseline_pps),
+        latency.blocks,
+    );
+    for (set, s) in run.sets.iter().zip(&latency.entries) {
+        md.push_str(&format!(
+            "| {} | {} | {} |\n",
+            report.label(set),
+            figures(s.established.percentiles().as_ref()).join(" | "),
+            s.established.len()
+        ));
+    }
+    md.push_str(
+        "\nEach comparison's P99 and P50, paired block by block (the mean of the per-block log \
+         ratios with Student's t), as the rates are:\n\n",
+    );
+    for v in report.alternating_latency_verdicts(run) {
+        md.push_str(&format!("- {}\n", paired_line(&v)));
+    }
+    if let Some(why) = &latency.failure {
+        md.push_str(&format!(
+            "- the latency run ended early: {why}; its {} blocks before are kept\n",
+            latency.blocks
+        ));
+    }
+    md
+}
+
+/// `nft-stateful vs forwarding: P99 +134.0 % ± 20.0 % (paired, 95 %, 6 blocks): higher
+/// latency`.
+fn paired_line(v: &Verdict) -> String {
+    let quantile = match v.metric {
+        Metric::Latency(q) => q.name(),
+        Metric::Throughput => "",
+    };
+    let head = format!("{} vs {}: {quantile}", v.subject_label, v.reference_label);
+    match (v.finding(), v.interval()) {
+        (Finding::NoEstimate, _) | (_, None) => format!("{head}: too few blocks for an interval"),
+        (_, Some(i)) => format!(
+            "{head} {} ({}, {} %, {}): {}",
+            v.change_text(),
+            v.kind(),
+            i.confidence_pct,
+            v.used_text(),
+            v.verdict_text()
+        ),
+    }
+}
+
+/// The first-packet table; empty when no series sent first-packet probes.
+fn first_packet(report: &Report) -> String {
+    let rows: Vec<(&LatencySeries, FirstPacket)> = (report.latency_series())
+        .filter_map(|s| Some((s, FirstPacket::of(s)?)))
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "\n### First packet against established flows\n\n\
+         Probes that each open a new flow (on a stateful DUT, new state) against probes on one \
+         established flow. The difference of the P50s with its 95 % interval: Student's t over \
+         the trials' differences, or, with one trial, over its seconds' (that trial's only), or \
+         over an alternating run's blocks'.\n\n\
+         | version | config set | profile | load | established P50 | established P99 | first \
+         packet P50 | first packet P99 | first − established P50 | over | verdict |\n\
+         |---|---|---|---|---:|---:|---:|---:|---:|---|---|\n",
+    );
+    for (s, f) in rows {
+        let ns = |v: u64| format_ns(v as f64);
+        let (difference, over, verdict) = match f.difference {
+            Some(d) => (
+                format!("{} ± {}", signed_ns(d.mean), format_ns(d.half_width)),
+                match f.over {
+                    Over::Seconds => format!("{} seconds of one trial", d.n),
+                    Over::Trials => format!("{} trials", d.n),
+                    Over::Blocks => format!("{} blocks", d.n),
+                },
+                match (d.excludes_zero(), d.mean > 0.0) {
+                    (true, true) => "**higher latency**",
+                    (true, false) => "**lower latency**",
+                    (false, _) => "no difference shown",
+                },
+            ),
+            None => ("–".to_string(), "too few values".to_string(), "–"),
+        };
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {difference} | {over} | {verdict} |\n",
+            report.version_label(&s.version),
+            report.label(&s.config),
+            report.label(&s.profile),
+            load_text(s),
+            ns(f.established.p50_ns),
+            ns(f.established.p99_ns),
+            ns(f.first_packet.p50_ns),
+            ns(f.first_packet.p99_ns),
+        ));
+    }
+    md
+}
+
+/// `+30 µs`, `−1.2 µs`.
+fn signed_ns(ns: f64) -> String {
+    let sign = if ns < 0.0 { "\u{2212}" } else { "+" };
+    format!("{sign}{}", format_ns(ns.abs()))
+}
+
+/// The ministat comparisons of the trials' percentiles, each introduced by what it says.
+fn compared(report: &Report) -> String {
+    if report.latency_blocks.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "\n### Latency compared\n\n\
+         Each trial's P99 (and P50) of its window, in ns, compared with the reference's \
+         (series with 3 trials or more at a load): lower is better.\n",
+    );
+    for b in &report.latency_blocks {
+        let context = report.latency_context(b);
+        let line = block_line(&b.block, &context, |i| {
+            report.latency_label(&b.block.scope, i)
+        });
+        md.push_str(&format!("\n{line}\n```\n{}```\n", b.block.ministat));
+    }
+    md
+}

@@ -1,0 +1,576 @@
+//! A synthetic results directory with latency (fixed-load trials, latency trials after
+//! throughput searches, the floor) made through the store, and what the report makes of it:
+//! the README's tables and verdicts, results.json's fields, the charts, and a corrupt
+//! `latency.hlog` refused. The directory is also the offline test's fixture,
+//! tests/data/latency/, which `BENCHLAB_BLESS=1` writes again.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use super::*;
+use crate::config::Campaign;
+use crate::ingest::benchlab::latency::{ProbeKind, ProbeTrial};
+use crate::report::pipeline::{from_dir, Overrides};
+use crate::report::verdict::Quantile;
+use crate::search::sim::{LossCurve, SimulatedDut};
+use crate::search::{search, SearchConfig};
+use crate::stats::latency::log::Interval;
+use crate::stats::latency::{Latency, LatencySummary};
+use crate::store::latency::{ESTABLISHED, FIRST_PACKET, FLOOR};
+use crate::store::{
+    plan, FloorRecord, LatencyLoad, SampleRow, SearchRecord, SearchTrial, SearchTrialId, Store,
+    TrialKey, TrialLatency, TrialMeta,
+};
+
+/// Two versions, two config sets, three iterations of a fixed-load profile and of a
+/// throughput profile, latency on both.
+const CAMPAIGN: &str = r#"title = "latency under load"
+iterations = 3
+design = "trials"
+config_sets = ["forwarding", "nft-stateful"]
+
+[[versions]]
+name = "a"
+
+[[versions]]
+name = "b"
+
+[trial]
+duration = 5
+warmup = 1
+cooldown = 1
+latency = true
+
+[latency]
+rate = 1000
+loads = [0, 50, 90]
+
+[[profiles]]
+name = "inet4"
+af = "inet4"
+rate = 500000
+
+[[profiles]]
+name = "ndr"
+af = "inet4"
+rate = "max"
+measure = "throughput"
+
+[search]
+preset = "rfc2544"
+"#;
+
+/// The search's NDR in the fixture, packets/s.
+const NDR: f64 = 1e6;
+/// What every out-of-window second holds: a latency the window must keep out.
+const OUTSIDE_NS: u64 = 5_000_000;
+
+/// One second of probes: 200 values `k · step + shift` ns, k = 1…200 (P50 at k = 100).
+fn second(step: u64, shift: u64) -> Latency {
+    let mut l = Latency::new();
+    (1..=200).for_each(|k| l.record(k * step + shift));
+    l
+}
+
+fn interval(tag: &str, start: u64, latency: Latency) -> Interval {
+    Interval {
+        tag: Some(tag.into()),
+        start: Duration::from_secs(start),
+        length: Duration::from_secs(1),
+        latency,
+    }
+}
+
+/// A trial's histograms: `seconds` seconds of each kind, those `kept` (by start) with the
+/// distribution (established: `step`, `shift`; first packets 30 µs and 1 µs per iteration
+/// later), the others far off.
+fn trial_log(seconds: u64, kept: std::ops::Range<u64>, step: u64, iteration: u32) -> Vec<Interval> {
+    let shift = 100 * u64::from(iteration - 1);
+    let first = 30_000 + 1_000 * u64::from(iteration - 1);
+    let mut out = Vec::new();
+    for s in 0..seconds {
+        let (e, f) = match kept.contains(&s) {
+            true => (second(step, shift), second(step, shift + first)),
+            false => (second(1, OUTSIDE_NS), second(1, OUTSIDE_NS)),
+        };
+        out.push(interval(ESTABLISHED, s, e));
+        out.push(interval(FIRST_PACKET, s, f));
+    }
+    out
+}
+
+/// What a trial's meta.json holds of its probes: 5000 sent, 10 lost (percentiles unused).
+fn trial_latency(pct: Option<u32>) -> TrialLatency {
+    let summary = LatencySummary {
+        latency: None,
+        probes: ProbeCounts {
+            sent: 5000,
+            received: 4990,
+            lost: 10,
+            ..ProbeCounts::default()
+        },
+    };
+    TrialLatency {
+        probe_rate_pps: 1000,
+        load_pct: pct,
+        established: summary,
+        first_packet: Some(summary),
+        tx_unstamped: 0,
+    }
+}
+
+fn meta(key: &TrialKey, latency: Option<TrialLatency>) -> TrialMeta {
+    TrialMeta {
+        offered_pps: Some(500_000),
+        latency,
+        ..crate::store::tests::meta(key)
+    }
+}
+
+/// The latency step of a (version, config set): b's probes take 1.5 times a's; the config sets
+/// do not differ.
+fn step(key: &TrialKey) -> u64 {
+    if key.version == "b" {
+        300
+    } else {
+        200
+    }
+}
+
+/// A search iteration: a simulated search of a 1 Mpps DUT, then latency trials at 0, 50 and
+/// 90 % of its NDR, whose latency grows with the load.
+fn search_iteration(store: &Store, key: &TrialKey) {
+    let mut dut = SimulatedDut::new(LossCurve::Cliff { capacity: NDR }, 0.0, 7);
+    let result = search(&SearchConfig::rfc2544(), 2e6, &mut dut).unwrap();
+    let mut latency = Vec::new();
+    for pct in [0, 50, 90] {
+        let load = NDR * f64::from(pct) / 100.0;
+        let dir = store
+            .search_trial_dir(key, SearchTrialId::Latency(pct))
+            .unwrap();
+        std::fs::create_dir_all(&dir).unwrap();
+        let step = step(key) * u64::from(100 + pct) / 100;
+        let log = trial_log(4, 1..4, step, key.iteration);
+        store
+            .write_latency(&dir, SystemTime::UNIX_EPOCH, &log)
+            .unwrap();
+        let trial = SearchTrial {
+            load,
+            duration: 4.0,
+            sent: (load * 4.0) as u64,
+            received: (load * 4.0) as u64,
+            late: 0,
+            drops: Default::default(),
+            dut_cpu: None,
+            valid: true,
+            problem: None,
+            start_unix_s: 2000.0,
+            end_unix_s: 2004.0,
+        };
+        let latency_of = trial_latency(Some(pct));
+        latency.push(LatencyLoad {
+            pct,
+            trial,
+            latency: latency_of,
+        });
+    }
+    let record = SearchRecord {
+        generator_max: None,
+        calibration: Vec::new(),
+        result: Some(result),
+        failure: None,
+        trials: Vec::new(),
+        opening: None,
+        closing: None,
+        wall_s: 30.0,
+        latency,
+    };
+    store.write_search(key, &record).unwrap();
+}
+
+/// The floor: its record in lab.json and its histogram.
+fn floor(store: &Store) {
+    let mut latency = Latency::new();
+    (1..=300).for_each(|k| latency.record(1_500 + 10 * k));
+    let record = FloorRecord {
+        probe_rate_pps: 10_000,
+        duration_s: 5.0,
+        measured: Some(LatencySummary::new(
+            &latency,
+            ProbeCounts {
+                sent: 50_000,
+                received: 50_000,
+                ..ProbeCounts::default()
+            },
+        )),
+        user_to_driver: second(5, 1_000).percentiles(),
+        not_measured: None,
+    };
+    let one = interval(FLOOR, 0, latency);
+    (store.record_floor(record, Some((SystemTime::UNIX_EPOCH, one)))).unwrap();
+}
+
+/// Writes the synthetic results directory into `dir`.
+pub(crate) fn results_dir(dir: &Path) {
+    let campaign =
+        Campaign::from_toml(CAMPAIGN, "campaign.toml", &["forwarding", "nft-stateful"]).unwrap();
+    let store = Store::create(dir, &campaign).unwrap();
+    for key in plan(&campaign) {
+        store.begin_trial(&key).unwrap();
+        let second = SampleRow {
+            t_s: 0.0,
+            tx_pkts: 500_000,
+            rx_pkts: 499_000,
+            tx_pps: 500_000.0,
+            rx_pps: 499_000.0,
+        };
+        let rows: Vec<SampleRow> = (1..=5)
+            .map(|t| SampleRow {
+                t_s: f64::from(t),
+                ..second
+            })
+            .collect();
+        let latency = if key.profile == "ndr" {
+            search_iteration(&store, &key);
+            None
+        } else {
+            let log = trial_log(5, 1..4, step(&key), key.iteration);
+            let dir = store.trial_dir(&key);
+            store
+                .write_latency(&dir, SystemTime::UNIX_EPOCH, &log)
+                .unwrap();
+            Some(trial_latency(None))
+        };
+        store
+            .finish_trial(&key, &rows, &meta(&key, latency))
+            .unwrap();
+    }
+    floor(&store);
+}
+
+/// The report of a fresh synthetic directory, written into `out`: its README and results.json.
+fn reported(out: &Path) -> (Report, String, serde_json::Value) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("results");
+    results_dir(&dir);
+    report_of(&dir, out)
+}
+
+/// The report of the results directory `dir` (its config sets `forwarding` and
+/// `nft-stateful`), written into `out`: the model, its README and results.json.
+pub(super) fn report_of(dir: &Path, out: &Path) -> (Report, String, serde_json::Value) {
+    let known = ["forwarding", "nft-stateful"];
+    let written = from_dir(dir, out, Overrides::default(), &known).unwrap();
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    let json = std::fs::read(out.join("results.json")).unwrap();
+    (
+        written.report,
+        readme,
+        serde_json::from_slice(&json).unwrap(),
+    )
+}
+
+#[test]
+fn the_readme_shows_each_loads_figures_of_the_measured_window_only() {
+    let out = tempfile::tempdir().unwrap();
+    let (report, readme, _) = reported(out.path());
+    // 4 cells of the fixed profile, 4 × 3 loads after the searches.
+    assert_eq!(report.latency.len(), 16);
+    assert!(readme.contains("\n## Latency under load\n"), "{readme}");
+    assert!(
+        readme.contains(
+            "Latency floor (generator → receiver, no DUT, same host): P50 3 µs, P99 4.47 µs \
+             (10000 probes/s for 5 s: 50000 probes, 0 lost; user space to the driver, P50 \
+             1.5 µs, left out by the kernel's transmit stamp)."
+        ),
+        "{readme}"
+    );
+    // a, forwarding: 200 values k · 200 ns (+ 0, 100, 200 ns by iteration) per second; the
+    // seconds outside the window (5 ms) never show.
+    let table = "### a, forwarding, inet4\n\n\
+                 | load | trials | P50 | P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
+                 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n\
+                 | 500 Kpps | 3 | 20.2 µs | 36.2 µs | 39.8 µs | 40.2 µs | 40.2 µs | 15000 | 14970 | 30 |\n";
+    assert!(readme.contains(table), "{readme}");
+    assert!(!readme.contains(" ms |"), "{readme}");
+    // After the searches, every load with its rate.
+    for row in [
+        "| probes only | 3 | 20.2 µs |",
+        "| 50 % of the NDR (500 Kpps) | 3 | 30.2 µs |",
+        "| 90 % of the NDR (900 Kpps) | 3 | 38.2 µs |",
+    ] {
+        assert!(readme.contains(row), "{row}\n{readme}");
+    }
+    assert!(
+        readme.contains("![One-way latency against load: inet4"),
+        "{readme}"
+    );
+    assert!(readme.contains("](latency-cdf.ndr.png)"), "{readme}");
+}
+
+#[test]
+fn first_packets_and_comparisons_reach_the_readme_and_the_verdicts() {
+    let out = tempfile::tempdir().unwrap();
+    let (report, readme, _) = reported(out.path());
+    // First packets: 30, 31, 32 µs above the established probes' P50.
+    let row = "| a | forwarding | inet4 | 500 Kpps | 20.2 µs | 39.8 µs |";
+    let line = readme.lines().find(|l| l.starts_with(row));
+    let line = line.unwrap_or_else(|| panic!("{readme}"));
+    assert!(
+        line.ends_with("| +31 µs ± 2.5 µs | 3 trials | **higher latency** |"),
+        "{line}"
+    );
+    // b's probes take 1.5 times a's: a higher P99 at every load (the verdicts keep the P99s);
+    // the config sets do not differ.
+    let latency: Vec<&Verdict> = (report.verdicts.iter())
+        .filter(|v| v.metric != Metric::Throughput)
+        .collect();
+    // Versions: 2 sets × (1 + 3 loads); config sets: 2 versions × 4.
+    assert_eq!(latency.len(), 16);
+    assert!(latency
+        .iter()
+        .all(|v| v.metric == Metric::Latency(Quantile::P99)));
+    let b = (latency.iter())
+        .find(|v| {
+            v.subject == "b.forwarding.ndr.90pct" && v.metric == Metric::Latency(Quantile::P99)
+        })
+        .unwrap();
+    assert_eq!(b.finding(), crate::report::verdict::Finding::HigherLatency);
+    assert_eq!(
+        b.context,
+        ["forwarding", "ndr", "P99 latency at 90 % of the NDR"]
+    );
+    assert_eq!(b.speed_text(), "a at 900 Kpps");
+    let sets = (latency.iter()).filter(|v| v.reference_label == "forwarding");
+    assert_eq!(sets.clone().count(), 8);
+    assert!(sets.clone().all(|v| !v.significant()), "{readme}");
+    assert!(readme.contains("| forwarding, ndr, P99 latency at 90 % of the NDR | b vs a |"));
+    assert!(readme.contains("| **higher latency** |"), "{readme}");
+    assert!(
+        readme.contains("\n### Latency compared\n"),
+        "the ministat blocks: {readme}"
+    );
+    assert!(
+        readme.contains("forwarding, inet4, P99 latency: b +"),
+        "{readme}"
+    );
+}
+
+#[test]
+fn results_json_holds_each_load_the_floor_and_the_latency_verdicts() {
+    let out = tempfile::tempdir().unwrap();
+    let (_, _, json) = reported(out.path());
+    let latency = json["latency"].as_array().unwrap();
+    let a = latency
+        .iter()
+        .find(|l| l["name"] == "a.forwarding.inet4")
+        .unwrap();
+    assert_eq!(a["load_pct"], serde_json::Value::Null);
+    assert_eq!(a["offered_pps"], 500_000.0);
+    assert_eq!(a["trials"], 3);
+    assert_eq!(
+        (a["probes_sent"].clone(), a["probes_received"].clone()),
+        (15000.into(), 14970.into())
+    );
+    assert_eq!(a["probes_lost"], 30);
+    for field in ["p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"] {
+        let ns = a[field].as_u64().unwrap();
+        assert!((20_000..=40_300).contains(&ns), "{field}: {ns}");
+    }
+    assert!(a["first_packet"]["p50_ns"].as_u64().unwrap() > 50_000);
+    assert_eq!(a["first_vs_established"]["over"], "trials");
+    assert_eq!(a["first_vs_established"]["significant"], true);
+    assert_eq!(a["iterations"].as_array().unwrap().len(), 3);
+    let ndr = latency
+        .iter()
+        .find(|l| l["name"] == "a.forwarding.ndr.50pct")
+        .unwrap();
+    assert_eq!(
+        (ndr["load_pct"].clone(), ndr["offered_pps"].clone()),
+        (50.into(), 500_000.0.into())
+    );
+    let floor = &json["latency_floor"];
+    assert_eq!(floor["probe_rate_pps"], 10_000);
+    assert_eq!(floor["probes_sent"], 50_000);
+    assert!(floor["p50_ns"].as_u64().is_some());
+    let verdicts = json["verdicts"].as_array().unwrap();
+    let higher = verdicts
+        .iter()
+        .find(|v| v["metric"] == "latency_p99" && v["verdict"] == "higher_latency");
+    assert!(higher.is_some(), "{verdicts:?}");
+    assert!(verdicts.iter().any(|v| v["metric"] == "throughput"));
+}
+
+#[test]
+fn the_charts_are_drawn_for_each_profile() {
+    let out = tempfile::tempdir().unwrap();
+    let (report, _, _) = reported(out.path());
+    for name in [
+        "latency.inet4.png",
+        "latency-cdf.inet4.png",
+        "latency.ndr.png",
+        "latency-cdf.ndr.png",
+    ] {
+        let png = std::fs::read(out.path().join(name)).unwrap();
+        assert!(png.starts_with(b"\x89PNG"), "{name}");
+    }
+    let load = chart::load_chart(&report, "ndr");
+    assert!(load.percent);
+    let a = &load.lines[0];
+    assert_eq!(a.name, "a, forwarding");
+    assert_eq!(
+        a.points.iter().map(|p| p.0).collect::<Vec<_>>(),
+        [0.0, 50.0, 90.0]
+    );
+    let cdf = chart::cdf_chart(&report, "ndr");
+    assert_eq!(cdf.curves.len(), 4);
+    assert_eq!(cdf.curves[0].name, "a, forwarding at 90 % of the NDR");
+    assert!(cdf.curves[0].first_packet.is_some() && cdf.floor.is_some());
+    let last = cdf.curves[0].established.last().unwrap();
+    assert_eq!(last.1, 1.0);
+}
+
+#[test]
+fn a_corrupt_histogram_log_is_refused_naming_it_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("results");
+    results_dir(&dir);
+    let hlog = dir.join("runs/b.nft-stateful.ndr.2/latency/50/latency.hlog");
+    std::fs::write(&hlog, "#[benchlab]\n0.0,1.0,2.0,HISTFAAAAB\n").unwrap();
+    let out = tmp.path().join("out");
+    let e = from_dir(
+        &dir,
+        &out,
+        Overrides::default(),
+        &["forwarding", "nft-stateful"],
+    );
+    let e = e.unwrap_err();
+    let input = e.downcast_ref::<crate::error::InputError>().unwrap();
+    assert!(
+        input
+            .0
+            .contains("runs/b.nft-stateful.ndr.2/latency/50/latency.hlog"),
+        "{e}"
+    );
+    assert!(input.0.contains("corrupt latency histogram log"), "{e}");
+    assert!(!out.join("README.md").exists());
+}
+
+#[test]
+fn a_missing_histogram_log_is_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("results");
+    results_dir(&dir);
+    std::fs::remove_file(dir.join("runs/a.forwarding.inet4.1/latency.hlog")).unwrap();
+    let out = tmp.path().join("out");
+    let written = from_dir(
+        &dir,
+        &out,
+        Overrides::default(),
+        &["forwarding", "nft-stateful"],
+    );
+    let report = written.unwrap().report;
+    let w = "runs/a.forwarding.inet4.1/latency.hlog: missing, though the trial's record holds \
+             latency; left out of the latency figures";
+    assert!(
+        report.warnings.iter().any(|x| x == w),
+        "{:?}",
+        report.warnings
+    );
+    assert_eq!(report.latency[0].trials.len(), 2);
+}
+
+/// A series of one trial whose first packets are `first` ns above its established probes'
+/// P50 in each second.
+fn one_trial(first: &[u64]) -> LatencySeries {
+    let kind = |add: &[u64]| ProbeKind {
+        window: Some(second(100, 0).percentiles().unwrap()),
+        seconds: (add.iter().enumerate())
+            .map(|(s, a)| (Duration::from_secs(s as u64 + 2), 10_000 + a))
+            .collect(),
+        probes: Some(ProbeCounts::default()),
+    };
+    LatencySeries {
+        name: "v.c.p".into(),
+        version: "v".into(),
+        config: "c".into(),
+        profile: "p".into(),
+        load: Load::Offered,
+        probe_rate_pps: 1000,
+        trials: vec![ProbeTrial {
+            iteration: 1,
+            load_pps: 1e5,
+            established: kind(&[0; 4]),
+            first_packet: Some(kind(first)),
+            troubles: Vec::new(),
+        }],
+        established: second(100, 0),
+        first_packet: Some(second(100, 0)),
+    }
+}
+
+#[test]
+fn with_one_trial_the_first_packets_interval_is_over_its_seconds() {
+    let f = FirstPacket::of(&one_trial(&[900, 1000, 1100, 1000])).unwrap();
+    assert_eq!(f.over, Over::Seconds);
+    let d = f.difference.unwrap();
+    assert_eq!((d.n, d.mean), (4, 1000.0));
+    // s = 81.65 ns, t(3) = 3.182: ± 129.9 ns.
+    assert!((d.half_width - 129.9).abs() < 0.1, "{d:?}");
+    assert!(d.excludes_zero());
+    // Seconds that disagree: ± 1453 ns holds 0.
+    let f = FirstPacket::of(&one_trial(&[0, 2000, 500, 1500])).unwrap();
+    assert!(!f.difference.unwrap().excludes_zero());
+    let f = FirstPacket::of(&one_trial(&[0])).unwrap();
+    assert_eq!(f.difference, None);
+}
+
+/// Every file below `dir` but the lock, by path relative to it, with its bytes.
+fn files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else if path.file_name() != Some(crate::store::lock::LOCK_FILE.as_ref()) {
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+#[test]
+fn the_offline_tests_fixture_is_this_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("results");
+    results_dir(&dir);
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/latency");
+    if std::env::var_os("BENCHLAB_BLESS").is_some() {
+        let _ = std::fs::remove_dir_all(&fixture);
+        for (name, bytes) in files(&dir) {
+            let path = fixture.join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        }
+    }
+    let (made, kept) = (files(&dir), files(&fixture));
+    assert_eq!(
+        made.keys().collect::<Vec<_>>(),
+        kept.keys().collect::<Vec<_>>(),
+        "BENCHLAB_BLESS=1 cargo test --lib the_offline_tests_fixture writes it again"
+    );
+    for (name, bytes) in made {
+        assert!(
+            kept[&name] == bytes,
+            "{name} differs: BENCHLAB_BLESS=1 writes it again"
+        );
+    }
+}
