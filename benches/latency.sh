@@ -12,12 +12,9 @@
 #   sudo TAP=1 benches/latency.sh           # read through a tap on the receiver's interface, not
 #                                           # a socket for its address (the same stamp)
 #
-# Two more measurements of issue 35's acceptance, through `benchlab run` on the virtual lab:
-#   sudo benches/latency.sh cost   # what the probes cost the load: saturating trials with and
-#                                  # without probes, alternated (PAIRS=10, PROBE_RATE=10000),
-#                                  # paired ratio and CI of (a) the load's own forwarded rate
-#                                  # and (b) all forwarded, probes included
-#   sudo benches/latency.sh load   # examples/latency.toml: the four sets at 0/10/50/90 % of their
+# Issue 35's figures under load, through `benchlab run` on the virtual lab (what the probes
+# cost the load: benches/latency_cost.sh):
+#   sudo [OUT=DIR] benches/latency.sh load   # examples/latency.toml: the four sets at 0/10/50/90 % of their
 #                                  # NDR, three iterations; P50 run to run, first packet vs
 #                                  # established (the report's tables)
 #
@@ -38,11 +35,11 @@ TAP=${TAP:-}
 
 case ${1:-floor} in
 floor) ;;
-cost | load)
+load)
     nice -n 19 cargo build --quiet --release
-    exec python3 benches/latency_load.py "$1" target/release/benchlab
+    exec python3 benches/latency_load.py target/release/benchlab
     ;;
-*) echo "latency.sh: floor, cost or load, not ${1}" >&2; exit 2 ;;
+*) echo "latency.sh: floor or load, not ${1}" >&2; exit 2 ;;
 esac
 
 # Built at the lowest priority; run (below, by `cargo bench`, which then builds nothing) at the

@@ -260,6 +260,10 @@ fn rig<'a>(
         listen: Listen::Local {
             netns: Some(facts.receiver.namespace.clone()),
             addr: receiver_addr,
+            egress: Some(IfRef {
+                netns: Some(dut_ns.clone()),
+                name: facts.dut.egress.clone(),
+            }),
         },
         stream: None,
     };

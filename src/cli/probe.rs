@@ -11,7 +11,9 @@ use clap::Args as ClapArgs;
 use super::gen::{check_cpu, parse_secs, stop_flag, FrameArgs};
 use crate::clock::unix_now;
 use crate::stats::latency::Latency;
-use crate::traffic::latency::{ProbeConfig, ProbeKind, ProbeStream, Probes, DEFAULT_RATE_PPS};
+use crate::traffic::latency::{
+    Listen, ProbeConfig, ProbeKind, ProbeStream, Probes, DEFAULT_RATE_PPS,
+};
 use crate::traffic::wire::ProbeLine;
 use crate::traffic::{self, IfRef};
 use crate::units::format_ns;
@@ -55,6 +57,15 @@ pub(crate) struct Args {
     /// Pin the probes' sending and receiving threads to this CPU.
     #[arg(long, value_name = "N")]
     pub(crate) cpu: Option<usize>,
+    /// Read the probes at this address of the receiving interface's namespace (a raw socket:
+    /// send them to it, -d) instead of tapping the interface, which every frame passes.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) at: Option<std::net::IpAddr>,
+    /// With --at: the DUT's interface towards the receiver (IF or NETNS/IF on this host), whose
+    /// egress stamps each probe as it leaves (a tc program) instead of the kernel stamping
+    /// every frame that arrives anywhere: the virtual lab's trials do so.
+    #[arg(long, value_name = "IF", requires = "at")]
+    pub(crate) stamp_egress: Option<IfRef>,
     /// Print JSON lines: {"type":"started",...} once both ends are ready, then
     /// {"type":"probes",...} with every probe's send time and latency, which a campaign reads
     /// back exactly.
@@ -79,7 +90,15 @@ pub(crate) fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyh
         cpu: args.cpu,
     };
     let stop = stop_flag()?;
-    let stream = ProbeStream::start(&cfg, &args.receive, args.cpu)?;
+    let listen = match args.at {
+        None => Listen::Tap(args.receive.clone()),
+        Some(addr) => Listen::Local {
+            netns: args.receive.netns.clone(),
+            addr,
+            egress: args.stamp_egress.clone(),
+        },
+    };
+    let stream = ProbeStream::start(&cfg, &listen, args.cpu)?;
     if args.json {
         let started = ProbeLine::Started { unix_s: unix_now() };
         writeln!(out, "{}", serde_json::to_string(&started)?)?;

@@ -194,6 +194,7 @@ pub(crate) fn measure(lab: &FloorLab, cfg: &FloorConfig) -> Result<Probes> {
         false => Listen::Local {
             netns: lab.receiver.netns.clone(),
             addr: lab.address,
+            egress: None,
         },
     };
     let stream = ProbeStream::start(&probe, &listen, None)?;

@@ -1,16 +1,16 @@
-//! Latency under load: probe frames sent on top of the load and timed by the kernel where they
-//! leave and where they arrive.
+//! Latency under load: probe frames sent on top of the load and timed on the kernel's clock
+//! where they leave and where they arrive.
 //!
 //! A [`ProbeStream`](crate::traffic::latency::ProbeStream) starts both ends in one process. Its
 //! sender sends a small stream (10 kpps by default) of sequence-numbered probe frames
 //! ([`frame`](crate::traffic::latency::frame)) from its own thread and packet socket, one frame
 //! per `send` syscall, and reads back the kernel's *transmit* stamp of each; its receiver reads
-//! them where they arrive with the kernel's *arrival* stamp. One-way latency = arrival
+//! them where they arrive with their *arrival* time. One-way latency = arrival
 //! − transmit stamp of the same probe, paired by sequence number (`matcher`), on one clock of
 //! one host. Loss, duplicates and reordering come from the sequence numbers
 //! ([`seq`](crate::traffic::latency::seq)), per kind of probe ([`ProbeKind`](crate::traffic::latency::ProbeKind)): *established*
-//! probes on one flow (the load's first, but for its destination on the virtual lab), and, when asked, *first-packet* probes that each open a new
-//! 5-tuple (on a stateful DUT, a new conntrack entry: the cost of creating state).
+//! probes on one flow (the load's first, but for its destination on the virtual lab), and, when
+//! asked, *first-packet* probes that each open a new 5-tuple (on a stateful DUT, a new conntrack entry: the cost of creating state).
 //!
 //! **The clock: `CLOCK_REALTIME`.** The kernel's software stamps (`skb->tstamp`) are taken on
 //! it; so is the in-frame stamp (read through the vDSO). A step of that clock between a probe's
@@ -28,21 +28,19 @@
 //! "user space to driver", is kept as a distribution: that fallback's error, ≈ 2 µs here,
 //! which the transmit stamp removes.
 //!
-//! **The hook: software receive timestamps, not XDP.** The kernel stamps a frame when it enters
-//! the receiving interface's stack (`netif_rx` on veth, before the backlog queue, any tap, qdisc
-//! or socket), whichever socket then reads it ([`Listen`](crate::traffic::latency::Listen)):
-//! on the virtual lab, a raw UDP socket for the receiver's own address, which the probes are
-//! sent to and the load never is (so the load costs it nothing); elsewhere, a packet socket
-//! tapping the receiving interface behind a classic BPF filter on the magic (which the kernel
-//! runs for every frame of the load). An XDP program on the receiving veth would see the frame a
-//! few hundred nanoseconds earlier (in veth's NAPI poll), but loading one changes the veth under
-//! test: the DUT's egress veth then hands every frame of the load to NAPI on the receiver's
-//! side, and its time would need a BPF map and a ring buffer read back, all hand-assembled. The
-//! stamp is the same kind on a NIC (`SOF_TIMESTAMPING_RX_SOFTWARE` in the driver's receive
-//! path), where hardware stamps could later replace it. Its price: once any socket asks for
-//! software receive stamps, the kernel reads the clock for every frame it receives, in every
-//! namespace (a global switch, `netstamp_needed_key`), which on the virtual lab the DUT's CPU
-//! pays twice per frame of the load (docs/latency.md, "What the probes cost the load").
+//! **The arrival time: where the DUT lets the probe go, or where it arrives**
+//! ([`Listen`](crate::traffic::latency::Listen)). On the virtual lab a tc program on the DUT's
+//! egress ([`egress`](crate::traffic::latency::egress)) writes each probe's time of leaving
+//! into it, just before veth hands it to the receiver, and a raw UDP socket for the receiver's
+//! own address, which the probes are sent to and the load never is, reads it there. Elsewhere
+//! (labs over SSH, the floor) the kernel stamps a frame as it enters the receiving interface's
+//! stack (`SOF_TIMESTAMPING_RX_SOFTWARE`: `netif_rx` on veth, the driver's receive path on a
+//! NIC, where hardware stamps could later replace it), read through a packet socket tapping the
+//! interface behind a classic BPF filter on the magic. The egress stamp is what keeps the
+//! probes' cost to the load within 1 %: asking for receive stamps makes the kernel read the
+//! clock for every frame any interface receives (a global switch, `netstamp_needed_key`),
+//! which on the virtual lab the DUT's CPU pays twice per frame of the load, 5 % of it at
+//! saturation (docs/latency.md, "What the probes cost the load").
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -51,6 +49,8 @@ use crate::error::InputError;
 use crate::traffic::packet::FrameSpec;
 use crate::traffic::IfRef;
 
+/// The DUT's egress stamp of the virtual lab's probes: a tc program (FFI).
+pub(crate) mod egress;
 /// The probe frame: layout, kinds, stamping, decoding and the receiver's socket filter.
 pub(crate) mod frame;
 /// Pairs each arrival with its probe's kernel transmit time.

@@ -41,7 +41,8 @@ pub(crate) struct Account {
     pub(crate) latency: Latency,
     /// Probes whose arrival preceded their send time (the clock stepped): not recorded.
     pub(crate) clock_steps: u64,
-    /// Probes timed from their in-frame stamp: no transmit time was read for them.
+    /// Probes no transmit time was read for: timed from their in-frame stamp, or not timed
+    /// when the DUT's egress stamp replaced it.
     pub(crate) tx_unstamped: u64,
     /// Probes that came without an arrival time (never with software timestamps on): not
     /// recorded.
@@ -130,10 +131,17 @@ impl Matcher {
     /// Records `probe`, sent at `tx_ns` (`None`: its in-frame stamp) and arrived at `rx_ns`.
     fn record(&mut self, probe: Probe, tx_ns: Option<u64>, rx_ns: u64) {
         let account = &mut self.accounts[probe.kind.index()];
-        let send_ns = tx_ns.unwrap_or_else(|| {
-            account.tx_unstamped += 1;
-            probe.stamp_ns
-        });
+        let send_ns = match tx_ns {
+            Some(ns) => ns,
+            None => {
+                account.tx_unstamped += 1;
+                // No in-frame stamp either: the DUT's egress wrote the arrival time over it.
+                if probe.stamp_ns == 0 {
+                    return;
+                }
+                probe.stamp_ns
+            }
+        };
         let Some(latency_ns) = rx_ns.checked_sub(send_ns) else {
             account.clock_steps += 1;
             return;

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+use super::egress::EgressStamper;
+use super::frame::Probe;
 use super::matcher::{lock, Matcher};
 use super::sock::{Batch, ProbeSocket, Queue, BATCH};
 use crate::traffic::{os, IfRef};
@@ -33,6 +35,10 @@ pub(crate) enum Listen {
         netns: Option<String>,
         /// The probes' destination address.
         addr: IpAddr,
+        /// The DUT's interface towards the receiver, whose egress stamps each probe with its
+        /// time of leaving ([`super::egress`]: the kernel's clock then left alone for the
+        /// load); `None`: the kernel's arrival stamps.
+        egress: Option<IfRef>,
     },
 }
 
@@ -40,11 +46,10 @@ impl std::fmt::Display for Listen {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Listen::Tap(iface) => write!(f, "a tap on {iface}"),
-            Listen::Local { netns: None, addr } => write!(f, "{addr}"),
-            Listen::Local {
-                netns: Some(ns),
-                addr,
-            } => write!(f, "{addr} in {ns}"),
+            Listen::Local { netns, addr, .. } => match netns {
+                None => write!(f, "{addr}"),
+                Some(ns) => write!(f, "{addr} in {ns}"),
+            },
         }
     }
 }
@@ -52,6 +57,8 @@ impl std::fmt::Display for Listen {
 /// A running probe receiver.
 #[derive(Debug)]
 pub(crate) struct ProbeReceiver {
+    /// The DUT's egress stamp, attached while the receiver runs.
+    _stamper: Option<EgressStamper>,
     stop: Arc<AtomicBool>,
     thread: JoinHandle<anyhow::Result<()>>,
 }
@@ -64,23 +71,51 @@ impl ProbeReceiver {
         cpu: Option<usize>,
         matcher: Arc<Mutex<Matcher>>,
     ) -> anyhow::Result<ProbeReceiver> {
-        let sock = match listen {
-            Listen::Tap(iface) => os::in_netns(iface.netns.as_deref(), || {
-                let info = crate::traffic::lookup(&mut crate::traffic::netlink_for(iface)?, iface)?;
-                Ok(ProbeSocket::tap(info.ifindex)?)
-            }),
-            Listen::Local { netns, addr } => {
-                os::in_netns(netns.as_deref(), || Ok(ProbeSocket::local(*addr)?))
+        let ifindex = |iface: &IfRef| -> anyhow::Result<u32> {
+            Ok(crate::traffic::lookup(&mut crate::traffic::netlink_for(iface)?, iface)?.ifindex)
+        };
+        let (sock, stamper) = match listen {
+            Listen::Tap(iface) => (
+                os::in_netns(iface.netns.as_deref(), || {
+                    Ok(ProbeSocket::tap(ifindex(iface)?)?)
+                }),
+                None,
+            ),
+            Listen::Local {
+                netns,
+                addr,
+                egress,
+            } => {
+                let stamper = match egress {
+                    Some(dut) => Some(
+                        os::in_netns(dut.netns.as_deref(), || {
+                            Ok(EgressStamper::attach(ifindex(dut)?)?)
+                        })
+                        .with_context(|| format!("stamping the probes on {dut}'s egress"))?,
+                    ),
+                    None => None,
+                };
+                let stamps = stamper.is_none();
+                (
+                    os::in_netns(netns.as_deref(), || Ok(ProbeSocket::local(*addr, stamps)?)),
+                    stamper,
+                )
             }
-        }
-        .with_context(|| format!("opening the probe receiver's socket, {listen}"))?;
+        };
+        let sock =
+            sock.with_context(|| format!("opening the probe receiver's socket, {listen}"))?;
+        let stamped = stamper.is_some();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
             .name("probe-rx".into())
-            .spawn(move || run(&sock, cpu, &matcher, &flag))
+            .spawn(move || run(&sock, stamped, cpu, &matcher, &flag))
             .context("starting the probe receiver's thread")?;
-        Ok(ProbeReceiver { stop, thread })
+        Ok(ProbeReceiver {
+            _stamper: stamper,
+            stop,
+            thread,
+        })
     }
 
     /// Waits `drain` for probes still on their way, then stops.
@@ -93,8 +128,11 @@ impl ProbeReceiver {
     }
 }
 
+/// Reads probes until stopped; `stamped`: each carries its arrival time (the DUT's egress
+/// stamp) where its in-frame send stamp was.
 fn run(
     sock: &ProbeSocket,
+    stamped: bool,
     cpu: Option<usize>,
     matcher: &Mutex<Matcher>,
     stop: &AtomicBool,
@@ -113,8 +151,17 @@ fn run(
         if n > 0 {
             let mut m = lock(matcher);
             for (probe, arrival) in batch.probes() {
-                if let Some(probe) = probe {
-                    m.arrived(probe, arrival);
+                match (probe, stamped) {
+                    (Some(probe), false) => m.arrived(probe, arrival),
+                    // The send stamp is gone: 0 says so to the matcher.
+                    (Some(probe), true) => m.arrived(
+                        Probe {
+                            stamp_ns: 0,
+                            ..probe
+                        },
+                        Some(probe.stamp_ns),
+                    ),
+                    (None, _) => {}
                 }
             }
         }

@@ -5,7 +5,7 @@
 //! routine, `skb_tx_timestamp`, and looped back on the socket's error queue with the frame), the
 //! receiver's `SOF_TIMESTAMPING_RX_SOFTWARE` (taken when the frame enters the receiving
 //! interface's stack, `netif_rx` / `netif_receive_skb`, before any tap, queue or socket sees it).
-//! Reads never wait and take up to [`BATCH`] messages in one `recvmmsg`: on a virtual machine
+//! Reads never wait and take up to [`BATCH`](crate::traffic::latency::sock::BATCH) messages in one `recvmmsg`: on a virtual machine
 //! each system call and each wake-up is a trip through the hypervisor, which the probes' threads
 //! would otherwise pay per probe.
 // FFI: packet and raw sockets, socket filters, timestamping options and recvmmsg's control
@@ -128,15 +128,20 @@ impl ProbeSocket {
     }
 
     /// A receiver for the probes sent to `addr`, an address of this namespace's own: a raw UDP
-    /// socket bound to it, each probe with its arrival time. The kernel hands it only packets
-    /// delivered to that address, so the load, never addressed to it, costs it nothing.
-    pub(crate) fn local(addr: IpAddr) -> io::Result<Self> {
+    /// socket bound to it. The kernel hands it only packets delivered to that address, so the
+    /// load, never addressed to it, costs it nothing.
+    /// With `stamps`, each with the kernel's arrival time; without, the socket leaves the
+    /// kernel's clock alone (the DUT's egress stamps the probes, [`super::egress`]).
+    pub(crate) fn local(addr: IpAddr, stamps: bool) -> io::Result<Self> {
         let (domain, layer) = match addr {
             IpAddr::V4(_) => (libc::AF_INET, Layer::Ipv4),
             IpAddr::V6(_) => (libc::AF_INET6, Layer::Udp),
         };
         let sock = Self::open(domain, libc::IPPROTO_UDP, layer)?;
-        sock.receive_stamps()?;
+        match stamps {
+            true => sock.receive_stamps()?,
+            false => sock.receive_buffer()?,
+        }
         // SAFETY: the sockaddr_in or sockaddr_in6 is plain data, zeroed then filled, and passed
         // with its exact size.
         let rc = unsafe {
@@ -175,6 +180,11 @@ impl ProbeSocket {
             libc::SO_TIMESTAMPING,
             (libc::SOF_TIMESTAMPING_RX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE) as i32,
         )?;
+        self.receive_buffer()
+    }
+
+    /// Room for the probes that arrive while the receiving thread sleeps.
+    fn receive_buffer(&self) -> io::Result<()> {
         // SO_RCVBUF is capped by net.core.rmem_max (208 KiB by default); root may force more.
         self.set(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, RECEIVE_BUFFER)
             .or_else(|_| self.set(libc::SOL_SOCKET, libc::SO_RCVBUF, RECEIVE_BUFFER))
