@@ -35,6 +35,9 @@ use crate::error::InputError;
 
 /// AF_PACKET engine: `sendmmsg` with qdisc bypass, for any Linux interface.
 pub(crate) mod afpacket;
+/// eBPF without a BPF toolchain: the assembler and bpf(2) calls of the XDP generator and the
+/// probes' egress stamp.
+pub(crate) mod bpf;
 /// The seam a trial drives: `Sender` and `Receiver`, and the seconds (`Tick`s) they count.
 pub(crate) mod endpoint;
 /// `max` following the next hop: a margin above what the interface accepted lately.
