@@ -59,6 +59,9 @@ impl std::fmt::Display for Listen {
 pub(crate) struct ProbeReceiver {
     /// The DUT's egress stamp, attached while the receiver runs.
     _stamper: Option<EgressStamper>,
+    /// With the egress stamp (the DUT is on this host), its CPUs kept awake meanwhile
+    /// ([`os::hold_cpus_awake`]).
+    _awake: Option<std::fs::File>,
     stop: Arc<AtomicBool>,
     thread: JoinHandle<anyhow::Result<()>>,
 }
@@ -105,6 +108,10 @@ impl ProbeReceiver {
         let sock =
             sock.with_context(|| format!("opening the probe receiver's socket, {listen}"))?;
         let stamped = stamper.is_some();
+        let awake = match stamped {
+            true => Some(os::hold_cpus_awake().context("keeping the CPUs out of idle halts")?),
+            false => None,
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
@@ -113,6 +120,7 @@ impl ProbeReceiver {
             .context("starting the probe receiver's thread")?;
         Ok(ProbeReceiver {
             _stamper: stamper,
+            _awake: awake,
             stop,
             thread,
         })
