@@ -127,6 +127,30 @@ online_timeout = 5
         "blsshn0",
         "up",
     ]);
+    // ... and, as an operator would, sees it answer before resuming: a link just set up may
+    // refuse the first connection ("No route to host") while the address is resolved again.
+    let answers = || {
+        std::process::Command::new("ip")
+            .args(["netns", "exec", &nodes.mgmt, "ssh", "-F"])
+            .arg(&keys.ssh_config)
+            .args([
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "ConnectTimeout=1",
+                "blssh-dut",
+                "true",
+            ])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    assert!(
+        (0..30).any(|_| answers() || {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            false
+        }),
+        "the DUT did not answer over SSH once its link was back up"
+    );
     let out = nodes.benchlab(&["run", "--resume", results.to_str().unwrap(), "-q"]);
     assert!(
         out.status.success(),
