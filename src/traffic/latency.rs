@@ -82,6 +82,18 @@ pub(crate) const MAX_RATE_PPS: u64 = 1_000_000;
 /// With first-packet probes, one probe in this many is one: sequence numbers `9, 19, 29, …`.
 pub(crate) const FIRST_PACKET_EVERY: u32 = 10;
 
+/// Runs `f` with the index of `iface`, in `iface`'s namespace: where the probes' sockets are
+/// bound and the egress stamp attached.
+fn on_interface<T: Send>(
+    iface: &IfRef,
+    f: impl FnOnce(u32) -> anyhow::Result<T> + Send,
+) -> anyhow::Result<T> {
+    crate::traffic::os::in_netns(iface.netns.as_deref(), || {
+        let info = crate::traffic::lookup(&mut crate::traffic::netlink_for(iface)?, iface)?;
+        f(info.ifindex)
+    })
+}
+
 /// What state a probe finds on a stateful DUT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProbeKind {

@@ -12,6 +12,7 @@ use anyhow::Context;
 use super::egress::EgressStamper;
 use super::frame::Probe;
 use super::matcher::{lock, Matcher};
+use super::on_interface;
 use super::sock::{Batch, ProbeSocket, Queue, BATCH};
 use crate::traffic::{os, IfRef};
 
@@ -74,16 +75,8 @@ impl ProbeReceiver {
         cpu: Option<usize>,
         matcher: Arc<Mutex<Matcher>>,
     ) -> anyhow::Result<ProbeReceiver> {
-        let ifindex = |iface: &IfRef| -> anyhow::Result<u32> {
-            Ok(crate::traffic::lookup(&mut crate::traffic::netlink_for(iface)?, iface)?.ifindex)
-        };
         let (sock, stamper) = match listen {
-            Listen::Tap(iface) => (
-                os::in_netns(iface.netns.as_deref(), || {
-                    Ok(ProbeSocket::tap(ifindex(iface)?)?)
-                }),
-                None,
-            ),
+            Listen::Tap(iface) => (on_interface(iface, |i| Ok(ProbeSocket::tap(i)?)), None),
             Listen::Local {
                 netns,
                 addr,
@@ -91,13 +84,12 @@ impl ProbeReceiver {
             } => {
                 let stamper = match egress {
                     Some(dut) => Some(
-                        os::in_netns(dut.netns.as_deref(), || {
-                            Ok(EgressStamper::attach(ifindex(dut)?)?)
-                        })
-                        .with_context(|| format!("stamping the probes on {dut}'s egress"))?,
+                        on_interface(dut, |i| Ok(EgressStamper::attach(i)?))
+                            .with_context(|| format!("stamping the probes on {dut}'s egress"))?,
                     ),
                     None => None,
                 };
+                // Stamped at the DUT's egress, the probes need no receive stamps.
                 let stamps = stamper.is_none();
                 (
                     os::in_netns(netns.as_deref(), || Ok(ProbeSocket::local(*addr, stamps)?)),

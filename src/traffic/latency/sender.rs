@@ -13,7 +13,7 @@ use anyhow::Context;
 use super::frame::{self, FreshPorts, Probe, ProbeFrame};
 use super::matcher::{lock, Matcher};
 use super::sock::{Batch, ProbeSocket, Queue, BATCH};
-use super::{ProbeConfig, ProbeKind};
+use super::{on_interface, ProbeConfig, ProbeKind};
 use crate::stats::latency::Latency;
 use crate::traffic::os;
 use crate::traffic::pace::wait_until;
@@ -55,10 +55,8 @@ impl ProbeSender {
         matcher: Arc<Mutex<Matcher>>,
     ) -> anyhow::Result<ProbeSender> {
         cfg.check()?;
-        let sock = os::in_netns(cfg.iface.netns.as_deref(), || {
-            let info =
-                crate::traffic::lookup(&mut crate::traffic::netlink_for(&cfg.iface)?, &cfg.iface)?;
-            ProbeSocket::sender(info.ifindex)
+        let sock = on_interface(&cfg.iface, |ifindex| {
+            ProbeSocket::sender(ifindex)
                 .with_context(|| format!("opening the probe socket on {}", cfg.iface))
         })?;
         let stop = Arc::new(AtomicBool::new(false));
