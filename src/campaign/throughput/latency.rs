@@ -3,6 +3,12 @@
 //! 0 % being the probes alone. Each lasts as long as a campaign trial, its first second left
 //! out of the figures as the load settles, and keeps its files and `latency.hlog` in
 //! `latency/<pct>/` of the iteration ([`SearchTrialId::Latency`]).
+//!
+//! They run from the highest load down. The NDR holds for the machine's speed during the
+//! search, and a shared machine's speed moves by a fifth within a minute
+//! (`shared/notes/noise.md`): at 90 % of the NDR, a load that runs right after the search's
+//! last trials (near the NDR) is the likeliest to still be under what the DUT forwards. A load
+//! the DUT did not forward whole anyway is said in the report (`SearchTrial::overloaded`).
 
 use std::time::Duration;
 
@@ -34,8 +40,10 @@ pub(super) fn loads(
         latency: true,
     };
     runner.probes = Some(cfg.rate);
+    let mut loads = cfg.loads.clone();
+    loads.sort_unstable_by(|a, b| b.cmp(a));
     let mut done = Vec::new();
-    for &pct in &cfg.loads {
+    for pct in loads {
         let load = ndr * f64::from(pct) / 100.0;
         let seconds = duration.as_secs_f64();
         let measured = match pct {
@@ -69,5 +77,6 @@ pub(super) fn loads(
         });
     }
     runner.probes = None;
+    done.sort_unstable_by_key(|l| l.pct);
     Ok(done)
 }

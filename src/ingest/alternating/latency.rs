@@ -136,6 +136,7 @@ fn entry(
         entry.trials.push(ProbeTrial {
             iteration: block,
             load_pps: record.load_pps,
+            load_lost: None,
             established: figures(&established),
             first_packet: first,
             troubles: Vec::new(),

@@ -43,9 +43,17 @@ pub(crate) struct ProbeTrial {
     pub(crate) established: ProbeKind,
     /// The probes that each opened a flow, when sent.
     pub(crate) first_packet: Option<ProbeKind>,
-    /// What disturbed the trial (its flags, in the doubt rule's words); empty after a search.
+    /// The share of the load the DUT did not forward, when the trial had a load.
+    pub(crate) load_lost: Option<f64>,
+    /// What disturbed the trial, in the doubt rule's words: a fixed-load trial's flags; after a
+    /// search, [`OVERLOADED`] when the DUT did not forward the whole load.
     pub(crate) troubles: Vec<String>,
 }
+
+/// The trouble of a latency trial after a search whose load the DUT did not forward whole:
+/// the DUT forwarded less than during the search, so the load was not the share of the
+/// NDR it was meant to be, and its latency is that of a saturated DUT.
+pub(crate) const OVERLOADED: &str = "overloaded";
 
 /// One probe kind of a trial.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,6 +126,7 @@ pub(crate) fn add_trial(
     let trial = Measured {
         iteration: key.iteration,
         load_pps,
+        load_lost: (meta.tx_pkts > 0).then(|| meta.lost_pkts as f64 / meta.tx_pkts as f64),
         latency,
         troubles,
     };
@@ -140,11 +149,16 @@ pub(crate) fn add_search(
             });
             continue;
         };
+        let load_lost = (l.pct > 0).then(|| l.trial.load_lost());
         let trial = Measured {
             iteration: key.iteration,
             load_pps: l.trial.load,
+            load_lost,
             latency: &l.latency,
-            troubles: Vec::new(),
+            troubles: (load_lost.unwrap_or(0.0) > 0.0)
+                .then(|| OVERLOADED.to_string())
+                .into_iter()
+                .collect(),
         };
         let at = (cell, Load::Ndr(l.pct));
         add(results, at, trial, &intervals, SEARCH_LATENCY_WINDOW);
@@ -174,6 +188,7 @@ pub(crate) fn floor(store: &Store, lab: &LabRecord) -> Result<Option<Floor>, Inp
 struct Measured<'a> {
     iteration: u32,
     load_pps: f64,
+    load_lost: Option<f64>,
     latency: &'a TrialLatency,
     troubles: Vec<String>,
 }
@@ -232,6 +247,7 @@ fn add(
     series.trials.push(ProbeTrial {
         iteration: trial.iteration,
         load_pps: trial.load_pps,
+        load_lost: trial.load_lost,
         established,
         first_packet,
         troubles: trial.troubles,

@@ -65,7 +65,7 @@ pub(crate) struct LatencyJson<'a> {
     first_packet: Option<FiguresJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     first_vs_established: Option<DifferenceJson>,
-    iterations: Vec<TrialJson>,
+    iterations: Vec<TrialJson<'a>>,
 }
 
 /// First-packet P50 less established P50 and its interval.
@@ -82,9 +82,13 @@ pub(crate) struct DifferenceJson {
 
 /// One trial's figures of its window, ns.
 #[derive(Serialize)]
-pub(crate) struct TrialJson {
+pub(crate) struct TrialJson<'a> {
     index: u32,
     offered_pps: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    load_lost_ratio: Option<f64>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    troubles: &'a [String],
     p50_ns: Option<u64>,
     p99_ns: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -186,11 +190,13 @@ fn one<'a>(s: &'a LatencySeries, run: Option<&'a RunLatency>) -> LatencyJson<'a>
     }
 }
 
-fn trial(t: &ProbeTrial) -> TrialJson {
+fn trial(t: &ProbeTrial) -> TrialJson<'_> {
     let first = t.first_packet.as_ref().and_then(|f| f.window);
     TrialJson {
         index: t.iteration,
         offered_pps: t.load_pps,
+        load_lost_ratio: t.load_lost,
+        troubles: &t.troubles,
         p50_ns: t.established.window.map(|p| p.p50_ns),
         p99_ns: t.established.window.map(|p| p.p99_ns),
         first_packet_p50_ns: first.map(|p| p.p50_ns),

@@ -5,7 +5,7 @@
 
 use super::{load_text, probe_totals, FirstPacket, Over, Report};
 use crate::ingest::alternating::AlternatingRun;
-use crate::ingest::benchlab::latency::{Floor, LatencySeries};
+use crate::ingest::benchlab::latency::{Floor, LatencySeries, Load, ProbeTrial, OVERLOADED};
 use crate::report::compare::block_line;
 use crate::report::verdict::{Finding, Metric, Verdict};
 use crate::stats::latency::{LatencySummary, Percentiles, ProbeCounts};
@@ -44,8 +44,8 @@ pub(crate) fn section(report: &Report) -> String {
     for (version, config, profile) in cells {
         md.push_str(&format!(
             "\n### {}, {}, {}\n\n\
-             | load | trials | P50 | P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
-             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+             | load | trials | load lost | P50 | P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
             report.version_label(version),
             report.label(config),
             report.label(profile),
@@ -54,8 +54,12 @@ pub(crate) fn section(report: &Report) -> String {
             (s.version.as_str(), s.config.as_str(), s.profile.as_str())
                 == (version, config, profile)
         });
-        for s in rows {
+        let rows: Vec<&LatencySeries> = rows.collect();
+        for s in &rows {
             md.push_str(&row(s));
+        }
+        for s in rows {
+            md.push_str(&overloaded(s));
         }
     }
     for run in &report.alternating {
@@ -126,18 +130,57 @@ fn counts(p: &ProbeCounts) -> String {
     format!("{} probes, {} lost", p.sent, p.lost)
 }
 
-/// A table row: a load's percentiles (`–` where no probe arrived) and its summed counts.
+/// A table row: a load's share lost (the mean of its trials'), its percentiles (`–` where no
+/// probe arrived) and its summed counts.
 fn row(s: &LatencySeries) -> String {
     let counts = match probe_totals(s, false) {
         Some(p) => [p.sent, p.received, p.lost].map(|n| n.to_string()),
         None => ["–"; 3].map(String::from),
     };
+    let lost: Vec<f64> = s.trials.iter().filter_map(|t| t.load_lost).collect();
+    let load_lost = match lost.len() {
+        0 => "–".to_string(),
+        n => share(lost.iter().sum::<f64>() / n as f64),
+    };
     format!(
-        "| {} | {} | {} | {} |\n",
+        "| {} | {} | {load_lost} | {} | {} |\n",
         load_text(s),
         s.trials.len(),
         figures(s.established.percentiles().as_ref()).join(" | "),
         counts.join(" | ")
+    )
+}
+
+/// A share in percent, as precise as a small loss needs: `0`, `0.04 %`, `2.9 %`.
+fn share(ratio: f64) -> String {
+    match ratio * 100.0 {
+        0.0 => "0".to_string(),
+        pct if pct < 0.01 => "< 0.01 %".to_string(),
+        pct if pct < 1.0 => format!("{pct:.2} %"),
+        pct => format!("{pct:.1} %"),
+    }
+}
+
+/// After a search, a line for a load whose trials the DUT did not forward whole (the
+/// [`OVERLOADED`] ones); empty when there are none.
+fn overloaded(s: &LatencySeries) -> String {
+    let Load::Ndr(pct) = s.load else {
+        return String::new();
+    };
+    let over: Vec<&ProbeTrial> = (s.trials.iter())
+        .filter(|t| t.troubles.iter().any(|w| w == OVERLOADED))
+        .collect();
+    if over.is_empty() {
+        return String::new();
+    }
+    let lost = over.iter().filter_map(|t| t.load_lost).sum::<f64>() / over.len() as f64;
+    format!(
+        "\nAt {pct} % of the NDR the DUT did not forward the whole load in {} of {} trials \
+         ({} of it lost): the DUT forwarded less than during the search, so their latency is \
+         that of a saturated DUT, not of {pct} % of its NDR.\n",
+        over.len(),
+        s.trials.len(),
+        share(lost),
     )
 }
 
