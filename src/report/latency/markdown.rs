@@ -44,8 +44,8 @@ pub(crate) fn section(report: &Report) -> String {
     for (version, config, profile) in cells {
         md.push_str(&format!(
             "\n### {}, {}, {}\n\n\
-             | load | trials | load lost | P50 | P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
-             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+             | load | trials | load lost | P50 | trials' P50 | P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
             report.version_label(version),
             report.label(config),
             report.label(profile),
@@ -131,7 +131,7 @@ fn counts(p: &ProbeCounts) -> String {
 }
 
 /// A table row: a load's share lost (the mean of its trials'), its percentiles (`–` where no
-/// probe arrived) and its summed counts.
+/// probe arrived), its trials' range of P50s and its summed counts.
 fn row(s: &LatencySeries) -> String {
     let counts = match probe_totals(s, false) {
         Some(p) => [p.sent, p.received, p.lost].map(|n| n.to_string()),
@@ -142,13 +142,28 @@ fn row(s: &LatencySeries) -> String {
         0 => "–".to_string(),
         n => share(lost.iter().sum::<f64>() / n as f64),
     };
+    let [p50, rest @ ..] = figures(s.established.percentiles().as_ref());
     format!(
-        "| {} | {} | {load_lost} | {} | {} |\n",
+        "| {} | {} | {load_lost} | {p50} | {} | {} | {} |\n",
         load_text(s),
         s.trials.len(),
-        figures(s.established.percentiles().as_ref()).join(" | "),
+        trials_p50(s),
+        rest.join(" | "),
         counts.join(" | ")
     )
+}
+
+/// The lowest and highest of the trials' own P50s, `4.01 µs–5.2 µs`, which shows how far a
+/// load's P50 moved from run to run; one value when they agree, `–` when no trial had probes.
+fn trials_p50(s: &LatencySeries) -> String {
+    let p50s = (s.trials.iter()).filter_map(|t| t.established.window.map(|p| p.p50_ns));
+    match (p50s.clone().min(), p50s.max()) {
+        (Some(low), Some(high)) if low < high => {
+            format!("{}–{}", format_ns(low as f64), format_ns(high as f64))
+        }
+        (Some(p50), _) => format_ns(p50 as f64),
+        _ => "–".to_string(),
+    }
 }
 
 /// A share in percent, as precise as a small loss needs: `0`, `0.04 %`, `2.9 %`.

@@ -13,7 +13,7 @@ use super::egress::EgressStamper;
 use super::frame::Probe;
 use super::matcher::{lock, Matcher};
 use super::on_interface;
-use super::sock::{Batch, ProbeSocket, Queue, BATCH};
+use super::sock::{self, Batch, ProbeSocket, Queue, BATCH};
 use crate::traffic::{os, IfRef};
 
 /// How long the receiving thread sleeps between reads. It never waits in the socket: a
@@ -100,6 +100,10 @@ impl ProbeReceiver {
         let sock =
             sock.with_context(|| format!("opening the probe receiver's socket, {listen}"))?;
         let stamped = stamper.is_some();
+        if !stamped {
+            sock::await_receive_stamps()
+                .with_context(|| format!("the probe receiver's socket, {listen}"))?;
+        }
         let awake = match stamped {
             true => Some(os::hold_cpus_awake().context("keeping the CPUs out of idle halts")?),
             false => None,
