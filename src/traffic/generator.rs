@@ -482,5 +482,9 @@ fn open_xdp(cfg: &GenConfig, ifindex: u32) -> std::io::Result<XdpEngine> {
         Limit::Count(n) => Some(n),
         _ => None,
     };
-    XdpEngine::new(&cfg.spec, ifindex, pps, limit)
+    let engine = XdpEngine::new(&cfg.spec, ifindex, pps, limit)?;
+    Ok(match cfg.rate {
+        Rate::Max if cfg.follow => engine.full_batches(),
+        _ => engine,
+    })
 }
