@@ -66,6 +66,11 @@ fn check(rc: libc::c_int) -> io::Result<()> {
     Ok(())
 }
 
+/// The byte count a send or receive call returned, or its error.
+fn check_len(n: isize) -> io::Result<usize> {
+    usize::try_from(n).map_err(|_| io::Error::last_os_error())
+}
+
 impl ProbeSocket {
     /// A socket of `domain`, `protocol` (network order for a packet socket), read as `layer`.
     fn open(domain: libc::c_int, protocol: libc::c_int, layer: Layer) -> io::Result<Self> {
@@ -227,10 +232,7 @@ impl ProbeSocket {
     pub(crate) fn send(&self, frame: &[u8]) -> io::Result<()> {
         // SAFETY: the buffer is live and passed with its length.
         let n = unsafe { libc::send(self.fd.as_raw_fd(), frame.as_ptr().cast(), frame.len(), 0) };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        check_len(n).map(|_| ())
     }
 
     /// Reads what `queue` holds, up to [`BATCH`] messages in one system call, into `batch`,
@@ -368,8 +370,14 @@ pub(crate) fn await_receive_stamps() -> io::Result<()> {
         let deadline = Instant::now() + STAMPS_ON_WITHIN;
         loop {
             let byte = [0u8; 1];
-            let sent = libc::sendto(sock.fd.as_raw_fd(), byte.as_ptr().cast(), 1, 0, at, len);
-            check(if sent < 0 { -1 } else { 0 })?;
+            check_len(libc::sendto(
+                sock.fd.as_raw_fd(),
+                byte.as_ptr().cast(),
+                1,
+                0,
+                at,
+                len,
+            ))?;
             let mut data = [0u8; 1];
             let mut iov = libc::iovec {
                 iov_base: data.as_mut_ptr().cast(),
@@ -382,11 +390,7 @@ pub(crate) fn await_receive_stamps() -> io::Result<()> {
             msg.msg_control = control.as_mut_ptr().cast();
             msg.msg_controllen = control.len();
             // Loopback delivers within the sendto; a datagram not there yet is waited for.
-            check(if libc::recvmsg(sock.fd.as_raw_fd(), &mut msg, 0) < 0 {
-                -1
-            } else {
-                0
-            })?;
+            check_len(libc::recvmsg(sock.fd.as_raw_fd(), &mut msg, 0))?;
             if software_stamp(&msg).is_some() {
                 return Ok(());
             }
