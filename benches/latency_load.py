@@ -1,7 +1,8 @@
 """Issue 35's latency figures under load, through `benchlab run` on the virtual lab
 (benches/latency.sh load): examples/latency.toml (the four sets at 0/10/50/90 % of their NDR,
 three iterations); per series and load the P50 of each iteration and its spread run to run,
-then the report's latency section (first packet vs established with its interval). Figures
+the same at each level of the CPUs' distance (results.json's `p50_by_distance`), then the
+report's latency section (first packet vs established with its interval). Figures
 are printed, never asserted. (What the probes cost the load: benches/latency_cost.sh.)
 """
 
@@ -33,17 +34,22 @@ def load(benchlab, out):
             trial = load["trial"]
             # The report's "overloaded": the DUT did not forward the whole load.
             over = trial["sent"] > trial["received"]
+            # The median round trip between the probes' CPU and the DUT's (lab::distance).
+            apart = (load["latency"].get("cpu_round_trip") or {}).get("median_ns")
             if figures:
-                p50.setdefault((config, load["pct"]), []).append((figures["p50_ns"], over))
-    print("P50 of each iteration (µs; * overloaded: the DUT did not forward the whole load),")
-    print("max/min - 1 run to run, and over the trials not overloaded:")
-    within = [0, 0, 0]
+                p50.setdefault((config, load["pct"]), []).append((figures["p50_ns"], over, apart))
+    by_distance = distances(out)
+    print("P50 of each iteration (µs; * overloaded: the DUT did not forward the whole load;")
+    print("@ the CPUs' median round trip, ns), max/min - 1 run to run, and over the trials not")
+    print("overloaded:")
+    within = [0, 0, 0, 0]
     for (config, pct), values in sorted(p50.items()):
-        spread = max(v for v, _ in values) / min(v for v, _ in values) - 1
-        kept = [v for v, over in values if not over]
+        spread = max(v for v, _, _ in values) / min(v for v, _, _ in values) - 1
+        kept = [v for v, over, _ in values if not over]
         calm = max(kept) / min(kept) - 1 if len(kept) >= 2 else None
-        shown = " ".join(f"{v / 1e3:.1f}{'*' if over else ''}" for v, over in values)
-        print(f"  {config:18} {pct:3d} % of NDR: {shown:24} spread {100 * spread:5.1f} %"
+        shown = " ".join(f"{v / 1e3:.1f}{'*' if over else ''}@{apart or '-'}"
+                         for v, over, apart in values)
+        print(f"  {config:18} {pct:3d} % of NDR: {shown:36} spread {100 * spread:5.1f} %"
               + (f", not overloaded ({len(kept)}) {100 * calm:5.1f} %" if calm is not None else ""))
         if pct > 0:
             within[0] += 1
@@ -51,9 +57,47 @@ def load(benchlab, out):
             within[2] += calm is not None and calm <= 0.10
     print(f"within 10 % at 10/50/90 % of the NDR: {within[1]} of {within[0]}; "
           f"over the trials not overloaded (two or more): {within[2]}")
+    if by_distance:
+        print("P50 at each distance of the CPUs (the report's levels; each iteration's median of")
+        print(f"its seconds' P50s there, µs, trials with {MIN_SECONDS} s or more at the level), and")
+        print("its spread run to run:")
+        alike = [0, 0]
+        for (config, pct), levels in sorted(by_distance.items()):
+            cells, spreads = [], []
+            for (low, high), p50s in sorted(levels.items()):
+                spread = max(p50s) / min(p50s) - 1 if len(p50s) >= 2 else None
+                if spread is not None:
+                    spreads.append(spread)
+                cells.append(f"{low}-{high} ns: " + " ".join(f"{v / 1e3:.2f}" for v in p50s)
+                             + (f" ({100 * spread:.1f} %)" if spread is not None else ""))
+            print(f"  {config:18} {pct:3d} %: " + "; ".join(cells))
+            if pct > 0 and spreads:
+                alike[0] += 1
+                alike[1] += all(x <= 0.10 for x in spreads)
+        print(f"within 10 % at every distance with two trials or more, at 10/50/90 % of the NDR: "
+              f"{alike[1]} of {alike[0]}")
     readme = (out / "README.md").read_text()
     start = readme.find("## Latency")
     print(readme[start:] if start >= 0 else "(no latency section in the report)")
+
+
+# A trial's P50 at a level counts when it spent this many seconds there.
+MIN_SECONDS = 3
+
+
+def distances(out):
+    """Per (config set, load): per level of the CPUs' distance, each trial's P50 there."""
+    found = {}
+    for series in json.loads((out / "results.json").read_text()).get("latency", []):
+        if series.get("design") != "trials" or series.get("load_pct") is None:
+            continue
+        key = (series["config"], series["load_pct"])
+        for it in series["iterations"]:
+            for at in it.get("p50_by_distance", []):
+                if at["seconds"] >= MIN_SECONDS:
+                    level = (at["round_trip_low_ns"], at["round_trip_high_ns"])
+                    found.setdefault(key, {}).setdefault(level, []).append(at["p50_ns"])
+    return found
 
 
 def main():

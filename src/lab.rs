@@ -21,6 +21,9 @@
 
 /// Addresses, MACs, routes and neighbours of the lab.
 pub(crate) mod addressing;
+/// How far apart the probes' CPU and the DUT's are during a latency trial
+/// (`cpu-round-trips.json`).
+pub mod distance;
 /// What a running lab looks like (`lab status --json`).
 pub mod facts;
 /// The latency floor self-test: probes over one veth, no DUT, in a throwaway lab.

@@ -183,6 +183,23 @@ rate = 100000
             tags,
             ["established", "first-packet"].map(String::from).into()
         );
+        // How far apart the probes' CPU and the DUT's were, every 200 ms, and per second.
+        let watched = json(&dir.join("cpu-round-trips.json"));
+        let samples = watched["samples"].as_array().unwrap();
+        assert!(samples.len() >= 10, "{set}: {watched}");
+        assert!(
+            samples.iter().all(|s| s[1].as_u64().unwrap() > 0),
+            "{watched}"
+        );
+        let summary = &latency["cpu_round_trip"];
+        assert!(
+            summary["median_ns"].as_u64().unwrap() > 0,
+            "{set}: {latency}"
+        );
+        assert!(
+            summary["per_second_ns"].as_array().unwrap().len() >= 4,
+            "{latency}"
+        );
     }
     let floor = &json(&results.join("lab.json"))["latency_floor"];
     assert!(

@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::Context as _;
 
 use crate::config::Trial;
+use crate::lab::distance::RoundTrips;
 use crate::stats::latency::log::Interval;
 use crate::stats::latency::{Latency, LatencySummary};
 use crate::store::latency::FLOOR;
@@ -20,11 +21,13 @@ const INTERVAL: Duration = Duration::from_secs(1);
 /// Writes `probes` as the `latency.hlog` of the trial in `dir` (its traffic started at
 /// `start_unix_s`) and returns their summary for its `meta.json`: per kind, the histograms of
 /// the seconds `window` keeps (as its packet rates), and the probes' counts over the whole
-/// trial.
+/// trial; with `round_trips`, the CPUs' distance meanwhile.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn store_trial(
     store: &Store,
     dir: &Path,
     probes: &Probes,
+    round_trips: Option<&RoundTrips>,
     start_unix_s: f64,
     window: &Trial,
     rate_pps: u64,
@@ -55,6 +58,7 @@ pub(crate) fn store_trial(
             .map(|k| probes.of(k).tx_unstamped)
             .iter()
             .sum(),
+        cpu_round_trip: round_trips.and_then(|r| r.summary(start_unix_s)),
     })
 }
 

@@ -56,6 +56,7 @@ use super::design::{Design, Unit};
 use super::trial::{self, TrialData, TrialSpec};
 use crate::cancel::Cancelled;
 use crate::config::{Profile, Rate, Trial};
+use crate::lab::distance::RoundTrips;
 use crate::search::{self, SearchResult, SearchState, TrialOutcome, TrialRunner};
 use crate::store::{SampleRow, SearchRecord, SearchTrial, SearchTrialId, TrialKey, TrialMeta};
 use crate::traffic::latency::Probes;
@@ -97,9 +98,10 @@ pub(crate) struct SearchRunner<'a, 'c> {
     /// What the senders are asked for at a load.
     aim: Aim,
     /// Latency probes per second on top of the trials' load (the latency trials after the
-    /// search), and what the last trial's measured.
+    /// search), and what the last trial's measured, with the CPUs' distance meanwhile.
     probes: Option<u64>,
     probed: Option<Probes>,
+    round_trips: Option<RoundTrips>,
 }
 
 impl<'a, 'c> SearchRunner<'a, 'c> {
@@ -114,6 +116,7 @@ impl<'a, 'c> SearchRunner<'a, 'c> {
             aim: Aim::default(),
             probes: None,
             probed: None,
+            round_trips: None,
         }
     }
 
@@ -164,6 +167,7 @@ impl<'a, 'c> SearchRunner<'a, 'c> {
         let record = match outcome {
             Ok(mut data) => {
                 self.probed = data.probes.take();
+                self.round_trips = data.round_trips.take();
                 self.generator.clone_from(&data.generator);
                 sending = sending_rate(&data.files);
                 // Its index once pushed, as in `search.json`.

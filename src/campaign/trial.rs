@@ -16,6 +16,7 @@ use anyhow::Context;
 use crate::cancel::Cancel;
 use crate::clock::unix_now;
 use crate::config::{Hooks, Profile, Rate, Trial};
+use crate::lab::distance::RoundTrips;
 use crate::lab::stall::{DutCpu, StallWatch};
 use crate::profile::{CaptureResult, CaptureSchedule, Profiler};
 use crate::store::{SampleRow, TrialKey};
@@ -77,6 +78,9 @@ pub(crate) struct TrialData {
     pub(crate) late_pkts: u64,
     /// What the latency probes measured, when the trial sent them.
     pub(crate) probes: Option<Probes>,
+    /// How far apart the probes' CPU and the DUT's were meanwhile, where the lab watches it
+    /// (the virtual lab, [`crate::lab::distance`]); also kept as `cpu-round-trips.json`.
+    pub(crate) round_trips: Option<RoundTrips>,
 }
 
 /// A lab's latency probes for one trial: sent on top of the load and read where it arrives,
@@ -86,6 +90,11 @@ pub(crate) trait Prober {
     fn start(&mut self, rate_pps: u64, limit: Duration) -> anyhow::Result<()>;
     /// Stops them, waits for those in flight and returns what they measured.
     fn finish(&mut self) -> anyhow::Result<Probes>;
+    /// After [`Prober::finish`]: how far apart the probes' CPU and the DUT's were while they
+    /// ran, where the lab watches it.
+    fn round_trips(&mut self) -> Option<RoundTrips> {
+        None
+    }
 }
 
 /// The parts of a lab one trial runs with.
@@ -221,6 +230,13 @@ pub(crate) fn run(
         .context("waiting for the packets in flight")?;
     let probes = prober.as_mut().map(|p| p.finish()).transpose();
     let probes = probes.context("reading the latency probes")?;
+    let round_trips = prober.as_mut().and_then(|p| p.round_trips());
+    if let Some(seen) = &round_trips {
+        files.push((
+            "cpu-round-trips.json".into(),
+            serde_json::to_string_pretty(seen)?,
+        ));
+    }
     let received = rig.receiver.finish().context("stopping the receiver")?;
     let capture = capture.map(|c| c.finish(cancel)).transpose()?;
     cancel.check()?;
@@ -256,6 +272,7 @@ pub(crate) fn run(
         received_pkts,
         late_pkts,
         probes,
+        round_trips,
     })
 }
 

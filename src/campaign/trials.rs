@@ -194,6 +194,7 @@ fn store_trial(
             store,
             &dir,
             probes,
+            data.round_trips.as_ref(),
             data.start_unix_s,
             spec.trial,
             rate,

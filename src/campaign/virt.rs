@@ -16,6 +16,7 @@ use super::trial::{Prober, Rig, TrialSpec};
 use crate::cancel::Cancel;
 use crate::config::{Campaign, Profile, Version, ALTERNATING_INTERVAL};
 use crate::dut::{self, ConfigSets, Os};
+use crate::lab::distance::{DistanceWatch, RoundTrips};
 use crate::lab::floor::FloorConfig;
 use crate::lab::stall::{DutCpu, VETH_QUEUE_FRAMES};
 use crate::lab::virt::{online_cpus, INPUT_QUEUE_FRAMES};
@@ -256,6 +257,11 @@ fn rig<'a>(
     probes.first_packet = true;
     probes.cpu = Some(probe_cpu(facts));
     let prober = LocalProber {
+        distance: (probes.cpu)
+            .filter(|&cpu| cpu != facts.dut.cpu)
+            .map(|cpu| [cpu, facts.dut.cpu]),
+        watch: None,
+        seen: None,
         probes,
         listen: Listen::Local {
             netns: Some(facts.receiver.namespace.clone()),
@@ -303,6 +309,13 @@ struct LocalProber {
     listen: Listen,
     /// The stream while it runs.
     stream: Option<ProbeStream>,
+    /// The probes' CPU and the DUT's, when they are two: the distance between them is
+    /// watched while the probes run ([`crate::lab::distance`]).
+    distance: Option<[usize; 2]>,
+    /// That watch while the probes run.
+    watch: Option<DistanceWatch>,
+    /// What it saw, once they stopped.
+    seen: Option<RoundTrips>,
 }
 
 /// How long the probes still on their way are waited for once the trial's traffic stopped
@@ -314,13 +327,24 @@ impl Prober for LocalProber {
         self.probes.rate_pps = rate_pps;
         self.probes.limit = Some(limit);
         let cpu = self.probes.cpu;
+        self.seen = None;
+        self.watch = (self.distance)
+            .map(|[probes, dut]| DistanceWatch::start(probes, dut))
+            .transpose()?;
         self.stream = Some(ProbeStream::start(&self.probes, &self.listen, cpu)?);
         Ok(())
     }
 
     fn finish(&mut self) -> anyhow::Result<Probes> {
         let stream = self.stream.take().context("the probes were not started")?;
-        stream.stop(PROBE_DRAIN)
+        let probes = stream.stop(PROBE_DRAIN);
+        let watch = self.watch.take().map(DistanceWatch::finish).transpose();
+        self.seen = watch.context("watching the distance between the probes' CPU and the DUT's")?;
+        probes
+    }
+
+    fn round_trips(&mut self) -> Option<RoundTrips> {
+        self.seen.take()
     }
 }
 

@@ -297,6 +297,7 @@ impl Report {
                     index: it.index,
                     value: it.median_pps,
                     troubles: &it.troubles,
+                    apart_ns: None,
                 })
                 .collect()
         };

@@ -28,6 +28,8 @@ use crate::units::format_pps;
 pub(crate) mod alternating;
 /// The latency charts: against load, and the distributions.
 pub(crate) mod chart;
+/// Latency by the CPUs' distance: the campaign's levels, each series' P50 at each.
+pub(crate) mod distance;
 /// results.json's `latency` and `latency_floor`.
 pub(crate) mod json;
 /// The README's "Latency under load" section.
@@ -181,6 +183,7 @@ fn values(series: &LatencySeries, quantile: Quantile) -> Vec<TrialValue<'_>> {
                 index: t.iteration,
                 value: quantile.of(&t.established.window?) as f64,
                 troubles: &t.troubles,
+                apart_ns: t.cpu_round_trip_ns,
             })
         })
         .collect()

@@ -1,7 +1,10 @@
 //! When a trials-design verdict is not to be believed (issue 37): a difference ministat proves
 //! between two series of trials is called unreliable when the machine visibly disturbed their
 //! trials, or when the trials measured side by side (the same iteration, one after the other
-//! under the interleaved order) do not show it.
+//! under the interleaved order) do not show it; a latency difference also when the two series'
+//! trials ran with the virtual lab's CPUs at different distances ([`APART_RATIO`]).
+//!
+//! [`APART_RATIO`]: crate::stats::doubt::APART_RATIO
 //!
 //! Why both: a shared machine's speed moves between levels for seconds to minutes, so a series
 //! whose trials fell in a slow stretch looks slower as a whole, and Student's t test, which
@@ -29,7 +32,15 @@ pub(crate) struct TrialValue<'a> {
     /// What disturbed it, one short word each (`unsteady`, `measured twice`); empty when
     /// nothing did.
     pub(crate) troubles: &'a [String],
+    /// How far apart the probes' CPU and the DUT's were (a latency trial on the virtual lab:
+    /// its median round trip, ns, [`crate::lab::distance`]); `None` where not watched.
+    pub(crate) apart_ns: Option<u32>,
 }
+
+/// Two series whose trials' CPUs were, at the median, more than this many times as far apart
+/// as each other's were measured in different states of the machine (on the project's VM,
+/// 100–140 ns against 180–210 ns), which moves the latency by as much as a DUT change.
+pub(crate) const APART_RATIO: f64 = 1.25;
 
 /// A series of trials by its name in the report.
 pub(crate) type Named<'n, 't> = (&'n str, &'n [TrialValue<'t>]);
@@ -47,6 +58,15 @@ pub(crate) fn doubt(
             return Some(troubles(name, trials, disturbed));
         }
     }
+    if let (Some(r), Some(o)) = (median_apart(reference.1), median_apart(other.1)) {
+        if f64::from(r.max(o)) > APART_RATIO * f64::from(r.min(o)) {
+            return Some(format!(
+                "{}'s trials ran with the CPUs {r} ns apart, {}'s {o} ns (median round trips): \
+                 the host moved the vCPUs between them",
+                reference.0, other.0
+            ));
+        }
+    }
     let pairs = side_by_side(reference.1, other.1)?;
     let agrees = pairs.is_significant() && (pairs.change_pct > 0.0) == (change_pct > 0.0);
     (!agrees).then(|| {
@@ -57,6 +77,13 @@ pub(crate) fn doubt(
             pairs.blocks
         )
     })
+}
+
+/// The median of the trials' CPU round trips, ns; `None` when none was watched.
+fn median_apart(trials: &[TrialValue<'_>]) -> Option<u32> {
+    let mut ns: Vec<u32> = trials.iter().filter_map(|t| t.apart_ns).collect();
+    ns.sort_unstable();
+    ns.get(ns.len() / 2).copied()
 }
 
 /// The paired estimate over the iterations both series have (log ratios, Student's t at
@@ -105,6 +132,7 @@ mod tests {
                 index: i as u32 + 1,
                 value,
                 troubles,
+                apart_ns: None,
             })
             .collect()
     }
@@ -149,5 +177,29 @@ mod tests {
         assert!(why.contains("5 pairs): the series drifted apart"), "{why}");
         // Too few pairs to say anything.
         assert_eq!(doubt(("a", &a[..2]), ("b", &b[..2]), -7.7), None);
+    }
+
+    #[test]
+    fn trials_at_different_cpu_distances_spoil_it() {
+        let a = trials(&[3.2, 3.3, 3.1], &[]);
+        let mut b = trials(&[4.9, 5.0, 4.8], &[]);
+        let apart = |t: &mut [TrialValue<'_>], ns: [u32; 3]| {
+            t.iter_mut()
+                .zip(ns)
+                .for_each(|(t, ns)| t.apart_ns = Some(ns));
+        };
+        apart(&mut b, [190, 200, 120]);
+        // Only one side watched: nothing to compare.
+        assert_eq!(doubt(("a", &a), ("b", &b), 53.0), None);
+        let mut near = a.clone();
+        apart(&mut near, [120, 130, 190]);
+        assert_eq!(
+            doubt(("a", &near), ("b", &b), 53.0).unwrap(),
+            "a's trials ran with the CPUs 130 ns apart, b's 190 ns (median round trips): the \
+             host moved the vCPUs between them"
+        );
+        // Within 1.25 times: one state.
+        apart(&mut near, [160, 170, 190]);
+        assert_eq!(doubt(("a", &near), ("b", &b), 53.0), None);
     }
 }

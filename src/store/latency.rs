@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::window::in_window;
 use super::{SearchTrialId, Store, TrialKey};
 use crate::error::InputError;
+use crate::lab::distance::RoundTripSummary;
 use crate::stats::latency::log::{self, Interval};
 use crate::stats::latency::{LatencySummary, Percentiles};
 use crate::traffic::latency::ProbeKind;
@@ -52,6 +53,11 @@ pub struct TrialLatency {
     /// came back), not the driver's: their latency includes the send syscall.
     #[serde(default)]
     pub tx_unstamped: u64,
+    /// How far apart the probes' CPU and the DUT's were while the probes ran (a cache line's
+    /// round trip), where the lab watches it: the virtual lab, whose light-load latency moves
+    /// with it ([`crate::lab::distance`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_round_trip: Option<RoundTripSummary>,
 }
 
 /// The lab's latency floor in `lab.json`: probes from the generator straight to the receiver,

@@ -64,6 +64,7 @@ pub(super) fn loads(
             runner.ctx.store,
             &dir,
             &probes,
+            runner.round_trips.take().as_ref(),
             trial.start_unix_s,
             &window,
             cfg.rate,

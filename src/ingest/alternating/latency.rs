@@ -140,6 +140,8 @@ fn entry(
             established: figures(&established),
             first_packet: first,
             troubles: Vec::new(),
+            cpu_round_trip_ns: None,
+            apart_by_second: Vec::new(),
         });
     }
     entry

@@ -48,6 +48,12 @@ pub(crate) struct ProbeTrial {
     /// What disturbed the trial, in the doubt rule's words: a fixed-load trial's flags; after a
     /// search, [`OVERLOADED`] when the DUT did not forward the whole load.
     pub(crate) troubles: Vec<String>,
+    /// The median round trip between the probes' CPU and the DUT's while the probes ran, ns,
+    /// where the lab watched it ([`crate::lab::distance`]).
+    pub(crate) cpu_round_trip_ns: Option<u32>,
+    /// The same per second of the trial from its start, as [`ProbeKind::seconds`] count them;
+    /// empty where not watched.
+    pub(crate) apart_by_second: Vec<Option<u32>>,
 }
 
 /// The trouble of a latency trial after a search whose load the DUT did not forward whole:
@@ -251,6 +257,9 @@ fn add(
         established,
         first_packet,
         troubles: trial.troubles,
+        cpu_round_trip_ns: trial.latency.cpu_round_trip.as_ref().map(|r| r.median_ns),
+        apart_by_second: (trial.latency.cpu_round_trip.as_ref())
+            .map_or(Vec::new(), |r| r.per_second_ns.clone()),
     });
 }
 

@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use super::distance::{at_levels, levels, trial_at_levels, AtLevel, Level};
 use super::{mean_load, probe_totals, FirstPacket, Report};
 use crate::ingest::alternating::latency::RunLatency;
 use crate::ingest::benchlab::latency::{Floor, LatencySeries, Load, ProbeTrial};
@@ -65,7 +66,22 @@ pub(crate) struct LatencyJson<'a> {
     first_packet: Option<FiguresJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     first_vs_established: Option<DifferenceJson>,
+    /// The P50 at each level of the CPUs' distance the campaign's seconds fell in, where its
+    /// trials had seconds at two or more (the virtual lab).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    p50_by_distance: Vec<AtLevelJson>,
     iterations: Vec<TrialJson<'a>>,
+}
+
+/// A series' P50 at one level of the CPUs' distance.
+#[derive(Serialize)]
+pub(crate) struct AtLevelJson {
+    /// The level's shortest and longest round trip, ns.
+    round_trip_low_ns: u32,
+    round_trip_high_ns: u32,
+    /// The median of its seconds' P50s there.
+    p50_ns: u64,
+    seconds: usize,
 }
 
 /// First-packet P50 less established P50 and its interval.
@@ -95,6 +111,12 @@ pub(crate) struct TrialJson<'a> {
     first_packet_p50_ns: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     first_packet_p99_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_round_trip_ns: Option<u32>,
+    /// Its P50 at each level of the CPUs' distance its seconds fell in, when the campaign's
+    /// fell in two or more.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    p50_by_distance: Vec<AtLevelJson>,
 }
 
 /// The floor: its figures, or why it was not measured.
@@ -144,15 +166,18 @@ fn figures(p: Option<Percentiles>, c: Option<ProbeCounts>) -> FiguresJson {
 pub(crate) fn series(report: &Report) -> Vec<LatencyJson<'_>> {
     let alternating = (report.alternating.iter())
         .filter_map(|run| run.latency.as_ref())
-        .flat_map(|l| l.entries.iter().map(move |s| one(s, Some(l))));
-    (report.latency.iter().map(|s| one(s, None)))
+        .flat_map(|l| l.entries.iter().map(move |s| one(s, Some(l), &[])));
+    let (levels, _) = levels(report.latency.iter());
+    (report.latency.iter().map(|s| one(s, None, &levels)))
         .chain(alternating)
         .collect()
 }
 
-/// One series; `run` is the alternating run's latency it belongs to, if any.
-fn one<'a>(s: &'a LatencySeries, run: Option<&'a RunLatency>) -> LatencyJson<'a> {
+/// One series; `run` is the alternating run's latency it belongs to, if any; `levels` the
+/// campaign's of the CPUs' distance.
+fn one<'a>(s: &'a LatencySeries, run: Option<&'a RunLatency>, levels: &[Level]) -> LatencyJson<'a> {
     let first = FirstPacket::of(s);
+    let at = by_distance(levels, at_levels(s, levels));
     LatencyJson {
         name: &s.name,
         version: &s.version,
@@ -186,11 +211,28 @@ fn one<'a>(s: &'a LatencySeries, run: Option<&'a RunLatency>) -> LatencyJson<'a>
                 significant: d.excludes_zero(),
             })
         }),
-        iterations: s.trials.iter().map(trial).collect(),
+        p50_by_distance: if at.len() >= 2 { at } else { Vec::new() },
+        iterations: s.trials.iter().map(|t| trial(t, levels)).collect(),
     }
 }
 
-fn trial(t: &ProbeTrial) -> TrialJson<'_> {
+/// The levels `at` has a P50 at, with it.
+fn by_distance(levels: &[Level], at: Vec<Option<AtLevel>>) -> Vec<AtLevelJson> {
+    (levels.iter().zip(at))
+        .filter_map(|(l, at)| {
+            let at = at?;
+            Some(AtLevelJson {
+                round_trip_low_ns: l.low_ns,
+                round_trip_high_ns: l.high_ns,
+                p50_ns: at.p50_ns,
+                seconds: at.seconds,
+            })
+        })
+        .collect()
+}
+
+/// One trial; `levels` the campaign's of the CPUs' distance, given when two or more.
+fn trial<'a>(t: &'a ProbeTrial, levels: &[Level]) -> TrialJson<'a> {
     let first = t.first_packet.as_ref().and_then(|f| f.window);
     TrialJson {
         index: t.iteration,
@@ -201,6 +243,11 @@ fn trial(t: &ProbeTrial) -> TrialJson<'_> {
         p99_ns: t.established.window.map(|p| p.p99_ns),
         first_packet_p50_ns: first.map(|p| p.p50_ns),
         first_packet_p99_ns: first.map(|p| p.p99_ns),
+        cpu_round_trip_ns: t.cpu_round_trip_ns,
+        p50_by_distance: match levels.len() {
+            0 | 1 => Vec::new(),
+            _ => by_distance(levels, trial_at_levels(t, levels)),
+        },
     }
 }
 

@@ -3,6 +3,7 @@
 //! entries with their paired comparisons, the charts, first packet against established flows,
 //! and the ministat comparisons of the trials' P99 and P50.
 
+use super::distance::{at_levels, levels, timed_seconds, AtLevel, Level};
 use super::{load_text, probe_totals, FirstPacket, Over, Report};
 use crate::ingest::alternating::AlternatingRun;
 use crate::ingest::benchlab::latency::{Floor, LatencySeries, Load, ProbeTrial, OVERLOADED};
@@ -34,6 +35,7 @@ pub(crate) fn section(report: &Report) -> String {
          the DUT to the receiver.{trials}\n\n{}\n",
         floor_line(report.latency_floor.as_ref())
     );
+    let (levels, _) = levels(report.latency.iter());
     let mut cells: Vec<(&str, &str, &str)> = Vec::new();
     for s in &report.latency {
         let cell = (s.version.as_str(), s.config.as_str(), s.profile.as_str());
@@ -44,8 +46,8 @@ pub(crate) fn section(report: &Report) -> String {
     for (version, config, profile) in cells {
         md.push_str(&format!(
             "\n### {}, {}, {}\n\n\
-             | load | trials | load lost | P50 | trials' P50 | P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
-             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+             | load | trials | load lost | P50 | trials' P50 | CPUs' round trip | P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
             report.version_label(version),
             report.label(config),
             report.label(profile),
@@ -58,9 +60,10 @@ pub(crate) fn section(report: &Report) -> String {
         for s in &rows {
             md.push_str(&row(s));
         }
-        for s in rows {
+        for s in &rows {
             md.push_str(&overloaded(s));
         }
+        md.push_str(&by_distance(&rows, &levels));
     }
     for run in &report.alternating {
         md.push_str(&alternating(report, run));
@@ -144,13 +147,77 @@ fn row(s: &LatencySeries) -> String {
     };
     let [p50, rest @ ..] = figures(s.established.percentiles().as_ref());
     format!(
-        "| {} | {} | {load_lost} | {p50} | {} | {} | {} |\n",
+        "| {} | {} | {load_lost} | {p50} | {} | {} | {} | {} |\n",
         load_text(s),
         s.trials.len(),
         trials_p50(s),
+        round_trips(s).map_or("–".into(), |(low, high)| ns_range(
+            low.into(),
+            high.into()
+        )),
         rest.join(" | "),
         counts.join(" | ")
     )
+}
+
+/// The lowest and highest of a series' trials' median round trips between the probes' CPU
+/// and the DUT's; `None` where the lab did not watch them.
+fn round_trips(s: &LatencySeries) -> Option<(u32, u32)> {
+    let ns = s.trials.iter().filter_map(|t| t.cpu_round_trip_ns);
+    Some((ns.clone().min()?, ns.max()?))
+}
+
+/// `4.01 µs–5.2 µs`, or one value when both ends agree.
+fn ns_range(low: u64, high: u64) -> String {
+    match low < high {
+        true => format!("{}–{}", format_ns(low as f64), format_ns(high as f64)),
+        false => format_ns(low as f64),
+    }
+}
+
+/// Under a table whose trials' seconds fell at two or more of the campaign's `levels` of the
+/// CPUs' distance: a line saying so and a table of each load's P50 at each; empty otherwise.
+fn by_distance(rows: &[&LatencySeries], levels: &[Level]) -> String {
+    let cells: Vec<Vec<Option<AtLevel>>> = rows.iter().map(|s| at_levels(s, levels)).collect();
+    let used: Vec<usize> = (0..levels.len())
+        .filter(|&k| cells.iter().any(|c| c[k].is_some()))
+        .collect();
+    if used.len() < 2 {
+        return String::new();
+    }
+    let placed: usize = (cells.iter().flatten().flatten()).map(|a| a.seconds).sum();
+    let timed: usize = rows.iter().map(|s| timed_seconds(s)).sum();
+    let mut md = format!(
+        "\nThe probes' CPU and the DUT's were at different distances in these trials (the round \
+         trip of a cache line between them, column \"CPUs' round trip\"): the host moved this \
+         machine's vCPUs during the campaign. The probes cross from one CPU to the other, so their \
+         latency moved with it, most at light loads: compare runs and config sets at one \
+         distance. P50 at each distance (the median of its seconds' P50s, and how many \
+         seconds{}):\n\n| load |",
+        match timed - placed {
+            0 => String::new(),
+            n => format!("; {n} s between these levels left out"),
+        }
+    );
+    for &k in &used {
+        let l = levels[k];
+        md.push_str(&format!(
+            " {} |",
+            ns_range(l.low_ns.into(), l.high_ns.into())
+        ));
+    }
+    md.push_str(&format!("\n|---|{}\n", "---:|".repeat(used.len())));
+    for (s, cells) in rows.iter().zip(&cells) {
+        md.push_str(&format!("| {} |", load_text(s)));
+        for &k in &used {
+            let cell = cells[k].map_or("–".to_string(), |a| {
+                format!("{} ({} s)", format_ns(a.p50_ns as f64), a.seconds)
+            });
+            md.push_str(&format!(" {cell} |"));
+        }
+        md.push('\n');
+    }
+    md
 }
 
 /// The lowest and highest of the trials' own P50s, `4.01 µs–5.2 µs`, which shows how far a
@@ -158,10 +225,7 @@ fn row(s: &LatencySeries) -> String {
 fn trials_p50(s: &LatencySeries) -> String {
     let p50s = (s.trials.iter()).filter_map(|t| t.established.window.map(|p| p.p50_ns));
     match (p50s.clone().min(), p50s.max()) {
-        (Some(low), Some(high)) if low < high => {
-            format!("{}–{}", format_ns(low as f64), format_ns(high as f64))
-        }
-        (Some(p50), _) => format_ns(p50 as f64),
+        (Some(low), Some(high)) => ns_range(low, high),
         _ => "–".to_string(),
     }
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 use super::*;
 use crate::config::Campaign;
 use crate::ingest::benchlab::latency::{ProbeKind, ProbeTrial};
+use crate::lab::distance::RoundTripSummary;
 use crate::report::pipeline::{from_dir, Overrides};
 use crate::report::verdict::Quantile;
 use crate::search::sim::{LossCurve, SimulatedDut};
@@ -116,6 +117,7 @@ fn trial_latency(pct: Option<u32>) -> TrialLatency {
         established: summary,
         first_packet: Some(summary),
         tx_unstamped: 0,
+        cpu_round_trip: None,
     }
 }
 
@@ -171,7 +173,16 @@ fn search_iteration(store: &Store, key: &TrialKey) {
             start_unix_s: 2000.0,
             end_unix_s: 2004.0,
         };
-        let latency_of = trial_latency(Some(pct));
+        let mut latency_of = trial_latency(Some(pct));
+        // Iteration 1's CPUs were near (120 ns), the others' far (190, 200 ns).
+        let apart = [120, 190, 200][key.iteration as usize - 1];
+        latency_of.cpu_round_trip = Some(RoundTripSummary {
+            median_ns: apart,
+            min_ns: apart - 10,
+            max_ns: apart + 10,
+            samples: 20,
+            per_second_ns: vec![Some(apart); 4],
+        });
         latency.push(LatencyLoad {
             pct,
             trial,
@@ -292,9 +303,9 @@ fn the_readme_shows_each_loads_figures_of_the_measured_window_only() {
     // a, forwarding: 200 values k · 200 ns (+ 0, 100, 200 ns by iteration) per second; the
     // seconds outside the window (5 ms) never show.
     let table = "### a, forwarding, inet4\n\n\
-                 | load | trials | load lost | P50 | trials' P50 | P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
-                 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n\
-                 | 500 Kpps | 3 | 10.0 % | 20.2 µs | 20 µs–20.2 µs | 36.2 µs | 39.8 µs | 40.2 µs | 40.2 µs | 15000 | 14970 | 30 |\n";
+                 | load | trials | load lost | P50 | trials' P50 | CPUs' round trip | P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
+                 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n\
+                 | 500 Kpps | 3 | 10.0 % | 20.2 µs | 20 µs–20.2 µs | – | 36.2 µs | 39.8 µs | 40.2 µs | 40.2 µs | 15000 | 14970 | 30 |\n";
     assert!(readme.contains(table), "{readme}");
     assert!(!readme.contains(" ms |"), "{readme}");
     // After the searches, every load with its rate.
@@ -315,6 +326,24 @@ fn the_readme_shows_each_loads_figures_of_the_measured_window_only() {
         "{readme}"
     );
     assert_eq!(readme.matches("did not forward the whole load").count(), 4);
+    // Each load's trials' CPUs' distance, and under each search's table that it moved.
+    assert_eq!(
+        readme.matches(" | 120 ns–200 ns | ").count(),
+        12,
+        "{readme}"
+    );
+    // Under each search's table, the P50 at each distance: iteration 1's 3 seconds near,
+    // the other two's 6 far.
+    let apart = "\nThe probes' CPU and the DUT's were at different distances in these trials";
+    assert_eq!(readme.matches(apart).count(), 4, "{readme}");
+    assert!(
+        readme.contains("| load | 120 ns | 190 ns–200 ns |\n|---|---:|---:|\n| probes only | "),
+        "{readme}"
+    );
+    assert!(
+        readme.contains(" (3 s) | ") && readme.contains(" (6 s) |\n"),
+        "{readme}"
+    );
     // Two of b's three trials overloaded: its latency at 90 % is no finding.
     assert!(
         readme.contains(
@@ -420,12 +449,24 @@ fn results_json_holds_each_load_the_floor_and_the_latency_verdicts() {
         (ndr["load_pct"].clone(), ndr["offered_pps"].clone()),
         (50.into(), 500_000.0.into())
     );
+    let by_distance = ndr["p50_by_distance"].as_array().unwrap();
+    assert_eq!(by_distance.len(), 2);
+    assert_eq!(
+        (
+            by_distance[1]["round_trip_low_ns"].clone(),
+            by_distance[1]["seconds"].clone()
+        ),
+        (190.into(), 6.into())
+    );
+    assert!(a.get("p50_by_distance").is_none());
     let at_90 = latency
         .iter()
         .find(|l| l["name"] == "a.forwarding.ndr.90pct")
         .unwrap();
     let second = &at_90["iterations"][1];
     assert_eq!(second["troubles"], serde_json::json!(["overloaded"]));
+    assert_eq!(second["cpu_round_trip_ns"], 190);
+    assert!(a["iterations"][0].get("cpu_round_trip_ns").is_none());
     assert!((second["load_lost_ratio"].as_f64().unwrap() - 0.02).abs() < 1e-9);
     assert_eq!(at_90["iterations"][0]["load_lost_ratio"], 0.0);
     assert!(at_90["iterations"][0].get("troubles").is_none());
@@ -544,6 +585,8 @@ fn one_trial(first: &[u64]) -> LatencySeries {
             established: kind(&[0; 4]),
             first_packet: Some(kind(first)),
             troubles: Vec::new(),
+            cpu_round_trip_ns: None,
+            apart_by_second: Vec::new(),
         }],
         established: second(100, 0),
         first_packet: Some(second(100, 0)),
