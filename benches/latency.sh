@@ -17,6 +17,8 @@
 #   sudo [OUT=DIR] benches/latency.sh load   # examples/latency.toml: the four sets at 0/10/50/90 % of their
 #                                  # NDR, three iterations; P50 run to run, first packet vs
 #                                  # established (the report's tables)
+#   benches/latency.sh compare DIR1 DIR2 …   # those runs' P50 at each distance of the CPUs,
+#                                  # run to run (results.json's p50_by_distance)
 #
 # The last run's one-second histograms are written as an HdrHistogram V2 log (LOG, default
 # target/latency-floor.hlog) and read back. Figures are printed, never asserted.
@@ -39,7 +41,12 @@ load)
     nice -n 19 cargo build --quiet --release
     exec python3 benches/latency_load.py target/release/benchlab
     ;;
-*) echo "latency.sh: floor or load, not ${1}" >&2; exit 2 ;;
+compare)
+    shift
+    [[ $# -ge 2 ]] || { echo "latency.sh compare: two results directories or more (OUT=DIR runs of load)" >&2; exit 2; }
+    exec python3 benches/latency_load.py --compare "$@"
+    ;;
+*) echo "latency.sh: floor, load or compare, not ${1}" >&2; exit 2 ;;
 esac
 
 # Built at the lowest priority; run (below, by `cargo bench`, which then builds nothing) at the

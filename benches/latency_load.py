@@ -100,7 +100,54 @@ def distances(out):
     return found
 
 
+def compare(dirs):
+    """Run to run: per (config set, load), each level of the CPUs' distance that two or more of
+    the results directories `dirs` (earlier `OUT=DIR` runs) share, and each run's P50 there
+    (results.json's `p50_by_distance`, levels matched by overlapping round trips)."""
+    runs = []
+    for d in dirs:
+        found = {}
+        for series in json.loads((pathlib.Path(d) / "results.json").read_text()).get("latency", []):
+            if series.get("design") != "trials" or series.get("load_pct") is None:
+                continue
+            for at in series.get("p50_by_distance", []):
+                if at["seconds"] >= MIN_SECONDS:
+                    found.setdefault((series["config"], series["load_pct"]), []).append(
+                        (at["round_trip_low_ns"], at["round_trip_high_ns"], at["p50_ns"]))
+        runs.append(found)
+    print(f"P50 at each distance of the CPUs, run by run ({' | '.join(map(str, dirs))}; µs, "
+          f"levels with {MIN_SECONDS} s or more), and its spread:")
+    within = [0, 0]
+    for key in sorted(set().union(*runs)):
+        levels = []  # [(low, high, {run: p50})]
+        for r, found in enumerate(runs):
+            for low, high, p50 in found.get(key, []):
+                match = next((l for l in levels if low <= l[1] and l[0] <= high), None)
+                if match is None:
+                    levels.append([low, high, {}])
+                    match = levels[-1]
+                match[0], match[1] = min(match[0], low), max(match[1], high)
+                match[2][r] = p50
+        cells = []
+        for low, high, p50s in sorted(levels):
+            if len(p50s) < 2:
+                continue
+            spread = max(p50s.values()) / min(p50s.values()) - 1
+            within[0] += key[1] > 0
+            within[1] += key[1] > 0 and spread <= 0.10
+            shown = " ".join(f"{p50s[r] / 1e3:.2f}" if r in p50s else "-" for r in range(len(runs)))
+            cells.append(f"{low}-{high} ns: {shown} ({100 * spread:.1f} %)")
+        if cells:
+            print(f"  {key[0]:18} {key[1]:3d} %: " + "; ".join(cells))
+    print(f"within 10 % run to run at 10/50/90 % of the NDR: {within[1]} of {within[0]} "
+          "(series and levels two runs or more share)")
+
+
 def main():
+    # latency.sh compare DIR…: earlier runs' results, compared.
+    if sys.argv[1] == "--compare":
+        compare(sys.argv[2:])
+        return
     benchlab = os.path.abspath(sys.argv[1])
     # OUT=DIR keeps the results directory (the report, its charts, the histograms) there.
     if os.environ.get("OUT"):

@@ -66,8 +66,8 @@ pub(crate) struct LatencyJson<'a> {
     first_packet: Option<FiguresJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     first_vs_established: Option<DifferenceJson>,
-    /// The P50 at each level of the CPUs' distance the campaign's seconds fell in, where its
-    /// trials had seconds at two or more (the virtual lab).
+    /// The P50 at each level of the CPUs' distance its seconds fell in, when the campaign's
+    /// fell in two or more (the virtual lab).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     p50_by_distance: Vec<AtLevelJson>,
     iterations: Vec<TrialJson<'a>>,
@@ -211,7 +211,7 @@ fn one<'a>(s: &'a LatencySeries, run: Option<&'a RunLatency>, levels: &[Level]) 
                 significant: d.excludes_zero(),
             })
         }),
-        p50_by_distance: if at.len() >= 2 { at } else { Vec::new() },
+        p50_by_distance: if levels.len() >= 2 { at } else { Vec::new() },
         iterations: s.trials.iter().map(|t| trial(t, levels)).collect(),
     }
 }
