@@ -85,18 +85,27 @@ def load(benchlab, out):
 MIN_SECONDS = 3
 
 
+def searched(out):
+    """results.json's latency series after a search in `out`, each with its (config set, load)."""
+    for series in json.loads((pathlib.Path(out) / "results.json").read_text()).get("latency", []):
+        if series.get("design") == "trials" and series.get("load_pct") is not None:
+            yield (series["config"], series["load_pct"]), series
+
+
+def held(entries):
+    """The levels ((low, high) round trips, ns) and P50s of the `p50_by_distance` entries that
+    held MIN_SECONDS or more."""
+    return [((at["round_trip_low_ns"], at["round_trip_high_ns"]), at["p50_ns"])
+            for at in entries if at["seconds"] >= MIN_SECONDS]
+
+
 def distances(out):
     """Per (config set, load): per level of the CPUs' distance, each trial's P50 there."""
     found = {}
-    for series in json.loads((out / "results.json").read_text()).get("latency", []):
-        if series.get("design") != "trials" or series.get("load_pct") is None:
-            continue
-        key = (series["config"], series["load_pct"])
+    for key, series in searched(out):
         for it in series["iterations"]:
-            for at in it.get("p50_by_distance", []):
-                if at["seconds"] >= MIN_SECONDS:
-                    level = (at["round_trip_low_ns"], at["round_trip_high_ns"])
-                    found.setdefault(key, {}).setdefault(level, []).append(at["p50_ns"])
+            for level, p50 in held(it.get("p50_by_distance", [])):
+                found.setdefault(key, {}).setdefault(level, []).append(p50)
     return found
 
 
@@ -107,13 +116,9 @@ def compare(dirs):
     runs = []
     for d in dirs:
         found = {}
-        for series in json.loads((pathlib.Path(d) / "results.json").read_text()).get("latency", []):
-            if series.get("design") != "trials" or series.get("load_pct") is None:
-                continue
-            for at in series.get("p50_by_distance", []):
-                if at["seconds"] >= MIN_SECONDS:
-                    found.setdefault((series["config"], series["load_pct"]), []).append(
-                        (at["round_trip_low_ns"], at["round_trip_high_ns"], at["p50_ns"]))
+        for key, series in searched(d):
+            for (low, high), p50 in held(series.get("p50_by_distance", [])):
+                found.setdefault(key, []).append((low, high, p50))
         runs.append(found)
     print(f"P50 at each distance of the CPUs, run by run ({' | '.join(map(str, dirs))}; µs, "
           f"levels with {MIN_SECONDS} s or more), and its spread:")

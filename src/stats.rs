@@ -67,3 +67,10 @@ pub use sequential::{Decision, StopError, StopOptions, StopRule};
 pub(crate) use student::MeanInterval;
 pub use student::{Confidence, ConfidenceError};
 pub(crate) use summary::{Flavor, Sample, Summary};
+
+/// The upper median of `values`: the middle one, or the higher of the middle two, so always
+/// one of them (a latency, a round trip); `None` when there is none.
+pub(crate) fn upper_median<T: Ord + Copy>(mut values: Vec<T>) -> Option<T> {
+    values.sort_unstable();
+    values.get(values.len() / 2).copied()
+}

@@ -22,12 +22,10 @@ const INTERVAL: Duration = Duration::from_secs(1);
 /// `start_unix_s`) and returns their summary for its `meta.json`: per kind, the histograms of
 /// the seconds `window` keeps (as its packet rates), and the probes' counts over the whole
 /// trial; with `round_trips`, the CPUs' distance meanwhile.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn store_trial(
     store: &Store,
     dir: &Path,
-    probes: &Probes,
-    round_trips: Option<&RoundTrips>,
+    (probes, round_trips): (&Probes, Option<&RoundTrips>),
     start_unix_s: f64,
     window: &Trial,
     rate_pps: u64,

@@ -193,8 +193,7 @@ fn store_trial(
         meta.latency = Some(latency::store_trial(
             store,
             &dir,
-            probes,
-            data.round_trips.as_ref(),
+            (probes, data.round_trips.as_ref()),
             data.start_unix_s,
             spec.trial,
             rate,

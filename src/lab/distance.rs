@@ -32,6 +32,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
+use crate::stats::upper_median;
 use crate::traffic::os;
 
 /// How often the two threads meet.
@@ -181,24 +182,15 @@ impl RoundTrips {
             }
             seconds[i].push(ns);
         }
-        let all: Vec<u32> = self.samples.iter().map(|&(_, ns)| ns).collect();
-        let [median_ns, min_ns, max_ns] = median_and_range(all)?;
+        let all = self.samples.iter().map(|&(_, ns)| ns);
         Some(RoundTripSummary {
-            median_ns,
-            min_ns,
-            max_ns,
+            median_ns: upper_median(all.clone().collect())?,
+            min_ns: all.clone().min()?,
+            max_ns: all.max()?,
             samples: self.samples.len(),
-            per_second_ns: (seconds.into_iter())
-                .map(|s| median_and_range(s).map(|[median, ..]| median))
-                .collect(),
+            per_second_ns: seconds.into_iter().map(upper_median).collect(),
         })
     }
-}
-
-/// The median, lowest and highest of `ns`; `None` when empty.
-fn median_and_range(mut ns: Vec<u32>) -> Option<[u32; 3]> {
-    ns.sort_unstable();
-    Some([*ns.get(ns.len() / 2)?, ns[0], ns[ns.len() - 1]])
 }
 
 /// A running watch; [`DistanceWatch::finish`] stops it and says what it saw.

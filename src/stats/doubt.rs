@@ -81,9 +81,7 @@ pub(crate) fn doubt(
 
 /// The median of the trials' CPU round trips, ns; `None` when none was watched.
 fn median_apart(trials: &[TrialValue<'_>]) -> Option<u32> {
-    let mut ns: Vec<u32> = trials.iter().filter_map(|t| t.apart_ns).collect();
-    ns.sort_unstable();
-    ns.get(ns.len() / 2).copied()
+    super::upper_median(trials.iter().filter_map(|t| t.apart_ns).collect())
 }
 
 /// The paired estimate over the iterations both series have (log ratios, Student's t at

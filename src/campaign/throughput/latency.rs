@@ -63,8 +63,7 @@ pub(super) fn loads(
         let latency = latency::store_trial(
             runner.ctx.store,
             &dir,
-            &probes,
-            runner.round_trips.take().as_ref(),
+            (&probes, runner.round_trips.take().as_ref()),
             trial.start_unix_s,
             &window,
             cfg.rate,

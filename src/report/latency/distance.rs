@@ -14,6 +14,7 @@
 
 use crate::ingest::benchlab::latency::{LatencySeries, ProbeTrial};
 use crate::stats::doubt::APART_RATIO;
+use crate::stats::upper_median;
 
 /// A level holding less than this share of the campaign's seconds is not shown.
 pub(crate) const SHOWN_SHARE: f64 = 0.1;
@@ -50,9 +51,9 @@ fn seconds(s: &LatencySeries) -> impl Iterator<Item = (u32, u64)> + Clone + '_ {
     s.trials.iter().flat_map(trial_seconds)
 }
 
-/// The shown levels of `series`' seconds, nearest first, and how many seconds fell outside
-/// them; no level when no second had a round trip.
-pub(crate) fn levels<'a>(series: impl Iterator<Item = &'a LatencySeries>) -> (Vec<Level>, usize) {
+/// The shown levels of `series`' seconds, nearest first; none when no second had a round
+/// trip.
+pub(crate) fn levels<'a>(series: impl Iterator<Item = &'a LatencySeries>) -> Vec<Level> {
     let mut ns: Vec<u32> = series.flat_map(|s| seconds(s).map(|(ns, _)| ns)).collect();
     ns.sort_unstable();
     let mut levels: Vec<(Level, usize)> = Vec::new();
@@ -66,15 +67,10 @@ pub(crate) fn levels<'a>(series: impl Iterator<Item = &'a LatencySeries>) -> (Ve
         levels.push((level, n));
         rest = &rest[n..];
     }
-    let shown: Vec<Level> = (levels.iter())
+    (levels.into_iter())
         .filter(|(_, n)| *n as f64 >= SHOWN_SHARE * ns.len() as f64)
-        .map(|&(level, _)| level)
-        .collect();
-    let held: usize = (levels.iter())
-        .filter(|(l, _)| shown.contains(l))
-        .map(|(_, n)| n)
-        .sum();
-    (shown, ns.len() - held)
+        .map(|(level, _)| level)
+        .collect()
 }
 
 /// How many of `s`'s measured seconds have a round trip.
@@ -97,14 +93,14 @@ fn at(seconds: impl Iterator<Item = (u32, u64)> + Clone, levels: &[Level]) -> Ve
     levels
         .iter()
         .map(|l| {
-            let mut p50s: Vec<u64> = (seconds.clone())
+            let p50s: Vec<u64> = (seconds.clone())
                 .filter(|&(ns, _)| (l.low_ns..=l.high_ns).contains(&ns))
                 .map(|(_, p50)| p50)
                 .collect();
-            p50s.sort_unstable();
+            let seconds = p50s.len();
             Some(AtLevel {
-                p50_ns: *p50s.get(p50s.len() / 2)?,
-                seconds: p50s.len(),
+                p50_ns: upper_median(p50s)?,
+                seconds,
             })
         })
         .collect()
@@ -164,8 +160,8 @@ mod tests {
             (Some(410), 5050),
         ];
         let s = series(&[&near, &far, &mixed]);
-        assert_eq!(levels([&series(&[])].into_iter()), (vec![], 0));
-        let (shown, left_out) = levels([&s].into_iter());
+        assert_eq!(levels([&series(&[])].into_iter()), vec![]);
+        let shown = levels([&s].into_iter());
         assert_eq!(
             shown,
             [
@@ -179,7 +175,11 @@ mod tests {
                 }
             ]
         );
-        assert_eq!(left_out, 1);
+        // The second at 300 ns is in no shown level: 12 of the 13 timed seconds are placed.
+        let placed: usize = (at_levels(&s, &shown).iter().flatten())
+            .map(|a| a.seconds)
+            .sum();
+        assert_eq!(timed_seconds(&s) - placed, 1);
         assert_eq!(
             at_levels(&s, &shown),
             [

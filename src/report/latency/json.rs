@@ -167,14 +167,18 @@ pub(crate) fn series(report: &Report) -> Vec<LatencyJson<'_>> {
     let alternating = (report.alternating.iter())
         .filter_map(|run| run.latency.as_ref())
         .flat_map(|l| l.entries.iter().map(move |s| one(s, Some(l), &[])));
-    let (levels, _) = levels(report.latency.iter());
+    // Distances are given when the campaign's seconds fell at two levels or more.
+    let mut levels = levels(report.latency.iter());
+    if levels.len() < 2 {
+        levels.clear();
+    }
     (report.latency.iter().map(|s| one(s, None, &levels)))
         .chain(alternating)
         .collect()
 }
 
 /// One series; `run` is the alternating run's latency it belongs to, if any; `levels` the
-/// campaign's of the CPUs' distance.
+/// campaign's of the CPUs' distance, none when fewer than two.
 fn one<'a>(s: &'a LatencySeries, run: Option<&'a RunLatency>, levels: &[Level]) -> LatencyJson<'a> {
     let first = FirstPacket::of(s);
     let at = by_distance(levels, at_levels(s, levels));
@@ -211,7 +215,7 @@ fn one<'a>(s: &'a LatencySeries, run: Option<&'a RunLatency>, levels: &[Level]) 
                 significant: d.excludes_zero(),
             })
         }),
-        p50_by_distance: if levels.len() >= 2 { at } else { Vec::new() },
+        p50_by_distance: at,
         iterations: s.trials.iter().map(|t| trial(t, levels)).collect(),
     }
 }
@@ -231,7 +235,7 @@ fn by_distance(levels: &[Level], at: Vec<Option<AtLevel>>) -> Vec<AtLevelJson> {
         .collect()
 }
 
-/// One trial; `levels` the campaign's of the CPUs' distance, given when two or more.
+/// One trial; `levels` as [`one`]'s.
 fn trial<'a>(t: &'a ProbeTrial, levels: &[Level]) -> TrialJson<'a> {
     let first = t.first_packet.as_ref().and_then(|f| f.window);
     TrialJson {
@@ -244,10 +248,7 @@ fn trial<'a>(t: &'a ProbeTrial, levels: &[Level]) -> TrialJson<'a> {
         first_packet_p50_ns: first.map(|p| p.p50_ns),
         first_packet_p99_ns: first.map(|p| p.p99_ns),
         cpu_round_trip_ns: t.cpu_round_trip_ns,
-        p50_by_distance: match levels.len() {
-            0 | 1 => Vec::new(),
-            _ => by_distance(levels, trial_at_levels(t, levels)),
-        },
+        p50_by_distance: by_distance(levels, trial_at_levels(t, levels)),
     }
 }
 

@@ -35,7 +35,7 @@ pub(crate) fn section(report: &Report) -> String {
          the DUT to the receiver.{trials}\n\n{}\n",
         floor_line(report.latency_floor.as_ref())
     );
-    let (levels, _) = levels(report.latency.iter());
+    let levels = levels(report.latency.iter());
     let mut cells: Vec<(&str, &str, &str)> = Vec::new();
     for s in &report.latency {
         let cell = (s.version.as_str(), s.config.as_str(), s.profile.as_str());
