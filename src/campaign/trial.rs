@@ -19,6 +19,7 @@ use crate::config::{Hooks, Profile, Rate, Trial};
 use crate::lab::distance::RoundTrips;
 use crate::lab::stall::{DutCpu, StallWatch};
 use crate::profile::{CaptureResult, CaptureSchedule, Profiler};
+use crate::store::latency::ROUND_TRIPS_FILE;
 use crate::store::{SampleRow, TrialKey};
 use crate::traffic::endpoint::{
     sum_ticks, Receiver, Sender, SenderRecord, SenderState, StopReason, Tick,
@@ -232,10 +233,7 @@ pub(crate) fn run(
     let probes = probes.context("reading the latency probes")?;
     let round_trips = prober.as_mut().and_then(|p| p.round_trips());
     if let Some(seen) = &round_trips {
-        files.push((
-            "cpu-round-trips.json".into(),
-            serde_json::to_string_pretty(seen)?,
-        ));
+        files.push((ROUND_TRIPS_FILE.into(), serde_json::to_string_pretty(seen)?));
     }
     let received = rig.receiver.finish().context("stopping the receiver")?;
     let capture = capture.map(|c| c.finish(cancel)).transpose()?;

@@ -32,6 +32,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
+use crate::stats::doubt::APART_RATIO;
 use crate::stats::upper_median;
 use crate::traffic::os;
 
@@ -162,14 +163,16 @@ pub struct RoundTripSummary {
     /// Meetings sampled.
     pub samples: usize,
     /// Each second of the trial from its start (as its `latency.hlog`'s intervals), the median
-    /// of its meetings' round trips; `None` for a second without one.
+    /// of its meetings' round trips; `None` for a second without one, and for a second whose
+    /// meetings disagree by more than [`APART_RATIO`] (the host moved the vCPUs within it: no
+    /// one distance was its own).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_second_ns: Vec<Option<u32>>,
 }
 
 impl RoundTrips {
     /// The samples' median and range, and each second's median from `start_unix_s` (the
-    /// trial's start); `None` without a sample.
+    /// trial's start, as [`RoundTripSummary::per_second_ns`] says); `None` without a sample.
     pub fn summary(&self, start_unix_s: f64) -> Option<RoundTripSummary> {
         let mut seconds: Vec<Vec<u32>> = Vec::new();
         for &(t, ns) in &self.samples {
@@ -188,9 +191,18 @@ impl RoundTrips {
             min_ns: all.clone().min()?,
             max_ns: all.max()?,
             samples: self.samples.len(),
-            per_second_ns: seconds.into_iter().map(upper_median).collect(),
+            per_second_ns: seconds.into_iter().map(one_distance).collect(),
         })
     }
+}
+
+/// The median of a second's round trips, when they agree within [`APART_RATIO`].
+fn one_distance(ns: Vec<u32>) -> Option<u32> {
+    let (low, high) = (ns.iter().min()?, ns.iter().max()?);
+    if f64::from(*high) > f64::from(*low) * APART_RATIO {
+        return None;
+    }
+    upper_median(ns)
 }
 
 /// A running watch; [`DistanceWatch::finish`] stops it and says what it saw.
@@ -400,19 +412,22 @@ mod tests {
         };
         assert_eq!(rt.summary(0.0), None);
         rt.samples = vec![
-            (10.2, 190),
+            (10.2, 140),
             (10.6, 120),
             (10.8, 130),
             (12.5, 200),
+            (13.1, 200),
+            (13.5, 410),
             (9.9, 400),
         ];
         let s = rt.summary(10.0).unwrap();
         assert_eq!(
             (s.median_ns, s.min_ns, s.max_ns, s.samples),
-            (190, 120, 400, 5)
+            (200, 120, 410, 7)
         );
-        // Seconds from the start: the one before it is left out.
-        assert_eq!(s.per_second_ns, [Some(130), None, Some(200)]);
+        // Seconds from the start: the one before it is left out, and the one whose meetings
+        // read two distances (the host moved the vCPUs within it) has none.
+        assert_eq!(s.per_second_ns, [Some(130), None, Some(200), None]);
     }
 
     #[test]

@@ -18,13 +18,16 @@ use serde::{Deserialize, Serialize};
 use super::window::in_window;
 use super::{SearchTrialId, Store, TrialKey};
 use crate::error::InputError;
-use crate::lab::distance::RoundTripSummary;
+use crate::lab::distance::{RoundTripSummary, RoundTrips};
 use crate::stats::latency::log::{self, Interval};
 use crate::stats::latency::{LatencySummary, Percentiles};
 use crate::traffic::latency::ProbeKind;
 
 /// A trial's histograms, beside its `meta.json`.
 pub const LATENCY_FILE: &str = "latency.hlog";
+/// A virtual-lab trial's readings of the CPUs' distance ([`crate::lab::distance`]), beside its
+/// histograms.
+pub const ROUND_TRIPS_FILE: &str = "cpu-round-trips.json";
 /// The lab's floor histogram, at the top of the results directory.
 pub const FLOOR_FILE: &str = "latency-floor.hlog";
 /// Tag of the probes on one established flow.
@@ -137,6 +140,34 @@ impl Store {
         let dir = (self.search_trial_dir(key, SearchTrialId::Latency(pct)))
             .map_err(|e| InputError::new(e.to_string()))?;
         read_latency(&dir.join(LATENCY_FILE))
+    }
+
+    /// The CPUs' round trips read during trial `key` (its `cpu-round-trips.json`), or during
+    /// the latency trial at `pct` % of the NDR after that search iteration; `None` where the
+    /// trial has none (no watch ran: a lab over SSH, probes and DUT on one CPU).
+    pub(crate) fn read_round_trips(
+        &self,
+        key: &TrialKey,
+        pct: Option<u32>,
+    ) -> Result<Option<RoundTrips>, InputError> {
+        let dir = match pct {
+            None => self.trial_dir(key),
+            Some(pct) => (self.search_trial_dir(key, SearchTrialId::Latency(pct)))
+                .map_err(|e| InputError::new(e.to_string()))?,
+        };
+        let path = dir.join(ROUND_TRIPS_FILE);
+        if !path.exists() {
+            return Ok(None);
+        }
+        let text = crate::file::read_text_in(&self.dir, &path)?;
+        serde_json::from_str(&text).map(Some).map_err(|e| {
+            InputError::new(format!(
+                "{}: corrupted: {}; remove it (the report then places that trial's seconds by \
+                 the distances its record kept)",
+                path.display(),
+                crate::error::shown(&e.to_string())
+            ))
+        })
     }
 
     /// The lab's floor histogram (`latency-floor.hlog`), as

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use super::{Results, Warning};
 use crate::error::InputError;
+use crate::lab::distance::RoundTrips;
 use crate::stats::latency::log::Interval;
 use crate::stats::latency::{Latency, LatencySummary, Percentiles, ProbeCounts};
 use crate::store::latency::{
@@ -51,7 +52,8 @@ pub(crate) struct ProbeTrial {
     /// The median round trip between the probes' CPU and the DUT's while the probes ran, ns,
     /// where the lab watched it ([`crate::lab::distance`]).
     pub(crate) cpu_round_trip_ns: Option<u32>,
-    /// The same per second of the trial from its start, as [`ProbeKind::seconds`] count them;
+    /// The same per second of the trial from its start, as [`ProbeKind::seconds`] count them
+    /// (`None` for a second whose readings disagreed: the host moved the vCPUs within it);
     /// empty where not watched.
     pub(crate) apart_by_second: Vec<Option<u32>>,
 }
@@ -135,6 +137,11 @@ pub(crate) fn add_trial(
         load_lost: (meta.tx_pkts > 0).then(|| meta.lost_pkts as f64 / meta.tx_pkts as f64),
         latency,
         troubles,
+        apart_by_second: apart_by_second(
+            store.read_round_trips(key, None)?,
+            latency,
+            meta.start_unix_s,
+        ),
     };
     add(results, (cell, load), trial, &intervals, window);
     Ok(())
@@ -156,6 +163,7 @@ pub(crate) fn add_search(
             continue;
         };
         let load_lost = (l.pct > 0).then(|| l.trial.load_lost());
+        let round_trips = store.read_round_trips(key, Some(l.pct))?;
         let trial = Measured {
             iteration: key.iteration,
             load_pps: l.trial.load,
@@ -165,6 +173,7 @@ pub(crate) fn add_search(
                 .then(|| OVERLOADED.to_string())
                 .into_iter()
                 .collect(),
+            apart_by_second: apart_by_second(round_trips, &l.latency, l.trial.start_unix_s),
         };
         let at = (cell, Load::Ndr(l.pct));
         add(results, at, trial, &intervals, SEARCH_LATENCY_WINDOW);
@@ -197,6 +206,23 @@ struct Measured<'a> {
     load_lost: Option<f64>,
     latency: &'a TrialLatency,
     troubles: Vec<String>,
+    /// Each second's distance between the CPUs ([`ProbeTrial::apart_by_second`]).
+    apart_by_second: Vec<Option<u32>>,
+}
+
+/// Each second's distance between the CPUs of a trial that started at `start_unix_s`: from
+/// its readings (`round_trips`) when it kept them, so that a report made again follows the
+/// rule of the build that makes it; else as its record kept them.
+fn apart_by_second(
+    round_trips: Option<RoundTrips>,
+    latency: &TrialLatency,
+    start_unix_s: f64,
+) -> Vec<Option<u32>> {
+    let summary = match round_trips {
+        Some(r) => r.summary(start_unix_s),
+        None => latency.cpu_round_trip.clone(),
+    };
+    summary.map_or(Vec::new(), |s| s.per_second_ns)
 }
 
 /// Adds one trial, its `intervals` cut to `window`, to its series in `results` (made when it
@@ -258,8 +284,7 @@ fn add(
         first_packet,
         troubles: trial.troubles,
         cpu_round_trip_ns: trial.latency.cpu_round_trip.as_ref().map(|r| r.median_ns),
-        apart_by_second: (trial.latency.cpu_round_trip.as_ref())
-            .map_or(Vec::new(), |r| r.per_second_ns.clone()),
+        apart_by_second: trial.apart_by_second,
     });
 }
 

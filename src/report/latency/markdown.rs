@@ -193,7 +193,8 @@ fn by_distance(rows: &[&LatencySeries], levels: &[Level]) -> String {
          machine's vCPUs during the campaign. The probes cross from one CPU to the other, so their \
          latency moved with it, most at light loads: compare runs and config sets at one \
          distance. P50 at each distance (the median of its seconds' P50s, and how many \
-         seconds{}):\n\n| load |",
+         seconds; a second just after the host moved the vCPUs is of neither distance and left \
+         out{}):\n\n| load |",
         match timed - placed {
             0 => String::new(),
             n => format!("; {n} s between these levels left out"),

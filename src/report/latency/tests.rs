@@ -10,14 +10,14 @@ use std::time::{Duration, SystemTime};
 use super::*;
 use crate::config::Campaign;
 use crate::ingest::benchlab::latency::{ProbeKind, ProbeTrial};
-use crate::lab::distance::RoundTripSummary;
+use crate::lab::distance::{RoundTripSummary, RoundTrips};
 use crate::report::pipeline::{from_dir, Overrides};
 use crate::report::verdict::Quantile;
 use crate::search::sim::{LossCurve, SimulatedDut};
 use crate::search::{search, SearchConfig};
 use crate::stats::latency::log::Interval;
 use crate::stats::latency::{Latency, LatencySummary};
-use crate::store::latency::{ESTABLISHED, FIRST_PACKET, FLOOR};
+use crate::store::latency::{ESTABLISHED, FIRST_PACKET, FLOOR, ROUND_TRIPS_FILE};
 use crate::store::{
     plan, FloorRecord, LatencyLoad, SampleRow, SearchRecord, SearchTrial, SearchTrialId, Store,
     TrialKey, TrialLatency, TrialMeta,
@@ -183,6 +183,25 @@ fn search_iteration(store: &Store, key: &TrialKey) {
             samples: 20,
             per_second_ns: vec![Some(apart); 4],
         });
+        if pct == 50 && key.iteration == 3 {
+            // Its readings, which the report follows over its record: in its third second
+            // (from 2002 s) the host moved the vCPUs, so neither that second nor the next is
+            // at a settled distance.
+            let round_trips = RoundTrips {
+                cpus: [0, 1],
+                period_ms: 500.0,
+                samples: vec![
+                    (2000.1, 200),
+                    (2001.1, 200),
+                    (2002.1, 200),
+                    (2002.6, 420),
+                    (2003.1, 200),
+                ],
+                missed: 0,
+            };
+            let text = serde_json::to_string(&round_trips).unwrap();
+            std::fs::write(dir.join(ROUND_TRIPS_FILE), text).unwrap();
+        }
         latency.push(LatencyLoad {
             pct,
             trial,
@@ -451,12 +470,14 @@ fn results_json_holds_each_load_the_floor_and_the_latency_verdicts() {
     );
     let by_distance = ndr["p50_by_distance"].as_array().unwrap();
     assert_eq!(by_distance.len(), 2);
+    // Iterations 2 and 3 at 190–200 ns, 3 measured seconds each; iteration 3's readings
+    // (`cpu-round-trips.json`) leave out its last two as unsettled.
     assert_eq!(
         (
             by_distance[1]["round_trip_low_ns"].clone(),
             by_distance[1]["seconds"].clone()
         ),
-        (190.into(), 6.into())
+        (190.into(), 4.into())
     );
     assert!(a.get("p50_by_distance").is_none());
     let at_90 = latency
@@ -513,11 +534,25 @@ fn the_charts_are_drawn_for_each_profile() {
 
 #[test]
 fn a_corrupt_histogram_log_is_refused_naming_it_and_nothing_is_written() {
+    let file = "runs/b.nft-stateful.ndr.2/latency/50/latency.hlog";
+    let said = refused_with(file, "#[benchlab]\n0.0,1.0,2.0,HISTFAAAAB\n");
+    assert!(said.contains("corrupt latency histogram log"), "{said}");
+}
+
+#[test]
+fn corrupt_round_trips_are_refused_naming_the_file_and_nothing_is_written() {
+    let file = "runs/a.forwarding.ndr.3/latency/50/cpu-round-trips.json";
+    let said = refused_with(file, "{\"cpus\": [0, 1], \"samples\": 7}");
+    assert!(said.contains("corrupted"), "{said}");
+}
+
+/// The report of the test results directory with `file` holding `text` instead: refused in
+/// an input error naming the file, no README written; returns what the error said.
+fn refused_with(file: &str, text: &str) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("results");
     results_dir(&dir);
-    let hlog = dir.join("runs/b.nft-stateful.ndr.2/latency/50/latency.hlog");
-    std::fs::write(&hlog, "#[benchlab]\n0.0,1.0,2.0,HISTFAAAAB\n").unwrap();
+    std::fs::write(dir.join(file), text).unwrap();
     let out = tmp.path().join("out");
     let e = from_dir(
         &dir,
@@ -527,14 +562,9 @@ fn a_corrupt_histogram_log_is_refused_naming_it_and_nothing_is_written() {
     );
     let e = e.unwrap_err();
     let input = e.downcast_ref::<crate::error::InputError>().unwrap();
-    assert!(
-        input
-            .0
-            .contains("runs/b.nft-stateful.ndr.2/latency/50/latency.hlog"),
-        "{e}"
-    );
-    assert!(input.0.contains("corrupt latency histogram log"), "{e}");
+    assert!(input.0.contains(file), "{e}");
     assert!(!out.join("README.md").exists());
+    input.0.clone()
 }
 
 #[test]
