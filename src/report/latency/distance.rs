@@ -1,9 +1,9 @@
 //! Latency by the CPUs' distance: the virtual lab's probes cross from one CPU to another, and
 //! on a VM the host moves those CPUs nearer or further apart for seconds to minutes, which
 //! moves light-load latency by a microsecond or more ([`crate::lab::distance`]). Each second of
-//! a trial has its round trip; the campaign's seconds fall into levels, and each series' P50 is
-//! given per level, which moves far less from run to run than the P50 over all seconds at
-//! light loads (BENCHMARKS.md, `benches/latency.sh load`).
+//! a trial at a settled distance has its round trip; the campaign's seconds fall into levels,
+//! and each series' P50 is given per level, which moves far less from run to run than the P50
+//! over all seconds at light loads (BENCHMARKS.md, `benches/latency.sh load`).
 //!
 //! Levels: the seconds' round trips sorted, a level starts at the lowest not yet placed and
 //! holds every one up to [`APART_RATIO`] times it; a level with less than [`SHOWN_SHARE`] of the
@@ -40,8 +40,9 @@ pub(crate) struct AtLevel {
 /// Each measured second of trial `t` at a settled distance: its round trip, and the second's
 /// established probes' P50. Settled: the second and the one before it each read one distance,
 /// the same within [`APART_RATIO`]; a second just after the host moved the vCPUs is left out,
-/// as its P50 is of neither state (measured on the project's VM, BENCHMARKS.md: with it, the
-/// trials' P50 at one level disagreed by more than 10 % in twice as many series).
+/// as its P50 is of neither state (measured on the project's VM, BENCHMARKS.md: four runs'
+/// P50s at one level disagreed by more than 10 % at 10 of 16 series-levels with such seconds,
+/// at 7 without).
 fn trial_seconds(t: &ProbeTrial) -> impl Iterator<Item = (u32, u64)> + Clone + '_ {
     (t.established.seconds.iter()).filter_map(|&(start, p50)| {
         let i = start.as_secs_f64().round() as usize;
