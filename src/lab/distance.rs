@@ -32,7 +32,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-use crate::stats::doubt::APART_RATIO;
+use crate::stats::doubt::same_distance;
 use crate::stats::upper_median;
 use crate::traffic::os;
 
@@ -164,8 +164,8 @@ pub struct RoundTripSummary {
     pub samples: usize,
     /// Each second of the trial from its start (as its `latency.hlog`'s intervals), the median
     /// of its meetings' round trips; `None` for a second without one, and for a second whose
-    /// meetings disagree by more than [`APART_RATIO`] (the host moved the vCPUs within it: no
-    /// one distance was its own).
+    /// meetings disagree by more than [`APART_RATIO`](crate::stats::doubt::APART_RATIO) (the
+    /// host moved the vCPUs within it: no one distance was its own).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_second_ns: Vec<Option<u32>>,
 }
@@ -196,13 +196,11 @@ impl RoundTrips {
     }
 }
 
-/// The median of a second's round trips, when they agree within [`APART_RATIO`].
+/// The median of a second's round trips, when they are of one distance
+/// ([`same_distance`]: the lowest and the highest).
 fn one_distance(ns: Vec<u32>) -> Option<u32> {
-    let (low, high) = (ns.iter().min()?, ns.iter().max()?);
-    if f64::from(*high) > f64::from(*low) * APART_RATIO {
-        return None;
-    }
-    upper_median(ns)
+    let (low, high) = (*ns.iter().min()?, *ns.iter().max()?);
+    same_distance(low, high).then(|| upper_median(ns))?
 }
 
 /// A running watch; [`DistanceWatch::finish`] stops it and says what it saw.

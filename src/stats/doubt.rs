@@ -42,6 +42,12 @@ pub(crate) struct TrialValue<'a> {
 /// 100–140 ns against 180–210 ns), which moves the latency by as much as a DUT change.
 pub(crate) const APART_RATIO: f64 = 1.25;
 
+/// Whether two round trips between the CPUs, ns, are of one distance: within [`APART_RATIO`]
+/// of each other.
+pub(crate) fn same_distance(a: u32, b: u32) -> bool {
+    f64::from(a.max(b)) <= APART_RATIO * f64::from(a.min(b))
+}
+
 /// A series of trials by its name in the report.
 pub(crate) type Named<'n, 't> = (&'n str, &'n [TrialValue<'t>]);
 
@@ -59,7 +65,7 @@ pub(crate) fn doubt(
         }
     }
     if let (Some(r), Some(o)) = (median_apart(reference.1), median_apart(other.1)) {
-        if f64::from(r.max(o)) > APART_RATIO * f64::from(r.min(o)) {
+        if !same_distance(r, o) {
             return Some(format!(
                 "{}'s trials ran with the CPUs {r} ns apart, {}'s {o} ns (median round trips): \
                  the host moved the vCPUs between them",

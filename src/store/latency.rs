@@ -28,6 +28,10 @@ pub const LATENCY_FILE: &str = "latency.hlog";
 /// A virtual-lab trial's readings of the CPUs' distance ([`crate::lab::distance`]), beside its
 /// histograms.
 pub const ROUND_TRIPS_FILE: &str = "cpu-round-trips.json";
+/// How far outside its trial's traffic a meeting of the CPUs' watch may lie, s: the watch runs
+/// with the probes, which start just before the traffic and stop after its drain, seconds
+/// either side.
+pub const ROUND_TRIPS_SLACK_S: f64 = 60.0;
 /// The lab's floor histogram, at the top of the results directory.
 pub const FLOOR_FILE: &str = "latency-floor.hlog";
 /// Tag of the probes on one established flow.
@@ -127,7 +131,7 @@ impl Store {
         &self,
         key: &TrialKey,
     ) -> Result<Option<Vec<Interval>>, InputError> {
-        read_latency(&self.trial_dir(key).join(LATENCY_FILE))
+        read_latency(&self.latency_dir(key, None)?.join(LATENCY_FILE))
     }
 
     /// The histograms of the latency trial at `pct` % of the NDR after search iteration `key`
@@ -137,37 +141,56 @@ impl Store {
         key: &TrialKey,
         pct: u32,
     ) -> Result<Option<Vec<Interval>>, InputError> {
-        let dir = (self.search_trial_dir(key, SearchTrialId::Latency(pct)))
-            .map_err(|e| InputError::new(e.to_string()))?;
-        read_latency(&dir.join(LATENCY_FILE))
+        read_latency(&self.latency_dir(key, Some(pct))?.join(LATENCY_FILE))
     }
 
     /// The CPUs' round trips read during trial `key` (its `cpu-round-trips.json`), or during
-    /// the latency trial at `pct` % of the NDR after that search iteration; `None` where the
-    /// trial has none (no watch ran: a lab over SSH, probes and DUT on one CPU).
+    /// the latency trial at `pct` % of the NDR after that search iteration, whose traffic
+    /// spanned `span` (start and end, s since the Unix epoch); `None` where the trial has none
+    /// (no watch ran: a lab over SSH, probes and DUT on one CPU). A file that does not parse,
+    /// or holds a meeting more than [`ROUND_TRIPS_SLACK_S`] outside that span (each second of
+    /// the trial gets its distance: a far one would ask for a vector of that many seconds), is
+    /// refused in one line naming it.
     pub(crate) fn read_round_trips(
         &self,
         key: &TrialKey,
         pct: Option<u32>,
+        (start, end): (f64, f64),
     ) -> Result<Option<RoundTrips>, InputError> {
-        let dir = match pct {
-            None => self.trial_dir(key),
-            Some(pct) => (self.search_trial_dir(key, SearchTrialId::Latency(pct)))
-                .map_err(|e| InputError::new(e.to_string()))?,
-        };
-        let path = dir.join(ROUND_TRIPS_FILE);
+        let path = self.latency_dir(key, pct)?.join(ROUND_TRIPS_FILE);
         if !path.exists() {
             return Ok(None);
         }
         let text = crate::file::read_text_in(&self.dir, &path)?;
-        serde_json::from_str(&text).map(Some).map_err(|e| {
+        let parsed: Result<RoundTrips, String> =
+            serde_json::from_str(&text).map_err(|e| crate::error::shown(&e.to_string()));
+        let checked = parsed.and_then(|r| {
+            let within = start - ROUND_TRIPS_SLACK_S..=end + ROUND_TRIPS_SLACK_S;
+            match r.samples.iter().find(|(t, _)| !within.contains(t)) {
+                Some((t, _)) => Err(format!(
+                    "a meeting at {t} s, outside its trial ({start} s to {end} s)"
+                )),
+                None => Ok(r),
+            }
+        });
+        checked.map(Some).map_err(|e| {
             InputError::new(format!(
                 "{}: corrupted: {}; remove it (the report then places that trial's seconds by \
                  the distances its record kept)",
                 path.display(),
-                crate::error::shown(&e.to_string())
+                e
             ))
         })
+    }
+
+    /// The directory of trial `key`'s latency files, or of the latency trial at `pct` % of the
+    /// NDR after that search iteration.
+    fn latency_dir(&self, key: &TrialKey, pct: Option<u32>) -> Result<PathBuf, InputError> {
+        match pct {
+            None => Ok(self.trial_dir(key)),
+            Some(pct) => (self.search_trial_dir(key, SearchTrialId::Latency(pct)))
+                .map_err(|e| InputError::new(e.to_string())),
+        }
     }
 
     /// The lab's floor histogram (`latency-floor.hlog`), as

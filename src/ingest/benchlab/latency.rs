@@ -138,7 +138,7 @@ pub(crate) fn add_trial(
         latency,
         troubles,
         apart_by_second: apart_by_second(
-            store.read_round_trips(key, None)?,
+            store.read_round_trips(key, None, (meta.start_unix_s, meta.end_unix_s))?,
             latency,
             meta.start_unix_s,
         ),
@@ -163,7 +163,8 @@ pub(crate) fn add_search(
             continue;
         };
         let load_lost = (l.pct > 0).then(|| l.trial.load_lost());
-        let round_trips = store.read_round_trips(key, Some(l.pct))?;
+        let span = (l.trial.start_unix_s, l.trial.end_unix_s);
+        let round_trips = store.read_round_trips(key, Some(l.pct), span)?;
         let trial = Measured {
             iteration: key.iteration,
             load_pps: l.trial.load,

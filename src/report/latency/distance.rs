@@ -13,7 +13,7 @@
 //! [`SHOWN_SHARE`]: crate::report::latency::distance::SHOWN_SHARE
 
 use crate::ingest::benchlab::latency::{LatencySeries, ProbeTrial};
-use crate::stats::doubt::APART_RATIO;
+use crate::stats::doubt::same_distance;
 use crate::stats::upper_median;
 
 /// A level holding less than this share of the campaign's seconds is not shown.
@@ -39,7 +39,7 @@ pub(crate) struct AtLevel {
 
 /// Each measured second of trial `t` at a settled distance: its round trip, and the second's
 /// established probes' P50. Settled: the second and the one before it each read one distance,
-/// the same within [`APART_RATIO`]; a second just after the host moved the vCPUs is left out,
+/// the same within [`APART_RATIO`](crate::stats::doubt::APART_RATIO); a second just after the host moved the vCPUs is left out,
 /// as its P50 is of neither state (measured on the project's VM, BENCHMARKS.md: four runs'
 /// P50s at one level disagreed by more than 10 % at 10 of 16 series-levels with such seconds,
 /// at 7 without).
@@ -48,8 +48,7 @@ fn trial_seconds(t: &ProbeTrial) -> impl Iterator<Item = (u32, u64)> + Clone + '
         let i = start.as_secs_f64().round() as usize;
         let reading = |i: usize| t.apart_by_second.get(i).copied().flatten();
         let (now, before) = (reading(i)?, reading(i.checked_sub(1)?)?);
-        let settled = f64::from(now.max(before)) <= f64::from(now.min(before)) * APART_RATIO;
-        settled.then_some((now, p50))
+        same_distance(now, before).then_some((now, p50))
     })
 }
 
@@ -66,7 +65,7 @@ pub(crate) fn levels<'a>(series: impl Iterator<Item = &'a LatencySeries>) -> Vec
     let mut levels: Vec<(Level, usize)> = Vec::new();
     let mut rest = ns.as_slice();
     while let Some(&low) = rest.first() {
-        let n = rest.partition_point(|&x| f64::from(x) <= f64::from(low) * APART_RATIO);
+        let n = rest.partition_point(|&x| same_distance(low, x));
         let level = Level {
             low_ns: low,
             high_ns: rest[n - 1],

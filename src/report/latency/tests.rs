@@ -544,6 +544,14 @@ fn corrupt_round_trips_are_refused_naming_the_file_and_nothing_is_written() {
     let file = "runs/a.forwarding.ndr.3/latency/50/cpu-round-trips.json";
     let said = refused_with(file, "{\"cpus\": [0, 1], \"samples\": 7}");
     assert!(said.contains("corrupted"), "{said}");
+    // A meeting far outside its trial (2000 to 2004 s) would ask for a second of that index:
+    // refused before anything is allocated for it.
+    let far = r#"{"cpus": [0, 1], "period_ms": 500.0, "samples": [[1e15, 200]], "missed": 0}"#;
+    let said = refused_with(file, far);
+    assert!(
+        said.contains("outside its trial (2000 s to 2004 s)"),
+        "{said}"
+    );
 }
 
 /// The report of the test results directory with `file` holding `text` instead: refused in
