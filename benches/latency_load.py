@@ -18,30 +18,27 @@ def run(benchlab, campaign, out):
     subprocess.run([benchlab, "run", str(campaign), "-o", str(out)], check=True)
 
 
-def metas(out):
-    for meta in sorted((out / "runs").glob("*/meta.json")):
-        yield json.loads(meta.read_text())
-
 
 def load(benchlab, out):
     run(benchlab, pathlib.Path("examples/latency.toml"), out)
+    show(out)
+
+
+def show(out):
+    """The figures of the results directory `out`, as `load` prints them."""
     p50 = {}
-    for m in metas(out):
-        version, config, profile, iteration = m["trial"].rsplit(".", 3)
-        search = json.loads((out / "runs" / m["trial"] / "search.json").read_text())
-        for load in search.get("latency", []):
-            figures = load["latency"]["established"]["latency"]
-            trial = load["trial"]
-            # The report's "overloaded": the DUT did not forward the whole load.
-            over = trial["sent"] > trial["received"]
-            # The median round trip between the probes' CPU and the DUT's (lab::distance).
-            apart = (load["latency"].get("cpu_round_trip") or {}).get("median_ns")
-            if figures:
-                p50.setdefault((config, load["pct"]), []).append((figures["p50_ns"], over, apart))
+    for key, series in searched(out):
+        for it in series["iterations"]:
+            # The report's "overloaded": the DUT did not forward the whole load, or its input
+            # queue was full; the median round trip between the probes' CPU and the DUT's
+            # (lab::distance).
+            over = "overloaded" in it.get("troubles", [])
+            if it.get("p50_ns") is not None:
+                p50.setdefault(key, []).append((it["p50_ns"], over, it.get("cpu_round_trip_ns")))
     by_distance = distances(out)
-    print("P50 of each iteration (µs; * overloaded: the DUT did not forward the whole load;")
-    print("@ the CPUs' median round trip, ns), max/min - 1 run to run, and over the trials not")
-    print("overloaded:")
+    print("P50 of each iteration (µs; * overloaded: the DUT did not forward the whole load or")
+    print("its input queue was full; @ the CPUs' median round trip, ns), max/min - 1 run to run,")
+    print("and over the trials not overloaded:")
     within = [0, 0, 0, 0]
     for (config, pct), values in sorted(p50.items()):
         spread = max(v for v, _, _ in values) / min(v for v, _, _ in values) - 1

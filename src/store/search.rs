@@ -189,6 +189,17 @@ impl SearchTrial {
         }
     }
 
+    /// The share of the load that the watched interface dropping the most dropped, over what
+    /// was sent (0 when nothing was). On the virtual lab that is the DUT's input ring refusing
+    /// frames the generator then sent again, so a trial can drop without losing load: its
+    /// queue was full. A veth pair counts a drop at both ends, hence the largest, not the sum.
+    pub(crate) fn load_dropped(&self) -> f64 {
+        match (self.sent, self.drops.values().max()) {
+            (0, _) | (_, None) => 0.0,
+            (sent, Some(&most)) => most as f64 / sent as f64,
+        }
+    }
+
     /// Whether the DUT's CPU stalls, where the lab watched them, account for the packets the
     /// trial lost ([`CpuStalls::explain`], at the rate the senders sent): the machine's loss.
     pub(crate) fn lost_to_stalls(&self) -> bool {

@@ -8,7 +8,8 @@
 //! search, and a shared machine's speed moves by a fifth within a minute
 //! (`shared/notes/noise.md`): at 90 % of the NDR, a load that runs right after the search's
 //! last trials (near the NDR) is the likeliest to still be under what the DUT forwards. A load
-//! the DUT did not forward whole anyway is said in the report (`SearchTrial::load_lost`, the trouble `overloaded`).
+//! that saturated the DUT anyway is said in the report (`SearchTrial::load_lost` and
+//! `load_dropped`, the trouble `overloaded`).
 
 use std::time::Duration;
 

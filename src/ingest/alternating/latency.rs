@@ -137,6 +137,7 @@ fn entry(
             iteration: block,
             load_pps: record.load_pps,
             load_lost: None,
+            load_dropped: None,
             established: figures(&established),
             first_packet: first,
             troubles: Vec::new(),

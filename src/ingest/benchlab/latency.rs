@@ -46,8 +46,12 @@ pub(crate) struct ProbeTrial {
     pub(crate) first_packet: Option<ProbeKind>,
     /// The share of the load the DUT did not forward, when the trial had a load.
     pub(crate) load_lost: Option<f64>,
+    /// The share of the load a watched interface dropped ([`crate::store::SearchTrial::load_dropped`]: on
+    /// the virtual lab, refused by the DUT's full input ring and sent again), after a search.
+    pub(crate) load_dropped: Option<f64>,
     /// What disturbed the trial, in the doubt rule's words: a fixed-load trial's flags; after a
-    /// search, [`OVERLOADED`] when the DUT did not forward the whole load.
+    /// search, [`OVERLOADED`] when the DUT did not forward the whole load or its input queue
+    /// was full for more than [`FULL_QUEUE`] of it.
     pub(crate) troubles: Vec<String>,
     /// The median round trip between the probes' CPU and the DUT's while the probes ran, ns,
     /// where the lab watched it ([`crate::lab::distance`]).
@@ -58,10 +62,19 @@ pub(crate) struct ProbeTrial {
     pub(crate) apart_by_second: Vec<Option<u32>>,
 }
 
-/// The trouble of a latency trial after a search whose load the DUT did not forward whole:
-/// the DUT forwarded less than during the search, so the load was not the share of the
-/// NDR it was meant to be, and its latency is that of a saturated DUT.
+/// The trouble of a latency trial after a search whose load the DUT did not forward whole, or
+/// whose input queue was full for more than [`FULL_QUEUE`] of it: the DUT forwarded less than
+/// during the search, so the load was not the share of the NDR it was meant to be, and its
+/// latency is that of a saturated DUT.
 pub(crate) const OVERLOADED: &str = "overloaded";
+
+/// The share of a latency trial's load dropped at an interface ([`crate::store::SearchTrial::load_dropped`])
+/// above which its DUT was saturated though the generator, sending the refused frames again,
+/// lost none. `benches/latency.sh load` on the virtual lab (2026-11-27, 20:25 UTC): every trial
+/// at 10 and 50 % of the NDR dropped 0.35 % or less; at 90 %, those that dropped 0.25–0.76 %
+/// had per-second P50s of 4–60 µs, those that dropped 2.2–23 % of 258–627 µs, one of them
+/// without losing any load.
+pub(crate) const FULL_QUEUE: f64 = 0.01;
 
 /// One probe kind of a trial.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,6 +148,7 @@ pub(crate) fn add_trial(
         iteration: key.iteration,
         load_pps,
         load_lost: (meta.tx_pkts > 0).then(|| meta.lost_pkts as f64 / meta.tx_pkts as f64),
+        load_dropped: None,
         latency,
         troubles,
         apart_by_second: apart_by_second(
@@ -163,14 +177,17 @@ pub(crate) fn add_search(
             continue;
         };
         let load_lost = (l.pct > 0).then(|| l.trial.load_lost());
+        let load_dropped = (l.pct > 0).then(|| l.trial.load_dropped());
+        let saturated = load_lost.unwrap_or(0.0) > 0.0 || load_dropped.unwrap_or(0.0) > FULL_QUEUE;
         let span = (l.trial.start_unix_s, l.trial.end_unix_s);
         let round_trips = store.read_round_trips(key, Some(l.pct), span)?;
         let trial = Measured {
             iteration: key.iteration,
             load_pps: l.trial.load,
             load_lost,
+            load_dropped,
             latency: &l.latency,
-            troubles: (load_lost.unwrap_or(0.0) > 0.0)
+            troubles: saturated
                 .then(|| OVERLOADED.to_string())
                 .into_iter()
                 .collect(),
@@ -205,6 +222,7 @@ struct Measured<'a> {
     iteration: u32,
     load_pps: f64,
     load_lost: Option<f64>,
+    load_dropped: Option<f64>,
     latency: &'a TrialLatency,
     troubles: Vec<String>,
     /// Each second's distance between the CPUs ([`ProbeTrial::apart_by_second`]).
@@ -281,6 +299,7 @@ fn add(
         iteration: trial.iteration,
         load_pps: trial.load_pps,
         load_lost: trial.load_lost,
+        load_dropped: trial.load_dropped,
         established,
         first_packet,
         troubles: trial.troubles,

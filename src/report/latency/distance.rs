@@ -133,6 +133,7 @@ mod tests {
                     iteration: i as u32 + 1,
                     load_pps: 1e5,
                     load_lost: Some(0.0),
+                    load_dropped: Some(0.0),
                     established: ProbeKind {
                         window: None,
                         seconds: (seconds.iter().enumerate())

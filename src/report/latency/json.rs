@@ -103,6 +103,8 @@ pub(crate) struct TrialJson<'a> {
     offered_pps: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     load_lost_ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    load_dropped_ratio: Option<f64>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     troubles: &'a [String],
     p50_ns: Option<u64>,
@@ -242,6 +244,7 @@ fn trial<'a>(t: &'a ProbeTrial, levels: &[Level]) -> TrialJson<'a> {
         index: t.iteration,
         offered_pps: t.load_pps,
         load_lost_ratio: t.load_lost,
+        load_dropped_ratio: t.load_dropped,
         troubles: &t.troubles,
         p50_ns: t.established.window.map(|p| p.p50_ns),
         p99_ns: t.established.window.map(|p| p.p99_ns),

@@ -6,7 +6,9 @@
 use super::distance::{at_levels, levels, timed_seconds, AtLevel, Level};
 use super::{load_text, probe_totals, FirstPacket, Over, Report};
 use crate::ingest::alternating::AlternatingRun;
-use crate::ingest::benchlab::latency::{Floor, LatencySeries, Load, ProbeTrial, OVERLOADED};
+use crate::ingest::benchlab::latency::{
+    Floor, LatencySeries, Load, ProbeTrial, FULL_QUEUE, OVERLOADED,
+};
 use crate::report::compare::block_line;
 use crate::report::verdict::{Finding, Metric, Verdict};
 use crate::stats::latency::{LatencySummary, Percentiles, ProbeCounts};
@@ -241,8 +243,9 @@ fn share(ratio: f64) -> String {
     }
 }
 
-/// After a search, a line for a load whose trials the DUT did not forward whole (the
-/// [`OVERLOADED`] ones); empty when there are none.
+/// After a search, a line for a load some of whose trials saturated the DUT (the
+/// [`OVERLOADED`] ones: it did not forward the whole load, or its input queue was full);
+/// empty when there are none.
 fn overloaded(s: &LatencySeries) -> String {
     let Load::Ndr(pct) = s.load else {
         return String::new();
@@ -253,14 +256,39 @@ fn overloaded(s: &LatencySeries) -> String {
     if over.is_empty() {
         return String::new();
     }
-    let lost = over.iter().filter_map(|t| t.load_lost).sum::<f64>() / over.len() as f64;
+    // The mean share of those of `over` whose share (`of`) is above `above`, and their count.
+    let mean_above = |of: fn(&ProbeTrial) -> Option<f64>, above: f64| {
+        let shares: Vec<f64> = (over.iter())
+            .filter_map(|t| of(t))
+            .filter(|&x| x > above)
+            .collect();
+        (
+            shares.len(),
+            shares.iter().sum::<f64>() / shares.len().max(1) as f64,
+        )
+    };
+    let mut why = Vec::new();
+    match mean_above(|t| t.load_lost, 0.0) {
+        (0, _) => {}
+        (n, lost) => why.push(format!(
+            "in {n} it did not forward the whole load ({} of it lost)",
+            share(lost)
+        )),
+    }
+    match mean_above(|t| t.load_dropped, FULL_QUEUE) {
+        (0, _) => {}
+        (n, dropped) => why.push(format!(
+            "in {n} its input queue was full (an interface dropped {} of the load)",
+            share(dropped)
+        )),
+    }
     format!(
-        "\nAt {pct} % of the NDR the DUT did not forward the whole load in {} of {} trials \
-         ({} of it lost): the DUT forwarded less than during the search, so their latency is \
-         that of a saturated DUT, not of {pct} % of its NDR.\n",
+        "\nAt {pct} % of the NDR the DUT was saturated in {} of {} trials: {}. It forwarded \
+         less than during the search, so their latency is that of a saturated DUT, not of \
+         {pct} % of its NDR.\n",
         over.len(),
         s.trials.len(),
-        share(lost),
+        why.join("; "),
     )
 }
 

@@ -156,17 +156,32 @@ fn search_iteration(store: &Store, key: &TrialKey) {
         store
             .write_latency(&dir, SystemTime::UNIX_EPOCH, &log)
             .unwrap();
-        // At 90 %, iteration 2 (and 3 of version b): the DUT forwarded 2 % short of the load
-        // (overloaded).
-        let over = key.iteration == 2 || (key.iteration == 3 && key.version == "b");
-        let short = if pct == 90 && over { 0.98 } else { 1.0 };
+        // At 90 %, iteration 2: the DUT forwarded 2 % short of the load; iteration 3 of
+        // version b: its input ring refused 5 % of the load, which the generator sent again
+        // (both overloaded); iteration 1: it refused 0.5 % (not).
+        let short = if pct == 90 && key.iteration == 2 {
+            0.98
+        } else {
+            1.0
+        };
+        let dropped = match (pct, key.iteration, key.version.as_str()) {
+            (90, 3, "b") => 0.05,
+            (90, 1, _) => 0.005,
+            _ => 0.0,
+        };
+        let sent = (load * 4.0) as u64;
         let trial = SearchTrial {
             load,
             duration: 4.0,
-            sent: (load * 4.0) as u64,
+            sent,
             received: (load * 4.0 * short) as u64,
             late: 0,
-            drops: Default::default(),
+            drops: [
+                ("benchlab-0-dut/bl0d1", (sent as f64 * dropped) as u64),
+                ("benchlab-0-sender/bl0s1", (sent as f64 * dropped) as u64),
+            ]
+            .map(|(iface, n)| (iface.to_string(), n))
+            .into(),
             dut_cpu: None,
             valid: true,
             problem: None,
@@ -338,13 +353,19 @@ fn the_readme_shows_each_loads_figures_of_the_measured_window_only() {
     // A load the DUT did not forward whole is said, under its table.
     assert!(
         readme.contains(
-            "\nAt 90 % of the NDR the DUT did not forward the whole load in 1 of 3 trials \
-             (2.0 % of it lost): the DUT forwarded less than during the search, so their \
+            "\nAt 90 % of the NDR the DUT was saturated in 1 of 3 trials: in 1 it did not forward \
+             the whole load (2.0 % of it lost). It forwarded less than during the search, so their \
              latency is that of a saturated DUT, not of 90 % of its NDR.\n"
         ),
         "{readme}"
     );
     assert_eq!(readme.matches("did not forward the whole load").count(), 4);
+    // b's third trial, whose input ring refused 5 % of the load, in b's two series.
+    assert_eq!(
+        (readme.matches("its input queue was full (an interface dropped 5.0 % of the load)"))
+            .count(),
+        2
+    );
     // Each load's trials' CPUs' distance, and under each search's table that it moved.
     assert_eq!(
         readme.matches(" | 120 ns–200 ns | ").count(),
@@ -490,7 +511,18 @@ fn results_json_holds_each_load_the_floor_and_the_latency_verdicts() {
     assert!(a["iterations"][0].get("cpu_round_trip_ns").is_none());
     assert!((second["load_lost_ratio"].as_f64().unwrap() - 0.02).abs() < 1e-9);
     assert_eq!(at_90["iterations"][0]["load_lost_ratio"], 0.0);
+    // Its input ring refused 0.5 % of the load: below FULL_QUEUE, not overloaded.
+    assert_eq!(at_90["iterations"][0]["load_dropped_ratio"], 0.005);
     assert!(at_90["iterations"][0].get("troubles").is_none());
+    // b's third trial lost none of its load, but its input ring refused 5 % of it: overloaded.
+    let b_at_90 = latency
+        .iter()
+        .find(|l| l["name"] == "b.forwarding.ndr.90pct")
+        .unwrap();
+    let third = &b_at_90["iterations"][2];
+    assert_eq!(third["load_lost_ratio"], 0.0);
+    assert_eq!(third["load_dropped_ratio"], 0.05);
+    assert_eq!(third["troubles"], serde_json::json!(["overloaded"]));
     let floor = &json["latency_floor"];
     assert_eq!(floor["probe_rate_pps"], 10_000);
     assert_eq!(floor["probes_sent"], 50_000);
@@ -620,6 +652,7 @@ fn one_trial(first: &[u64]) -> LatencySeries {
             iteration: 1,
             load_pps: 1e5,
             load_lost: None,
+            load_dropped: None,
             established: kind(&[0; 4]),
             first_packet: Some(kind(first)),
             troubles: Vec::new(),
