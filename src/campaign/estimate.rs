@@ -1,7 +1,7 @@
 //! What a campaign will run, before anything runs (`benchlab run --check`): its design and why,
 //! how many trials or alternating runs, and about how long it takes.
 
-use crate::config::{secs, Campaign, Design, Measure, Runs};
+use crate::config::{secs, Alternating, Campaign, Design, Measure, Runs};
 use crate::store::{plan, TrialKey};
 
 /// Seconds a trial of the virtual lab costs beyond its traffic: the switch of version or
@@ -38,96 +38,100 @@ pub(crate) struct Plan {
 pub(crate) fn plan_of(campaign: &Campaign) -> Plan {
     let reason = campaign.design_reason();
     match (campaign.design, &campaign.alternating) {
-        (Design::Alternating, Some(alt)) => {
-            let runs = Runs::of(campaign);
-            let count = runs.per_profile() * campaign.profiles.len();
-            let warmup = secs(campaign.trial.warmup).max(secs(alt.settle));
-            let per_run = secs(alt.max_duration) + warmup;
-            let entries = runs.entries(0).len();
-            // A profile with latency adds its latency run, `[latency] blocks` blocks long.
-            let latency_runs = runs.per_profile()
-                * (campaign.profiles.iter())
-                    .filter(|p| p.latency(&campaign.trial))
-                    .count();
-            let latency_run = f64::from(campaign.latency().blocks)
-                * secs(alt.block_duration(entries))
-                + warmup
-                + RUN_OVERHEAD_S;
-            Plan {
-                design: Design::Alternating,
-                reason,
-                count,
-                unit: format!(
-                    "alternating run{} ({} per profile, {entries} entries switched every {} s)",
-                    if count == 1 { "" } else { "s" },
-                    runs.per_profile(),
-                    secs(alt.phase)
-                ),
-                wall_s: LAB_S
-                    + floor_s(campaign)
-                    + count as f64 * (per_run + RUN_OVERHEAD_S)
-                    + latency_runs as f64 * latency_run,
-                at_most: true,
-                caveat: format!(
-                    "a run ends once every comparison is within ± {} % (after {} blocks of \
-                     {:.0} s), or after {} s of traffic",
-                    alt.precision,
-                    alt.min_blocks,
-                    secs(alt.block_duration(entries)),
-                    secs(alt.max_duration)
-                ),
-            }
+        (Design::Alternating, Some(alt)) => alternating_plan(campaign, alt, reason),
+        _ => trials_plan(campaign, reason),
+    }
+}
+
+/// The plan of an alternating campaign: its runs, each at most its `max_duration`.
+fn alternating_plan(campaign: &Campaign, alt: &Alternating, reason: String) -> Plan {
+    let runs = Runs::of(campaign);
+    let count = runs.per_profile() * campaign.profiles.len();
+    let warmup = secs(campaign.trial.warmup).max(secs(alt.settle));
+    let per_run = secs(alt.max_duration) + warmup;
+    let entries = runs.entries(0).len();
+    // A profile with latency adds its latency run, `[latency] blocks` blocks long.
+    let latency_runs = runs.per_profile()
+        * (campaign.profiles.iter())
+            .filter(|p| p.latency(&campaign.trial))
+            .count();
+    let latency_run = f64::from(campaign.latency().blocks) * secs(alt.block_duration(entries))
+        + warmup
+        + RUN_OVERHEAD_S;
+    Plan {
+        design: Design::Alternating,
+        reason,
+        count,
+        unit: format!(
+            "alternating run{} ({} per profile, {entries} entries switched every {} s)",
+            if count == 1 { "" } else { "s" },
+            runs.per_profile(),
+            secs(alt.phase)
+        ),
+        wall_s: LAB_S
+            + floor_s(campaign)
+            + count as f64 * (per_run + RUN_OVERHEAD_S)
+            + latency_runs as f64 * latency_run,
+        at_most: true,
+        caveat: format!(
+            "a run ends once every comparison is within ± {} % (after {} blocks of \
+             {:.0} s), or after {} s of traffic",
+            alt.precision,
+            alt.min_blocks,
+            secs(alt.block_duration(entries)),
+            secs(alt.max_duration)
+        ),
+    }
+}
+
+/// The plan of a campaign of trials: one per key, a throughput search as long as it may last.
+fn trials_plan(campaign: &Campaign, reason: String) -> Plan {
+    let keys = plan(campaign);
+    let search = campaign.search();
+    let searches = |k: &&TrialKey| {
+        !k.is_profiling()
+            && (campaign.profiles.iter())
+                .any(|p| p.name == k.profile && p.measure == Measure::Throughput)
+    };
+    let trial_s = secs(campaign.trial.duration) + TRIAL_OVERHEAD_S;
+    // A search with latency adds a trial per `[latency] loads`.
+    let latency_trials = |k: &TrialKey| {
+        let probed =
+            (campaign.profiles.iter()).any(|p| p.name == k.profile && p.latency(&campaign.trial));
+        if probed {
+            campaign.latency().loads.len()
+        } else {
+            0
         }
-        _ => {
-            let keys = plan(campaign);
-            let search = campaign.search();
-            let searches = |k: &&TrialKey| {
-                !k.is_profiling()
-                    && (campaign.profiles.iter())
-                        .any(|p| p.name == k.profile && p.measure == Measure::Throughput)
-            };
-            let trial_s = secs(campaign.trial.duration) + TRIAL_OVERHEAD_S;
-            // A search with latency adds a trial per `[latency] loads`.
-            let latency_trials = |k: &TrialKey| {
-                let probed = (campaign.profiles.iter())
-                    .any(|p| p.name == k.profile && p.latency(&campaign.trial));
-                if probed {
-                    campaign.latency().loads.len()
-                } else {
-                    0
-                }
-            };
-            let seconds: f64 = (keys.iter())
-                .map(|k| match searches(&k) {
-                    true => search.search_duration_max + latency_trials(k) as f64 * trial_s,
-                    false => trial_s,
-                })
-                .sum();
-            let reboots = campaign.versions.iter().any(|v| !v.reboot.is_empty());
-            let mut caveat =
-                "each trial the machine disturbs is measured once more, up to twice as long"
-                    .to_string();
-            let searching = keys.iter().any(|k| searches(&k));
-            if searching {
-                caveat = format!(
-                    "a throughput search stops at its search_duration_max, {} s, and most end \
-                     far sooner; {caveat}",
-                    search.search_duration_max
-                );
-            }
-            if reboots {
-                caveat.push_str("; plus each version's install, reboot and wait to go online");
-            }
-            Plan {
-                design: Design::Trials,
-                reason,
-                count: keys.len(),
-                unit: "trials".into(),
-                wall_s: LAB_S + floor_s(campaign) + seconds,
-                at_most: searching,
-                caveat,
-            }
-        }
+    };
+    let seconds: f64 = (keys.iter())
+        .map(|k| match searches(&k) {
+            true => search.search_duration_max + latency_trials(k) as f64 * trial_s,
+            false => trial_s,
+        })
+        .sum();
+    let reboots = campaign.versions.iter().any(|v| !v.reboot.is_empty());
+    let mut caveat =
+        "each trial the machine disturbs is measured once more, up to twice as long".to_string();
+    let searching = keys.iter().any(|k| searches(&k));
+    if searching {
+        caveat = format!(
+            "a throughput search stops at its search_duration_max, {} s, and most end \
+             far sooner; {caveat}",
+            search.search_duration_max
+        );
+    }
+    if reboots {
+        caveat.push_str("; plus each version's install, reboot and wait to go online");
+    }
+    Plan {
+        design: Design::Trials,
+        reason,
+        count: keys.len(),
+        unit: "trials".into(),
+        wall_s: LAB_S + floor_s(campaign) + seconds,
+        at_most: searching,
+        caveat,
     }
 }
 

@@ -243,36 +243,7 @@ fn rig<'a>(
                 }),
         )
         .collect();
-    // The probes leave by the load's interface from its first flow's source, and go to the
-    // receiver's own address: the DUT forwards them as the load (same interfaces, a route of
-    // the same table to the same egress, a static neighbour), and the receiver delivers them to
-    // a socket of theirs, which the load, addressed to the sink, never reaches.
-    let receiver_addr = match gen_cfg.spec.family() {
-        Family::Inet4 => facts.receiver.inet4.addr,
-        Family::Inet6 => facts.receiver.inet6.addr,
-    };
-    let mut probe_frames = gen_cfg.spec.clone();
-    (probe_frames.dst.start, probe_frames.dst.end) = (receiver_addr, receiver_addr);
-    let mut probes = ProbeConfig::new(sender_if.clone(), probe_frames);
-    probes.first_packet = true;
-    probes.cpu = Some(probe_cpu(facts));
-    let prober = LocalProber {
-        distance: (probes.cpu)
-            .filter(|&cpu| cpu != facts.dut.cpu)
-            .map(|cpu| [cpu, facts.dut.cpu]),
-        watch: None,
-        seen: None,
-        probes,
-        listen: Listen::Local {
-            netns: Some(facts.receiver.namespace.clone()),
-            addr: receiver_addr,
-            egress: Some(IfRef {
-                netns: Some(dut_ns.clone()),
-                name: facts.dut.egress.clone(),
-            }),
-        },
-        stream: None,
-    };
+    let prober = prober(facts, &gen_cfg.spec, sender_if);
     // The host's root namespace sees the DUT's CPU, kernel stacks included.
     let profiler = PerfProfiler::new(&LocalTransport, vec![facts.dut.cpu]);
     Ok(Rig {
@@ -290,6 +261,40 @@ fn rig<'a>(
         capture_delay,
         prober: Ok(Box::new(prober)),
     })
+}
+
+/// The prober of a trial on the lab of `facts` whose load is `load` from `sender_if`.
+fn prober(facts: &LabFacts, load: &FrameSpec, sender_if: IfRef) -> LocalProber {
+    // The probes leave by the load's interface from its first flow's source, and go to the
+    // receiver's own address: the DUT forwards them as the load (same interfaces, a route of
+    // the same table to the same egress, a static neighbour), and the receiver delivers them to
+    // a socket of theirs, which the load, addressed to the sink, never reaches.
+    let receiver_addr = match load.family() {
+        Family::Inet4 => facts.receiver.inet4.addr,
+        Family::Inet6 => facts.receiver.inet6.addr,
+    };
+    let mut probe_frames = load.clone();
+    (probe_frames.dst.start, probe_frames.dst.end) = (receiver_addr, receiver_addr);
+    let mut probes = ProbeConfig::new(sender_if, probe_frames);
+    probes.first_packet = true;
+    probes.cpu = Some(probe_cpu(facts));
+    LocalProber {
+        distance: (probes.cpu)
+            .filter(|&cpu| cpu != facts.dut.cpu)
+            .map(|cpu| [cpu, facts.dut.cpu]),
+        watch: None,
+        seen: None,
+        probes,
+        listen: Listen::Local {
+            netns: Some(facts.receiver.namespace.clone()),
+            addr: receiver_addr,
+            egress: Some(IfRef {
+                netns: Some(facts.dut.namespace.clone()),
+                name: facts.dut.egress.clone(),
+            }),
+        },
+        stream: None,
+    }
 }
 
 /// The CPU of the probes' threads: one that neither the generators nor the DUT use, when the

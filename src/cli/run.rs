@@ -16,7 +16,7 @@ use crate::config::{secs, Campaign};
 use crate::dut::KNOWN_PRESETS;
 use crate::error::InputError;
 use crate::profile::PerfProfiler;
-use crate::store::{Status, Store};
+use crate::store::{Status, Store, TrialKey, TrialMeta};
 use crate::transport::LocalTransport;
 
 /// The campaign to run: file, stored or built-in, and the flags applied.
@@ -316,57 +316,51 @@ impl Shown {
             (Event::Search { key, state }, Progress::Bar(bar)) => {
                 bar.set_message(format!("{key} {}", search_bounds(state)));
             }
-            (Event::Retry { key, reason }, Progress::Bar(bar)) => {
-                bar.println(format!("{key}: {reason}; retrying"));
-            }
-            (Event::Retry { key, reason }, Progress::Lines) => {
-                let _ = writeln!(err, "{key}: {reason}; retrying");
-            }
+            (Event::Retry { key, reason }, p) => say(p, err, format!("{key}: {reason}; retrying")),
             (Event::Block { .. } | Event::RunDone { .. }, p) => {
                 let Some(line) = alternating_line(event, done) else {
                     return;
                 };
                 match (event, p) {
                     (Event::Block { .. }, Progress::Bar(bar)) => bar.set_message(line),
-                    (_, Progress::Bar(bar)) => bar.println(line),
-                    _ => {
-                        let _ = writeln!(err, "{line}");
-                    }
+                    _ => say(p, err, line),
                 }
             }
-            (Event::Floor { floor }, p) => {
-                let line = floor_line(floor);
-                match p {
-                    Progress::Bar(bar) => bar.println(line),
-                    _ => {
-                        let _ = writeln!(err, "{line}");
-                    }
-                }
-            }
+            (Event::Floor { floor }, p) => say(p, err, floor_line(floor)),
             (Event::TrialDone { key, meta }, p) => {
                 *done += 1;
-                let latency = (meta.latency.as_ref()).map_or(String::new(), latency_text);
-                let line = match meta.status {
-                    Status::Ok => format!("{key}: {:.0} pps{latency}", meta.rx_pps),
-                    Status::Flagged => format!(
-                        "{key}: {:.0} pps{latency}, flagged: {}",
-                        meta.rx_pps,
-                        meta.flags.join("; ")
-                    ),
-                    Status::Failed => format!(
-                        "{key}: failed: {}",
-                        meta.failure.as_deref().unwrap_or("unknown")
-                    ),
-                };
-                match p {
-                    Progress::Bar(bar) => bar.println(line),
-                    _ => {
-                        let _ = writeln!(err, "{line}");
-                    }
-                }
+                say(p, err, trial_line(key, meta));
             }
             _ => {}
         }
+    }
+}
+
+/// Prints `line` above the progress bar, or on its own line without one.
+fn say(progress: &Progress, err: &mut dyn Write, line: String) {
+    match progress {
+        Progress::Bar(bar) => bar.println(line),
+        Progress::Lines => {
+            let _ = writeln!(err, "{line}");
+        }
+        Progress::Quiet => {}
+    }
+}
+
+/// The line of a finished trial: its rate and latency, or why it was flagged or failed.
+fn trial_line(key: &TrialKey, meta: &TrialMeta) -> String {
+    let latency = (meta.latency.as_ref()).map_or(String::new(), latency_text);
+    match meta.status {
+        Status::Ok => format!("{key}: {:.0} pps{latency}", meta.rx_pps),
+        Status::Flagged => format!(
+            "{key}: {:.0} pps{latency}, flagged: {}",
+            meta.rx_pps,
+            meta.flags.join("; ")
+        ),
+        Status::Failed => format!(
+            "{key}: failed: {}",
+            meta.failure.as_deref().unwrap_or("unknown")
+        ),
     }
 }
 

@@ -5,8 +5,9 @@
 use std::path::Path;
 
 use super::bounds::MAX_ENTRIES;
+use super::profile::min_frame;
 use super::seconds::{check, secs};
-use super::{bad, defaults, min_frame, Campaign, Design};
+use super::{bad, defaults, Campaign, Design};
 use crate::error::{shown, InputError};
 
 /// The most iterations a campaign may ask for: more would only fill the disk.

@@ -51,7 +51,9 @@ use crate::traffic::IfRef;
 
 /// The DUT's egress stamp of the virtual lab's probes: a tc program (FFI).
 pub(crate) mod egress;
-/// The probe frame: layout, kinds, stamping, decoding and the receiver's socket filter.
+/// The receiver's socket filter: only probes reach its queue.
+mod filter;
+/// The probe frame: layout, kinds, stamping and decoding.
 pub(crate) mod frame;
 /// Pairs each arrival with its probe's kernel transmit time.
 mod matcher;

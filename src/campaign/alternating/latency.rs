@@ -25,6 +25,16 @@ use crate::store::{AlternatingLatency, LatencyPhase, SampleRow, TrialKey};
 use crate::traffic::endpoint::Receiver;
 use crate::traffic::latency::{ProbeKind, Probes};
 
+/// The baseline's median rate over the throughput blocks `done` (the upper of the two middle
+/// ones for an even count); `None` when no block gave it.
+fn baseline_pps(done: &[Done]) -> Option<f64> {
+    let mut baseline: Vec<f64> = (done.iter())
+        .filter_map(|d| d.values.as_ref().and_then(|b| b.values().first().copied()))
+        .collect();
+    baseline.sort_by(f64::total_cmp);
+    baseline.get(baseline.len() / 2).copied()
+}
+
 impl Alternation<'_> {
     /// Whether the run of `unit` still has its latency to measure.
     pub(super) fn latency_todo(
@@ -48,11 +58,7 @@ impl Alternation<'_> {
         done: &[Done],
     ) -> anyhow::Result<()> {
         let (v, p) = (unit.key.version.as_str(), unit.key.profile.as_str());
-        let mut baseline: Vec<f64> = (done.iter())
-            .filter_map(|d| d.values.as_ref().and_then(|b| b.values().first().copied()))
-            .collect();
-        baseline.sort_by(f64::total_cmp);
-        let Some(&baseline_pps) = baseline.get(baseline.len() / 2) else {
+        let Some(baseline_pps) = baseline_pps(done) else {
             anyhow::bail!("{v}.{p}: no throughput block gave the baseline's rate: its latency load is unknown");
         };
         let cfg = self.campaign.latency();

@@ -17,7 +17,8 @@ use std::net::IpAddr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use super::frame::{self, Probe, SockFilter, FILTER};
+use super::filter::{SockFilter, FILTER};
+use super::frame::{self, Probe};
 
 const ETH_P_ALL: u16 = 0x0003;
 /// Room for the control messages of one frame: a `scm_timestamping` (3 timespecs) and, on the
