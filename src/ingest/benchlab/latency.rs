@@ -76,6 +76,16 @@ pub(crate) const OVERLOADED: &str = "overloaded";
 /// without losing any load.
 pub(crate) const FULL_QUEUE: f64 = 0.01;
 
+/// Of a trial after a search that lost `load_lost` of its load and dropped `load_dropped` of it
+/// at an interface: the share lost when it lost some, and the share dropped when its input
+/// queue was full ([`FULL_QUEUE`]); either makes it [`OVERLOADED`].
+pub(crate) fn saturation(load_lost: Option<f64>, load_dropped: Option<f64>) -> [Option<f64>; 2] {
+    [
+        load_lost.filter(|&lost| lost > 0.0),
+        load_dropped.filter(|&dropped| dropped > FULL_QUEUE),
+    ]
+}
+
 /// One probe kind of a trial.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ProbeKind {
@@ -178,7 +188,9 @@ pub(crate) fn add_search(
         };
         let load_lost = (l.pct > 0).then(|| l.trial.load_lost());
         let load_dropped = (l.pct > 0).then(|| l.trial.load_dropped());
-        let saturated = load_lost.unwrap_or(0.0) > 0.0 || load_dropped.unwrap_or(0.0) > FULL_QUEUE;
+        let saturated = saturation(load_lost, load_dropped)
+            .iter()
+            .any(Option::is_some);
         let span = (l.trial.start_unix_s, l.trial.end_unix_s);
         let round_trips = store.read_round_trips(key, Some(l.pct), span)?;
         let trial = Measured {

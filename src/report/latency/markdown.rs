@@ -7,7 +7,7 @@ use super::distance::{at_levels, levels, timed_seconds, AtLevel, Level};
 use super::{load_text, probe_totals, FirstPacket, Over, Report};
 use crate::ingest::alternating::AlternatingRun;
 use crate::ingest::benchlab::latency::{
-    Floor, LatencySeries, Load, ProbeTrial, FULL_QUEUE, OVERLOADED,
+    saturation, Floor, LatencySeries, Load, ProbeTrial, OVERLOADED,
 };
 use crate::report::compare::block_line;
 use crate::report::verdict::{Finding, Metric, Verdict};
@@ -256,31 +256,28 @@ fn overloaded(s: &LatencySeries) -> String {
     if over.is_empty() {
         return String::new();
     }
-    // The mean share of those of `over` whose share (`of`) is above `above`, and their count.
-    let mean_above = |of: fn(&ProbeTrial) -> Option<f64>, above: f64| {
-        let shares: Vec<f64> = (over.iter())
-            .filter_map(|t| of(t))
-            .filter(|&x| x > above)
-            .collect();
-        (
-            shares.len(),
-            shares.iter().sum::<f64>() / shares.len().max(1) as f64,
-        )
-    };
-    let mut why = Vec::new();
-    match mean_above(|t| t.load_lost, 0.0) {
-        (0, _) => {}
-        (n, lost) => why.push(format!(
-            "in {n} it did not forward the whole load ({} of it lost)",
-            share(lost)
-        )),
+    // Per cause (load lost, input queue full): the shares of the trials it saturated.
+    let (mut lost, mut full) = (Vec::new(), Vec::new());
+    for t in &over {
+        let [l, f] = saturation(t.load_lost, t.load_dropped);
+        lost.extend(l);
+        full.extend(f);
     }
-    match mean_above(|t| t.load_dropped, FULL_QUEUE) {
-        (0, _) => {}
-        (n, dropped) => why.push(format!(
-            "in {n} its input queue was full (an interface dropped {} of the load)",
-            share(dropped)
-        )),
+    let mean = |s: &[f64]| share(s.iter().sum::<f64>() / s.len() as f64);
+    let mut why = Vec::new();
+    if !lost.is_empty() {
+        why.push(format!(
+            "in {} it did not forward the whole load ({} of it lost)",
+            lost.len(),
+            mean(&lost)
+        ));
+    }
+    if !full.is_empty() {
+        why.push(format!(
+            "in {} its input queue was full (an interface dropped {} of the load)",
+            full.len(),
+            mean(&full)
+        ));
     }
     format!(
         "\nAt {pct} % of the NDR the DUT was saturated in {} of {} trials: {}. It forwarded \
