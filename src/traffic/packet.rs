@@ -591,14 +591,15 @@ impl FlowLayout {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn mac(s: &str) -> Mac {
         s.parse().unwrap()
     }
 
-    fn spec(src: &str, dst: &str, size: usize) -> FrameSpec {
+    /// A frame spec from `src` to `dst` (pkt-gen ranges), `size` bytes, between two fixed MACs.
+    pub(crate) fn spec(src: &str, dst: &str, size: usize) -> FrameSpec {
         FrameSpec::new(
             mac("02:00:00:00:00:01"),
             mac("02:00:00:00:00:02"),

@@ -46,8 +46,9 @@ pub(crate) struct ProbeTrial {
     pub(crate) first_packet: Option<ProbeKind>,
     /// The share of the load the DUT did not forward, when the trial had a load.
     pub(crate) load_lost: Option<f64>,
-    /// The share of the load a watched interface dropped ([`crate::store::SearchTrial::load_dropped`]: on
-    /// the virtual lab, refused by the DUT's full input ring and sent again), after a search.
+    /// The share of the load a watched interface dropped, after a search
+    /// ([`crate::store::SearchTrial::load_dropped`]: on the virtual lab, refused by the DUT's
+    /// full input ring and sent again).
     pub(crate) load_dropped: Option<f64>,
     /// What disturbed the trial, in the doubt rule's words: a fixed-load trial's flags; after a
     /// search, [`OVERLOADED`] when the DUT did not forward the whole load or its input queue
@@ -68,9 +69,9 @@ pub(crate) struct ProbeTrial {
 /// latency is that of a saturated DUT.
 pub(crate) const OVERLOADED: &str = "overloaded";
 
-/// The share of a latency trial's load dropped at an interface ([`crate::store::SearchTrial::load_dropped`])
-/// above which its DUT was saturated though the generator, sending the refused frames again,
-/// lost none. `benches/latency.sh load` on the virtual lab (2026-11-27, 20:25 UTC): every trial
+/// The share of a latency trial's load dropped at an interface
+/// ([`crate::store::SearchTrial::load_dropped`]) above which its DUT was saturated though the
+/// generator, sending the refused frames again, lost none. `benches/latency.sh load` on the virtual lab (2026-11-27, 20:25 UTC): every trial
 /// at 10 and 50 % of the NDR dropped 0.35 % or less; at 90 %, those that dropped 0.25–0.76 %
 /// had per-second P50s of 4–60 µs, those that dropped 2.2–23 % of 258–627 µs, one of them
 /// without losing any load.

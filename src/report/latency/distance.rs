@@ -39,10 +39,10 @@ pub(crate) struct AtLevel {
 
 /// Each measured second of trial `t` at a settled distance: its round trip, and the second's
 /// established probes' P50. Settled: the second and the one before it each read one distance,
-/// the same within [`APART_RATIO`](crate::stats::doubt::APART_RATIO); a second just after the host moved the vCPUs is left out,
-/// as its P50 is of neither state (measured on the project's VM, BENCHMARKS.md: four runs'
-/// P50s at one level disagreed by more than 10 % at 10 of 16 series-levels with such seconds,
-/// at 7 without).
+/// the same within [`APART_RATIO`](crate::stats::doubt::APART_RATIO); a second just after the
+/// host moved the vCPUs is left out, as its P50 is of neither state (measured on the project's
+/// VM, BENCHMARKS.md: four runs' P50s at one level disagreed by more than 10 % at 10 of 16
+/// series-levels with such seconds, at 7 without).
 fn trial_seconds(t: &ProbeTrial) -> impl Iterator<Item = (u32, u64)> + Clone + '_ {
     (t.established.seconds.iter()).filter_map(|&(start, p50)| {
         let i = start.as_secs_f64().round() as usize;

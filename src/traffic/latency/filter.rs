@@ -59,7 +59,8 @@ mod tests {
     use super::*;
     use crate::traffic::latency::frame::{Probe, ProbeFrame};
     use crate::traffic::latency::ProbeKind;
-    use crate::traffic::packet::{build_frame, Family, FlowPos, FrameSpec};
+    use crate::traffic::packet::tests::spec;
+    use crate::traffic::packet::{build_frame, Family, FlowPos};
 
     /// Runs [`FILTER`] on `frame` as the kernel would (the opcodes it uses only): the bytes
     /// it keeps, 0 for a dropped frame.
@@ -96,19 +97,10 @@ mod tests {
 
     #[test]
     fn the_filter_keeps_probes_of_both_kinds_only() {
-        for (src, dst, size) in [
-            ("198.18.0.1:2000", "198.19.0.1:2000", 64),
-            ("[2001:2::1]:2000", "[2001:2:0:1::1]:2000", 128),
+        for s in [
+            spec("198.18.0.1:2000", "198.19.0.1:2000", 64),
+            spec("[2001:2::1]:2000", "[2001:2:0:1::1]:2000", 128),
         ] {
-            let (mac_src, mac_dst) = ("02:00:00:00:00:01", "02:00:00:00:00:02");
-            let s = FrameSpec::new(
-                mac_src.parse().unwrap(),
-                mac_dst.parse().unwrap(),
-                src.parse().unwrap(),
-                dst.parse().unwrap(),
-                size,
-            )
-            .unwrap();
             let mut probe = ProbeFrame::new(&s);
             assert_eq!(run_filter(probe.bytes()), 0xffff);
             probe.set_ports(1024, 2000);

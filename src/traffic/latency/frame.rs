@@ -229,17 +229,7 @@ pub(crate) fn now_ns() -> u64 {
 mod tests {
     use super::*;
     use crate::traffic::packet::build_frame;
-
-    fn spec(src: &str, dst: &str, size: usize) -> FrameSpec {
-        FrameSpec::new(
-            "02:00:00:00:00:01".parse().unwrap(),
-            "02:00:00:00:00:02".parse().unwrap(),
-            src.parse().unwrap(),
-            dst.parse().unwrap(),
-            size,
-        )
-        .unwrap()
-    }
+    use crate::traffic::packet::tests::spec;
 
     /// The UDP checksum of `frame` computed from scratch (it verifies to 0 when right).
     fn udp_verifies(frame: &[u8]) -> bool {
