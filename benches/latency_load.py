@@ -30,22 +30,23 @@ def show(out):
     for key, series in searched(out):
         for it in series["iterations"]:
             # The report's "overloaded": the DUT did not forward the whole load, or its input
-            # queue was full; the median round trip between the probes' CPU and the DUT's
-            # (lab::distance).
-            over = "overloaded" in it.get("troubles", [])
+            # queue was full; "stalled": the stalls of its CPU account for that; the median
+            # round trip between the probes' CPU and the DUT's (lab::distance).
+            troubles = it.get("troubles", [])
+            mark = "*" if "overloaded" in troubles else "~" if "stalled" in troubles else ""
             if it.get("p50_ns") is not None:
-                p50.setdefault(key, []).append((it["p50_ns"], over, it.get("cpu_round_trip_ns")))
+                p50.setdefault(key, []).append((it["p50_ns"], mark, it.get("cpu_round_trip_ns")))
     by_distance = distances(out)
     print("P50 of each iteration (µs; * overloaded: the DUT did not forward the whole load or")
-    print("its input queue was full; @ the CPUs' median round trip, ns), max/min - 1 run to run,")
+    print("its input queue was full; ~ stalled: its queue filled while the host had the DUT's")
+    print("CPU; @ the CPUs' median round trip, ns), max/min - 1 run to run,")
     print("and over the trials not overloaded:")
     within = [0, 0, 0, 0]
     for (config, pct), values in sorted(p50.items()):
         spread = max(v for v, _, _ in values) / min(v for v, _, _ in values) - 1
-        kept = [v for v, over, _ in values if not over]
+        kept = [v for v, mark, _ in values if mark != "*"]
         calm = max(kept) / min(kept) - 1 if len(kept) >= 2 else None
-        shown = " ".join(f"{v / 1e3:.1f}{'*' if over else ''}@{apart or '-'}"
-                         for v, over, apart in values)
+        shown = " ".join(f"{v / 1e3:.1f}{mark}@{apart or '-'}" for v, mark, apart in values)
         print(f"  {config:18} {pct:3d} % of NDR: {shown:36} spread {100 * spread:5.1f} %"
               + (f", not overloaded ({len(kept)}) {100 * calm:5.1f} %" if calm is not None else ""))
         if pct > 0:

@@ -203,9 +203,22 @@ impl SearchTrial {
     /// Whether the DUT's CPU stalls, where the lab watched them, account for the packets the
     /// trial lost ([`CpuStalls::explain`], at the rate the senders sent): the machine's loss.
     pub(crate) fn lost_to_stalls(&self) -> bool {
-        let lost = self.sent.saturating_sub(self.received);
+        self.stalls_explain(self.sent.saturating_sub(self.received))
+    }
+
+    /// Whether the DUT's CPU stalls account for what the trial lost or what the watched
+    /// interface dropping the most dropped, the larger ([`CpuStalls::explain`]): a queue the
+    /// machine filled, not the load. On the virtual lab the generator sends again what the
+    /// DUT's full input ring refused, so a stall can drop frames without losing any.
+    pub(crate) fn full_to_stalls(&self) -> bool {
+        let dropped = self.drops.values().max().copied().unwrap_or(0);
+        self.stalls_explain(self.sent.saturating_sub(self.received).max(dropped))
+    }
+
+    /// Whether the stalls the watch saw account for `packets` at the rate the senders sent.
+    fn stalls_explain(&self, packets: u64) -> bool {
         let sent_rate = self.sent as f64 / self.duration;
-        (self.dut_cpu.as_ref()).is_some_and(|c| c.explain(sent_rate, lost))
+        (self.dut_cpu.as_ref()).is_some_and(|c| c.explain(sent_rate, packets))
     }
 
     fn saturated(&self, worst_goal: f64) -> Saturated {

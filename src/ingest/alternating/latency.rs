@@ -141,6 +141,7 @@ fn entry(
             established: figures(&established),
             first_packet: first,
             troubles: Vec::new(),
+            longest_stall_ms: None,
             cpu_round_trip_ns: None,
             apart_by_second: Vec::new(),
         });

@@ -51,9 +51,13 @@ pub(crate) struct ProbeTrial {
     /// full input ring and sent again).
     pub(crate) load_dropped: Option<f64>,
     /// What disturbed the trial, in the doubt rule's words: a fixed-load trial's flags; after a
-    /// search, [`OVERLOADED`] when the DUT did not forward the whole load or its input queue
-    /// was full for more than [`FULL_QUEUE`] of it.
+    /// search, when the DUT did not forward the whole load or its input queue was full for
+    /// more than [`FULL_QUEUE`] of it, [`STALLED`] where the stalls of its CPU account for that
+    /// and [`OVERLOADED`] otherwise.
     pub(crate) troubles: Vec<String>,
+    /// The longest stall of the DUT's CPU during the trial, ms, where the lab watched it
+    /// ([`crate::lab::stall`]: after a search on the virtual lab).
+    pub(crate) longest_stall_ms: Option<f64>,
     /// The median round trip between the probes' CPU and the DUT's while the probes ran, ns,
     /// where the lab watched it ([`crate::lab::distance`]).
     pub(crate) cpu_round_trip_ns: Option<u32>,
@@ -68,6 +72,14 @@ pub(crate) struct ProbeTrial {
 /// during the search, so the load was not the share of the NDR it was meant to be, and its
 /// latency is that of a saturated DUT.
 pub(crate) const OVERLOADED: &str = "overloaded";
+
+/// The trouble of a latency trial after a search whose input queue filled while the host took
+/// the DUT's CPU away, the stalls accounting for all it lost or dropped
+/// ([`crate::store::SearchTrial::full_to_stalls`]): the machine's, not the load's. Measured
+/// (`benches/latency.sh load`, 2026-11-28, 01:45 UTC): two trials at 10 % of the NDR dropped
+/// 1.04 and 1.13 % of their load, lost none, and their CPU stalled for up to 100 ms (7,700
+/// frames at 77 Kpps, against 4,352 queued), their P50s those of the trials beside them.
+pub(crate) const STALLED: &str = "stalled";
 
 /// The share of a latency trial's load dropped at an interface
 /// ([`crate::store::SearchTrial::load_dropped`]) above which its DUT was saturated though the
@@ -162,6 +174,7 @@ pub(crate) fn add_trial(
         load_dropped: None,
         latency,
         troubles,
+        longest_stall_ms: None,
         apart_by_second: apart_by_second(
             store.read_round_trips(key, None, (meta.start_unix_s, meta.end_unix_s))?,
             latency,
@@ -192,6 +205,11 @@ pub(crate) fn add_search(
         let saturated = saturation(load_lost, load_dropped)
             .iter()
             .any(Option::is_some);
+        let trouble = match saturated {
+            false => None,
+            true if l.trial.full_to_stalls() => Some(STALLED),
+            true => Some(OVERLOADED),
+        };
         let span = (l.trial.start_unix_s, l.trial.end_unix_s);
         let round_trips = store.read_round_trips(key, Some(l.pct), span)?;
         let trial = Measured {
@@ -200,10 +218,8 @@ pub(crate) fn add_search(
             load_lost,
             load_dropped,
             latency: &l.latency,
-            troubles: saturated
-                .then(|| OVERLOADED.to_string())
-                .into_iter()
-                .collect(),
+            troubles: trouble.map(String::from).into_iter().collect(),
+            longest_stall_ms: l.trial.dut_cpu.as_ref().map(|c| c.longest_ms),
             apart_by_second: apart_by_second(round_trips, &l.latency, l.trial.start_unix_s),
         };
         let at = (cell, Load::Ndr(l.pct));
@@ -238,6 +254,7 @@ struct Measured<'a> {
     load_dropped: Option<f64>,
     latency: &'a TrialLatency,
     troubles: Vec<String>,
+    longest_stall_ms: Option<f64>,
     /// Each second's distance between the CPUs ([`ProbeTrial::apart_by_second`]).
     apart_by_second: Vec<Option<u32>>,
 }
@@ -316,6 +333,7 @@ fn add(
         established,
         first_packet,
         troubles: trial.troubles,
+        longest_stall_ms: trial.longest_stall_ms,
         cpu_round_trip_ns: trial.latency.cpu_round_trip.as_ref().map(|r| r.median_ns),
         apart_by_second: trial.apart_by_second,
     });

@@ -7,7 +7,7 @@ use super::distance::{at_levels, levels, timed_seconds, AtLevel, Level};
 use super::{load_text, probe_totals, FirstPacket, Over, Report};
 use crate::ingest::alternating::AlternatingRun;
 use crate::ingest::benchlab::latency::{
-    saturation, Floor, LatencySeries, Load, ProbeTrial, OVERLOADED,
+    saturation, Floor, LatencySeries, Load, ProbeTrial, OVERLOADED, STALLED,
 };
 use crate::report::compare::block_line;
 use crate::report::verdict::{Finding, Metric, Verdict};
@@ -64,6 +64,7 @@ pub(crate) fn section(report: &Report) -> String {
         }
         for s in &rows {
             md.push_str(&overloaded(s));
+            md.push_str(&stalled(s));
         }
         md.push_str(&by_distance(&rows, &levels));
     }
@@ -243,19 +244,25 @@ fn share(ratio: f64) -> String {
     }
 }
 
+/// After a search, the load's % of the NDR and the trials of `s` that had `trouble`; `None`
+/// for another load or when none had it.
+fn with_trouble<'a>(s: &'a LatencySeries, trouble: &str) -> Option<(u32, Vec<&'a ProbeTrial>)> {
+    let Load::Ndr(pct) = s.load else {
+        return None;
+    };
+    let trials: Vec<&ProbeTrial> = (s.trials.iter())
+        .filter(|t| t.troubles.iter().any(|w| w == trouble))
+        .collect();
+    (!trials.is_empty()).then_some((pct, trials))
+}
+
 /// After a search, a line for a load some of whose trials saturated the DUT (the
 /// [`OVERLOADED`] ones: it did not forward the whole load, or its input queue was full);
 /// empty when there are none.
 fn overloaded(s: &LatencySeries) -> String {
-    let Load::Ndr(pct) = s.load else {
+    let Some((pct, over)) = with_trouble(s, OVERLOADED) else {
         return String::new();
     };
-    let over: Vec<&ProbeTrial> = (s.trials.iter())
-        .filter(|t| t.troubles.iter().any(|w| w == OVERLOADED))
-        .collect();
-    if over.is_empty() {
-        return String::new();
-    }
     // Per cause (load lost, input queue full): the shares of the trials it saturated.
     let (mut lost, mut full) = (Vec::new(), Vec::new());
     for t in &over {
@@ -286,6 +293,26 @@ fn overloaded(s: &LatencySeries) -> String {
         over.len(),
         s.trials.len(),
         why.join("; "),
+    )
+}
+
+/// After a search, a line for a load some of whose trials had their input queue filled by the
+/// host taking the DUT's CPU away (the [`STALLED`] ones); empty when there are none.
+fn stalled(s: &LatencySeries) -> String {
+    let Some((pct, stalled)) = with_trouble(s, STALLED) else {
+        return String::new();
+    };
+    let longest = (stalled.iter().filter_map(|t| t.longest_stall_ms)).fold(0.0, f64::max);
+    let dropped: Vec<f64> = stalled.iter().filter_map(|t| t.load_dropped).collect();
+    format!(
+        "\nAt {pct} % of the NDR the host took the DUT's CPU away in {} of {} trials, for up to \
+         {longest:.0} ms, longer than its input queue holds at that load (an interface dropped \
+         {} of the load, no more than arrived meanwhile). The load did not saturate the DUT; the \
+         probes of those stretches waited for the machine, and those trials count as disturbed \
+         in the comparisons.\n",
+        stalled.len(),
+        s.trials.len(),
+        share(dropped.iter().sum::<f64>() / dropped.len().max(1) as f64),
     )
 }
 

@@ -11,6 +11,7 @@ use super::*;
 use crate::config::Campaign;
 use crate::ingest::benchlab::latency::{ProbeKind, ProbeTrial};
 use crate::lab::distance::{RoundTripSummary, RoundTrips};
+use crate::lab::stall::CpuStalls;
 use crate::report::pipeline::{from_dir, Overrides};
 use crate::report::verdict::Quantile;
 use crate::search::sim::{LossCurve, SimulatedDut};
@@ -170,6 +171,24 @@ fn search_iteration(store: &Store, key: &TrialKey) {
             _ => 0.0,
         };
         let sent = (load * 4.0) as u64;
+        // At 50 %, iteration 1 of version a: the host took the DUT's CPU away for 100 ms (50,000
+        // frames at the load, 4,352 queued) and its ring refused 2 % of the load, less than
+        // arrived meanwhile (stalled, not overloaded). At 90 %, b's third: a 2 ms stall, shorter
+        // than the queue holds, accounts for none of its 5 % (overloaded).
+        let (dropped, stall_ms) = match (pct, key.iteration, key.version.as_str()) {
+            (50, 1, "a") => (0.02, Some(100.0)),
+            (90, 3, "b") => (dropped, Some(2.0)),
+            _ => (dropped, None),
+        };
+        let dut_cpu = stall_ms.map(|ms| CpuStalls {
+            cpu: 1,
+            wakes: 4000,
+            longest_ms: ms,
+            stalls_ms: vec![ms],
+            steal_ms: ms,
+            busy_ms: 2000.0,
+            queue_frames: 4352,
+        });
         let trial = SearchTrial {
             load,
             duration: 4.0,
@@ -182,7 +201,7 @@ fn search_iteration(store: &Store, key: &TrialKey) {
             ]
             .map(|(iface, n)| (iface.to_string(), n))
             .into(),
-            dut_cpu: None,
+            dut_cpu,
             valid: true,
             problem: None,
             start_unix_s: 2000.0,
@@ -359,6 +378,17 @@ fn the_readme_shows_each_loads_figures_of_the_measured_window_only() {
         ),
         "{readme}"
     );
+    // A load whose input queue filled only while the host had the DUT's CPU is said apart.
+    assert!(
+        readme.contains(
+            "\nAt 50 % of the NDR the host took the DUT's CPU away in 1 of 3 trials, for up to \
+             100 ms, longer than its input queue holds at that load (an interface dropped 2.0 % \
+             of the load, no more than arrived meanwhile). The load did not saturate the DUT; \
+             the probes of those stretches waited for the machine, and those trials count as \
+             disturbed in the comparisons.\n"
+        ),
+        "{readme}"
+    );
     assert_eq!(readme.matches("did not forward the whole load").count(), 4);
     // b's third trial, whose input ring refused 5 % of the load, in b's two series.
     assert_eq!(
@@ -523,6 +553,15 @@ fn results_json_holds_each_load_the_floor_and_the_latency_verdicts() {
     assert_eq!(third["load_lost_ratio"], 0.0);
     assert_eq!(third["load_dropped_ratio"], 0.05);
     assert_eq!(third["troubles"], serde_json::json!(["overloaded"]));
+    // a's first trial at 50 % dropped 2 % of its load while its CPU was away: stalled.
+    let a_at_50 = latency
+        .iter()
+        .find(|l| l["name"] == "a.forwarding.ndr.50pct")
+        .unwrap();
+    assert_eq!(
+        a_at_50["iterations"][0]["troubles"],
+        serde_json::json!(["stalled"])
+    );
     let floor = &json["latency_floor"];
     assert_eq!(floor["probe_rate_pps"], 10_000);
     assert_eq!(floor["probes_sent"], 50_000);
@@ -656,6 +695,7 @@ fn one_trial(first: &[u64]) -> LatencySeries {
             established: kind(&[0; 4]),
             first_packet: Some(kind(first)),
             troubles: Vec::new(),
+            longest_stall_ms: None,
             cpu_round_trip_ns: None,
             apart_by_second: Vec::new(),
         }],
