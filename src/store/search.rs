@@ -192,11 +192,11 @@ impl SearchTrial {
     /// The share of the load that the watched interface dropping the most dropped, over what
     /// was sent (0 when nothing was). On the virtual lab that is the DUT's input ring refusing
     /// frames the generator then sent again, so a trial can drop without losing load: its
-    /// queue was full. A veth pair counts a drop at both ends, hence the largest, not the sum.
+    /// queue was full ([`SearchTrial::most_dropped`]).
     pub(crate) fn load_dropped(&self) -> f64 {
-        match (self.sent, self.drops.values().max()) {
-            (0, _) | (_, None) => 0.0,
-            (sent, Some(&most)) => most as f64 / sent as f64,
+        match self.sent {
+            0 => 0.0,
+            sent => self.most_dropped() as f64 / sent as f64,
         }
     }
 
@@ -211,8 +211,14 @@ impl SearchTrial {
     /// machine filled, not the load. On the virtual lab the generator sends again what the
     /// DUT's full input ring refused, so a stall can drop frames without losing any.
     pub(crate) fn full_to_stalls(&self) -> bool {
-        let dropped = self.drops.values().max().copied().unwrap_or(0);
-        self.stalls_explain(self.sent.saturating_sub(self.received).max(dropped))
+        let lost = self.sent.saturating_sub(self.received);
+        self.stalls_explain(lost.max(self.most_dropped()))
+    }
+
+    /// What the watched interface dropping the most dropped (0 when none was watched): a veth
+    /// pair counts a drop at both ends, hence the largest, not the sum.
+    fn most_dropped(&self) -> u64 {
+        self.drops.values().max().copied().unwrap_or(0)
     }
 
     /// Whether the stalls the watch saw account for `packets` at the rate the senders sent.

@@ -78,7 +78,8 @@ pub(crate) const OVERLOADED: &str = "overloaded";
 /// ([`crate::store::SearchTrial::full_to_stalls`]): the machine's, not the load's. Measured
 /// (`benches/latency.sh load`, 2026-11-28, 01:45 UTC): two trials at 10 % of the NDR dropped
 /// 1.04 and 1.13 % of their load, lost none, and their CPU stalled for up to 100 ms (7,700
-/// frames at 77 Kpps, against 4,352 queued), their P50s those of the trials beside them.
+/// frames at 77 Kpps, against 4,352 queued); their P50s, 4.6 and 4.5 µs, were nothing like
+/// a saturated DUT's hundreds of µs.
 pub(crate) const STALLED: &str = "stalled";
 
 /// The share of a latency trial's load dropped at an interface
