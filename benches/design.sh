@@ -18,11 +18,18 @@
 #   trials       examples/two-versions.toml and forwarding vs nft-stateless in the trials
 #                design, RUNS_TRIALS runs each: what the rule does to a null and a real
 #                difference.
+#   latency      the alternating design's latency verdicts (issue 35): an A/A campaign of three
+#                identical quick versions with latency on (20 s of throughput blocks, then the
+#                latency run at 50 % of the baseline's rate), RUNS_LAT runs (default 8; 4
+#                verdicts each: P50 and P99 of b and c against a): how many are findings (at 95 %
+#                about one in twenty is, by chance); then the default campaign's config sets
+#                the same way, RUNS_LAT_REAL runs (default 2): the real differences' verdicts.
 # Figures are printed, not asserted: the machine's noise is what is being measured.
 set -euo pipefail
 BL=$(realpath "${BL:-target/release/benchlab}")
 RUNS=${RUNS:-10}; RUNS2V=${RUNS2V:-5}; RUNS_TRIALS=${RUNS_TRIALS:-5}
-PARTS=${PARTS:-choice two-versions aa-auto aa-trials trials}
+RUNS_LAT=${RUNS_LAT:-8}; RUNS_LAT_REAL=${RUNS_LAT_REAL:-2}
+PARTS=${PARTS:-choice two-versions aa-auto aa-trials trials latency}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/benchlab-design.XXXXXX")
 # KEEP=1 keeps the results directories (their path is printed).
 if [ -n "${KEEP:-}" ]; then echo "results in $WORK"; else trap 'rm -rf "$WORK"' EXIT; fi
@@ -56,6 +63,17 @@ for block in doc["comparisons"]:
     for c in block["compared"]:
         print(c["series"], "%+.2f" % c["relative_pct"], "%.2f" % c["relative_ci_pct"],
               "significant" if c["significant"] else "-", "unreliable" if c.get("unreliable") else "-")
+PY
+}
+
+# The latency verdicts of results.json: "<metric> <subject> <change> <low> <high> <verdict>".
+latency_verdicts() {
+    python3 - "$1/results.json" <<'PY'
+import json, sys
+for v in json.load(open(sys.argv[1]))["verdicts"]:
+    if v["metric"].startswith("latency"):
+        print(v["metric"], v["subject"], "%+.1f" % v["change_pct"], "%+.1f" % v["low_pct"],
+              "%+.1f" % v["high_pct"], v["verdict"])
 PY
 }
 
@@ -120,6 +138,25 @@ trials)
             run "$c-trials$i" "$WORK/$c-trials.toml"
             verdicts "$WORK/$c-trials$i" | sed 's/^/      /'
         done
+    done ;;
+latency)
+    echo "== A/A latency, three identical quick versions, alternating: $RUNS_LAT runs"
+    # A short throughput part: only the baseline's rate, the latency load's base, is needed.
+    lat='[trial]\nlatency = true\n[alternating]\nmax_duration = 20\nmin_blocks = 4'
+    identical 3 "$lat" > "$WORK/aa-latency.toml"
+    for i in $(seq "$RUNS_LAT"); do
+        run "aal$i" "$WORK/aa-latency.toml"
+        latency_verdicts "$WORK/aal$i" | sed 's/^/      /' | tee -a "$WORK/aal.verdicts"
+    done
+    awk '{ n++; if ($6 ~ /latency$/) f++ }
+         END { printf "    latency verdicts: %d; findings: %d (at 95 %%, %.1f expected by chance)\n", n, f, n / 20 }' \
+        "$WORK/aal.verdicts"
+    echo "== the default campaign's config sets, latency on, alternating, inet4: $RUNS_LAT_REAL runs"
+    sed -e 's/^\[trial\]$/&\nlatency = true/' -e 's/^max_duration = .*/max_duration = 40/' \
+        -e '/^name = "inet6"/,$d' examples/default.toml | sed '$d' > "$WORK/real-latency.toml"
+    for i in $(seq "$RUNS_LAT_REAL"); do
+        run "rl$i" "$WORK/real-latency.toml"
+        latency_verdicts "$WORK/rl$i" | sed 's/^/      /'
     done ;;
 *) echo "unknown part $part" >&2; exit 2 ;;
 esac; done
