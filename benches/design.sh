@@ -20,7 +20,8 @@
 #                difference.
 #   latency      the alternating design's latency verdicts (issue 35): an A/A campaign of three
 #                identical quick versions with latency on (20 s of throughput blocks, then the
-#                latency run at 50 % of the baseline's rate), RUNS_LAT runs (default 8; 4
+#                latency run at `[latency] alternating_load`, by default 25 % of the baseline's
+#                rate; LOAD=N sets another), RUNS_LAT runs (default 8; 4
 #                verdicts each: P50 and P99 of b and c against a): how many are findings (at 95 %
 #                about one in twenty is, by chance); then the default campaign's config sets
 #                the same way, RUNS_LAT_REAL runs (default 2): the real differences' verdicts.
@@ -142,7 +143,7 @@ trials)
 latency)
     echo "== A/A latency, three identical quick versions, alternating: $RUNS_LAT runs"
     # A short throughput part: only the baseline's rate, the latency load's base, is needed.
-    lat='[trial]\nlatency = true\n[alternating]\nmax_duration = 20\nmin_blocks = 4'
+    lat="[trial]\nlatency = true\n[alternating]\nmax_duration = 20\nmin_blocks = 4${LOAD:+\n[latency]\nalternating_load = $LOAD}"
     identical 3 "$lat" > "$WORK/aa-latency.toml"
     for i in $(seq "$RUNS_LAT"); do
         run "aal$i" "$WORK/aa-latency.toml"
@@ -152,7 +153,8 @@ latency)
          END { printf "    latency verdicts: %d; findings: %d (at 95 %%, %.1f expected by chance)\n", n, f, n / 20 }' \
         "$WORK/aal.verdicts"
     echo "== the default campaign's config sets, latency on, alternating, inet4: $RUNS_LAT_REAL runs"
-    sed -e 's/^\[trial\]$/&\nlatency = true/' -e 's/^max_duration = .*/max_duration = 40/' \
+    sed -e "s/^\[trial\]$/${LOAD:+[latency]\nalternating_load = $LOAD\n\n}&\nlatency = true/" \
+        -e 's/^max_duration = .*/max_duration = 40/' \
         -e '/^name = "inet6"/,$d' examples/default.toml | sed '$d' > "$WORK/real-latency.toml"
     for i in $(seq "$RUNS_LAT_REAL"); do
         run "rl$i" "$WORK/real-latency.toml"
