@@ -1,7 +1,8 @@
 """Issue 35's latency figures under load, through `benchlab run` on the virtual lab
 (benches/latency.sh load): examples/latency.toml (the four sets at 0/10/50/90 % of their NDR,
 three iterations); per series and load the P50 of each iteration and its spread run to run,
-the same at each level of the CPUs' distance (results.json's `p50_by_distance`), then the
+the P50 in the DUT (ingress to egress) the same way, the P50 at each level of the CPUs'
+distance (results.json's `p50_by_distance`), then the
 report's latency section (first packet vs established with its interval). Figures
 are printed, never asserted. (What the probes cost the load: benches/latency_cost.sh.)
 """
@@ -55,6 +56,7 @@ def show(out):
             within[2] += calm is not None and calm <= 0.10
     print(f"within 10 % at 10/50/90 % of the NDR: {within[1]} of {within[0]}; "
           f"over the trials not overloaded (two or more): {within[2]}")
+    in_dut(out)
     if by_distance:
         print("P50 at each distance of the CPUs (the report's levels; each iteration's median of")
         print(f"its seconds' P50s there, µs, trials with {MIN_SECONDS} s or more at the level), and")
@@ -77,6 +79,29 @@ def show(out):
     readme = (out / "README.md").read_text()
     start = readme.find("## Latency")
     print(readme[start:] if start >= 0 else "(no latency section in the report)")
+
+
+def in_dut(out):
+    """Each iteration's P50 in the DUT (its ingress to its egress: results.json's
+    `in_dut_p50_ns`, the virtual lab's) and its spread, as `show` prints the one-way P50."""
+    found = {}
+    for key, series in searched(out):
+        for it in series["iterations"]:
+            if it.get("in_dut_p50_ns") is not None:
+                mark = "*" if "overloaded" in it.get("troubles", []) else ""
+                found.setdefault(key, []).append((it["in_dut_p50_ns"], mark))
+    if not found:
+        return
+    print("P50 in the DUT of each iteration (ingress to egress, µs; * overloaded), max/min - 1:")
+    within = [0, 0]
+    for (config, pct), values in sorted(found.items()):
+        spread = max(v for v, _ in values) / min(v for v, _ in values) - 1
+        shown = " ".join(f"{v / 1e3:.2f}{mark}" for v, mark in values)
+        print(f"  {config:18} {pct:3d} % of NDR: {shown:36} spread {100 * spread:5.1f} %")
+        if pct > 0:
+            within[0] += 1
+            within[1] += spread <= 0.10
+    print(f"within 10 % at 10/50/90 % of the NDR: {within[1]} of {within[0]}")
 
 
 # A trial's P50 at a level counts when it spent this many seconds there.
@@ -144,6 +169,21 @@ def compare(dirs):
             print(f"  {key[0]:18} {key[1]:3d} %: " + "; ".join(cells))
     print(f"within 10 % run to run at 10/50/90 % of the NDR: {within[1]} of {within[0]} "
           "(series and levels two runs or more share)")
+    dut = [{key: (series.get("in_dut") or {}).get("p50_ns") for key, series in searched(d)}
+           for d in dirs]
+    keys = sorted(k for k in set().union(*dut) if sum(r.get(k) is not None for r in dut) >= 2)
+    if keys:
+        print("P50 in the DUT (ingress to egress, every iteration merged), run by run (µs), and "
+              "its spread:")
+        within = [0, 0]
+        for key in keys:
+            p50s = [r[key] for r in dut if r.get(key) is not None]
+            spread = max(p50s) / min(p50s) - 1
+            within[0] += key[1] > 0
+            within[1] += key[1] > 0 and spread <= 0.10
+            shown = " ".join(f"{r[key] / 1e3:.2f}" if r.get(key) else "-" for r in dut)
+            print(f"  {key[0]:18} {key[1]:3d} %: {shown} ({100 * spread:.1f} %)")
+        print(f"within 10 % run to run at 10/50/90 % of the NDR: {within[1]} of {within[0]}")
 
 
 def main():

@@ -181,8 +181,24 @@ rate = 100000
             intervals.iter().filter_map(|i| i.tag.clone()).collect();
         assert_eq!(
             tags,
-            ["established", "first-packet"].map(String::from).into()
+            [
+                "established",
+                "established-in-dut",
+                "first-packet",
+                "first-packet-in-dut"
+            ]
+            .map(String::from)
+            .into()
         );
+        // The time in the DUT (its ingress to its egress) is part of each probe's latency.
+        for (kind, in_dut) in [
+            ("established", "established_in_dut"),
+            ("first_packet", "first_packet_in_dut"),
+        ] {
+            let whole = latency[kind]["latency"]["p50_ns"].as_u64().unwrap();
+            let part = latency[in_dut]["p50_ns"].as_u64().unwrap();
+            assert!(0 < part && part <= whole, "{set} {kind}: {latency}");
+        }
         // How far apart the probes' CPU and the DUT's were, every 200 ms, and per second.
         let watched = json(&dir.join("cpu-round-trips.json"));
         let samples = watched["samples"].as_array().unwrap();
@@ -266,5 +282,9 @@ af = "inet4"
     assert!(intervals
         .iter()
         .any(|i| i.tag.as_deref() == Some("1.1.established")));
+    // The phases' time in the DUT, beside their latency.
+    assert!(intervals
+        .iter()
+        .any(|i| i.tag.as_deref() == Some("1.1.established-in-dut")));
     assert_eq!(lab_namespaces("alat"), Vec::<String>::new());
 }

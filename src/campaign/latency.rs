@@ -19,9 +19,10 @@ use crate::traffic::latency::{ProbeKind, Probes};
 const INTERVAL: Duration = Duration::from_secs(1);
 
 /// Writes `probes` as the `latency.hlog` of the trial in `dir` (its traffic started at
-/// `start_unix_s`) and returns their summary for its `meta.json`: per kind, the histograms of
-/// the seconds `window` keeps (as its packet rates), and the probes' counts over the whole
-/// trial; with `round_trips`, the CPUs' distance meanwhile.
+/// `start_unix_s`), their time in the DUT beside their latency where the DUT recorded it, and
+/// returns their summary for its `meta.json`: per kind, the histograms of the seconds `window`
+/// keeps (as its packet rates), and the probes' counts over the whole trial; with
+/// `round_trips`, the CPUs' distance meanwhile.
 pub(crate) fn store_trial(
     store: &Store,
     dir: &Path,
@@ -37,10 +38,14 @@ pub(crate) fn store_trial(
         .map_or(0, |d| d.as_nanos() as u64);
     let mut intervals = Vec::new();
     let mut summaries = Vec::new();
+    let mut in_dut = Vec::new();
     for kind in ProbeKind::ALL {
         let per_second = probes.intervals(kind, base_ns, INTERVAL);
         let kept = measured(&per_second, window);
         summaries.push(LatencySummary::new(&kept, probes.of(kind).summary.probes));
+        intervals.extend(per_second);
+        let per_second = probes.in_dut_intervals(kind, base_ns, INTERVAL);
+        in_dut.push(measured(&per_second, window).percentiles());
         intervals.extend(per_second);
     }
     store
@@ -57,6 +62,8 @@ pub(crate) fn store_trial(
             .iter()
             .sum(),
         cpu_round_trip: round_trips.and_then(|r| r.summary(start_unix_s)),
+        established_in_dut: in_dut[0],
+        first_packet_in_dut: in_dut[1],
     })
 }
 

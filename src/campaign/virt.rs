@@ -292,6 +292,11 @@ fn prober(facts: &LabFacts, load: &FrameSpec, sender_if: IfRef) -> LocalProber {
                 netns: Some(facts.dut.namespace.clone()),
                 name: facts.dut.egress.clone(),
             }),
+            // The probes come in by the load's ingress: the first.
+            ingress: facts.dut.ingress.first().map(|name| IfRef {
+                netns: Some(facts.dut.namespace.clone()),
+                name: name.clone(),
+            }),
         },
         stream: None,
     }
@@ -301,6 +306,9 @@ fn prober(facts: &LabFacts, load: &FrameSpec, sender_if: IfRef) -> LocalProber {
 /// machine has one, else the generators' (never the DUT's, whose forwarding they would slow).
 fn probe_cpu(facts: &LabFacts) -> usize {
     let p = &facts.placement;
+    if std::env::var("BENCHLAB_PROBE_CPU").as_deref() == Ok("dut") {
+        return p.dut_cpu;
+    }
     (0..online_cpus())
         .find(|&cpu| cpu != p.generator_cpu && cpu != p.dut_cpu)
         .unwrap_or(p.generator_cpu)

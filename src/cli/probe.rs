@@ -96,6 +96,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyh
             netns: args.receive.netns.clone(),
             addr,
             egress: args.stamp_egress.clone(),
+            ingress: None,
         },
     };
     let stream = ProbeStream::start(&cfg, &listen, args.cpu)?;

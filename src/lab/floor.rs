@@ -195,6 +195,7 @@ pub(crate) fn measure(lab: &FloorLab, cfg: &FloorConfig) -> Result<Probes> {
             netns: lab.receiver.netns.clone(),
             addr: lab.address,
             egress: None,
+            ingress: None,
         },
     };
     let stream = ProbeStream::start(&probe, &listen, None)?;

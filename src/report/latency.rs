@@ -166,7 +166,7 @@ pub(crate) fn load_text(series: &LatencySeries) -> String {
 
 /// What a latency comparison compares, in words: `P99 latency at 90 % of the NDR`.
 pub(crate) fn compared_at(quantile: Quantile, load: Load) -> String {
-    let what = format!("{} latency", quantile.name());
+    let what = quantile.what();
     match load {
         Load::Ndr(0) => format!("{what}, probes only"),
         Load::Ndr(pct) => format!("{what} at {pct} % of the NDR"),
@@ -181,7 +181,7 @@ fn values(series: &LatencySeries, quantile: Quantile) -> Vec<TrialValue<'_>> {
         .filter_map(|t| {
             Some(TrialValue {
                 index: t.iteration,
-                value: quantile.of(&t.established.window?) as f64,
+                value: quantile.of(t)? as f64,
                 troubles: &t.troubles,
                 apart_ns: t.cpu_round_trip_ns,
             })
@@ -247,11 +247,7 @@ impl Report {
             .collect();
         let datasets: Vec<Dataset> = (members.iter().zip(&trials))
             .map(|(&i, (_, values))| {
-                let name = format!(
-                    "{}.{}",
-                    self.latency[i].name,
-                    quantile.name().to_lowercase()
-                );
+                let name = format!("{}.{}", self.latency[i].name, quantile.key());
                 Dataset::new(name, values.iter().map(|t| t.value).collect())
             })
             .collect();
@@ -278,15 +274,17 @@ impl Report {
     }
 
     /// The verdicts of the latency comparisons, after the throughput ones: the alternating
-    /// runs' paired ones (P99 and P50: a run has one per set), then ministat's of the trials,
-    /// their P99 only, the tail a firewall or kernel change shows in; the trials' P50
-    /// comparisons stay in the section's tables (a search's four loads would otherwise double a
-    /// table that leads the report).
+    /// runs' paired ones (P99, P50 and P50 in the DUT: a run has one per set), then
+    /// ministat's of the trials,
+    /// their P99, the tail a firewall or kernel change shows in, and, where the DUT recorded
+    /// it, their P50 in the DUT, the time a change costs each frame, which a VM's placement of
+    /// its CPUs moves least; the trials' one-way P50 comparisons stay in the section's tables
+    /// (a search's four loads would otherwise double a table that leads the report).
     pub(super) fn latency_verdicts(&self) -> Vec<Verdict> {
         let mut verdicts: Vec<Verdict> = (self.alternating.iter())
             .flat_map(|run| self.alternating_latency_verdicts(run))
             .collect();
-        for b in (self.latency_blocks.iter()).filter(|b| b.quantile == Quantile::P99) {
+        for b in (self.latency_blocks.iter()).filter(|b| b.quantile != Quantile::P50) {
             let reference = &self.latency[b.block.members[0]];
             let speed = Some(mean_load(reference)).filter(|&pps| pps > 0.0);
             let side = |i: usize| Side {

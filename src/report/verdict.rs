@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 use crate::ingest::alternating::AlternatingRun;
-use crate::stats::latency::Percentiles;
+use crate::ingest::benchlab::latency::ProbeTrial;
 use crate::stats::paired::signed;
 use crate::stats::{Comparison, PairedEstimate};
 use crate::units::format_pps;
@@ -67,6 +67,7 @@ impl Metric {
             Metric::Throughput => "throughput",
             Metric::Latency(Quantile::P50) => "latency_p50",
             Metric::Latency(Quantile::P99) => "latency_p99",
+            Metric::Latency(Quantile::InDutP50) => "latency_in_dut_p50",
         }
     }
 }
@@ -78,26 +79,50 @@ pub(crate) enum Quantile {
     P50,
     /// The 99th percentile.
     P99,
+    /// The median of the established probes' time in the DUT, its ingress to its egress,
+    /// where the DUT recorded it (`traffic::latency::ingress`).
+    InDutP50,
 }
 
 impl Quantile {
-    /// The percentiles compared, in the order their blocks and verdicts come: the tail first,
-    /// which load moves most.
-    pub(crate) const COMPARED: [Quantile; 2] = [Quantile::P99, Quantile::P50];
+    /// The percentiles compared, in the order their blocks and verdicts come: the one-way
+    /// tail first, which load moves most, then the median, then the time in the DUT's median,
+    /// which the host's placement of a VM's CPUs moves least.
+    pub(crate) const COMPARED: [Quantile; 3] = [Quantile::P99, Quantile::P50, Quantile::InDutP50];
 
-    /// `P50`, `P99`.
+    /// `P50`, `P99`, `P50 in the DUT`.
     pub(crate) fn name(self) -> &'static str {
         match self {
             Quantile::P50 => "P50",
             Quantile::P99 => "P99",
+            Quantile::InDutP50 => "P50 in the DUT",
         }
     }
 
-    /// This percentile of `p`, ns.
-    pub(crate) fn of(self, p: &Percentiles) -> u64 {
+    /// Its name in a dataset's: `p50`, `p99`, `p50-in-dut`.
+    pub(crate) fn key(self) -> &'static str {
         match self {
-            Quantile::P50 => p.p50_ns,
-            Quantile::P99 => p.p99_ns,
+            Quantile::P50 => "p50",
+            Quantile::P99 => "p99",
+            Quantile::InDutP50 => "p50-in-dut",
+        }
+    }
+
+    /// What it is of, in words: `P99 latency`, `P50 latency in the DUT`.
+    pub(crate) fn what(self) -> String {
+        match self {
+            Quantile::InDutP50 => "P50 latency in the DUT".to_string(),
+            q => format!("{} latency", q.name()),
+        }
+    }
+
+    /// Its value in trial `t`, ns: over its window; `None` where it has none (no probe, or no
+    /// time in the DUT recorded).
+    pub(crate) fn of(self, t: &ProbeTrial) -> Option<u64> {
+        match self {
+            Quantile::P50 => t.established.window.map(|p| p.p50_ns),
+            Quantile::P99 => t.established.window.map(|p| p.p99_ns),
+            Quantile::InDutP50 => t.in_dut.map(|p| p.p50_ns),
         }
     }
 }

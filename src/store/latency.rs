@@ -38,6 +38,8 @@ pub const FLOOR_FILE: &str = "latency-floor.hlog";
 pub const ESTABLISHED: &str = ProbeKind::Established.name();
 /// Tag of the probes that each open a new flow (a new 5-tuple: on a stateful DUT, new state).
 pub const FIRST_PACKET: &str = ProbeKind::FirstPacket.name();
+/// Tag of the established probes' time in the DUT (ingress to egress, the virtual lab's).
+pub const ESTABLISHED_IN_DUT: &str = ProbeKind::Established.in_dut_name();
 /// Tag of the floor's histogram.
 pub const FLOOR: &str = "floor";
 
@@ -65,6 +67,15 @@ pub struct TrialLatency {
     /// with it ([`crate::lab::distance`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_round_trip: Option<RoundTripSummary>,
+    /// The established probes' time in the DUT, from its ingress to its egress, over the
+    /// measured window, where the DUT recorded their coming in (the virtual lab's,
+    /// [`crate::traffic::latency::ingress`]): their latency less the way to the DUT, which on
+    /// a VM moves with the host's placement of the CPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub established_in_dut: Option<Percentiles>,
+    /// The first-packet probes' time in the DUT, the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_packet_in_dut: Option<Percentiles>,
 }
 
 /// The lab's latency floor in `lab.json`: probes from the generator straight to the receiver,

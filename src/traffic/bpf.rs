@@ -1,16 +1,26 @@
-//! eBPF without a BPF toolchain: a tiny assembler and the bpf(2) calls of benchlab's two
-//! programs, the XDP generator's ([`xdp`](crate::traffic::xdp)) and the latency probes' egress
-//! stamp ([`egress`](crate::traffic::latency::egress)). A compiled object would need a BPF
+//! eBPF without a BPF toolchain: a tiny assembler and the bpf(2) calls of benchlab's
+//! programs, the XDP generator's ([`xdp`](crate::traffic::xdp)) and the latency probes' stamps
+//! at the DUT ([`egress`](crate::traffic::latency::egress),
+//! [`ingress`](crate::traffic::latency::ingress)). A compiled object would need a BPF
 //! compiler on every machine that builds benchlab; the programs are short, and the kernel's
 //! verifier checks every access they make.
 // FFI: the bpf(2) system call has no wrapper in std or libc.
 #![allow(unsafe_code)]
 
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::AtomicU64;
 
+/// `BPF_MAP_CREATE`.
+const BPF_MAP_CREATE: libc::c_long = 0;
 /// `BPF_PROG_LOAD`.
 const BPF_PROG_LOAD: libc::c_long = 5;
+/// `BPF_MAP_TYPE_ARRAY`.
+const BPF_MAP_TYPE_ARRAY: u32 = 2;
+/// A map this process can `mmap`.
+const BPF_F_MMAPABLE: u32 = 1 << 10;
+/// `bpf_map_lookup_elem`.
+const MAP_LOOKUP_ELEM: i32 = 1;
 
 /// Size of `union bpf_attr` we pass: larger than any command's fields, zero-filled tail.
 pub(crate) const ATTR_LEN: usize = 160;
@@ -133,9 +143,19 @@ impl Asm {
         self.emit(Insn::new(0x95, 0, 0, 0, 0));
     }
     /// `dst = map` (BPF_LD | BPF_IMM | BPF_DW with BPF_PSEUDO_MAP_FD: two slots).
-    pub(crate) fn ld_map(&mut self, dst: u8, map_fd: i32) {
+    fn ld_map(&mut self, dst: u8, map_fd: i32) {
         self.emit(Insn::new(0x18, dst, 1, 0, map_fd));
         self.emit(Insn::new(0, 0, 0, 0, 0));
+    }
+    /// `r0 = bpf_map_lookup_elem(map, &(u32)0)`, the one value of an [`array_map`]; to
+    /// `missing` when there is none (the verifier wants the check). Uses the stack's last word.
+    pub(crate) fn lookup_value(&mut self, map_fd: i32, missing: usize) {
+        self.st(Size::W, R10, -4, 0);
+        self.ld_map(R1, map_fd);
+        self.alu_reg(0xb0, R2, R10);
+        self.alu_imm(0x00, R2, -4);
+        self.call(MAP_LOOKUP_ELEM);
+        self.jmp_imm(0x15, R0, 0, missing);
     }
     /// `r = fold16(r); r = ~r & 0xffff`, using `tmp`: a one's-complement sum of < 2^32 words.
     pub(crate) fn fold_not(&mut self, r: u8, tmp: u8) {
@@ -198,6 +218,81 @@ pub(crate) fn put_u64(attr: &mut [u8], off: usize, v: u64) {
 pub(crate) fn fd_from(rc: libc::c_long) -> OwnedFd {
     // SAFETY: the bpf commands used here return a new file descriptor that nobody else owns.
     unsafe { OwnedFd::from_raw_fd(rc as i32) }
+}
+
+/// A new array map of one value `len` bytes long (a multiple of 8), which [`Mapped`] maps
+/// into this process: a program's state, shared with its threads without a system call.
+pub(crate) fn array_map(len: usize, name: &[u8; 8]) -> io::Result<OwnedFd> {
+    let mut attr = [0u8; ATTR_LEN];
+    put_u32(&mut attr, 0, BPF_MAP_TYPE_ARRAY);
+    put_u32(&mut attr, 4, 4); // key: u32 index
+    put_u32(&mut attr, 8, len as u32);
+    put_u32(&mut attr, 12, 1); // one entry
+    put_u32(&mut attr, 16, BPF_F_MMAPABLE);
+    attr[28..36].copy_from_slice(name);
+    bpf(BPF_MAP_CREATE, &mut attr).map(fd_from)
+}
+
+/// An [`array_map`]'s value mapped into this process, read and written one aligned 8-byte
+/// word at a time, as the program stores them.
+#[derive(Debug)]
+pub(crate) struct Mapped {
+    ptr: std::ptr::NonNull<u8>,
+    /// The value's length, bytes.
+    value: usize,
+    /// The mapping's, whole pages.
+    len: usize,
+}
+
+// SAFETY: the mapping is only touched through `AtomicU64`s (see `Mapped::word`), so sharing it
+// between threads is as safe as sharing the atomics.
+unsafe impl Send for Mapped {}
+// SAFETY: as for Send.
+unsafe impl Sync for Mapped {}
+
+impl Mapped {
+    /// Maps the `value`-byte value of `map`, an [`array_map`].
+    pub(crate) fn new(map: &OwnedFd, value: usize) -> io::Result<Mapped> {
+        // SAFETY: sysconf has no preconditions.
+        let page = (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(1) as usize;
+        let len = value.div_ceil(page) * page;
+        // SAFETY: a fresh shared mapping of the map's fd; the kernel checks the length and
+        // the map's flags, and the result is checked before use.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                map.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr = std::ptr::NonNull::new(ptr.cast()).ok_or_else(io::Error::last_os_error)?;
+        Ok(Mapped { ptr, value, len })
+    }
+
+    /// The u64 word at byte offset `off` of the value.
+    pub(crate) fn word(&self, off: usize) -> &AtomicU64 {
+        assert!(
+            off % 8 == 0 && off + 8 <= self.value,
+            "a u64 word of the value"
+        );
+        // SAFETY: the mapping is page-aligned and at least `value` bytes long, so `off` is an
+        // aligned u64 inside it, live as long as `self`; the program writes it with plain
+        // aligned 8-byte stores, which atomic loads and stores of the same word tolerate.
+        unsafe { &*self.ptr.as_ptr().add(off).cast::<AtomicU64>() }
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new`, which nothing uses any more.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
 }
 
 /// The program's bytes, as `BPF_PROG_LOAD` takes them.

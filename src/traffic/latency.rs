@@ -41,6 +41,12 @@
 //! clock for every frame any interface receives (a global switch, `netstamp_needed_key`),
 //! which on the virtual lab the DUT's CPU pays twice per frame of the load, 5 % of it at
 //! saturation (docs/latency.md, "What the probes cost the load").
+//!
+//! **The time in the DUT.** With the egress stamp, a second tc program on the DUT's ingress
+//! ([`ingress`](crate::traffic::latency::ingress)) records when each probe came into the DUT's
+//! stack; the probe's egress stamp less that is its time in the DUT, kept beside its latency
+//! ([`KindProbes::in_dut`](crate::traffic::latency::KindProbes::in_dut)). What it leaves out, the way to the DUT, is on a VM mostly the
+//! test machine's: the crossing between the generator's CPU and the DUT's.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -55,6 +61,8 @@ pub(crate) mod egress;
 mod filter;
 /// The probe frame: layout, kinds, stamping and decoding.
 pub(crate) mod frame;
+/// The DUT's ingress stamp of the virtual lab's probes: a tc program and its map (FFI).
+pub(crate) mod ingress;
 /// Pairs each arrival with its probe's kernel transmit time.
 mod matcher;
 /// A stream's results, per kind, and the time windows cut from them.
@@ -115,6 +123,15 @@ impl ProbeKind {
         match self {
             ProbeKind::Established => "established",
             ProbeKind::FirstPacket => "first-packet",
+        }
+    }
+
+    /// The tag of its histograms of the time in the DUT ([`ingress`]): `established-in-dut`,
+    /// `first-packet-in-dut`.
+    pub const fn in_dut_name(self) -> &'static str {
+        match self {
+            ProbeKind::Established => "established-in-dut",
+            ProbeKind::FirstPacket => "first-packet-in-dut",
         }
     }
 

@@ -47,25 +47,21 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::bpf::{
-    bpf, encode, fd_from, load, put_u32, put_u64, Asm, Insn, Size, ATTR_LEN, R0, R1, R10, R2, R3,
-    R4, R5, R6, R7, R8, R9,
+    array_map, bpf, encode, load, put_u32, put_u64, Asm, Insn, Mapped, Size, ATTR_LEN, R0, R1, R2,
+    R3, R4, R5, R6, R7, R8, R9,
 };
 use super::packet::{build_frame, FlowLayout, FlowPos, FrameSpec};
 use pool::Loaded;
 
 mod pool;
 
-const BPF_MAP_CREATE: libc::c_long = 0;
 const BPF_PROG_TEST_RUN: libc::c_long = 10;
-const BPF_MAP_TYPE_ARRAY: u32 = 2;
 const BPF_PROG_TYPE_XDP: u32 = 6;
 const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
-const BPF_F_MMAPABLE: u32 = 1 << 10;
-const BPF_FUNC_MAP_LOOKUP_ELEM: i32 = 1;
 const BPF_FUNC_KTIME_GET_NS: i32 = 5;
 const BPF_FUNC_REDIRECT: i32 = 23;
 /// Fractional bits of the pacing clock: intervals are exact to 1/256 ns.
@@ -162,13 +158,8 @@ pub(crate) fn program(layout: &FlowLayout, ifindex: u32, map_fd: i32) -> Vec<Ins
     a.alu_reg(0xb0, R2, R6);
     a.alu_imm(0x00, R2, hdr as i32);
     a.jmp_reg(0x2d, R2, R7, drop);
-    // r8 = the flow state: bpf_map_lookup_elem(map, &(u32)0).
-    a.st(Size::W, R10, -4, 0);
-    a.ld_map(R1, map_fd);
-    a.alu_reg(0xb0, R2, R10);
-    a.alu_imm(0x00, R2, -4);
-    a.call(BPF_FUNC_MAP_LOOKUP_ELEM);
-    a.jmp_imm(0x15, R0, 0, drop);
+    // r8 = the flow state.
+    a.lookup_value(map_fd, drop);
     a.alu_reg(0xb0, R8, R0);
     // r7: whether the run's frame is an owed one (sent again, not counted as sent).
     a.alu_imm(0xb0, R7, 0);
@@ -365,65 +356,6 @@ pub(crate) struct XdpEngine {
     state: Arc<Mapped>,
 }
 
-/// The state map's value mapped into this process (`BPF_F_MMAPABLE`): the monitor reads the
-/// count and changes the pace while the program runs, each field one aligned 8-byte word.
-#[derive(Debug)]
-struct Mapped {
-    ptr: std::ptr::NonNull<u8>,
-    len: usize,
-}
-
-// SAFETY: the mapping is only touched through `AtomicU64`s (see `Mapped::word`), so sharing it
-// between threads is as safe as sharing the atomics.
-unsafe impl Send for Mapped {}
-// SAFETY: as for Send.
-unsafe impl Sync for Mapped {}
-
-impl Mapped {
-    fn new(map: &OwnedFd) -> io::Result<Mapped> {
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        let len = (page.max(0) as usize).max(state::LEN);
-        // SAFETY: a fresh shared mapping of the map's fd; the kernel checks the length and
-        // the map's flags, and the result is checked before use.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                map.as_raw_fd(),
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let ptr = std::ptr::NonNull::new(ptr.cast()).ok_or_else(io::Error::last_os_error)?;
-        Ok(Mapped { ptr, len })
-    }
-
-    /// The u64 field at byte offset `off` of the value (one of [`state`]'s offsets).
-    fn word(&self, off: i16) -> &AtomicU64 {
-        let off = off as usize;
-        assert!(
-            off % 8 == 0 && off + 8 <= state::LEN,
-            "a u64 field of the state"
-        );
-        // SAFETY: the mapping is page-aligned and at least state::LEN bytes long, so `off` is
-        // an aligned u64 inside it, live as long as `self`; the program writes it with plain
-        // aligned 8-byte stores, which atomic loads and stores of the same word tolerate.
-        unsafe { &*self.ptr.as_ptr().add(off).cast::<AtomicU64>() }
-    }
-}
-
-impl Drop for Mapped {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping made in `new`, which nothing uses any more.
-        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
-    }
-}
-
 /// Reads how many frames an [`XdpEngine`] has sent and sets its pace, from any thread.
 #[derive(Debug, Clone)]
 pub(crate) struct XdpCounter {
@@ -433,34 +365,47 @@ pub(crate) struct XdpCounter {
 impl XdpCounter {
     /// Frames sent so far (exact once the sending thread is back from the kernel).
     pub(crate) fn sent(&self) -> u64 {
-        self.state.word(state::SENT).load(Ordering::Relaxed)
+        self.state
+            .word(state::SENT as usize)
+            .load(Ordering::Relaxed)
     }
 
     /// Owed frames sent again so far (not in [`XdpCounter::sent`]).
     pub(crate) fn resent(&self) -> u64 {
-        self.state.word(state::RESENT).load(Ordering::Relaxed)
+        self.state
+            .word(state::RESENT as usize)
+            .load(Ordering::Relaxed)
     }
 
     /// Owed frames not yet sent again.
     pub(crate) fn owed(&self) -> u64 {
-        self.state.word(state::OWED).load(Ordering::Relaxed)
+        self.state
+            .word(state::OWED as usize)
+            .load(Ordering::Relaxed)
     }
 
     /// Owes `n` more frames: the program sends them before any new one, unpaced.
     pub(crate) fn owe(&self, n: u64) {
-        self.state.word(state::OWED).fetch_add(n, Ordering::Relaxed);
+        self.state
+            .word(state::OWED as usize)
+            .fetch_add(n, Ordering::Relaxed);
     }
 
     /// Sends no new frame from now on, only those owed: the limit becomes the count so far
     /// (a run already past the limit's check may still add one).
     pub(crate) fn close(&self) {
-        let sent = self.state.word(state::SENT).load(Ordering::Relaxed);
-        self.state.word(state::LIMIT).store(sent, Ordering::Relaxed);
+        let sent = self
+            .state
+            .word(state::SENT as usize)
+            .load(Ordering::Relaxed);
+        self.state
+            .word(state::LIMIT as usize)
+            .store(sent, Ordering::Relaxed);
     }
 
     /// Paces the frames at `pps` from the next one on; an engine made unpaced stays so.
     pub(crate) fn set_rate(&self, pps: u64) {
-        let word = |off| self.state.word(off);
+        let word = |off: i16| self.state.word(off as usize);
         if word(state::INTERVAL).load(Ordering::Relaxed) == 0 {
             return;
         }
@@ -513,7 +458,7 @@ impl XdpEngine {
         let pace = Pace::new(pps);
         // A kept program's state starts over: flows from the first, no frame sent or due.
         for off in (0..state::LEN as i16).step_by(8) {
-            state.word(off).store(0, Ordering::Relaxed);
+            state.word(off as usize).store(0, Ordering::Relaxed);
         }
         for (off, v) in [
             (state::LIMIT, limit),
@@ -522,7 +467,7 @@ impl XdpEngine {
             (state::GAP, pace.gap),
             (state::BURST, pace.burst),
         ] {
-            state.word(off).store(v, Ordering::Relaxed);
+            state.word(off as usize).store(v, Ordering::Relaxed);
         }
         Ok(XdpEngine {
             prog,
@@ -561,7 +506,11 @@ impl XdpEngine {
     /// page pool costs an RCU grace period (tens of ms here), a gap in the traffic.
     pub(crate) fn run(&mut self, stop: &AtomicBool, hold: bool) -> io::Result<u64> {
         let counter = self.counter();
-        let paced = self.state.word(state::INTERVAL).load(Ordering::Relaxed) != 0;
+        let paced = self
+            .state
+            .word(state::INTERVAL as usize)
+            .load(Ordering::Relaxed)
+            != 0;
         loop {
             let sent = counter.sent();
             if (sent >= self.limit && !hold) || stop.load(Ordering::Relaxed) {
@@ -606,18 +555,11 @@ impl Drop for XdpEngine {
 /// Creates a state map, maps its value and loads the program for `layout` on it; must run in
 /// the sender's namespace.
 fn load_program(layout: &FlowLayout, ifindex: u32) -> io::Result<Loaded> {
-    let mut attr = [0u8; ATTR_LEN];
-    put_u32(&mut attr, 0, BPF_MAP_TYPE_ARRAY);
-    put_u32(&mut attr, 4, 4); // key: u32 index
-    put_u32(&mut attr, 8, state::LEN as u32);
-    put_u32(&mut attr, 12, 1); // one entry
-    put_u32(&mut attr, 16, BPF_F_MMAPABLE);
-    attr[28..36].copy_from_slice(b"bl_state");
-    let map = fd_from(bpf(BPF_MAP_CREATE, &mut attr)?);
+    let map = array_map(state::LEN, b"bl_state")?;
     let code = encode(&program(layout, ifindex, map.as_raw_fd()));
     // A rejection is reloaded with the verifier's log, to say why.
     let prog = load(BPF_PROG_TYPE_XDP, &code, b"bl_frame", "the XDP program")?;
-    let state = Arc::new(Mapped::new(&map)?);
+    let state = Arc::new(Mapped::new(&map, state::LEN)?);
     Ok(Loaded { prog, state })
 }
 

@@ -131,8 +131,9 @@ impl Alternation<'_> {
         .with_context(|| format!("storing the latency run of {v}.{p}"))
     }
 
-    /// Each phase's summary and histograms, its window the probes sent from its switch plus
-    /// the settle time to its end (`start_unix_s` the base of their times).
+    /// Each phase's summary and histograms (with the time in the DUT's, where the DUT recorded
+    /// it), its window the probes sent from its switch plus the settle time to its end
+    /// (`start_unix_s` the base of their times).
     fn phases(
         &self,
         spans: &[(u32, u32, PhaseSpan)],
@@ -154,6 +155,16 @@ impl Alternation<'_> {
                         start: Duration::from_secs_f64(from_s.max(0.0)),
                         length: Duration::from_secs_f64((to_s - from_s).max(0.0)),
                         latency,
+                    });
+                }
+                // The time in the DUT, where it recorded the probes' coming in, beside it.
+                let in_dut = probes.in_dut_window(kind, ns(from_s), ns(to_s.max(from_s)));
+                if !in_dut.is_empty() {
+                    intervals.push(Interval {
+                        tag: Some(LatencyPhase::tag(block, phase, kind.in_dut_name())),
+                        start: Duration::from_secs_f64(from_s.max(0.0)),
+                        length: Duration::from_secs_f64((to_s - from_s).max(0.0)),
+                        latency: in_dut,
                     });
                 }
                 figures

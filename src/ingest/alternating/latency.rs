@@ -21,7 +21,7 @@ use crate::stats::latency::log::Interval;
 use crate::stats::latency::Latency;
 use crate::store::alternating::latency::RECORD;
 use crate::store::alternating::ALTERNATING;
-use crate::store::latency::{ESTABLISHED, FIRST_PACKET, LATENCY_FILE};
+use crate::store::latency::{ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET, LATENCY_FILE};
 use crate::store::{AlternatingLatency, LatencyPhase, Store};
 
 /// An alternating run's latency run, read back.
@@ -111,6 +111,7 @@ fn entry(
         trials: Vec::new(),
         established: Latency::new(),
         first_packet: first_packet.then(Latency::new),
+        in_dut: None,
     };
     for &block in blocks {
         let phases: Vec<u32> = (record.phases.iter())
@@ -128,6 +129,10 @@ fn entry(
         };
         let established = merged(ESTABLISHED);
         entry.established.add(&established);
+        let in_dut = merged(ESTABLISHED_IN_DUT);
+        if !in_dut.is_empty() {
+            entry.in_dut.get_or_insert_with(Latency::new).add(&in_dut);
+        }
         let first = (entry.first_packet.as_mut()).map(|whole| {
             let first = merged(FIRST_PACKET);
             whole.add(&first);
@@ -143,6 +148,7 @@ fn entry(
             troubles: Vec::new(),
             longest_stall_ms: None,
             cpu_round_trip_ns: None,
+            in_dut: in_dut.percentiles(),
             apart_by_second: Vec::new(),
         });
     }

@@ -16,7 +16,8 @@ use crate::lab::distance::RoundTrips;
 use crate::stats::latency::log::Interval;
 use crate::stats::latency::{Latency, LatencySummary, Percentiles, ProbeCounts};
 use crate::store::latency::{
-    windowed, ESTABLISHED, FIRST_PACKET, FLOOR, LATENCY_FILE, SEARCH_LATENCY_WINDOW,
+    windowed, ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET, FLOOR, LATENCY_FILE,
+    SEARCH_LATENCY_WINDOW,
 };
 use crate::store::{FloorRecord, LabRecord, LatencyLoad, Store, TrialKey, TrialLatency, TrialMeta};
 
@@ -61,6 +62,9 @@ pub(crate) struct ProbeTrial {
     /// The median round trip between the probes' CPU and the DUT's while the probes ran, ns,
     /// where the lab watched it ([`crate::lab::distance`]).
     pub(crate) cpu_round_trip_ns: Option<u32>,
+    /// The established probes' time in the DUT (ingress to egress) over the measured window,
+    /// where the DUT recorded it.
+    pub(crate) in_dut: Option<Percentiles>,
     /// The same per second of the trial from its start, as [`ProbeKind::seconds`] count them
     /// (`None` for a second whose readings disagreed: the host moved the vCPUs within it);
     /// empty where not watched.
@@ -134,6 +138,9 @@ pub(crate) struct LatencySeries {
     pub(crate) established: Latency,
     /// The first-packet probes of every trial's window, when any trial sent them.
     pub(crate) first_packet: Option<Latency>,
+    /// The established probes' time in the DUT of every trial's window, when any trial's DUT
+    /// recorded it.
+    pub(crate) in_dut: Option<Latency>,
 }
 
 /// The lab's latency floor: its record in `lab.json` and its histogram, when there is one.
@@ -311,6 +318,7 @@ fn add(
                 trials: Vec::new(),
                 established: Latency::new(),
                 first_packet: None,
+                in_dut: None,
             });
             results.latency.last_mut().expect("just pushed")
         }
@@ -326,6 +334,10 @@ fn add(
             .add(&merged);
         kind
     });
+    let (in_dut, _) = reduce(intervals, ESTABLISHED_IN_DUT, window);
+    if !in_dut.is_empty() {
+        series.in_dut.get_or_insert_with(Latency::new).add(&in_dut);
+    }
     series.trials.push(ProbeTrial {
         iteration: trial.iteration,
         load_pps: trial.load_pps,
@@ -336,6 +348,7 @@ fn add(
         troubles: trial.troubles,
         longest_stall_ms: trial.longest_stall_ms,
         cpu_round_trip_ns: trial.latency.cpu_round_trip.as_ref().map(|r| r.median_ns),
+        in_dut: in_dut.percentiles(),
         apart_by_second: trial.apart_by_second,
     });
 }

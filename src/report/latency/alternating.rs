@@ -13,15 +13,17 @@ use crate::report::verdict::{Metric, Quantile, RunPair, Verdict};
 use crate::stats::{paired, Block, Confidence, PairedEstimate};
 
 impl Report {
-    /// The latency verdicts of `run`, per percentile (P99, then P50) each of its comparisons;
-    /// none without a latency run.
+    /// The latency verdicts of `run`, per percentile (P99, then P50, then P50 in the DUT where
+    /// the DUT recorded it) each of its comparisons; none without a latency run.
     pub(crate) fn alternating_latency_verdicts(&self, run: &AlternatingRun) -> Vec<Verdict> {
         let Some(latency) = &run.latency else {
             return Vec::new();
         };
         let pairs = self.run_pairs(run);
         let mut verdicts = Vec::new();
-        for quantile in Quantile::COMPARED {
+        let in_dut = latency.entries.iter().any(|e| e.in_dut.is_some());
+        let quantiles = Quantile::COMPARED.into_iter();
+        for quantile in quantiles.filter(|&q| q != Quantile::InDutP50 || in_dut) {
             let mut context = self.run_context(run);
             context.push(compared_at(quantile, Load::Alternating(latency.load_pct)));
             for pair in &pairs {
@@ -47,7 +49,7 @@ fn block_paired(
 ) -> Option<PairedEstimate> {
     let reference = latency.entries.get(pair.reference)?;
     let subject = latency.entries.get(pair.subject)?;
-    let value = |t: &ProbeTrial| Some(quantile.of(&t.established.window?) as f64);
+    let value = |t: &ProbeTrial| Some(quantile.of(t)? as f64);
     // Every entry has a trial per block of the run, in block order: zipped, they pair by block.
     let blocks: Vec<Block> = (reference.trials.iter().zip(&subject.trials))
         .filter_map(|(r, s)| Block::new(vec![value(r)?, value(s)?]).ok())

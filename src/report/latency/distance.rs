@@ -145,11 +145,13 @@ mod tests {
                     troubles: Vec::new(),
                     longest_stall_ms: None,
                     cpu_round_trip_ns: None,
+                    in_dut: None,
                     apart_by_second: seconds.iter().map(|&(ns, _)| ns).collect(),
                 })
                 .collect(),
             established: Latency::new(),
             first_packet: None,
+            in_dut: None,
         }
     }
 

@@ -66,6 +66,11 @@ pub(crate) struct LatencyJson<'a> {
     first_packet: Option<FiguresJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     first_vs_established: Option<DifferenceJson>,
+    /// The established probes' time in the DUT, ingress to egress (their latency less the
+    /// way to the DUT), every trial's window merged, where the DUT recorded it (the virtual
+    /// lab).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    in_dut: Option<FiguresJson>,
     /// The P50 at each level of the CPUs' distance its seconds fell in, when the campaign's
     /// fell in two or more (the virtual lab).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -115,6 +120,10 @@ pub(crate) struct TrialJson<'a> {
     first_packet_p99_ns: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     cpu_round_trip_ns: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    in_dut_p50_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    in_dut_p99_ns: Option<u64>,
     /// Its P50 at each level of the CPUs' distance its seconds fell in, when the campaign's
     /// fell in two or more.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -217,6 +226,7 @@ fn one<'a>(s: &'a LatencySeries, run: Option<&'a RunLatency>, levels: &[Level]) 
                 significant: d.excludes_zero(),
             })
         }),
+        in_dut: (s.in_dut.as_ref()).map(|l| figures(l.percentiles(), None)),
         p50_by_distance: at,
         iterations: s.trials.iter().map(|t| trial(t, levels)).collect(),
     }
@@ -251,6 +261,8 @@ fn trial<'a>(t: &'a ProbeTrial, levels: &[Level]) -> TrialJson<'a> {
         first_packet_p50_ns: first.map(|p| p.p50_ns),
         first_packet_p99_ns: first.map(|p| p.p99_ns),
         cpu_round_trip_ns: t.cpu_round_trip_ns,
+        in_dut_p50_ns: t.in_dut.map(|p| p.p50_ns),
+        in_dut_p99_ns: t.in_dut.map(|p| p.p99_ns),
         p50_by_distance: by_distance(levels, trial_at_levels(t, levels)),
     }
 }

@@ -37,6 +37,11 @@ pub(crate) fn section(report: &Report) -> String {
          the DUT to the receiver.{trials}\n\n{}\n",
         floor_line(report.latency_floor.as_ref())
     );
+    // The DUT's time (ingress to egress) where it recorded it: said once, columns of its own.
+    if report.latency_series().any(|s| s.in_dut.is_some()) {
+        md.push_str(IN_DUT);
+    }
+    let dut = report.latency.iter().any(|s| s.in_dut.is_some());
     let levels = levels(report.latency.iter());
     let mut cells: Vec<(&str, &str, &str)> = Vec::new();
     for s in &report.latency {
@@ -46,10 +51,14 @@ pub(crate) fn section(report: &Report) -> String {
         }
     }
     for (version, config, profile) in cells {
+        let (in_dut, align) = match dut {
+            true => (" P50 in the DUT | trials' P50 in the DUT |", "---:|---:|"),
+            false => ("", ""),
+        };
         md.push_str(&format!(
             "\n### {}, {}, {}\n\n\
-             | load | trials | load lost | P50 | trials' P50 | CPUs' round trip | P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
-             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+             | load | trials | load lost | P50 | trials' P50 | CPUs' round trip |{in_dut} P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
+             |---|---:|---:|---:|---:|---:|{align}---:|---:|---:|---:|---:|---:|---:|\n",
             report.version_label(version),
             report.label(config),
             report.label(profile),
@@ -60,7 +69,7 @@ pub(crate) fn section(report: &Report) -> String {
         });
         let rows: Vec<&LatencySeries> = rows.collect();
         for s in &rows {
-            md.push_str(&row(s));
+            md.push_str(&row(s, dut));
         }
         for s in &rows {
             md.push_str(&overloaded(s));
@@ -136,9 +145,19 @@ fn counts(p: &ProbeCounts) -> String {
     format!("{} probes, {} lost", p.sent, p.lost)
 }
 
+/// What the columns of the time in the DUT hold, before the tables that have them.
+const IN_DUT: &str =
+    "\nThe DUT recorded when each probe came in (its ingress, the first hook of its \
+     stack): *in the DUT* is the time from there to its egress, the probes' latency less their way \
+     to the DUT. That way is the test machine's (on the virtual lab, the crossing from the \
+     generator's CPU to the DUT's, which on a VM moves with the host's placement of the vCPUs, \
+     and the wait on the DUT's input ring); the time in the DUT is its forwarding, its firewall \
+     and the frames of the load it took in with the probe: compare runs by it.\n";
+
 /// A table row: a load's share lost (the mean of its trials'), its percentiles (`–` where no
-/// probe arrived), its trials' range of P50s and its summed counts.
-fn row(s: &LatencySeries) -> String {
+/// probe arrived), its trials' range of P50s and its summed counts; with `dut`, the time in
+/// the DUT's P50 and its trials' range.
+fn row(s: &LatencySeries, dut: bool) -> String {
     let counts = match probe_totals(s, false) {
         Some(p) => [p.sent, p.received, p.lost].map(|n| n.to_string()),
         None => ["–"; 3].map(String::from),
@@ -149,8 +168,17 @@ fn row(s: &LatencySeries) -> String {
         n => share(lost.iter().sum::<f64>() / n as f64),
     };
     let [p50, rest @ ..] = figures(s.established.percentiles().as_ref());
+    let in_dut = match dut {
+        true => format!(
+            " {} | {} |",
+            (s.in_dut.as_ref().and_then(|l| l.percentiles()))
+                .map_or("–".into(), |p| format_ns(p.p50_ns as f64)),
+            p50_range(s.trials.iter().filter_map(|t| t.in_dut.map(|p| p.p50_ns))),
+        ),
+        false => String::new(),
+    };
     format!(
-        "| {} | {} | {load_lost} | {p50} | {} | {} | {} | {} |\n",
+        "| {} | {} | {load_lost} | {p50} | {} | {} |{in_dut} {} | {} |\n",
         load_text(s),
         s.trials.len(),
         trials_p50(s),
@@ -194,10 +222,14 @@ fn by_distance(rows: &[&LatencySeries], levels: &[Level]) -> String {
         "\nThe probes' CPU and the DUT's were at different distances in these trials (the round \
          trip of a cache line between them, column \"CPUs' round trip\"): the host moved this \
          machine's vCPUs during the campaign. The probes cross from one CPU to the other, so their \
-         latency moved with it, most at light loads: compare runs and config sets at one \
+         latency moved with it, most at light loads: compare runs and config sets {}at one \
          distance. P50 at each distance (the median of its seconds' P50s, and how many \
          seconds; a second just after the host moved the vCPUs is of neither distance and left \
          out{}):\n\n| load |",
+        match rows.iter().any(|s| s.in_dut.is_some()) {
+            true => "by their time in the DUT, which the crossing does not enter, or ",
+            false => "",
+        },
         match timed - placed {
             0 => String::new(),
             n => format!("; {n} s between these levels left out"),
@@ -227,7 +259,11 @@ fn by_distance(rows: &[&LatencySeries], levels: &[Level]) -> String {
 /// The lowest and highest of the trials' own P50s, `4.01 µs–5.2 µs`, which shows how far a
 /// load's P50 moved from run to run; one value when they agree, `–` when no trial had probes.
 fn trials_p50(s: &LatencySeries) -> String {
-    let p50s = (s.trials.iter()).filter_map(|t| t.established.window.map(|p| p.p50_ns));
+    p50_range((s.trials.iter()).filter_map(|t| t.established.window.map(|p| p.p50_ns)))
+}
+
+/// The lowest to the highest of `p50s`, `–` when there is none.
+fn p50_range(p50s: impl Iterator<Item = u64> + Clone) -> String {
     match (p50s.clone().min(), p50s.max()) {
         (Some(low), Some(high)) => ns_range(low, high),
         _ => "–".to_string(),
@@ -333,14 +369,19 @@ fn alternating(report: &Report, run: &AlternatingRun) -> String {
         return String::new();
     };
     let baseline = run.sets.first().map_or("", |s| report.label(s));
+    let dut = latency.entries.iter().any(|e| e.in_dut.is_some());
+    let (in_dut, align) = match dut {
+        true => (" P50 in the DUT |", "---:|"),
+        false => ("", ""),
+    };
     let mut md = format!(
         "\n### {} · {}, alternated\n\n\
          At {} % of {baseline}'s saturated rate, {} ({baseline}'s median over the run's \
          throughput blocks: {}), {} blocks: the config sets alternated as in the throughput \
          blocks, each phase's probes counted from the end of its settle time. Percentiles: each \
          config set's phases merged over the run; probes: those that arrived in them.\n\n\
-         | config set | P50 | P90 | P99 | P99.9 | max | probes |\n\
-         |---|---:|---:|---:|---:|---:|---:|\n",
+         | config set | P50 |{in_dut} P90 | P99 | P99.9 | max | probes |\n\
+         |---|---:|{align}---:|---:|---:|---:|---:|\n",
         report.version_label(&run.version),
         report.label(&run.profile),
         latency.load_pct,
@@ -349,17 +390,32 @@ fn alternating(report: &Report, run: &AlternatingRun) -> String {
         latency.blocks,
     );
     for (set, s) in run.sets.iter().zip(&latency.entries) {
+        let [p50, rest @ ..] = figures(s.established.percentiles().as_ref());
+        let in_dut = match dut {
+            true => format!(
+                " {} |",
+                (s.in_dut.as_ref().and_then(|l| l.percentiles()))
+                    .map_or("–".into(), |p| format_ns(p.p50_ns as f64))
+            ),
+            false => String::new(),
+        };
         md.push_str(&format!(
-            "| {} | {} | {} |\n",
+            "| {} | {p50} |{in_dut} {} | {} |\n",
             report.label(set),
-            figures(s.established.percentiles().as_ref()).join(" | "),
+            rest.join(" | "),
             s.established.len()
         ));
     }
-    md.push_str(
-        "\nEach comparison's P99 and P50, paired block by block (the mean of the per-block log \
-         ratios with Student's t), as the rates are:\n\n",
-    );
+    md.push_str(match dut {
+        true => {
+            "\nEach comparison's P99, P50 and P50 in the DUT, paired block by block (the mean of \
+             the per-block log ratios with Student's t), as the rates are:\n\n"
+        }
+        false => {
+            "\nEach comparison's P99 and P50, paired block by block (the mean of the per-block \
+             log ratios with Student's t), as the rates are:\n\n"
+        }
+    });
     for v in report.alternating_latency_verdicts(run) {
         md.push_str(&format!("- {}\n", paired_line(&v)));
     }

@@ -18,7 +18,9 @@ use crate::search::sim::{LossCurve, SimulatedDut};
 use crate::search::{search, SearchConfig};
 use crate::stats::latency::log::Interval;
 use crate::stats::latency::{Latency, LatencySummary};
-use crate::store::latency::{ESTABLISHED, FIRST_PACKET, FLOOR, ROUND_TRIPS_FILE};
+use crate::store::latency::{
+    ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET, FLOOR, ROUND_TRIPS_FILE,
+};
 use crate::store::{
     plan, FloorRecord, LatencyLoad, SampleRow, SearchRecord, SearchTrial, SearchTrialId, Store,
     TrialKey, TrialLatency, TrialMeta,
@@ -119,6 +121,8 @@ fn trial_latency(pct: Option<u32>) -> TrialLatency {
         first_packet: Some(summary),
         tx_unstamped: 0,
         cpu_round_trip: None,
+        established_in_dut: None,
+        first_packet_in_dut: None,
     }
 }
 
@@ -153,7 +157,17 @@ fn search_iteration(store: &Store, key: &TrialKey) {
             .unwrap();
         std::fs::create_dir_all(&dir).unwrap();
         let step = step(key) * u64::from(100 + pct) / 100;
-        let log = trial_log(4, 1..4, step, key.iteration);
+        let mut log = trial_log(4, 1..4, step, key.iteration);
+        // The DUT recorded the probes' coming in: a quarter of each latency was in it (and the
+        // out-of-window second far off, as the latency's).
+        for s in 0..4 {
+            let (step, shift) = if s == 0 {
+                (1, OUTSIDE_NS)
+            } else {
+                (step / 4, 0)
+            };
+            log.push(interval(ESTABLISHED_IN_DUT, s, second(step, shift)));
+        }
         store
             .write_latency(&dir, SystemTime::UNIX_EPOCH, &log)
             .unwrap();
@@ -356,11 +370,22 @@ fn the_readme_shows_each_loads_figures_of_the_measured_window_only() {
     // a, forwarding: 200 values k · 200 ns (+ 0, 100, 200 ns by iteration) per second; the
     // seconds outside the window (5 ms) never show.
     let table = "### a, forwarding, inet4\n\n\
-                 | load | trials | load lost | P50 | trials' P50 | CPUs' round trip | P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
-                 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n\
-                 | 500 Kpps | 3 | 10.0 % | 20.2 µs | 20 µs–20.2 µs | – | 36.2 µs | 39.8 µs | 40.2 µs | 40.2 µs | 15000 | 14970 | 30 |\n";
+                 | load | trials | load lost | P50 | trials' P50 | CPUs' round trip | P50 in the DUT | trials' P50 in the DUT | P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
+                 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n\
+                 | 500 Kpps | 3 | 10.0 % | 20.2 µs | 20 µs–20.2 µs | – | – | – | 36.2 µs | 39.8 µs | 40.2 µs | 40.2 µs | 15000 | 14970 | 30 |\n";
     assert!(readme.contains(table), "{readme}");
     assert!(!readme.contains(" ms |"), "{readme}");
+    // The searches' DUT recorded the probes' coming in: what the columns hold is said once.
+    assert_eq!(
+        readme
+            .matches("*in the DUT* is the time from there")
+            .count(),
+        1
+    );
+    assert!(
+        readme.contains("| 50 % of the NDR (500 Kpps) | 3 | 0 | 30.2 µs | 30 µs–30.2 µs | 120 ns–200 ns | 7.5 µs | 7.5 µs |"),
+        "{readme}"
+    );
     // After the searches, every load with its rate.
     for row in [
         "| probes only | 3 | – | 20.2 µs |",
@@ -445,14 +470,32 @@ fn first_packets_and_comparisons_reach_the_readme_and_the_verdicts() {
     // b's probes take 1.5 times a's: a higher P99 at every load (the verdicts keep the P99s),
     // but at 90 % two of b's three trials were overloaded: no finding there; the config sets
     // do not differ.
-    let latency: Vec<&Verdict> = (report.verdicts.iter())
+    let (latency, in_dut): (Vec<&Verdict>, Vec<&Verdict>) = (report.verdicts.iter())
         .filter(|v| v.metric != Metric::Throughput)
-        .collect();
+        .partition(|v| v.metric == Metric::Latency(Quantile::P99));
     // Versions: 2 sets × (1 + 3 loads); config sets: 2 versions × 4.
     assert_eq!(latency.len(), 16);
-    assert!(latency
+    // The time in the DUT, recorded by the searches' latency trials only: 2 sets × 3 loads,
+    // 2 versions × 3. b's takes 1.5 times a's there too.
+    assert_eq!(in_dut.len(), 12);
+    assert!(in_dut
         .iter()
-        .all(|v| v.metric == Metric::Latency(Quantile::P99)));
+        .all(|v| v.metric == Metric::Latency(Quantile::InDutP50)));
+    let b_in_dut = (in_dut.iter())
+        .find(|v| v.subject == "b.forwarding.ndr.50pct")
+        .unwrap();
+    assert_eq!(
+        b_in_dut.finding(),
+        crate::report::verdict::Finding::HigherLatency
+    );
+    assert_eq!(
+        b_in_dut.context,
+        [
+            "forwarding",
+            "ndr",
+            "P50 latency in the DUT at 50 % of the NDR"
+        ]
+    );
     let b = (latency.iter())
         .find(|v| {
             v.subject == "b.forwarding.ndr.90pct" && v.metric == Metric::Latency(Quantile::P99)
@@ -531,6 +574,21 @@ fn results_json_holds_each_load_the_floor_and_the_latency_verdicts() {
         (190.into(), 4.into())
     );
     assert!(a.get("p50_by_distance").is_none());
+    // The time in the DUT: a quarter of the latency, every iteration's window merged, and
+    // each iteration's own.
+    let step_50 = 200 * 150 / 100 / 4;
+    assert_eq!(
+        ndr["in_dut"]["p50_ns"].as_u64().map(|ns| ns / 10),
+        Some(100 * step_50 / 10)
+    );
+    assert!(ndr["in_dut"].get("probes_sent").is_none());
+    for it in ndr["iterations"].as_array().unwrap() {
+        assert_eq!(
+            it["in_dut_p50_ns"].as_u64().map(|ns| ns / 10),
+            Some(100 * step_50 / 10)
+        );
+    }
+    assert!(a.get("in_dut").is_none());
     let at_90 = latency
         .iter()
         .find(|l| l["name"] == "a.forwarding.ndr.90pct")
@@ -697,10 +755,12 @@ fn one_trial(first: &[u64]) -> LatencySeries {
             troubles: Vec::new(),
             longest_stall_ms: None,
             cpu_round_trip_ns: None,
+            in_dut: None,
             apart_by_second: Vec::new(),
         }],
         established: second(100, 0),
         first_packet: Some(second(100, 0)),
+        in_dut: None,
     }
 }
 

@@ -34,9 +34,9 @@ use crate::traffic::bpf::{
 /// Where the stamp goes in the probe's payload (the in-frame stamp's bytes, big-endian).
 const STAMP_AT: i16 = 8;
 /// The payload's offset in an IPv4 frame (Ethernet, IPv4 without options, UDP).
-const IPV4_PAYLOAD: i16 = 14 + 20 + 8;
+pub(super) const IPV4_PAYLOAD: i16 = 14 + 20 + 8;
 /// The payload's offset in an IPv6 frame (Ethernet, IPv6 without extension headers, UDP).
-const IPV6_PAYLOAD: i16 = 14 + 40 + 8;
+pub(super) const IPV6_PAYLOAD: i16 = 14 + 40 + 8;
 /// The magic as a little-endian load of the payload's first word sees it, kind byte masked.
 const MAGIC_LE: i32 = i32::from_le_bytes([MAGIC[0], MAGIC[1], MAGIC[2], 0]);
 
@@ -60,7 +60,7 @@ impl EgressStamper {
             b"bl_stamp",
             "the probes' egress stamp",
         )?;
-        let link = link(&prog, ifindex)?;
+        let link = link(&prog, ifindex, BPF_TCX_EGRESS, "the probes' egress stamp")?;
         Ok(EgressStamper {
             _link: link,
             _prog: prog,
@@ -70,7 +70,7 @@ impl EgressStamper {
 
 /// `CLOCK_TAI` − `CLOCK_REALTIME`, in ns: a whole number of seconds, 0 unless time daemons
 /// set it.
-fn tai_offset_ns() -> io::Result<u64> {
+pub(super) fn tai_offset_ns() -> io::Result<u64> {
     let read = |clock| {
         let mut ts = libc::timespec {
             tv_sec: 0,
@@ -101,9 +101,9 @@ const KTIME_GET_TAI_NS: i32 = 208;
 const SKB_DATA: i16 = 76;
 const SKB_DATA_END: i16 = 80;
 /// tcx: go on to the next program, then the qdisc.
-const TCX_NEXT: i32 = -1;
+pub(super) const TCX_NEXT: i32 = -1;
 const BPF_LINK_CREATE: libc::c_long = 28;
-const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
+pub(super) const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
 const BPF_TCX_EGRESS: u32 = 47;
 
 /// The program: for a probe (IPv4 or IPv6, UDP, the magic at the payload's start), write
@@ -111,17 +111,36 @@ const BPF_TCX_EGRESS: u32 = 47;
 fn program(tai_ns: u64) -> Vec<Insn> {
     let mut a = Asm::default();
     let (pass, stamp4, stamp6) = (a.label(), a.label(), a.label());
-    // r6 = data, r7 = data_end.
+    find_probe(&mut a, [stamp4, stamp6], pass);
+    // The stamp: r0 = TAI now − the offset, big-endian, over the in-frame stamp. The helper
+    // leaves r6–r9 as they were and the frame where it was.
+    for (payload, stamp) in [(IPV4_PAYLOAD, stamp4), (IPV6_PAYLOAD, stamp6)] {
+        a.bind(stamp);
+        realtime_now(&mut a, tai_ns);
+        a.bswap_be(R0, 64);
+        a.stx(Size::Dw, R6, payload + STAMP_AT, R0);
+        a.ja(pass);
+    }
+    a.bind(pass);
+    a.alu_imm(0xb0, R0, TCX_NEXT);
+    a.exit();
+    a.finish()
+}
+
+/// Emits the test both of the DUT's stamps make of each frame: r6 = data, r7 = data_end, then
+/// a jump to `found[0]` for an IPv4 probe, `found[1]` for an IPv6 one (UDP, the magic at the
+/// payload's start, the whole payload within the frame: the verifier then accepts that
+/// family's loads and stores in it), to `pass` for anything else.
+pub(super) fn find_probe(a: &mut Asm, found: [usize; 2], pass: usize) {
     a.ldx(Size::W, R6, R1, SKB_DATA);
     a.ldx(Size::W, R7, R1, SKB_DATA_END);
     // Per family: its ethertype (as a little-endian load sees it), where its next-protocol byte
-    // is, whether the IPv4 header-length byte is checked, its payload's offset and where its
-    // stamp goes. The bounds check lets the verifier accept that family's loads and store.
+    // is, whether the IPv4 header-length byte is checked and its payload's offset.
     let families = [
-        (0x0008, 14 + 9, true, IPV4_PAYLOAD, stamp4),
-        (0xdd86, 14 + 6, false, IPV6_PAYLOAD, stamp6),
+        (0x0008, 14 + 9, true, IPV4_PAYLOAD, found[0]),
+        (0xdd86, 14 + 6, false, IPV6_PAYLOAD, found[1]),
     ];
-    for (ethertype, proto_at, ihl, payload, stamp) in families {
+    for (ethertype, proto_at, ihl, payload, found) in families {
         let next = a.label();
         a.alu_reg(0xb0, R2, R6);
         a.alu_imm(0x00, R2, i32::from(payload) + PAYLOAD_LEN as i32);
@@ -137,39 +156,30 @@ fn program(tai_ns: u64) -> Vec<Insn> {
         a.ldx(Size::W, R3, R6, payload);
         a.alu_imm(0x50, R3, 0x00ff_ffff);
         a.jmp_imm(0x55, R3, MAGIC_LE, pass);
-        a.ja(stamp);
+        a.ja(found);
         a.bind(next);
     }
     a.ja(pass);
-    // The stamp: r0 = TAI now − the offset, big-endian, over the in-frame stamp. The helper
-    // leaves r6–r9 as they were and the frame where it was.
-    for (payload, stamp) in [(IPV4_PAYLOAD, stamp4), (IPV6_PAYLOAD, stamp6)] {
-        a.bind(stamp);
-        a.call(KTIME_GET_TAI_NS);
-        a.ld_imm64(R1, tai_ns);
-        a.alu_reg(0x10, R0, R1);
-        a.bswap_be(R0, 64);
-        a.stx(Size::Dw, R6, payload + STAMP_AT, R0);
-        a.ja(pass);
-    }
-    a.bind(pass);
-    a.alu_imm(0xb0, R0, TCX_NEXT);
-    a.exit();
-    a.finish()
 }
 
-/// Attaches `prog` to the tcx egress of `ifindex`.
-fn link(prog: &OwnedFd, ifindex: u32) -> io::Result<OwnedFd> {
+/// Emits r0 = `CLOCK_TAI` now − `tai_ns`: `CLOCK_REALTIME`, the sender's clock. The helper
+/// leaves r6–r9 as they were and the frame where it was.
+pub(super) fn realtime_now(a: &mut Asm, tai_ns: u64) {
+    a.call(KTIME_GET_TAI_NS);
+    a.ld_imm64(R1, tai_ns);
+    a.alu_reg(0x10, R0, R1);
+}
+
+/// Attaches `prog` to `ifindex` where `attach` says (tcx ingress or egress); `what` names it
+/// in an error.
+pub(super) fn link(prog: &OwnedFd, ifindex: u32, attach: u32, what: &str) -> io::Result<OwnedFd> {
     let mut attr = [0u8; ATTR_LEN];
     put_u32(&mut attr, 0, prog.as_raw_fd() as u32);
     put_u32(&mut attr, 4, ifindex);
-    put_u32(&mut attr, 8, BPF_TCX_EGRESS);
-    bpf(BPF_LINK_CREATE, &mut attr).map(fd_from).map_err(|e| {
-        io::Error::new(
-            e.kind(),
-            format!("attaching the probes' egress stamp (tcx, Linux 6.6+): {e}"),
-        )
-    })
+    put_u32(&mut attr, 8, attach);
+    bpf(BPF_LINK_CREATE, &mut attr)
+        .map(fd_from)
+        .map_err(|e| io::Error::new(e.kind(), format!("attaching {what} (tcx, Linux 6.6+): {e}")))
 }
 
 #[cfg(test)]

@@ -30,8 +30,13 @@ pub struct KindProbes {
     pub tx_unstamped: u64,
     /// Probes that arrived without an arrival time: counted as received, not timed.
     pub rx_unstamped: u64,
+    /// Their time from the DUT's ingress to its egress, ns, where the DUT recorded their
+    /// coming in ([`super::ingress`]; empty elsewhere).
+    pub in_dut: Latency,
     /// Every probe timed: when it was sent and how long it took.
     records: Vec<Record>,
+    /// Every probe timed in the DUT: when it was sent and how long it was in the DUT.
+    in_dut_records: Vec<Record>,
 }
 
 impl KindProbes {
@@ -43,7 +48,9 @@ impl KindProbes {
             latency: account.latency,
             tx_unstamped: account.tx_unstamped,
             rx_unstamped: account.rx_unstamped,
+            in_dut: account.in_dut,
             records: account.records,
+            in_dut_records: account.in_dut_records,
         }
     }
 }
@@ -84,13 +91,13 @@ impl Probes {
     /// The latency of `kind`'s probes sent in `[from_ns, to_ns)` (ns since the epoch,
     /// `CLOCK_REALTIME`): a phase of a trial.
     pub fn window(&self, kind: ProbeKind, from_ns: u64, to_ns: u64) -> Latency {
-        let mut latency = Latency::new();
-        for r in &self.of(kind).records {
-            if (from_ns..to_ns).contains(&r.send_ns) {
-                latency.record(r.latency_ns);
-            }
-        }
-        latency
+        windowed(&self.of(kind).records, from_ns, to_ns)
+    }
+
+    /// The time in the DUT of `kind`'s probes sent in `[from_ns, to_ns)`, as
+    /// [`window`](Self::window) cuts their latency; empty where the DUT did not record it.
+    pub fn in_dut_window(&self, kind: ProbeKind, from_ns: u64, to_ns: u64) -> Latency {
+        windowed(&self.of(kind).in_dut_records, from_ns, to_ns)
     }
 
     /// `kind`'s probes in slots `width` wide from `base_ns` (ns since the epoch, the base time
@@ -99,29 +106,58 @@ impl Probes {
     /// Each slot's histogram is as large as its largest latency needs (≈ 64 KiB up to 100 µs),
     /// not the whole range's 216 KiB.
     pub fn intervals(&self, kind: ProbeKind, base_ns: u64, width: Duration) -> Vec<Interval> {
-        let width_ns = (width.as_nanos() as u64).max(1);
-        let mut slots: BTreeMap<u64, Histogram<u64>> = BTreeMap::new();
-        for r in &self.of(kind).records {
-            let Some(since) = r.send_ns.checked_sub(base_ns) else {
-                continue;
-            };
-            slots
-                .entry(since / width_ns)
-                // Auto-resizing from the smallest: it grows to the slot's largest value.
-                .or_insert_with(|| Histogram::new(SIGNIFICANT_DIGITS).expect("valid digits"))
-                .record(r.latency_ns)
-                .expect("records are within the histograms' range: a resize always fits");
-        }
-        slots
-            .into_iter()
-            .map(|(slot, hist)| Interval {
-                tag: Some(kind.name().to_owned()),
-                start: Duration::from_nanos(slot * width_ns),
-                length: width,
-                latency: Latency::from_histogram(hist),
-            })
-            .collect()
+        slotted(&self.of(kind).records, kind.name(), base_ns, width)
     }
+
+    /// `kind`'s time in the DUT as [`intervals`](Self::intervals) cuts its latency, tagged
+    /// with the kind's [`in_dut_name`](ProbeKind::in_dut_name); none where the DUT did not
+    /// record it.
+    pub fn in_dut_intervals(
+        &self,
+        kind: ProbeKind,
+        base_ns: u64,
+        width: Duration,
+    ) -> Vec<Interval> {
+        let records = &self.of(kind).in_dut_records;
+        slotted(records, kind.in_dut_name(), base_ns, width)
+    }
+}
+
+/// The values of the `records` sent in `[from_ns, to_ns)` ([`Probes::window`]).
+fn windowed(records: &[Record], from_ns: u64, to_ns: u64) -> Latency {
+    let mut latency = Latency::new();
+    for r in records {
+        if (from_ns..to_ns).contains(&r.send_ns) {
+            latency.record(r.latency_ns);
+        }
+    }
+    latency
+}
+
+/// `records` in slots `width` wide from `base_ns`, tagged `tag` ([`Probes::intervals`]).
+fn slotted(records: &[Record], tag: &str, base_ns: u64, width: Duration) -> Vec<Interval> {
+    let width_ns = (width.as_nanos() as u64).max(1);
+    let mut slots: BTreeMap<u64, Histogram<u64>> = BTreeMap::new();
+    for r in records {
+        let Some(since) = r.send_ns.checked_sub(base_ns) else {
+            continue;
+        };
+        slots
+            .entry(since / width_ns)
+            // Auto-resizing from the smallest: it grows to the slot's largest value.
+            .or_insert_with(|| Histogram::new(SIGNIFICANT_DIGITS).expect("valid digits"))
+            .record(r.latency_ns)
+            .expect("records are within the histograms' range: a resize always fits");
+    }
+    slots
+        .into_iter()
+        .map(|(slot, hist)| Interval {
+            tag: Some(tag.to_owned()),
+            start: Duration::from_nanos(slot * width_ns),
+            length: width,
+            latency: Latency::from_histogram(hist),
+        })
+        .collect()
 }
 
 #[cfg(test)]

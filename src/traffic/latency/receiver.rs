@@ -11,6 +11,7 @@ use anyhow::Context;
 
 use super::egress::EgressStamper;
 use super::frame::Probe;
+use super::ingress::IngressStamper;
 use super::matcher::{lock, Matcher};
 use super::on_interface;
 use super::sock::{self, Batch, ProbeSocket, Queue, BATCH};
@@ -40,6 +41,10 @@ pub(crate) enum Listen {
         /// time of leaving ([`super::egress`]: the kernel's clock then left alone for the
         /// load); `None`: the kernel's arrival stamps.
         egress: Option<IfRef>,
+        /// With `egress`, the DUT's interface the probes come in by, whose ingress records each
+        /// probe's time of coming in ([`super::ingress`]): the probes' latency in the DUT, apart
+        /// from their way to it; `None`: not recorded.
+        ingress: Option<IfRef>,
     },
 }
 
@@ -60,6 +65,8 @@ impl std::fmt::Display for Listen {
 pub(crate) struct ProbeReceiver {
     /// The DUT's egress stamp, attached while the receiver runs.
     _stamper: Option<EgressStamper>,
+    /// The DUT's ingress stamp, read by the receiving thread (also while it runs).
+    _ingress: Option<Arc<IngressStamper>>,
     /// With the egress stamp (the DUT is on this host), its CPUs kept awake meanwhile
     /// ([`os::hold_cpus_awake`]).
     _awake: Option<std::fs::File>,
@@ -81,6 +88,7 @@ impl ProbeReceiver {
                 netns,
                 addr,
                 egress,
+                ..
             } => {
                 let stamper = match egress {
                     Some(dut) => Some(
@@ -100,6 +108,17 @@ impl ProbeReceiver {
         let sock =
             sock.with_context(|| format!("opening the probe receiver's socket, {listen}"))?;
         let stamped = stamper.is_some();
+        let ingress = match listen {
+            Listen::Local {
+                egress: Some(_),
+                ingress: Some(dut),
+                ..
+            } => Some(Arc::new(
+                on_interface(dut, |i| Ok(IngressStamper::attach(i)?))
+                    .with_context(|| format!("stamping the probes on {dut}'s ingress"))?,
+            )),
+            _ => None,
+        };
         if !stamped {
             sock::await_receive_stamps()
                 .with_context(|| format!("the probe receiver's socket, {listen}"))?;
@@ -110,12 +129,14 @@ impl ProbeReceiver {
         };
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let times = ingress.clone();
         let thread = std::thread::Builder::new()
             .name("probe-rx".into())
-            .spawn(move || run(&sock, stamped, cpu, &matcher, &flag))
+            .spawn(move || run(&sock, (stamped, times.as_deref()), cpu, &matcher, &flag))
             .context("starting the probe receiver's thread")?;
         Ok(ProbeReceiver {
             _stamper: stamper,
+            _ingress: ingress,
             _awake: awake,
             stop,
             thread,
@@ -133,10 +154,10 @@ impl ProbeReceiver {
 }
 
 /// Reads probes until stopped; `stamped`: each carries its arrival time (the DUT's egress
-/// stamp) where its in-frame send stamp was.
+/// stamp) where its in-frame send stamp was; `ingress`: the DUT's ingress times, read for each.
 fn run(
     sock: &ProbeSocket,
-    stamped: bool,
+    (stamped, ingress): (bool, Option<&IngressStamper>),
     cpu: Option<usize>,
     matcher: &Mutex<Matcher>,
     stop: &AtomicBool,
@@ -155,17 +176,19 @@ fn run(
         if n > 0 {
             let mut m = lock(matcher);
             for (probe, arrival) in batch.probes() {
-                match (probe, stamped) {
-                    (Some(probe), false) => m.arrived(probe, arrival),
+                let Some(probe) = probe else { continue };
+                let came_in = ingress.map(|i| i.ingress_ns(probe.seq));
+                match stamped {
+                    false => m.arrived(probe, arrival, came_in),
                     // The send stamp is gone: 0 says so to the matcher.
-                    (Some(probe), true) => m.arrived(
+                    true => m.arrived(
                         Probe {
                             stamp_ns: 0,
                             ..probe
                         },
                         Some(probe.stamp_ns),
+                        came_in,
                     ),
-                    (None, _) => {}
                 }
             }
         }

@@ -13,7 +13,7 @@ use crate::report::verdict::{Estimate, Finding, Metric, Quantile};
 use crate::stats::latency::log::Interval;
 use crate::stats::latency::{Latency, LatencySummary, ProbeCounts};
 use crate::stats::CounterSample;
-use crate::store::latency::{ESTABLISHED, FIRST_PACKET};
+use crate::store::latency::{ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET};
 use crate::store::{AlternatingLatency, FloorRecord, LatencyPhase, PhaseRow, SegmentMeta, Store};
 
 /// Two config sets of one version, four blocks of latency.
@@ -52,6 +52,8 @@ struct Layout {
     entries: &'static [&'static str],
     /// The entries of each block's phases, in order.
     order: &'static [&'static [usize]],
+    /// Whether the DUT recorded the probes' coming in: their time in it, half their latency.
+    in_dut: bool,
 }
 
 /// `default`'s two config sets in the balanced order of four blocks.
@@ -60,6 +62,7 @@ const SETS_RUN: Layout = Layout {
     run: "default",
     entries: &SETS,
     order: &[&[0, 1, 1, 0], &[1, 0, 0, 1], &[1, 0, 0, 1], &[0, 1, 1, 0]],
+    in_dut: false,
 };
 
 /// The throughput blocks: 1 s phases in `layout`'s order, the baseline at 1 Mpps, the other
@@ -140,6 +143,14 @@ fn latency_run(store: &Store, layout: &Layout, blocks: usize, failure: Option<&s
                 established: established.percentiles(),
                 first_packet: first.percentiles(),
             });
+            if layout.in_dut {
+                intervals.push(Interval {
+                    tag: Some(LatencyPhase::tag(block, phase, ESTABLISHED_IN_DUT)),
+                    start: Duration::from_secs_f64(from_s),
+                    length: Duration::from_secs_f64(to_s - from_s),
+                    latency: probes(base / 2),
+                });
+            }
             for (kind, latency) in [(ESTABLISHED, established), (FIRST_PACKET, first)] {
                 intervals.push(Interval {
                     tag: Some(LatencyPhase::tag(block, phase, kind)),
@@ -402,6 +413,7 @@ fn alternated_versions_get_the_rates_comparisons_on_their_latency() {
             "b.nft-stateful",
         ],
         order: &[&[0, 1, 2, 3], &[3, 2, 1, 0], &[1, 3, 0, 2]],
+        in_dut: false,
     };
     let (report, readme, _) = reported(&layout, 3, None);
     let latency: Vec<(String, String)> = (report.verdicts.iter())
@@ -438,5 +450,34 @@ fn alternated_versions_get_the_rates_comparisons_on_their_latency() {
             run.entries[3].config.as_str()
         ),
         ("b", "nft-stateful")
+    );
+}
+
+#[test]
+fn the_time_in_the_dut_is_shown_and_compared_block_by_block() {
+    let layout = Layout {
+        in_dut: true,
+        ..SETS_RUN
+    };
+    let (report, readme, _) = reported(&layout, 4, None);
+    // Forwarding's 501…600 ns in the DUT, nft-stateful's 551…750 ns over the four blocks.
+    let rows = "| config set | P50 | P50 in the DUT | P90 | P99 | P99.9 | max | probes |\n\
+                |---|---:|---:|---:|---:|---:|---:|---:|\n\
+                | forwarding | 1.05 µs | 550 ns | 1.09 µs |";
+    assert!(readme.contains(rows), "{readme}");
+    assert_eq!(
+        readme
+            .matches("*in the DUT* is the time from there")
+            .count(),
+        1
+    );
+    let in_dut: Vec<_> = (report.verdicts.iter())
+        .filter(|v| v.metric == Metric::Latency(Quantile::InDutP50))
+        .collect();
+    assert_eq!(in_dut.len(), 1);
+    assert_eq!(in_dut[0].finding(), Finding::HigherLatency);
+    assert!(
+        readme.contains("- nft-stateful vs forwarding: P50 in the DUT +"),
+        "{readme}"
     );
 }

@@ -45,6 +45,10 @@ struct WireKind {
     rx_unstamped: u64,
     /// Base64 of the varints, two a record.
     records: String,
+    /// The time in the DUT's records the same way, where the DUT recorded it (a DUT of the
+    /// prober's own host).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    in_dut: String,
 }
 
 impl From<&KindProbes> for WireKind {
@@ -54,6 +58,10 @@ impl From<&KindProbes> for WireKind {
             tx_unstamped: k.tx_unstamped,
             rx_unstamped: k.rx_unstamped,
             records: encode_records(&k.records),
+            in_dut: match k.in_dut_records.is_empty() {
+                true => String::new(),
+                false => encode_records(&k.in_dut_records),
+            },
         }
     }
 }
@@ -61,17 +69,24 @@ impl From<&KindProbes> for WireKind {
 impl WireKind {
     /// The kind's results, or what is wrong with its records.
     fn into_probes(self) -> Result<KindProbes, String> {
+        let histogram = |records: &[Record]| {
+            let mut latency = Latency::new();
+            for r in records {
+                latency.record(r.latency_ns);
+            }
+            latency
+        };
         let records = decode_records(&self.records)?;
-        let mut latency = Latency::new();
-        for r in &records {
-            latency.record(r.latency_ns);
-        }
+        let in_dut_records = decode_records(&self.in_dut)?;
+        let latency = histogram(&records);
         Ok(KindProbes {
             summary: LatencySummary::new(&latency, self.probes),
             latency,
             tx_unstamped: self.tx_unstamped,
             rx_unstamped: self.rx_unstamped,
+            in_dut: histogram(&in_dut_records),
             records,
+            in_dut_records,
         })
     }
 }
