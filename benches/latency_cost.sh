@@ -12,6 +12,8 @@
 #   sudo benches/latency_cost.sh                   # PHASE=1 N=240 RATE=10k, lab id c0
 #   sudo RATE=1 benches/latency_cost.sh            # the probes' fixed cost alone
 #   sudo EGRESS= benches/latency_cost.sh           # the kernel's receive stamps instead
+#   sudo INGRESS= benches/latency_cost.sh          # without the DUT's ingress stamp (the time
+#                                                  # in the DUT), which the trials add
 #   sudo KEEP=1 benches/latency_cost.sh            # keep the raw data (path printed)
 #   sudo STATEFUL=1 benches/latency_cost.sh        # a stateful nftables DUT
 #
@@ -23,6 +25,7 @@ PHASE=${PHASE:-1}
 N=${N:-240}
 RATE=${RATE:-10k}
 EGRESS=${EGRESS-1}
+INGRESS=${INGRESS-1}
 ID=${ID:-c0}
 
 [[ $(id -u) -eq 0 ]] || { echo "latency_cost.sh: run as root (namespaces)" >&2; exit 2; }
@@ -55,7 +58,8 @@ total=$(python3 -c "print(int($N * ($PHASE + 0.4) + 10))")
 "$bl" gen -i "$sender" -D "$dut_mac" -s 198.18.10.1-198.18.10.20 -d 198.19.10.1-198.19.10.100 \
     --cpu 0 -t $((total - 1)) --json >"$out/gen.jsonl" 2>"$out/gen.err" &
 probe=("$bl" probe -i "$sender" -D "$dut_mac" -s 198.18.10.1 -d 198.19.0.2 -R "$receiver"
-    --at 198.19.0.2 ${EGRESS:+--stamp-egress "$ns-dut/bl${ID}do"} -r "$RATE" --first-packet
+    --at 198.19.0.2 ${EGRESS:+--stamp-egress "$ns-dut/bl${ID}do"}
+    ${EGRESS:+${INGRESS:+--stamp-ingress "$ns-dut/bl${ID}d1"}} -r "$RATE" --first-packet
     --cpu 0 -t "$PHASE")
 sleep 3
 date +%s.%N >"$out/t0"
@@ -75,6 +79,6 @@ done
 echo "$(date +%s.%N) A" >>"$out/toggles"
 wait
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r), $(nproc) CPUs; $N phases of $PHASE s, probes at $RATE pps," \
-    "DUT $([[ -n ${STATEFUL:-} ]] && echo 'stateful nftables' || echo forwarding), stamped $([[ -n $EGRESS ]] && echo 'at the DUT egress' || echo 'by the kernel on arrival')"
+    "DUT $([[ -n ${STATEFUL:-} ]] && echo 'stateful nftables' || echo forwarding), stamped $([[ -n $EGRESS ]] && echo "at the DUT egress${INGRESS:+ and ingress}" || echo 'by the kernel on arrival')"
 python3 benches/latency_cost.py "$out" "$RATE"
 grep -m2 "latency" "$out/probe.txt" || true

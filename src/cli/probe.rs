@@ -66,6 +66,10 @@ pub(crate) struct Args {
     /// every frame that arrives anywhere: the virtual lab's trials do so.
     #[arg(long, value_name = "IF", requires = "at")]
     pub(crate) stamp_egress: Option<IfRef>,
+    /// With --stamp-egress: the DUT's interface the probes come in by (IF or NETNS/IF), whose
+    /// ingress records when each came in: their time in the DUT, as the virtual lab's trials.
+    #[arg(long, value_name = "IF", requires = "stamp_egress")]
+    pub(crate) stamp_ingress: Option<IfRef>,
     /// Print JSON lines: {"type":"started",...} once both ends are ready, then
     /// {"type":"probes",...} with every probe's send time and latency, which a campaign reads
     /// back exactly.
@@ -96,7 +100,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyh
             netns: args.receive.netns.clone(),
             addr,
             egress: args.stamp_egress.clone(),
-            ingress: None,
+            ingress: args.stamp_ingress.clone(),
         },
     };
     let stream = ProbeStream::start(&cfg, &listen, args.cpu)?;

@@ -5,14 +5,16 @@
 
 use super::distance::{at_levels, levels, timed_seconds, AtLevel, Level};
 use super::{load_text, probe_totals, FirstPacket, Over, Report};
-use crate::ingest::alternating::AlternatingRun;
 use crate::ingest::benchlab::latency::{
     saturation, Floor, LatencySeries, Load, ProbeTrial, OVERLOADED, STALLED,
 };
 use crate::report::compare::block_line;
-use crate::report::verdict::{Finding, Metric, Verdict};
 use crate::stats::latency::{LatencySummary, Percentiles, ProbeCounts};
-use crate::units::{format_ns, format_pps};
+use crate::units::format_ns;
+use alternated::alternating;
+
+/// An alternating run's table and paired comparisons.
+mod alternated;
 
 /// The section; empty when the campaign measured no latency.
 pub(crate) fn section(report: &Report) -> String {
@@ -353,99 +355,12 @@ fn stalled(s: &LatencySeries) -> String {
 }
 
 /// P50, P90, P99, P99.9 and max in human units; `–` each where no probe arrived.
-fn figures(p: Option<&Percentiles>) -> [String; 5] {
+pub(super) fn figures(p: Option<&Percentiles>) -> [String; 5] {
     match p {
         Some(p) => {
             [p.p50_ns, p.p90_ns, p.p99_ns, p.p999_ns, p.max_ns].map(|ns| format_ns(ns as f64))
         }
         None => ["–"; 5].map(String::from),
-    }
-}
-
-/// An alternating run's latency: its load, each entry's figures over the run, its paired
-/// comparisons and how it ended; empty when it has no latency run.
-fn alternating(report: &Report, run: &AlternatingRun) -> String {
-    let Some(latency) = &run.latency else {
-        return String::new();
-    };
-    let baseline = run.sets.first().map_or("", |s| report.label(s));
-    let dut = latency.entries.iter().any(|e| e.in_dut.is_some());
-    let (in_dut, align) = match dut {
-        true => (" P50 in the DUT |", "---:|"),
-        false => ("", ""),
-    };
-    let mut md = format!(
-        "\n### {} · {}, alternated\n\n\
-         At {} % of {baseline}'s saturated rate, {} ({baseline}'s median over the run's \
-         throughput blocks: {}), {} blocks: the config sets alternated as in the throughput \
-         blocks, each phase's probes counted from the end of its settle time. Percentiles: each \
-         config set's phases merged over the run; probes: those that arrived in them.\n\n\
-         | config set | P50 |{in_dut} P90 | P99 | P99.9 | max | probes |\n\
-         |---|---:|{align}---:|---:|---:|---:|---:|\n",
-        report.version_label(&run.version),
-        report.label(&run.profile),
-        latency.load_pct,
-        format_pps(latency.load_pps),
-        format_pps(latency.baseline_pps),
-        latency.blocks,
-    );
-    for (set, s) in run.sets.iter().zip(&latency.entries) {
-        let [p50, rest @ ..] = figures(s.established.percentiles().as_ref());
-        let in_dut = match dut {
-            true => format!(
-                " {} |",
-                (s.in_dut.as_ref().and_then(|l| l.percentiles()))
-                    .map_or("–".into(), |p| format_ns(p.p50_ns as f64))
-            ),
-            false => String::new(),
-        };
-        md.push_str(&format!(
-            "| {} | {p50} |{in_dut} {} | {} |\n",
-            report.label(set),
-            rest.join(" | "),
-            s.established.len()
-        ));
-    }
-    md.push_str(match dut {
-        true => {
-            "\nEach comparison's P99, P50 and P50 in the DUT, paired block by block (the mean of \
-             the per-block log ratios with Student's t), as the rates are:\n\n"
-        }
-        false => {
-            "\nEach comparison's P99 and P50, paired block by block (the mean of the per-block \
-             log ratios with Student's t), as the rates are:\n\n"
-        }
-    });
-    for v in report.alternating_latency_verdicts(run) {
-        md.push_str(&format!("- {}\n", paired_line(&v)));
-    }
-    if let Some(why) = &latency.failure {
-        md.push_str(&format!(
-            "- the latency run ended early: {why}; its {} blocks before are kept\n",
-            latency.blocks
-        ));
-    }
-    md
-}
-
-/// `nft-stateful vs forwarding: P99 +134.0 % ± 20.0 % (paired, 95 %, 6 blocks): higher
-/// latency`.
-fn paired_line(v: &Verdict) -> String {
-    let quantile = match v.metric {
-        Metric::Latency(q) => q.name(),
-        Metric::Throughput => "",
-    };
-    let head = format!("{} vs {}: {quantile}", v.subject_label, v.reference_label);
-    match (v.finding(), v.interval()) {
-        (Finding::NoEstimate, _) | (_, None) => format!("{head}: too few blocks for an interval"),
-        (_, Some(i)) => format!(
-            "{head} {} ({}, {} %, {}): {}",
-            v.change_text(),
-            v.kind(),
-            i.confidence_pct,
-            v.used_text(),
-            v.verdict_text()
-        ),
     }
 }
 
