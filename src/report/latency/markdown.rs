@@ -173,8 +173,7 @@ fn row(s: &LatencySeries, dut: bool) -> String {
     let in_dut = match dut {
         true => format!(
             " {} | {} |",
-            (s.in_dut.as_ref().and_then(|l| l.percentiles()))
-                .map_or("–".into(), |p| format_ns(p.p50_ns as f64)),
+            in_dut_p50(s),
             p50_range(s.trials.iter().filter_map(|t| t.in_dut.map(|p| p.p50_ns))),
         ),
         false => String::new(),
@@ -262,6 +261,13 @@ fn by_distance(rows: &[&LatencySeries], levels: &[Level]) -> String {
 /// load's P50 moved from run to run; one value when they agree, `–` when no trial had probes.
 fn trials_p50(s: &LatencySeries) -> String {
     p50_range((s.trials.iter()).filter_map(|t| t.established.window.map(|p| p.p50_ns)))
+}
+
+/// The P50 of a series' time in the DUT over its trials (or an alternating run's phases), `–`
+/// where the DUT did not record it.
+pub(super) fn in_dut_p50(s: &LatencySeries) -> String {
+    (s.in_dut.as_ref().and_then(|l| l.percentiles()))
+        .map_or("–".into(), |p| format_ns(p.p50_ns as f64))
 }
 
 /// The lowest to the highest of `p50s`, `–` when there is none.

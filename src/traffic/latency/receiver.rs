@@ -65,8 +65,6 @@ impl std::fmt::Display for Listen {
 pub(crate) struct ProbeReceiver {
     /// The DUT's egress stamp, attached while the receiver runs.
     _stamper: Option<EgressStamper>,
-    /// The DUT's ingress stamp, read by the receiving thread (also while it runs).
-    _ingress: Option<Arc<IngressStamper>>,
     /// With the egress stamp (the DUT is on this host), its CPUs kept awake meanwhile
     /// ([`os::hold_cpus_awake`]).
     _awake: Option<std::fs::File>,
@@ -113,10 +111,10 @@ impl ProbeReceiver {
                 egress: Some(_),
                 ingress: Some(dut),
                 ..
-            } => Some(Arc::new(
+            } => Some(
                 on_interface(dut, |i| Ok(IngressStamper::attach(i)?))
                     .with_context(|| format!("stamping the probes on {dut}'s ingress"))?,
-            )),
+            ),
             _ => None,
         };
         if !stamped {
@@ -129,14 +127,13 @@ impl ProbeReceiver {
         };
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        let times = ingress.clone();
+        // The DUT's ingress stamp goes with the thread that reads it: attached while it runs.
         let thread = std::thread::Builder::new()
             .name("probe-rx".into())
-            .spawn(move || run(&sock, (stamped, times.as_deref()), cpu, &matcher, &flag))
+            .spawn(move || run(&sock, (stamped, ingress.as_ref()), cpu, &matcher, &flag))
             .context("starting the probe receiver's thread")?;
         Ok(ProbeReceiver {
             _stamper: stamper,
-            _ingress: ingress,
             _awake: awake,
             stop,
             thread,

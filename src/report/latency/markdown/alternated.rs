@@ -2,11 +2,11 @@
 //! figures over the run (with its time in the DUT where the DUT recorded it) and its paired
 //! comparisons, block by block.
 
-use super::figures;
+use super::{figures, in_dut_p50};
 use crate::ingest::alternating::AlternatingRun;
 use crate::report::verdict::{Finding, Metric, Verdict};
 use crate::report::Report;
-use crate::units::{format_ns, format_pps};
+use crate::units::format_pps;
 
 /// An alternating run's latency: its load, each entry's figures over the run, its paired
 /// comparisons and how it ended; empty when it has no latency run.
@@ -38,11 +38,7 @@ pub(super) fn alternating(report: &Report, run: &AlternatingRun) -> String {
     for (set, s) in run.sets.iter().zip(&latency.entries) {
         let [p50, rest @ ..] = figures(s.established.percentiles().as_ref());
         let in_dut = match dut {
-            true => format!(
-                " {} |",
-                (s.in_dut.as_ref().and_then(|l| l.percentiles()))
-                    .map_or("–".into(), |p| format_ns(p.p50_ns as f64))
-            ),
+            true => format!(" {} |", in_dut_p50(s)),
             false => String::new(),
         };
         md.push_str(&format!(

@@ -58,10 +58,7 @@ impl From<&KindProbes> for WireKind {
             tx_unstamped: k.tx_unstamped,
             rx_unstamped: k.rx_unstamped,
             records: encode_records(&k.records),
-            in_dut: match k.in_dut_records.is_empty() {
-                true => String::new(),
-                false => encode_records(&k.in_dut_records),
-            },
+            in_dut: encode_records(&k.in_dut_records),
         }
     }
 }
