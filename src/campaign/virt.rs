@@ -306,9 +306,6 @@ fn prober(facts: &LabFacts, load: &FrameSpec, sender_if: IfRef) -> LocalProber {
 /// machine has one, else the generators' (never the DUT's, whose forwarding they would slow).
 fn probe_cpu(facts: &LabFacts) -> usize {
     let p = &facts.placement;
-    if std::env::var("BENCHLAB_PROBE_CPU").as_deref() == Ok("dut") {
-        return p.dut_cpu;
-    }
     (0..online_cpus())
         .find(|&cpu| cpu != p.generator_cpu && cpu != p.dut_cpu)
         .unwrap_or(p.generator_cpu)

@@ -20,6 +20,7 @@ use crate::campaign::design::Unit;
 use crate::campaign::trial::{self, Flow, TrialSpec, Watch};
 use crate::config::{secs, Profile, Rate, Trial};
 use crate::stats::latency::log::Interval;
+use crate::stats::latency::Latency;
 use crate::stats::PhaseSpan;
 use crate::store::{AlternatingLatency, LatencyPhase, SampleRow, TrialKey};
 use crate::traffic::endpoint::Receiver;
@@ -146,27 +147,27 @@ impl Alternation<'_> {
         let mut intervals = Vec::new();
         for &(block, phase, span) in spans {
             let (from_s, to_s) = (span.switched_s + settle, span.end_s);
-            let [established, first_packet] = ProbeKind::ALL.map(|kind| {
-                let latency = probes.window(kind, ns(from_s), ns(to_s.max(from_s)));
-                let figures = latency.percentiles();
+            let (from_ns, to_ns) = (ns(from_s), ns(to_s.max(from_s)));
+            // A phase's histogram of one kind, latency or time in the DUT, when it has values.
+            let mut keep = |tag: &str, latency: Latency| {
                 if !latency.is_empty() {
                     intervals.push(Interval {
-                        tag: Some(LatencyPhase::tag(block, phase, kind.name())),
+                        tag: Some(LatencyPhase::tag(block, phase, tag)),
                         start: Duration::from_secs_f64(from_s.max(0.0)),
                         length: Duration::from_secs_f64((to_s - from_s).max(0.0)),
                         latency,
                     });
                 }
+            };
+            let [established, first_packet] = ProbeKind::ALL.map(|kind| {
+                let latency = probes.window(kind, from_ns, to_ns);
+                let figures = latency.percentiles();
+                keep(kind.name(), latency);
                 // The time in the DUT, where it recorded the probes' coming in, beside it.
-                let in_dut = probes.in_dut_window(kind, ns(from_s), ns(to_s.max(from_s)));
-                if !in_dut.is_empty() {
-                    intervals.push(Interval {
-                        tag: Some(LatencyPhase::tag(block, phase, kind.in_dut_name())),
-                        start: Duration::from_secs_f64(from_s.max(0.0)),
-                        length: Duration::from_secs_f64((to_s - from_s).max(0.0)),
-                        latency: in_dut,
-                    });
-                }
+                keep(
+                    kind.in_dut_name(),
+                    probes.in_dut_window(kind, from_ns, to_ns),
+                );
                 figures
             });
             phases.push(LatencyPhase {
