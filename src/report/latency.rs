@@ -11,15 +11,17 @@
 //! [`markdown`]: crate::report::latency::markdown
 //! [`json`]: crate::report::latency::json
 
+use std::time::Duration;
+
 use anyhow::Context;
 
 use super::compare::{chunks, ComparisonBlock, Scope};
 use super::select::distinct;
 use super::verdict::{unpaired, Metric, Quantile, Side, Verdict};
 use super::{Exporter, OutputFile, Report};
-use crate::ingest::benchlab::latency::{LatencySeries, Load};
+use crate::ingest::benchlab::latency::{LatencySeries, Load, ProbeKind};
 use crate::stats::doubt::TrialValue;
-use crate::stats::latency::{Percentiles, ProbeCounts};
+use crate::stats::latency::{Latency, Percentiles, ProbeCounts};
 use crate::stats::ministat::MIN_POINTS;
 use crate::stats::{Confidence, Dataset, MeanInterval, MinistatError};
 use crate::units::format_pps;
@@ -67,7 +69,45 @@ impl Over {
     }
 }
 
-/// First-packet probes against established ones in one latency series.
+/// Which stretch of the probes' way a figure times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Leg {
+    /// Sender to receiver: the latency.
+    OneWay,
+    /// The DUT's ingress to its egress, where the DUT recorded it: the time in the DUT.
+    InDut,
+}
+
+impl Leg {
+    /// Both, in the report's order.
+    pub(crate) const ALL: [Leg; 2] = [Leg::OneWay, Leg::InDut];
+
+    /// In the report's words: `one way`, `in the DUT`.
+    pub(crate) fn text(self) -> &'static str {
+        match self {
+            Leg::OneWay => "one way",
+            Leg::InDut => "in the DUT",
+        }
+    }
+
+    /// A trial's probes of one kind on this leg: their window's figures and each second's P50.
+    fn of(self, kind: &ProbeKind) -> (Option<Percentiles>, &[(Duration, u64)]) {
+        match self {
+            Leg::OneWay => (kind.window, &kind.seconds),
+            Leg::InDut => (kind.in_dut, &kind.in_dut_seconds),
+        }
+    }
+
+    /// A series' established and first-packet probes on this leg, every trial's window merged.
+    fn merged(self, s: &LatencySeries) -> [Option<&Latency>; 2] {
+        match self {
+            Leg::OneWay => [Some(&s.established), s.first_packet.as_ref()],
+            Leg::InDut => [s.in_dut.as_ref(), s.first_packet_in_dut.as_ref()],
+        }
+    }
+}
+
+/// First-packet probes against established ones in one latency series, on one [`Leg`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct FirstPacket {
     /// The established probes, every trial's window merged.
@@ -82,17 +122,20 @@ pub(crate) struct FirstPacket {
 }
 
 impl FirstPacket {
-    /// Of `series`, when it sent first-packet probes and both kinds arrived. The difference's
-    /// interval is Student's t over the trials' differences of their window's P50s, or, with
-    /// one such trial, over its seconds' differences (a narrower claim: that trial's); an
-    /// alternating run's over its blocks', paired by block.
-    pub(crate) fn of(series: &LatencySeries) -> Option<FirstPacket> {
-        let established = series.established.percentiles()?;
-        let first_packet = series.first_packet.as_ref()?.percentiles()?;
+    /// Of `series` on `leg`, when it sent first-packet probes and both kinds arrived (and, in
+    /// the DUT, the DUT recorded both). The difference's interval is Student's t over the
+    /// trials' differences of their window's P50s, or, with one such trial, over its seconds'
+    /// differences (a narrower claim: that trial's); an alternating run's over its blocks',
+    /// paired by block.
+    pub(crate) fn of(series: &LatencySeries, leg: Leg) -> Option<FirstPacket> {
+        let [established, first_packet] = leg.merged(series);
+        let established = established?.percentiles()?;
+        let first_packet = first_packet?.percentiles()?;
         let both: Vec<_> = (series.trials.iter())
             .filter_map(|t| {
-                let first = t.first_packet.as_ref()?;
-                Some((first.window?, t.established.window?, first, &t.established))
+                let (first, first_seconds) = leg.of(t.first_packet.as_ref()?);
+                let (established, established_seconds) = leg.of(&t.established);
+                Some((first?, established?, first_seconds, established_seconds))
             })
             .collect();
         let t95 = |df: usize| Confidence::P95.student_t(df);
@@ -106,9 +149,9 @@ impl FirstPacket {
             // A block has no seconds of its own: its phases are fractions of one.
             (Load::Alternating(_), _) => of_windows(Over::Blocks),
             (_, [(_, _, first, established)]) => {
-                let seconds: Vec<f64> = (first.seconds.iter())
+                let seconds: Vec<f64> = (first.iter())
                     .filter_map(|&(start, f)| {
-                        let (_, e) = established.seconds.iter().find(|(s, _)| *s == start)?;
+                        let (_, e) = established.iter().find(|(s, _)| *s == start)?;
                         Some(f as f64 - *e as f64)
                     })
                     .collect();

@@ -122,7 +122,7 @@ impl Quantile {
         match self {
             Quantile::P50 => t.established.window.map(|p| p.p50_ns),
             Quantile::P99 => t.established.window.map(|p| p.p99_ns),
-            Quantile::InDutP50 => t.in_dut.map(|p| p.p50_ns),
+            Quantile::InDutP50 => t.established.in_dut.map(|p| p.p50_ns),
         }
     }
 }

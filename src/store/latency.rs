@@ -40,6 +40,8 @@ pub const ESTABLISHED: &str = ProbeKind::Established.name();
 pub const FIRST_PACKET: &str = ProbeKind::FirstPacket.name();
 /// Tag of the established probes' time in the DUT (ingress to egress, the virtual lab's).
 pub const ESTABLISHED_IN_DUT: &str = ProbeKind::Established.in_dut_name();
+/// Tag of the first-packet probes' time in the DUT.
+pub const FIRST_PACKET_IN_DUT: &str = ProbeKind::FirstPacket.in_dut_name();
 /// Tag of the floor's histogram.
 pub const FLOOR: &str = "floor";
 

@@ -15,13 +15,15 @@ use std::collections::BTreeMap;
 
 use super::AlternatingRun;
 use crate::error::{shown, InputError};
-use crate::ingest::benchlab::latency::{LatencySeries, Load, ProbeKind, ProbeTrial};
+use crate::ingest::benchlab::latency::{add_in_dut, LatencySeries, Load, ProbeKind, ProbeTrial};
 use crate::ingest::{Series, Warning};
 use crate::stats::latency::log::Interval;
 use crate::stats::latency::Latency;
 use crate::store::alternating::latency::RECORD;
 use crate::store::alternating::ALTERNATING;
-use crate::store::latency::{ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET, LATENCY_FILE};
+use crate::store::latency::{
+    ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET, FIRST_PACKET_IN_DUT, LATENCY_FILE,
+};
 use crate::store::{AlternatingLatency, LatencyPhase, Store};
 
 /// An alternating run's latency run, read back.
@@ -112,6 +114,7 @@ fn entry(
         established: Latency::new(),
         first_packet: first_packet.then(Latency::new),
         in_dut: None,
+        first_packet_in_dut: None,
     };
     for &block in blocks {
         let phases: Vec<u32> = (record.phases.iter())
@@ -130,36 +133,38 @@ fn entry(
         let established = merged(ESTABLISHED);
         entry.established.add(&established);
         let in_dut = merged(ESTABLISHED_IN_DUT);
-        if !in_dut.is_empty() {
-            entry.in_dut.get_or_insert_with(Latency::new).add(&in_dut);
-        }
+        add_in_dut(&mut entry.in_dut, &in_dut);
         let first = (entry.first_packet.as_mut()).map(|whole| {
             let first = merged(FIRST_PACKET);
             whole.add(&first);
-            figures(&first)
+            let in_dut = merged(FIRST_PACKET_IN_DUT);
+            add_in_dut(&mut entry.first_packet_in_dut, &in_dut);
+            figures(&first, &in_dut)
         });
         entry.trials.push(ProbeTrial {
             iteration: block,
             load_pps: record.load_pps,
             load_lost: None,
             load_dropped: None,
-            established: figures(&established),
+            established: figures(&established, &in_dut),
             first_packet: first,
             troubles: Vec::new(),
             longest_stall_ms: None,
             cpu_round_trip_ns: None,
-            in_dut: in_dut.percentiles(),
             apart_by_second: Vec::new(),
         });
     }
     entry
 }
 
-/// A block's figures of one probe kind: its phases have no seconds of their own to show.
-fn figures(latency: &Latency) -> ProbeKind {
+/// A block's figures of one probe kind, its latency and time in the DUT: its phases have no
+/// seconds of their own to show.
+fn figures(latency: &Latency, in_dut: &Latency) -> ProbeKind {
     ProbeKind {
         window: latency.percentiles(),
         seconds: Vec::new(),
         probes: None,
+        in_dut: in_dut.percentiles(),
+        in_dut_seconds: Vec::new(),
     }
 }

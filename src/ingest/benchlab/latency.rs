@@ -16,8 +16,8 @@ use crate::lab::distance::RoundTrips;
 use crate::stats::latency::log::Interval;
 use crate::stats::latency::{Latency, LatencySummary, Percentiles, ProbeCounts};
 use crate::store::latency::{
-    windowed, ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET, FLOOR, LATENCY_FILE,
-    SEARCH_LATENCY_WINDOW,
+    windowed, ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET, FIRST_PACKET_IN_DUT, FLOOR,
+    LATENCY_FILE, SEARCH_LATENCY_WINDOW,
 };
 use crate::store::{FloorRecord, LabRecord, LatencyLoad, Store, TrialKey, TrialLatency, TrialMeta};
 
@@ -62,10 +62,7 @@ pub(crate) struct ProbeTrial {
     /// The median round trip between the probes' CPU and the DUT's while the probes ran, ns,
     /// where the lab watched it ([`crate::lab::distance`]).
     pub(crate) cpu_round_trip_ns: Option<u32>,
-    /// The established probes' time in the DUT (ingress to egress) over the measured window,
-    /// where the DUT recorded it.
-    pub(crate) in_dut: Option<Percentiles>,
-    /// The same per second of the trial from its start, as [`ProbeKind::seconds`] count them
+    /// The CPUs' distance per second of the trial from its start, as [`ProbeKind::seconds`] count them
     /// (`None` for a second whose readings disagreed: the host moved the vCPUs within it);
     /// empty where not watched.
     pub(crate) apart_by_second: Vec<Option<u32>>,
@@ -114,6 +111,10 @@ pub(crate) struct ProbeKind {
     /// What became of the probes over the whole trial (`meta.json`); `None` where the record
     /// does not count them (an alternating run's blocks: its record keeps what arrived).
     pub(crate) probes: Option<ProbeCounts>,
+    /// Their time in the DUT (ingress to egress) over the window, where the DUT recorded it.
+    pub(crate) in_dut: Option<Percentiles>,
+    /// The same per second, as `seconds`.
+    pub(crate) in_dut_seconds: Vec<(Duration, u64)>,
 }
 
 /// The latency of one (version, config set, profile) at one load: every iteration's trial
@@ -141,6 +142,8 @@ pub(crate) struct LatencySeries {
     /// The established probes' time in the DUT of every trial's window, when any trial's DUT
     /// recorded it.
     pub(crate) in_dut: Option<Latency>,
+    /// The first-packet probes', the same way.
+    pub(crate) first_packet_in_dut: Option<Latency>,
 }
 
 /// The lab's latency floor: its record in `lab.json` and its histogram, when there is one.
@@ -319,25 +322,25 @@ fn add(
                 established: Latency::new(),
                 first_packet: None,
                 in_dut: None,
+                first_packet_in_dut: None,
             });
             results.latency.last_mut().expect("just pushed")
         }
     };
-    let (merged, established) =
-        probe_kind(intervals, ESTABLISHED, window, &trial.latency.established);
-    series.established.add(&merged);
+    let tags = [ESTABLISHED, ESTABLISHED_IN_DUT];
+    let (merged, established) = probe_kind(intervals, tags, window, &trial.latency.established);
+    series.established.add(&merged[0]);
+    add_in_dut(&mut series.in_dut, &merged[1]);
     let first_packet = trial.latency.first_packet.as_ref().map(|summary| {
-        let (merged, kind) = probe_kind(intervals, FIRST_PACKET, window, summary);
+        let tags = [FIRST_PACKET, FIRST_PACKET_IN_DUT];
+        let (merged, kind) = probe_kind(intervals, tags, window, summary);
         series
             .first_packet
             .get_or_insert_with(Latency::new)
-            .add(&merged);
+            .add(&merged[0]);
+        add_in_dut(&mut series.first_packet_in_dut, &merged[1]);
         kind
     });
-    let (in_dut, _) = reduce(intervals, ESTABLISHED_IN_DUT, window);
-    if !in_dut.is_empty() {
-        series.in_dut.get_or_insert_with(Latency::new).add(&in_dut);
-    }
     series.trials.push(ProbeTrial {
         iteration: trial.iteration,
         load_pps: trial.load_pps,
@@ -348,25 +351,36 @@ fn add(
         troubles: trial.troubles,
         longest_stall_ms: trial.longest_stall_ms,
         cpu_round_trip_ns: trial.latency.cpu_round_trip.as_ref().map(|r| r.median_ns),
-        in_dut: in_dut.percentiles(),
         apart_by_second: trial.apart_by_second,
     });
 }
 
-/// One probe kind of a trial: its window merged, and its figures with the counts of `summary`.
+/// Adds a trial's time in the DUT of one kind, `in_dut`, to its series' `whole`, when the DUT
+/// recorded it.
+pub(crate) fn add_in_dut(whole: &mut Option<Latency>, in_dut: &Latency) {
+    if !in_dut.is_empty() {
+        whole.get_or_insert_with(Latency::new).add(in_dut);
+    }
+}
+
+/// One probe kind of a trial, its latency and time in the DUT tagged `tags`: both windows
+/// merged, and its figures with the counts of `summary`.
 fn probe_kind(
     intervals: &[Interval],
-    tag: &str,
+    tags: [&str; 2],
     window: (f64, f64),
     summary: &LatencySummary,
-) -> (Latency, ProbeKind) {
-    let (merged, seconds) = reduce(intervals, tag, window);
+) -> ([Latency; 2], ProbeKind) {
+    let (merged, seconds) = reduce(intervals, tags[0], window);
+    let (in_dut, in_dut_seconds) = reduce(intervals, tags[1], window);
     let kind = ProbeKind {
         window: merged.percentiles(),
         seconds,
         probes: Some(summary.probes),
+        in_dut: in_dut.percentiles(),
+        in_dut_seconds,
     };
-    (merged, kind)
+    ([merged, in_dut], kind)
 }
 
 /// The histograms of `tag` in `window` merged, and each one's start and P50.

@@ -140,18 +140,20 @@ mod tests {
                             .map(|(s, &(_, p50))| (Duration::from_secs(s as u64), p50))
                             .collect(),
                         probes: None,
+                        in_dut: None,
+                        in_dut_seconds: Vec::new(),
                     },
                     first_packet: None,
                     troubles: Vec::new(),
                     longest_stall_ms: None,
                     cpu_round_trip_ns: None,
-                    in_dut: None,
                     apart_by_second: seconds.iter().map(|&(ns, _)| ns).collect(),
                 })
                 .collect(),
             established: Latency::new(),
             first_packet: None,
             in_dut: None,
+            first_packet_in_dut: None,
         }
     }
 

@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::distance::{at_levels, levels, trial_at_levels, AtLevel, Level};
-use super::{mean_load, probe_totals, FirstPacket, Report};
+use super::{mean_load, probe_totals, FirstPacket, Leg, Report};
 use crate::ingest::alternating::latency::RunLatency;
 use crate::ingest::benchlab::latency::{Floor, LatencySeries, Load, ProbeTrial};
 use crate::stats::latency::{Percentiles, ProbeCounts};
@@ -71,6 +71,12 @@ pub(crate) struct LatencyJson<'a> {
     /// lab).
     #[serde(skip_serializing_if = "Option::is_none")]
     in_dut: Option<FiguresJson>,
+    /// The first-packet probes' time in the DUT, the same way.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_packet_in_dut: Option<FiguresJson>,
+    /// `first_vs_established` in the DUT.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_vs_established_in_dut: Option<DifferenceJson>,
     /// The P50 at each level of the CPUs' distance its seconds fell in, when the campaign's
     /// fell in two or more (the virtual lab).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -124,6 +130,8 @@ pub(crate) struct TrialJson<'a> {
     in_dut_p50_ns: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     in_dut_p99_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_packet_in_dut_p50_ns: Option<u64>,
     /// Its P50 at each level of the CPUs' distance its seconds fell in, when the campaign's
     /// fell in two or more.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -191,7 +199,6 @@ pub(crate) fn series(report: &Report) -> Vec<LatencyJson<'_>> {
 /// One series; `run` is the alternating run's latency it belongs to, if any; `levels` the
 /// campaign's of the CPUs' distance, none when fewer than two.
 fn one<'a>(s: &'a LatencySeries, run: Option<&'a RunLatency>, levels: &[Level]) -> LatencyJson<'a> {
-    let first = FirstPacket::of(s);
     let at = by_distance(levels, at_levels(s, levels));
     LatencyJson {
         name: &s.name,
@@ -215,21 +222,28 @@ fn one<'a>(s: &'a LatencySeries, run: Option<&'a RunLatency>, levels: &[Level]) 
         established: figures(s.established.percentiles(), probe_totals(s, false)),
         first_packet: (s.first_packet.as_ref())
             .map(|l| figures(l.percentiles(), probe_totals(s, true))),
-        first_vs_established: first.and_then(|f| {
-            let d = f.difference?;
-            Some(DifferenceJson {
-                p50_difference_ns: d.mean,
-                half_width_ns: d.half_width,
-                confidence_pct: 95.0,
-                over: f.over.name(),
-                n: d.n,
-                significant: d.excludes_zero(),
-            })
-        }),
+        first_vs_established: difference(s, Leg::OneWay),
         in_dut: (s.in_dut.as_ref()).map(|l| figures(l.percentiles(), None)),
+        first_packet_in_dut: (s.first_packet_in_dut.as_ref())
+            .map(|l| figures(l.percentiles(), None)),
+        first_vs_established_in_dut: difference(s, Leg::InDut),
         p50_by_distance: at,
         iterations: s.trials.iter().map(|t| trial(t, levels)).collect(),
     }
+}
+
+/// First-packet P50 less established P50 of `s` on `leg`, when it has an interval.
+fn difference(s: &LatencySeries, leg: Leg) -> Option<DifferenceJson> {
+    let f = FirstPacket::of(s, leg)?;
+    let d = f.difference?;
+    Some(DifferenceJson {
+        p50_difference_ns: d.mean,
+        half_width_ns: d.half_width,
+        confidence_pct: 95.0,
+        over: f.over.name(),
+        n: d.n,
+        significant: d.excludes_zero(),
+    })
 }
 
 /// The levels `at` has a P50 at, with it.
@@ -250,6 +264,7 @@ fn by_distance(levels: &[Level], at: Vec<Option<AtLevel>>) -> Vec<AtLevelJson> {
 /// One trial; `levels` as [`one`]'s.
 fn trial<'a>(t: &'a ProbeTrial, levels: &[Level]) -> TrialJson<'a> {
     let first = t.first_packet.as_ref().and_then(|f| f.window);
+    let first_in_dut = t.first_packet.as_ref().and_then(|f| f.in_dut);
     TrialJson {
         index: t.iteration,
         offered_pps: t.load_pps,
@@ -261,8 +276,9 @@ fn trial<'a>(t: &'a ProbeTrial, levels: &[Level]) -> TrialJson<'a> {
         first_packet_p50_ns: first.map(|p| p.p50_ns),
         first_packet_p99_ns: first.map(|p| p.p99_ns),
         cpu_round_trip_ns: t.cpu_round_trip_ns,
-        in_dut_p50_ns: t.in_dut.map(|p| p.p50_ns),
-        in_dut_p99_ns: t.in_dut.map(|p| p.p99_ns),
+        in_dut_p50_ns: t.established.in_dut.map(|p| p.p50_ns),
+        in_dut_p99_ns: t.established.in_dut.map(|p| p.p99_ns),
+        first_packet_in_dut_p50_ns: first_in_dut.map(|p| p.p50_ns),
         p50_by_distance: by_distance(levels, trial_at_levels(t, levels)),
     }
 }

@@ -4,7 +4,7 @@
 //! and the ministat comparisons of the trials' P99 and P50.
 
 use super::distance::{at_levels, levels, timed_seconds, AtLevel, Level};
-use super::{load_text, probe_totals, FirstPacket, Over, Report};
+use super::{load_text, probe_totals, FirstPacket, Leg, Over, Report};
 use crate::ingest::benchlab::latency::{
     saturation, Floor, LatencySeries, Load, ProbeTrial, OVERLOADED, STALLED,
 };
@@ -174,7 +174,11 @@ fn row(s: &LatencySeries, dut: bool) -> String {
         true => format!(
             " {} | {} |",
             in_dut_p50(s),
-            p50_range(s.trials.iter().filter_map(|t| t.in_dut.map(|p| p.p50_ns))),
+            p50_range(
+                s.trials
+                    .iter()
+                    .filter_map(|t| t.established.in_dut.map(|p| p.p50_ns))
+            ),
         ),
         false => String::new(),
     };
@@ -372,8 +376,9 @@ pub(super) fn figures(p: Option<&Percentiles>) -> [String; 5] {
 
 /// The first-packet table; empty when no series sent first-packet probes.
 fn first_packet(report: &Report) -> String {
-    let rows: Vec<(&LatencySeries, FirstPacket)> = (report.latency_series())
-        .filter_map(|s| Some((s, FirstPacket::of(s)?)))
+    let rows: Vec<(&LatencySeries, Leg, FirstPacket)> = (report.latency_series())
+        .flat_map(|s| Leg::ALL.map(|leg| Some((s, leg, FirstPacket::of(s, leg)?))))
+        .flatten()
         .collect();
     if rows.is_empty() {
         return String::new();
@@ -383,12 +388,16 @@ fn first_packet(report: &Report) -> String {
          Probes that each open a new flow (on a stateful DUT, new state) against probes on one \
          established flow. The difference of the P50s with its 95 % interval: Student's t over \
          the trials' differences, or, with one trial, over its seconds' (that trial's only), or \
-         over an alternating run's blocks'.\n\n\
-         | version | config set | profile | load | established P50 | established P99 | first \
-         packet P50 | first packet P99 | first − established P50 | over | verdict |\n\
-         |---|---|---|---|---:|---:|---:|---:|---:|---|---|\n",
+         over an alternating run's blocks'. One way is the probes' latency, sender to receiver; \
+         in the DUT, where it recorded them, their time from its ingress to its egress: the \
+         cost of the new state without the way to the DUT, which on a VM moves with the \
+         host.\n\n\
+         | version | config set | profile | load | measured | established P50 | established \
+         P99 | first packet P50 | first packet P99 | first − established P50 | over | verdict \
+         |\n\
+         |---|---|---|---|---|---:|---:|---:|---:|---:|---|---|\n",
     );
-    for (s, f) in rows {
+    for (s, leg, f) in rows {
         let ns = |v: u64| format_ns(v as f64);
         let (difference, over, verdict) = match f.difference {
             Some(d) => (
@@ -407,11 +416,12 @@ fn first_packet(report: &Report) -> String {
             None => ("–".to_string(), "too few values".to_string(), "–"),
         };
         md.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {difference} | {over} | {verdict} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {difference} | {over} | {verdict} |\n",
             report.version_label(&s.version),
             report.label(&s.config),
             report.label(&s.profile),
             load_text(s),
+            leg.text(),
             ns(f.established.p50_ns),
             ns(f.established.p99_ns),
             ns(f.first_packet.p50_ns),

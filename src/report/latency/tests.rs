@@ -19,7 +19,7 @@ use crate::search::{search, SearchConfig};
 use crate::stats::latency::log::Interval;
 use crate::stats::latency::{Latency, LatencySummary};
 use crate::store::latency::{
-    ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET, FLOOR, ROUND_TRIPS_FILE,
+    ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET, FIRST_PACKET_IN_DUT, FLOOR, ROUND_TRIPS_FILE,
 };
 use crate::store::{
     plan, FloorRecord, LatencyLoad, SampleRow, SearchRecord, SearchTrial, SearchTrialId, Store,
@@ -158,15 +158,21 @@ fn search_iteration(store: &Store, key: &TrialKey) {
         std::fs::create_dir_all(&dir).unwrap();
         let step = step(key) * u64::from(100 + pct) / 100;
         let mut log = trial_log(4, 1..4, step, key.iteration);
-        // The DUT recorded the probes' coming in: a quarter of each latency was in it (and the
-        // out-of-window second far off, as the latency's).
+        // The DUT recorded the probes' coming in: a quarter of each latency was in it, and
+        // the first packets' 5 µs more, 100 ns more each iteration (the out-of-window second
+        // far off, as the latency's).
+        let first = 5_000 + 100 * u64::from(key.iteration - 1);
         for s in 0..4 {
-            let (step, shift) = if s == 0 {
-                (1, OUTSIDE_NS)
-            } else {
-                (step / 4, 0)
+            let [established, first] = match s {
+                0 => [(1, OUTSIDE_NS); 2],
+                _ => [(step / 4, 0), (step / 4, first)],
             };
-            log.push(interval(ESTABLISHED_IN_DUT, s, second(step, shift)));
+            log.push(interval(
+                ESTABLISHED_IN_DUT,
+                s,
+                second(established.0, established.1),
+            ));
+            log.push(interval(FIRST_PACKET_IN_DUT, s, second(first.0, first.1)));
         }
         store
             .write_latency(&dir, SystemTime::UNIX_EPOCH, &log)
@@ -459,14 +465,24 @@ fn the_readme_shows_each_loads_figures_of_the_measured_window_only() {
 fn first_packets_and_comparisons_reach_the_readme_and_the_verdicts() {
     let out = tempfile::tempdir().unwrap();
     let (report, readme, _) = reported(out.path());
+    // The first-packet table's row that starts with `row` ends with `end`.
+    let row_ends = |row: &str, end: &str| {
+        let line = readme.lines().find(|l| l.starts_with(row));
+        let line = line.unwrap_or_else(|| panic!("{readme}"));
+        assert!(line.ends_with(end), "{line}");
+    };
     // First packets: 30, 31, 32 µs above the established probes' P50.
-    let row = "| a | forwarding | inet4 | 500 Kpps | 20.2 µs | 39.8 µs |";
-    let line = readme.lines().find(|l| l.starts_with(row));
-    let line = line.unwrap_or_else(|| panic!("{readme}"));
-    assert!(
-        line.ends_with("| +31 µs ± 2.5 µs | 3 trials | **higher latency** |"),
-        "{line}"
+    row_ends(
+        "| a | forwarding | inet4 | 500 Kpps | one way | 20.2 µs | 39.8 µs |",
+        "| +31 µs ± 2.5 µs | 3 trials | **higher latency** |",
     );
+    // In the DUT, 5, 5.1 and 5.2 µs: t(2) = 4.303, ± 249 ns (the histograms' buckets); the
+    // fixed-load trials' DUT recorded none, so their series have no such row.
+    row_ends(
+        "| a | forwarding | ndr | 50 % of the NDR (500 Kpps) | in the DUT |",
+        "| +5.1 µs ± 249 ns | 3 trials | **higher latency** |",
+    );
+    assert!(!readme.contains("| 500 Kpps | in the DUT |"), "{readme}");
     // b's probes take 1.5 times a's: a higher P99 at every load (the verdicts keep the P99s),
     // but at 90 % two of b's three trials were overloaded: no finding there; the config sets
     // do not differ.
@@ -589,6 +605,19 @@ fn results_json_holds_each_load_the_floor_and_the_latency_verdicts() {
         );
     }
     assert!(a.get("in_dut").is_none());
+    // The first packets' 5, 5.1, 5.2 µs more in the DUT: its own difference, beside the
+    // one-way one.
+    let in_dut = &ndr["first_vs_established_in_dut"];
+    assert_eq!(
+        (in_dut["over"].as_str(), in_dut["n"].as_u64()),
+        (Some("trials"), Some(3))
+    );
+    assert_eq!(in_dut["significant"], true);
+    assert!((in_dut["p50_difference_ns"].as_f64().unwrap() - 5_100.0).abs() < 20.0);
+    assert!(ndr["first_packet_in_dut"]["p50_ns"].as_u64().unwrap() > 5_000);
+    let first = ndr["iterations"][0]["first_packet_in_dut_p50_ns"].as_u64();
+    assert!(first.unwrap() > 5_000);
+    assert!(a.get("first_vs_established_in_dut").is_none());
     let at_90 = latency
         .iter()
         .find(|l| l["name"] == "a.forwarding.ndr.90pct")
@@ -729,14 +758,19 @@ fn a_missing_histogram_log_is_a_warning() {
 }
 
 /// A series of one trial whose first packets are `first` ns above its established probes'
-/// P50 in each second.
+/// P50 in each second, and a quarter of that in the DUT.
 fn one_trial(first: &[u64]) -> LatencySeries {
+    let seconds = |base: u64, add: &[u64], share: u64| {
+        (add.iter().enumerate())
+            .map(|(s, a)| (Duration::from_secs(s as u64 + 2), base + a / share))
+            .collect()
+    };
     let kind = |add: &[u64]| ProbeKind {
         window: Some(second(100, 0).percentiles().unwrap()),
-        seconds: (add.iter().enumerate())
-            .map(|(s, a)| (Duration::from_secs(s as u64 + 2), 10_000 + a))
-            .collect(),
+        seconds: seconds(10_000, add, 1),
         probes: Some(ProbeCounts::default()),
+        in_dut: second(100, 0).percentiles(),
+        in_dut_seconds: seconds(1_000, add, 4),
     };
     LatencySeries {
         name: "v.c.p".into(),
@@ -755,29 +789,37 @@ fn one_trial(first: &[u64]) -> LatencySeries {
             troubles: Vec::new(),
             longest_stall_ms: None,
             cpu_round_trip_ns: None,
-            in_dut: None,
             apart_by_second: Vec::new(),
         }],
         established: second(100, 0),
         first_packet: Some(second(100, 0)),
-        in_dut: None,
+        in_dut: Some(second(100, 0)),
+        first_packet_in_dut: Some(second(100, 0)),
     }
 }
 
 #[test]
 fn with_one_trial_the_first_packets_interval_is_over_its_seconds() {
-    let f = FirstPacket::of(&one_trial(&[900, 1000, 1100, 1000])).unwrap();
+    let series = one_trial(&[900, 1000, 1100, 1000]);
+    let f = FirstPacket::of(&series, Leg::OneWay).unwrap();
     assert_eq!(f.over, Over::Seconds);
     let d = f.difference.unwrap();
     assert_eq!((d.n, d.mean), (4, 1000.0));
     // s = 81.65 ns, t(3) = 3.182: ± 129.9 ns.
     assert!((d.half_width - 129.9).abs() < 0.1, "{d:?}");
     assert!(d.excludes_zero());
+    // In the DUT, its own seconds: a quarter of each.
+    let d = FirstPacket::of(&series, Leg::InDut).unwrap().difference;
+    assert_eq!(d.map(|d| (d.n, d.mean)), Some((4, 250.0)));
     // Seconds that disagree: ± 1453 ns holds 0.
-    let f = FirstPacket::of(&one_trial(&[0, 2000, 500, 1500])).unwrap();
+    let f = FirstPacket::of(&one_trial(&[0, 2000, 500, 1500]), Leg::OneWay).unwrap();
     assert!(!f.difference.unwrap().excludes_zero());
-    let f = FirstPacket::of(&one_trial(&[0])).unwrap();
+    let f = FirstPacket::of(&one_trial(&[0]), Leg::OneWay).unwrap();
     assert_eq!(f.difference, None);
+    // No time in the DUT recorded: nothing to say there.
+    let mut series = one_trial(&[900, 1000]);
+    series.first_packet_in_dut = None;
+    assert_eq!(FirstPacket::of(&series, Leg::InDut), None);
 }
 
 /// Every file below `dir` but the lock, by path relative to it, with its bytes.

@@ -13,7 +13,7 @@ use crate::report::verdict::{Estimate, Finding, Metric, Quantile};
 use crate::stats::latency::log::Interval;
 use crate::stats::latency::{Latency, LatencySummary, ProbeCounts};
 use crate::stats::CounterSample;
-use crate::store::latency::{ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET};
+use crate::store::latency::{ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET, FIRST_PACKET_IN_DUT};
 use crate::store::{AlternatingLatency, FloorRecord, LatencyPhase, PhaseRow, SegmentMeta, Store};
 
 /// Two config sets of one version, four blocks of latency.
@@ -144,12 +144,22 @@ fn latency_run(store: &Store, layout: &Layout, blocks: usize, failure: Option<&s
                 first_packet: first.percentiles(),
             });
             if layout.in_dut {
-                intervals.push(Interval {
-                    tag: Some(LatencyPhase::tag(block, phase, ESTABLISHED_IN_DUT)),
-                    start: Duration::from_secs_f64(from_s),
-                    length: Duration::from_secs_f64(to_s - from_s),
-                    latency: probes(base / 2),
-                });
+                // Half of either kind's latency was in the DUT.
+                let in_dut = [
+                    (ESTABLISHED_IN_DUT, base / 2),
+                    (
+                        FIRST_PACKET_IN_DUT,
+                        (base + 200 + 10 * u64::from(block)) / 2,
+                    ),
+                ];
+                for (kind, ns) in in_dut {
+                    intervals.push(Interval {
+                        tag: Some(LatencyPhase::tag(block, phase, kind)),
+                        start: Duration::from_secs_f64(from_s),
+                        length: Duration::from_secs_f64(to_s - from_s),
+                        latency: probes(ns),
+                    });
+                }
             }
             for (kind, latency) in [(ESTABLISHED, established), (FIRST_PACKET, first)] {
                 intervals.push(Interval {
@@ -243,8 +253,8 @@ fn the_readme_shows_each_entrys_figures_and_its_paired_comparisons() {
     assert!(at(rows) < at(p99) && at(p99) < at(p50));
     // First packets 210, 220, 230, 240 ns above the established probes, block by block.
     at(
-        "| default | forwarding | inet4 | 50 % of the baseline's saturated rate (500 Kpps) | \
-        1.05 µs | 1.1 µs | 1.27 µs | 1.34 µs | +225 ns ± 20.5 ns | 4 blocks | **higher \
+        "| default | forwarding | inet4 | 50 % of the baseline's saturated rate (500 Kpps) | one \
+        way | 1.05 µs | 1.1 µs | 1.27 µs | 1.34 µs | +225 ns ± 20.5 ns | 4 blocks | **higher \
         latency** |",
     );
     at("](latency-cdf.inet4.png)");
@@ -479,5 +489,16 @@ fn the_time_in_the_dut_is_shown_and_compared_block_by_block() {
     assert!(
         readme.contains("- nft-stateful vs forwarding: P50 in the DUT +"),
         "{readme}"
+    );
+    // First packets half of 210…240 ns above the established probes in the DUT, paired by
+    // block as the latency.
+    let row =
+        "| default | forwarding | inet4 | 50 % of the baseline's saturated rate (500 Kpps) | \
+               in the DUT |";
+    let line = readme.lines().find(|l| l.starts_with(row));
+    let line = line.unwrap_or_else(|| panic!("{readme}"));
+    assert!(
+        line.ends_with(" | 4 blocks | **higher latency** |"),
+        "{line}"
     );
 }
