@@ -84,5 +84,7 @@ echo "  stamp's error and the crossing. Probes timed from their in-frame stamp i
 echo "  stamp came) carry the user-space-to-driver time: $(field probes tx_unstamped | sum) of them."
 printf 'probes lost           %s of %s (sum over runs and kinds)\n' \
     "$(field probes lost | sum)" "$(field probes sent | sum)"
-printf 'quantisation          at most %s %% (3 significant digits: <= 0.1 %%)\n' \
+printf 'quantisation          at most %s %% (the histograms: 3 significant digits, <= 0.1 %%)\n' \
     "$(awk '$1 == "quantisation:" { for (i = 1; i <= NF; i++) if ($i == "%") print $(i - 1) }' "$out" | sort -g | tail -1)"
+printf "clock's tick          %s ns (the largest over the runs: every time is read to a tick; src/traffic/latency/clock.rs)\n" \
+    "$(awk '$1 == "clock_tick_ns:" { print $2 }' "$out" | sort -g | tail -1)"

@@ -94,6 +94,11 @@ fn run() -> anyhow::Result<()> {
         floor.quantisation() * 100.0,
         probes.user_to_driver.quantisation() * 100.0
     );
+    let tick = benchlab::traffic::latency::clock::tick_ns();
+    println!(
+        "clock_tick_ns: {tick} ({:.2} % of the floor's P50: every time is read to a tick)",
+        100.0 * tick as f64 / floor.quantile(0.5).max(1) as f64
+    );
     if let Some(path) = args.get(2) {
         let n = write_log(path.as_ref(), started, &probes)?;
         println!(

@@ -117,6 +117,7 @@ pub(crate) fn floor_record(
         measured: Some(established.summary),
         user_to_driver: probes.user_to_driver.percentiles(),
         not_measured: None,
+        clock_tick_ns: Some(crate::traffic::latency::clock::tick_ns()),
     };
     let interval = Interval {
         tag: Some(FLOOR.into()),

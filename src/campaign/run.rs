@@ -147,6 +147,7 @@ fn floor(ctx: &mut Context<'_>) -> anyhow::Result<()> {
                 measured: None,
                 user_to_driver: None,
                 not_measured: Some(why),
+                clock_tick_ns: None,
             },
             None,
         ),

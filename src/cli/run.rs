@@ -380,9 +380,13 @@ fn latency_text(latency: &crate::store::TrialLatency) -> String {
 fn floor_line(floor: &crate::store::FloorRecord) -> String {
     match (&floor.measured.and_then(|m| m.latency), &floor.not_measured) {
         (Some(p), _) => format!(
-            "latency floor (generator → receiver, no DUT): P50 {}, P99 {}",
+            "latency floor (generator → receiver, no DUT): P50 {}, P99 {}{}",
             crate::units::format_ns(p.p50_ns as f64),
-            crate::units::format_ns(p.p99_ns as f64)
+            crate::units::format_ns(p.p99_ns as f64),
+            (floor.clock_tick_ns).map_or(String::new(), |ns| format!(
+                "; the clock's tick {}",
+                crate::units::format_ns(ns as f64)
+            ))
         ),
         (None, Some(why)) => format!("latency floor not measured: {why}"),
         (None, None) => "latency floor: no probe arrived".into(),

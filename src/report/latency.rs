@@ -114,8 +114,8 @@ pub(crate) struct FirstPacket {
     pub(crate) established: Percentiles,
     /// The first-packet probes, the same way.
     pub(crate) first_packet: Percentiles,
-    /// First-packet P50 less established P50, ns, with its 95 % interval; `None` with too few
-    /// values for one.
+    /// First-packet P50 less established P50, ns, with its 95 % interval widened by the
+    /// clock's tick; `None` with too few values for one.
     pub(crate) difference: Option<MeanInterval>,
     /// What the interval is over.
     pub(crate) over: Over,
@@ -126,8 +126,14 @@ impl FirstPacket {
     /// the DUT, the DUT recorded both). The difference's interval is Student's t over the
     /// trials' differences of their window's P50s, or, with one such trial, over its seconds'
     /// differences (a narrower claim: that trial's); an alternating run's over its blocks',
-    /// paired by block.
-    pub(crate) fn of(series: &LatencySeries, leg: Leg) -> Option<FirstPacket> {
+    /// paired by block. The interval is widened by `tick_ns`, the tick of the clock that timed
+    /// the probes when known: each P50 is read to a tick, and the same few ns in every trial
+    /// would otherwise make an interval of ± 0 (`traffic::latency::clock`).
+    pub(crate) fn of(
+        series: &LatencySeries,
+        leg: Leg,
+        tick_ns: Option<u64>,
+    ) -> Option<FirstPacket> {
         let [established, first_packet] = leg.merged(series);
         let established = established?.percentiles()?;
         let first_packet = first_packet?.percentiles()?;
@@ -159,10 +165,14 @@ impl FirstPacket {
             }
             _ => of_windows(Over::Trials),
         };
+        let tick = tick_ns.unwrap_or(0) as f64;
         Some(FirstPacket {
             established,
             first_packet,
-            difference,
+            difference: difference.map(|d| MeanInterval {
+                half_width: d.half_width + tick,
+                ..d
+            }),
             over,
         })
     }
@@ -233,6 +243,11 @@ fn values(series: &LatencySeries, quantile: Quantile) -> Vec<TrialValue<'_>> {
 }
 
 impl Report {
+    /// The tick of the clock that timed the probes, ns, when the floor's record has it.
+    pub(crate) fn clock_tick_ns(&self) -> Option<u64> {
+        (self.latency_floor.as_ref()).and_then(|f| f.record.clock_tick_ns)
+    }
+
     /// Index of the latency series of a (version, config set, profile) at `load` with enough
     /// trials for ministat.
     fn find_latency(&self, [v, c, p]: [&str; 3], load: Load, quantile: Quantile) -> Option<usize> {

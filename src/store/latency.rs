@@ -98,6 +98,10 @@ pub struct FloorRecord {
     /// Why the floor was not measured, when it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_measured: Option<String>,
+    /// The tick of the clock that timed the probes, ns (`traffic::latency::clock`), measured
+    /// with the floor: every time is known to one tick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_tick_ns: Option<u64>,
 }
 
 impl Store {

@@ -55,6 +55,8 @@ use crate::error::InputError;
 use crate::traffic::packet::FrameSpec;
 use crate::traffic::IfRef;
 
+/// The tick of the probes' clock.
+pub mod clock;
 /// The DUT's egress stamp of the virtual lab's probes: a tc program (FFI).
 pub(crate) mod egress;
 /// The receiver's socket filter: only probes reach its queue.

@@ -154,6 +154,9 @@ pub(crate) enum FloorJson {
         /// P50 of the in-frame stamp to the kernel's transmit stamp, when measured.
         #[serde(skip_serializing_if = "Option::is_none")]
         user_to_driver_p50_ns: Option<u64>,
+        /// The tick of the clock that timed the probes, when measured.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        clock_tick_ns: Option<u64>,
     },
     /// Not measured.
     NotMeasured {
@@ -183,22 +186,29 @@ fn figures(p: Option<Percentiles>, c: Option<ProbeCounts>) -> FiguresJson {
 
 /// `latency[]`: every latency series in the report's order, then the alternating runs' entries.
 pub(crate) fn series(report: &Report) -> Vec<LatencyJson<'_>> {
+    let tick = report.clock_tick_ns();
     let alternating = (report.alternating.iter())
         .filter_map(|run| run.latency.as_ref())
-        .flat_map(|l| l.entries.iter().map(move |s| one(s, Some(l), &[])));
+        .flat_map(|l| l.entries.iter().map(move |s| one(s, Some(l), &[], tick)));
     // Distances are given when the campaign's seconds fell at two levels or more.
     let mut levels = levels(report.latency.iter());
     if levels.len() < 2 {
         levels.clear();
     }
-    (report.latency.iter().map(|s| one(s, None, &levels)))
+    (report.latency.iter().map(|s| one(s, None, &levels, tick)))
         .chain(alternating)
         .collect()
 }
 
 /// One series; `run` is the alternating run's latency it belongs to, if any; `levels` the
-/// campaign's of the CPUs' distance, none when fewer than two.
-fn one<'a>(s: &'a LatencySeries, run: Option<&'a RunLatency>, levels: &[Level]) -> LatencyJson<'a> {
+/// campaign's of the CPUs' distance, none when fewer than two; `tick` the clock's
+/// ([`FirstPacket::of`]).
+fn one<'a>(
+    s: &'a LatencySeries,
+    run: Option<&'a RunLatency>,
+    levels: &[Level],
+    tick: Option<u64>,
+) -> LatencyJson<'a> {
     let at = by_distance(levels, at_levels(s, levels));
     LatencyJson {
         name: &s.name,
@@ -222,19 +232,20 @@ fn one<'a>(s: &'a LatencySeries, run: Option<&'a RunLatency>, levels: &[Level]) 
         established: figures(s.established.percentiles(), probe_totals(s, false)),
         first_packet: (s.first_packet.as_ref())
             .map(|l| figures(l.percentiles(), probe_totals(s, true))),
-        first_vs_established: difference(s, Leg::OneWay),
+        first_vs_established: difference(s, Leg::OneWay, tick),
         in_dut: (s.in_dut.as_ref()).map(|l| figures(l.percentiles(), None)),
         first_packet_in_dut: (s.first_packet_in_dut.as_ref())
             .map(|l| figures(l.percentiles(), None)),
-        first_vs_established_in_dut: difference(s, Leg::InDut),
+        first_vs_established_in_dut: difference(s, Leg::InDut, tick),
         p50_by_distance: at,
         iterations: s.trials.iter().map(|t| trial(t, levels)).collect(),
     }
 }
 
-/// First-packet P50 less established P50 of `s` on `leg`, when it has an interval.
-fn difference(s: &LatencySeries, leg: Leg) -> Option<DifferenceJson> {
-    let f = FirstPacket::of(s, leg)?;
+/// First-packet P50 less established P50 of `s` on `leg`, when it has an interval (widened by
+/// the clock's `tick`).
+fn difference(s: &LatencySeries, leg: Leg, tick: Option<u64>) -> Option<DifferenceJson> {
+    let f = FirstPacket::of(s, leg, tick)?;
     let d = f.difference?;
     Some(DifferenceJson {
         p50_difference_ns: d.mean,
@@ -292,6 +303,7 @@ pub(crate) fn floor(floor: Option<&Floor>) -> Option<FloorJson> {
             duration_s: r.duration_s,
             figures: figures(m.latency, Some(m.probes)),
             user_to_driver_p50_ns: r.user_to_driver.map(|p| p.p50_ns),
+            clock_tick_ns: r.clock_tick_ns,
         },
         None => FloorJson::NotMeasured {
             not_measured: (r.not_measured.clone())

@@ -117,8 +117,11 @@ fn floor_line(floor: Option<&Floor>) -> String {
                     format_ns(s.p50_ns as f64)
                 )
             });
+            let tick = (r.clock_tick_ns).map_or(String::new(), |ns| {
+                format!("; the clock's tick, {}", format_ns(ns as f64))
+            });
             format!(
-                "{head} P50 {}, P99 {} ({} probes/s for {} s: {}{user}).",
+                "{head} P50 {}, P99 {} ({} probes/s for {} s: {}{user}{tick}).",
                 format_ns(p.p50_ns as f64),
                 format_ns(p.p99_ns as f64),
                 r.probe_rate_pps,
@@ -376,14 +379,21 @@ pub(super) fn figures(p: Option<&Percentiles>) -> [String; 5] {
 
 /// The first-packet table; empty when no series sent first-packet probes.
 fn first_packet(report: &Report) -> String {
+    let tick = report.clock_tick_ns();
     let rows: Vec<(&LatencySeries, Leg, FirstPacket)> = (report.latency_series())
-        .flat_map(|s| Leg::ALL.map(|leg| Some((s, leg, FirstPacket::of(s, leg)?))))
+        .flat_map(|s| Leg::ALL.map(|leg| Some((s, leg, FirstPacket::of(s, leg, tick)?))))
         .flatten()
         .collect();
     if rows.is_empty() {
         return String::new();
     }
-    let mut md = String::from(
+    let widened = tick.map_or(String::new(), |ns| {
+        format!(
+            " Each interval is widened by the clock's tick, {}: a P50 is read to a tick.",
+            format_ns(ns as f64)
+        )
+    });
+    let mut md = format!(
         "\n### First packet against established flows\n\n\
          Probes that each open a new flow (on a stateful DUT, new state) against probes on one \
          established flow. The difference of the P50s with its 95 % interval: Student's t over \
@@ -391,11 +401,11 @@ fn first_packet(report: &Report) -> String {
          over an alternating run's blocks'. One way is the probes' latency, sender to receiver; \
          in the DUT, where it recorded them, their time from its ingress to its egress: the \
          cost of the new state without the way to the DUT, which on a VM moves with the \
-         host.\n\n\
+         host.{widened}\n\n\
          | version | config set | profile | load | measured | established P50 | established \
          P99 | first packet P50 | first packet P99 | first − established P50 | over | verdict \
          |\n\
-         |---|---|---|---|---|---:|---:|---:|---:|---:|---|---|\n",
+         |---|---|---|---|---|---:|---:|---:|---:|---:|---|---|\n"
     );
     for (s, leg, f) in rows {
         let ns = |v: u64| format_ns(v as f64);

@@ -293,6 +293,7 @@ fn floor(store: &Store) {
         )),
         user_to_driver: second(5, 1_000).percentiles(),
         not_measured: None,
+        clock_tick_ns: Some(10),
     };
     let one = interval(FLOOR, 0, latency);
     (store.record_floor(record, Some((SystemTime::UNIX_EPOCH, one)))).unwrap();
@@ -369,7 +370,7 @@ fn the_readme_shows_each_loads_figures_of_the_measured_window_only() {
         readme.contains(
             "Latency floor (generator → receiver, no DUT, same host): P50 3 µs, P99 4.47 µs \
              (10000 probes/s for 5 s: 50000 probes, 0 lost; user space to the driver, P50 \
-             1.5 µs, left out by the kernel's transmit stamp)."
+             1.5 µs, left out by the kernel's transmit stamp; the clock's tick, 10 ns)."
         ),
         "{readme}"
     );
@@ -474,13 +475,13 @@ fn first_packets_and_comparisons_reach_the_readme_and_the_verdicts() {
     // First packets: 30, 31, 32 µs above the established probes' P50.
     row_ends(
         "| a | forwarding | inet4 | 500 Kpps | one way | 20.2 µs | 39.8 µs |",
-        "| +31 µs ± 2.5 µs | 3 trials | **higher latency** |",
+        "| +31 µs ± 2.51 µs | 3 trials | **higher latency** |",
     );
-    // In the DUT, 5, 5.1 and 5.2 µs: t(2) = 4.303, ± 249 ns (the histograms' buckets); the
-    // fixed-load trials' DUT recorded none, so their series have no such row.
+    // In the DUT, 5, 5.1 and 5.2 µs: t(2) = 4.303, ± 249 ns (the histograms' buckets) and the
+    // clock's tick, 10 ns; the fixed-load trials' DUT recorded none, so they have no such row.
     row_ends(
         "| a | forwarding | ndr | 50 % of the NDR (500 Kpps) | in the DUT |",
-        "| +5.1 µs ± 249 ns | 3 trials | **higher latency** |",
+        "| +5.1 µs ± 259 ns | 3 trials | **higher latency** |",
     );
     assert!(!readme.contains("| 500 Kpps | in the DUT |"), "{readme}");
     // b's probes take 1.5 times a's: a higher P99 at every load (the verdicts keep the P99s),
@@ -653,6 +654,7 @@ fn results_json_holds_each_load_the_floor_and_the_latency_verdicts() {
     assert_eq!(floor["probe_rate_pps"], 10_000);
     assert_eq!(floor["probes_sent"], 50_000);
     assert!(floor["p50_ns"].as_u64().is_some());
+    assert_eq!(floor["clock_tick_ns"], 10);
     let verdicts = json["verdicts"].as_array().unwrap();
     let higher = verdicts
         .iter()
@@ -801,7 +803,7 @@ fn one_trial(first: &[u64]) -> LatencySeries {
 #[test]
 fn with_one_trial_the_first_packets_interval_is_over_its_seconds() {
     let series = one_trial(&[900, 1000, 1100, 1000]);
-    let f = FirstPacket::of(&series, Leg::OneWay).unwrap();
+    let f = FirstPacket::of(&series, Leg::OneWay, None).unwrap();
     assert_eq!(f.over, Over::Seconds);
     let d = f.difference.unwrap();
     assert_eq!((d.n, d.mean), (4, 1000.0));
@@ -809,17 +811,32 @@ fn with_one_trial_the_first_packets_interval_is_over_its_seconds() {
     assert!((d.half_width - 129.9).abs() < 0.1, "{d:?}");
     assert!(d.excludes_zero());
     // In the DUT, its own seconds: a quarter of each.
-    let d = FirstPacket::of(&series, Leg::InDut).unwrap().difference;
+    let d = FirstPacket::of(&series, Leg::InDut, None)
+        .unwrap()
+        .difference;
     assert_eq!(d.map(|d| (d.n, d.mean)), Some((4, 250.0)));
     // Seconds that disagree: ± 1453 ns holds 0.
-    let f = FirstPacket::of(&one_trial(&[0, 2000, 500, 1500]), Leg::OneWay).unwrap();
+    let f = FirstPacket::of(&one_trial(&[0, 2000, 500, 1500]), Leg::OneWay, None).unwrap();
     assert!(!f.difference.unwrap().excludes_zero());
-    let f = FirstPacket::of(&one_trial(&[0]), Leg::OneWay).unwrap();
+    let f = FirstPacket::of(&one_trial(&[0]), Leg::OneWay, None).unwrap();
     assert_eq!(f.difference, None);
+    // One tick (10 ns) more in every second: ± 0 ns, a finding, unless the tick is known.
+    let series = one_trial(&[10; 4]);
+    let d = FirstPacket::of(&series, Leg::OneWay, None)
+        .unwrap()
+        .difference;
+    assert!(d.unwrap().excludes_zero());
+    let d = FirstPacket::of(&series, Leg::OneWay, Some(10))
+        .unwrap()
+        .difference;
+    assert_eq!(
+        d.map(|d| (d.half_width, d.excludes_zero())),
+        Some((10.0, false))
+    );
     // No time in the DUT recorded: nothing to say there.
     let mut series = one_trial(&[900, 1000]);
     series.first_packet_in_dut = None;
-    assert_eq!(FirstPacket::of(&series, Leg::InDut), None);
+    assert_eq!(FirstPacket::of(&series, Leg::InDut, None), None);
 }
 
 /// Every file below `dir` but the lock, by path relative to it, with its bytes.

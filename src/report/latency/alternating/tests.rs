@@ -204,6 +204,7 @@ fn results_dir(dir: &Path, layout: &Layout, blocks: usize, failure: Option<&str>
         )),
         user_to_driver: None,
         not_measured: None,
+        clock_tick_ns: None,
     };
     store.record_floor(floor, None).unwrap();
 }
