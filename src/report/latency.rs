@@ -17,14 +17,14 @@ use anyhow::Context;
 
 use super::compare::{chunks, ComparisonBlock, Scope};
 use super::select::distinct;
-use super::verdict::{unpaired, Metric, Quantile, Side, Verdict};
+use super::verdict::{unpaired, Estimate, Metric, Quantile, Side, Verdict};
 use super::{Exporter, OutputFile, Report};
 use crate::ingest::benchlab::latency::{LatencySeries, Load, ProbeKind};
 use crate::stats::doubt::TrialValue;
 use crate::stats::latency::{Latency, Percentiles, ProbeCounts};
 use crate::stats::ministat::MIN_POINTS;
 use crate::stats::{Confidence, Dataset, MeanInterval, MinistatError};
-use crate::units::format_pps;
+use crate::units::{format_ns, format_pps};
 
 /// The alternating runs' latency: each entry paired with the baseline, block by block.
 pub(crate) mod alternating;
@@ -351,7 +351,9 @@ impl Report {
                 used: values(&self.latency[i], b.quantile).len(),
             };
             let what = (Metric::Latency(b.quantile), self.latency_context(b), speed);
-            verdicts.extend(unpaired(what, &b.block, side));
+            let tick = self.clock_tick_ns();
+            verdicts
+                .extend((unpaired(what, &b.block, side).into_iter()).map(|v| within_tick(v, tick)));
         }
         verdicts
     }
@@ -368,6 +370,23 @@ impl Report {
             .flat_map(|l| &l.entries);
         self.latency.iter().chain(alternating)
     }
+}
+
+/// `verdict` doubted when its interval comes within the clock's `tick` of no difference: the
+/// trials' P50s are read to a tick, and identical ones (a quiet machine, a coarse clock) make an
+/// interval of ± 0 around a difference of one tick (`traffic::latency::clock`).
+fn within_tick(mut verdict: Verdict, tick: Option<u64>) -> Verdict {
+    if let (Some(tick), Estimate::Unpaired(c, _), None) =
+        (tick, &verdict.estimate, &verdict.unreliable)
+    {
+        if c.significant && c.difference.abs() - c.difference_ci <= tick as f64 {
+            verdict.unreliable = Some(format!(
+                "its interval comes within the clock's tick ({}) of no difference",
+                format_ns(tick as f64)
+            ));
+        }
+    }
+    verdict
 }
 
 /// The latency charts, as PNG files.

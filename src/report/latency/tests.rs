@@ -888,3 +888,40 @@ fn the_offline_tests_fixture_is_this_directory() {
         );
     }
 }
+
+#[test]
+fn a_difference_within_the_clocks_tick_of_none_is_no_finding() {
+    use crate::report::verdict::{Estimate, Finding};
+    use crate::stats::compare::compare;
+    use crate::stats::{Flavor, Summary};
+    let of = |values: &[f64]| Summary::of(values, Flavor::Current);
+    let verdict = |reference: &[f64], subject: &[f64], tick: Option<u64>| {
+        let c = compare(
+            &of(reference),
+            &of(subject),
+            Confidence::P95,
+            Flavor::Current,
+        );
+        let v = Verdict {
+            metric: Metric::Latency(Quantile::InDutP50),
+            context: Vec::new(),
+            reference: "a".into(),
+            subject: "b".into(),
+            reference_label: "a".into(),
+            subject_label: "b".into(),
+            estimate: Estimate::Unpaired(c, [3, 3]),
+            speed_pps: None,
+            unreliable: None,
+        };
+        within_tick(v, tick).finding()
+    };
+    // Three trials each, every P50 the same: one tick apart is ± 0 ns, which ministat proves.
+    let (same, one_tick) = ([661.0; 3], [671.0; 3]);
+    assert_eq!(verdict(&same, &one_tick, None), Finding::HigherLatency);
+    assert_eq!(verdict(&same, &one_tick, Some(10)), Finding::Unreliable);
+    // Three ticks apart, and the trials spread a little: more than a tick from none.
+    assert_eq!(
+        verdict(&same, &[691.0, 691.0, 692.0], Some(10)),
+        Finding::HigherLatency
+    );
+}
