@@ -342,6 +342,7 @@ impl Report {
         let mut verdicts: Vec<Verdict> = (self.alternating.iter())
             .flat_map(|run| self.alternating_latency_verdicts(run))
             .collect();
+        let tick = self.clock_tick_ns();
         for b in (self.latency_blocks.iter()).filter(|b| b.quantile != Quantile::P50) {
             let reference = &self.latency[b.block.members[0]];
             let speed = Some(mean_load(reference)).filter(|&pps| pps > 0.0);
@@ -351,7 +352,6 @@ impl Report {
                 used: values(&self.latency[i], b.quantile).len(),
             };
             let what = (Metric::Latency(b.quantile), self.latency_context(b), speed);
-            let tick = self.clock_tick_ns();
             verdicts
                 .extend((unpaired(what, &b.block, side).into_iter()).map(|v| within_tick(v, tick)));
         }

@@ -4,7 +4,7 @@
 //! and the ministat comparisons of the trials' P99 and P50.
 
 use super::distance::{at_levels, levels, timed_seconds, AtLevel, Level};
-use super::{load_text, probe_totals, FirstPacket, Leg, Over, Report};
+use super::{load_text, probe_totals, Report};
 use crate::ingest::benchlab::latency::{
     saturation, Floor, LatencySeries, Load, ProbeTrial, OVERLOADED, STALLED,
 };
@@ -12,9 +12,12 @@ use crate::report::compare::block_line;
 use crate::stats::latency::{LatencySummary, Percentiles, ProbeCounts};
 use crate::units::format_ns;
 use alternated::alternating;
+use first_packet::first_packet;
 
 /// An alternating run's table and paired comparisons.
 mod alternated;
+/// First packet against established flows, one way and in the DUT.
+mod first_packet;
 
 /// The section; empty when the campaign measured no latency.
 pub(crate) fn section(report: &Report) -> String {
@@ -375,76 +378,6 @@ pub(super) fn figures(p: Option<&Percentiles>) -> [String; 5] {
         }
         None => ["–"; 5].map(String::from),
     }
-}
-
-/// The first-packet table; empty when no series sent first-packet probes.
-fn first_packet(report: &Report) -> String {
-    let tick = report.clock_tick_ns();
-    let rows: Vec<(&LatencySeries, Leg, FirstPacket)> = (report.latency_series())
-        .flat_map(|s| Leg::ALL.map(|leg| Some((s, leg, FirstPacket::of(s, leg, tick)?))))
-        .flatten()
-        .collect();
-    if rows.is_empty() {
-        return String::new();
-    }
-    let widened = tick.map_or(String::new(), |ns| {
-        format!(
-            " Each interval is widened by the clock's tick, {}: a P50 is read to a tick.",
-            format_ns(ns as f64)
-        )
-    });
-    let mut md = format!(
-        "\n### First packet against established flows\n\n\
-         Probes that each open a new flow (on a stateful DUT, new state) against probes on one \
-         established flow. The difference of the P50s with its 95 % interval: Student's t over \
-         the trials' differences, or, with one trial, over its seconds' (that trial's only), or \
-         over an alternating run's blocks'. One way is the probes' latency, sender to receiver; \
-         in the DUT, where it recorded them, their time from its ingress to its egress: the \
-         cost of the new state without the way to the DUT, which on a VM moves with the \
-         host.{widened}\n\n\
-         | version | config set | profile | load | measured | established P50 | established \
-         P99 | first packet P50 | first packet P99 | first − established P50 | over | verdict \
-         |\n\
-         |---|---|---|---|---|---:|---:|---:|---:|---:|---|---|\n"
-    );
-    for (s, leg, f) in rows {
-        let ns = |v: u64| format_ns(v as f64);
-        let (difference, over, verdict) = match f.difference {
-            Some(d) => (
-                format!("{} ± {}", signed_ns(d.mean), format_ns(d.half_width)),
-                match f.over {
-                    Over::Seconds => format!("{} seconds of one trial", d.n),
-                    Over::Trials => format!("{} trials", d.n),
-                    Over::Blocks => format!("{} blocks", d.n),
-                },
-                match (d.excludes_zero(), d.mean > 0.0) {
-                    (true, true) => "**higher latency**",
-                    (true, false) => "**lower latency**",
-                    (false, _) => "no difference shown",
-                },
-            ),
-            None => ("–".to_string(), "too few values".to_string(), "–"),
-        };
-        md.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {difference} | {over} | {verdict} |\n",
-            report.version_label(&s.version),
-            report.label(&s.config),
-            report.label(&s.profile),
-            load_text(s),
-            leg.text(),
-            ns(f.established.p50_ns),
-            ns(f.established.p99_ns),
-            ns(f.first_packet.p50_ns),
-            ns(f.first_packet.p99_ns),
-        ));
-    }
-    md
-}
-
-/// `+30 µs`, `−1.2 µs`.
-fn signed_ns(ns: f64) -> String {
-    let sign = if ns < 0.0 { "\u{2212}" } else { "+" };
-    format!("{sign}{}", format_ns(ns.abs()))
 }
 
 /// The ministat comparisons of the trials' percentiles, each introduced by what it says.
