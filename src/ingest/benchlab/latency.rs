@@ -62,9 +62,9 @@ pub(crate) struct ProbeTrial {
     /// The median round trip between the probes' CPU and the DUT's while the probes ran, ns,
     /// where the lab watched it ([`crate::lab::distance`]).
     pub(crate) cpu_round_trip_ns: Option<u32>,
-    /// The CPUs' distance per second of the trial from its start, as [`ProbeKind::seconds`] count them
-    /// (`None` for a second whose readings disagreed: the host moved the vCPUs within it);
-    /// empty where not watched.
+    /// The CPUs' distance per second of the trial from its start, as [`ProbeKind::seconds`]
+    /// count them (`None` for a second whose readings disagreed: the host moved the vCPUs
+    /// within it); empty where not watched.
     pub(crate) apart_by_second: Vec<Option<u32>>,
 }
 
