@@ -17,13 +17,13 @@ use anyhow::Context;
 
 use super::compare::{chunks, ComparisonBlock, Scope};
 use super::select::distinct;
-use super::verdict::{unpaired, Estimate, Metric, Quantile, Side, Verdict};
+use super::verdict::{unpaired, Metric, Quantile, Side, Verdict};
 use super::{Exporter, OutputFile, Report};
 use crate::ingest::benchlab::latency::{LatencySeries, Load, ProbeKind};
 use crate::stats::doubt::TrialValue;
 use crate::stats::latency::{Latency, Percentiles, ProbeCounts};
 use crate::stats::ministat::MIN_POINTS;
-use crate::stats::{Confidence, Dataset, MeanInterval, MinistatError};
+use crate::stats::{Comparison, Confidence, Dataset, MeanInterval, MinistatError};
 use crate::units::{format_ns, format_pps};
 
 /// The alternating runs' latency: each entry paired with the baseline, block by block.
@@ -309,7 +309,17 @@ impl Report {
                 Dataset::new(name, values.iter().map(|t| t.value).collect())
             })
             .collect();
-        self.compared(scope, members, (&datasets, &trials), Confidence::default())
+        let mut block =
+            self.compared(scope, members, (&datasets, &trials), Confidence::default())?;
+        // The clock's tick doubts the block itself, so that its line in the report and its
+        // verdicts say the same.
+        let tick = self.clock_tick_ns();
+        for (doubt, c) in block.doubts.iter_mut().zip(&block.comparisons) {
+            if doubt.is_none() {
+                *doubt = within_tick(c, tick);
+            }
+        }
+        Ok(block)
     }
 
     /// The name of latency series `i` by what `scope` varies.
@@ -342,7 +352,6 @@ impl Report {
         let mut verdicts: Vec<Verdict> = (self.alternating.iter())
             .flat_map(|run| self.alternating_latency_verdicts(run))
             .collect();
-        let tick = self.clock_tick_ns();
         for b in (self.latency_blocks.iter()).filter(|b| b.quantile != Quantile::P50) {
             let reference = &self.latency[b.block.members[0]];
             let speed = Some(mean_load(reference)).filter(|&pps| pps > 0.0);
@@ -352,8 +361,7 @@ impl Report {
                 used: values(&self.latency[i], b.quantile).len(),
             };
             let what = (Metric::Latency(b.quantile), self.latency_context(b), speed);
-            verdicts
-                .extend((unpaired(what, &b.block, side).into_iter()).map(|v| within_tick(v, tick)));
+            verdicts.extend(unpaired(what, &b.block, side));
         }
         verdicts
     }
@@ -372,21 +380,18 @@ impl Report {
     }
 }
 
-/// `verdict` doubted when its interval comes within the clock's `tick` of no difference: the
-/// trials' P50s are read to a tick, and identical ones (a quiet machine, a coarse clock) make an
-/// interval of ± 0 around a difference of one tick (`traffic::latency::clock`).
-fn within_tick(mut verdict: Verdict, tick: Option<u64>) -> Verdict {
-    if let (Some(tick), Estimate::Unpaired(c, _), None) =
-        (tick, &verdict.estimate, &verdict.unreliable)
-    {
-        if c.significant && c.difference.abs() - c.difference_ci <= tick as f64 {
-            verdict.unreliable = Some(format!(
-                "its interval comes within the clock's tick ({}) of no difference",
-                format_ns(tick as f64)
-            ));
-        }
-    }
-    verdict
+/// Why significant comparison `c` of trials' latencies is unreliable when its interval comes
+/// within the clock's `tick` of no difference: the trials' P50s are read to a tick, and
+/// identical ones (a quiet machine, a coarse clock) make an interval of ± 0 around a difference
+/// of one tick (`traffic::latency::clock`).
+fn within_tick(c: &Comparison, tick: Option<u64>) -> Option<String> {
+    let tick = tick?;
+    (c.significant && c.difference.abs() - c.difference_ci <= tick as f64).then(|| {
+        format!(
+            "its interval comes within the clock's tick ({}) of no difference",
+            format_ns(tick as f64)
+        )
+    })
 }
 
 /// The latency charts, as PNG files.

@@ -911,9 +911,9 @@ fn a_difference_within_the_clocks_tick_of_none_is_no_finding() {
             subject_label: "b".into(),
             estimate: Estimate::Unpaired(c, [3, 3]),
             speed_pps: None,
-            unreliable: None,
+            unreliable: within_tick(&c, tick),
         };
-        within_tick(v, tick).finding()
+        v.finding()
     };
     // Three trials each, every P50 the same: one tick apart is ± 0 ns, which ministat proves.
     let (same, one_tick) = ([661.0; 3], [671.0; 3]);
