@@ -169,21 +169,29 @@ def compare(dirs):
             print(f"  {key[0]:18} {key[1]:3d} %: " + "; ".join(cells))
     print(f"within 10 % run to run at 10/50/90 % of the NDR: {within[1]} of {within[0]} "
           "(series and levels two runs or more share)")
-    dut = [{key: (series.get("in_dut") or {}).get("p50_ns") for key, series in searched(d)}
-           for d in dirs]
-    keys = sorted(k for k in set().union(*dut) if sum(r.get(k) is not None for r in dut) >= 2)
-    if keys:
-        print("P50 in the DUT (ingress to egress, every iteration merged), run by run (µs), and "
-              "its spread:")
-        within = [0, 0]
-        for key in keys:
-            p50s = [r[key] for r in dut if r.get(key) is not None]
-            spread = max(p50s) / min(p50s) - 1
-            within[0] += key[1] > 0
-            within[1] += key[1] > 0 and spread <= 0.10
-            shown = " ".join(f"{r[key] / 1e3:.2f}" if r.get(key) else "-" for r in dut)
-            print(f"  {key[0]:18} {key[1]:3d} %: {shown} ({100 * spread:.1f} %)")
-        print(f"within 10 % run to run at 10/50/90 % of the NDR: {within[1]} of {within[0]}")
+    spread_of(dirs, "P50 in the DUT (ingress to egress, every iteration merged)",
+              lambda series: (series.get("in_dut") or {}).get("p50_ns"))
+    spread_of(dirs, "P50 in the DUT over its quiet seconds (results.json's `in_dut_quiet`)",
+              lambda series: (series.get("in_dut_quiet") or {}).get("p50_ns"))
+
+
+def spread_of(dirs, what, figure):
+    """Run to run: per (config set, load), `figure` of the series of each results directory of
+    `dirs`, and its spread (the highest over the lowest)."""
+    found = [{key: figure(series) for key, series in searched(d)} for d in dirs]
+    keys = sorted(k for k in set().union(*found) if sum(r.get(k) is not None for r in found) >= 2)
+    if not keys:
+        return
+    print(f"{what}, run by run (µs), and its spread:")
+    within = [0, 0]
+    for key in keys:
+        values = [r[key] for r in found if r.get(key) is not None]
+        spread = max(values) / min(values) - 1
+        within[0] += key[1] > 0
+        within[1] += key[1] > 0 and spread <= 0.10
+        shown = " ".join(f"{r[key] / 1e3:.2f}" if r.get(key) else "-" for r in found)
+        print(f"  {key[0]:18} {key[1]:3d} %: {shown} ({100 * spread:.1f} %)")
+    print(f"within 10 % run to run at 10/50/90 % of the NDR: {within[1]} of {within[0]}")
 
 
 def main():

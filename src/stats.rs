@@ -41,7 +41,7 @@ pub mod paired;
 pub(crate) mod phase;
 /// The ASCII plot.
 pub(crate) mod plot;
-/// Blocks at the machine's quiet level, and the slowed ones.
+/// Blocks at the machine's quiet level, and the slowed ones; a latency's quiet seconds.
 pub(crate) mod quiet;
 /// When an alternating run has measured enough: the stopping rule.
 pub(crate) mod sequential;

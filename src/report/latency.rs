@@ -23,6 +23,7 @@ use crate::ingest::benchlab::latency::{LatencySeries, Load, ProbeKind};
 use crate::stats::doubt::TrialValue;
 use crate::stats::latency::{Latency, Percentiles, ProbeCounts};
 use crate::stats::ministat::MIN_POINTS;
+use crate::stats::quiet::{quiet_seconds, QuietSeconds};
 use crate::stats::{Comparison, Confidence, Dataset, MeanInterval, MinistatError};
 use crate::units::{format_ns, format_pps};
 
@@ -202,6 +203,16 @@ pub(crate) fn probe_totals(series: &LatencySeries, first_packet: bool) -> Option
 pub(crate) fn mean_load(series: &LatencySeries) -> f64 {
     let n = series.trials.len().max(1) as f64;
     series.trials.iter().map(|t| t.load_pps).sum::<f64>() / n
+}
+
+/// The established probes' time in the DUT over `series`' quiet seconds (every trial's measured
+/// seconds together, [`quiet_seconds`]); `None` where the DUT recorded none. A noisy machine's
+/// disturbed stretches add to the time in the DUT for seconds to minutes; which ones a run's
+/// trials fell in moved its P50 from run to run, its quiet seconds' far less.
+pub(crate) fn quiet_in_dut(series: &LatencySeries) -> Option<QuietSeconds> {
+    let p50s = (series.trials.iter())
+        .flat_map(|t| t.established.in_dut_seconds.iter().map(|&(_, p50)| p50));
+    quiet_seconds(p50s.collect())
 }
 
 /// The load in words: `1 Mpps`, `max (987 Kpps sent)`, `50 % of the NDR (612 Kpps)`, `50 %

@@ -26,9 +26,15 @@
 //! When no level holds that share (the rate wandering between 0.5 and 1.1 Mpps beside a build),
 //! every block counts.
 //!
+//! Latency has its quiet level too, a low one ([`quiet_seconds`]): a trial's seconds on such a
+//! machine read the DUT's time at one level in its quiet stretches and up to twice that in its
+//! disturbed ones, and which of them a run's few trials fell in moved a series' P50 by a fifth
+//! from run to run, its quiet seconds' by a few percent (BENCHMARKS.md).
+//!
 //! [`SLOWED_BELOW`]: crate::stats::quiet::SLOWED_BELOW
 //! [`QUIET_QUANTILE`]: crate::stats::quiet::QUIET_QUANTILE
 //! [`MIN_QUIET_SHARE`]: crate::stats::quiet::MIN_QUIET_SHARE
+//! [`quiet_seconds`]: crate::stats::quiet::quiet_seconds
 
 use super::paired::Block;
 
@@ -111,6 +117,41 @@ fn quiet_level(values: impl Iterator<Item = f64>) -> f64 {
     sorted.get(rank).copied().unwrap_or(f64::NAN)
 }
 
+/// The quantile of a latency's seconds taken as its quiet level. Disturbance only adds to
+/// latency, so the quiet level is a low one; the lower quartile rather than the 10 % that would
+/// mirror [`QUIET_QUANTILE`]: measured on six runs of `examples/latency.toml` (BENCHMARKS.md),
+/// both repeated within 10 % at 10 and 50 % of the NDR, but at 90 %, where the DUT was
+/// saturated in most seconds, the 10 % quantile fell on a run's few unsaturated seconds in
+/// some runs and not in others (forwarding's three runs 54 % apart), the quartile on the
+/// saturated majority (3 %).
+pub(crate) const QUIET_LATENCY_QUANTILE: f64 = 0.25;
+
+/// A latency over the seconds at its quiet level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct QuietSeconds {
+    /// The median of those seconds' P50s, ns.
+    pub(crate) p50_ns: u64,
+    /// The seconds at the quiet level.
+    pub(crate) seconds: usize,
+    /// The seconds there were.
+    pub(crate) of: usize,
+}
+
+/// The seconds of `p50s` (each second's P50, ns) at the quiet level — the
+/// [`QUIET_LATENCY_QUANTILE`] of them, and every second within [`SLOWED_BELOW`] of it (its P50
+/// at most the level divided by it) — and the median of their P50s; `None` for no second.
+pub(crate) fn quiet_seconds(mut p50s: Vec<u64>) -> Option<QuietSeconds> {
+    p50s.sort_unstable();
+    let rank = (QUIET_LATENCY_QUANTILE * (p50s.len().checked_sub(1)?) as f64).round() as usize;
+    let bound = p50s[rank] as f64 / SLOWED_BELOW;
+    let seconds = p50s.partition_point(|&p| p as f64 <= bound);
+    Some(QuietSeconds {
+        p50_ns: super::upper_median(p50s[..seconds].to_vec())?,
+        seconds,
+        of: p50s.len(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,6 +229,23 @@ mod tests {
         blocks.push(block(500.0, 450.0));
         assert_eq!(quiet_split(&blocks, 1).unwrap().0.ratios.len(), 7);
         assert!(quiet_split(&blocks, 2).is_none());
+    }
+    #[test]
+    fn a_latency_s_quiet_seconds_are_its_lowest_level() {
+        // Six seconds at 650–700 ns, four disturbed at 0.9–1.6 µs: the quartile is 670 ns, a
+        // second up to 744 ns is at its level.
+        let p50s = vec![1600, 700, 650, 900, 660, 1000, 680, 690, 1300, 670];
+        assert_eq!(
+            quiet_seconds(p50s),
+            Some(QuietSeconds {
+                p50_ns: 680,
+                seconds: 6,
+                of: 10
+            })
+        );
+        // One second is its own level; none, none.
+        assert_eq!(quiet_seconds(vec![900]).map(|q| q.p50_ns), Some(900));
+        assert_eq!(quiet_seconds(Vec::new()), None);
     }
 }
 

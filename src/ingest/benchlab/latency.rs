@@ -16,8 +16,8 @@ use crate::lab::distance::RoundTrips;
 use crate::stats::latency::log::Interval;
 use crate::stats::latency::{Latency, LatencySummary, Percentiles, ProbeCounts};
 use crate::store::latency::{
-    windowed, ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET, FIRST_PACKET_IN_DUT, FLOOR,
-    LATENCY_FILE, SEARCH_LATENCY_WINDOW,
+    search_latency_window, windowed, ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET,
+    FIRST_PACKET_IN_DUT, FLOOR, LATENCY_FILE,
 };
 use crate::store::{FloorRecord, LabRecord, LatencyLoad, Store, TrialKey, TrialLatency, TrialMeta};
 
@@ -197,7 +197,7 @@ pub(crate) fn add_trial(
 }
 
 /// Adds the latency trials after search iteration `key` to `results`, each cut to
-/// [`SEARCH_LATENCY_WINDOW`]; one whose `latency.hlog` is missing is said in a warning.
+/// [`search_latency_window`]; one whose `latency.hlog` is missing is said in a warning.
 pub(crate) fn add_search(
     store: &Store,
     (cell, key): (Cell<'_>, &TrialKey),
@@ -234,7 +234,8 @@ pub(crate) fn add_search(
             apart_by_second: apart_by_second(round_trips, &l.latency, l.trial.start_unix_s),
         };
         let at = (cell, Load::Ndr(l.pct));
-        add(results, at, trial, &intervals, SEARCH_LATENCY_WINDOW);
+        let window = search_latency_window(l.trial.duration);
+        add(results, at, trial, &intervals, window);
     }
     Ok(())
 }

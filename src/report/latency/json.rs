@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::distance::{at_levels, levels, trial_at_levels, AtLevel, Level};
-use super::{mean_load, probe_totals, FirstPacket, Leg, Report};
+use super::{mean_load, probe_totals, quiet_in_dut, FirstPacket, Leg, Report};
 use crate::ingest::alternating::latency::RunLatency;
 use crate::ingest::benchlab::latency::{Floor, LatencySeries, Load, ProbeTrial};
 use crate::stats::latency::{Percentiles, ProbeCounts};
@@ -77,11 +77,24 @@ pub(crate) struct LatencyJson<'a> {
     /// `first_vs_established` in the DUT.
     #[serde(skip_serializing_if = "Option::is_none")]
     first_vs_established_in_dut: Option<DifferenceJson>,
+    /// The time in the DUT over the series' quiet seconds (`stats::quiet::quiet_seconds`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    in_dut_quiet: Option<QuietJson>,
     /// The P50 at each level of the CPUs' distance its seconds fell in, when the campaign's
     /// fell in two or more (the virtual lab).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     p50_by_distance: Vec<AtLevelJson>,
     iterations: Vec<TrialJson<'a>>,
+}
+
+/// A series' time in the DUT over its quiet seconds.
+#[derive(Serialize)]
+pub(crate) struct QuietJson {
+    /// The median of those seconds' P50s.
+    p50_ns: u64,
+    /// The seconds at the quiet level, and the series' measured seconds.
+    seconds: usize,
+    of_seconds: usize,
 }
 
 /// A series' P50 at one level of the CPUs' distance.
@@ -237,6 +250,11 @@ fn one<'a>(
         first_packet_in_dut: (s.first_packet_in_dut.as_ref())
             .map(|l| figures(l.percentiles(), None)),
         first_vs_established_in_dut: difference(s, Leg::InDut, tick),
+        in_dut_quiet: quiet_in_dut(s).map(|q| QuietJson {
+            p50_ns: q.p50_ns,
+            seconds: q.seconds,
+            of_seconds: q.of,
+        }),
         p50_by_distance: at,
         iterations: s.trials.iter().map(|t| trial(t, levels)).collect(),
     }

@@ -4,7 +4,7 @@
 //! and the ministat comparisons of the trials' P99 and P50.
 
 use super::distance::{at_levels, levels, timed_seconds, AtLevel, Level};
-use super::{load_text, probe_totals, Report};
+use super::{load_text, probe_totals, quiet_in_dut, Report};
 use crate::ingest::benchlab::latency::{
     saturation, Floor, LatencySeries, Load, ProbeTrial, OVERLOADED, STALLED,
 };
@@ -33,7 +33,8 @@ pub(crate) fn section(report: &Report) -> String {
         false => {
             " Percentiles: every iteration's histograms merged, over each trial's measured window \
              (fixed-load trials: after warm-up, before cool-down; the latency trials after a \
-             throughput search: every second but the first); probes: counted over whole trials."
+             throughput search: every second of the load but the first); probes: counted over \
+             whole trials."
         }
     };
     let mut md = format!(
@@ -57,7 +58,10 @@ pub(crate) fn section(report: &Report) -> String {
     }
     for (version, config, profile) in cells {
         let (in_dut, align) = match dut {
-            true => (" P50 in the DUT | trials' P50 in the DUT |", "---:|---:|"),
+            true => (
+                " P50 in the DUT | trials' P50 in the DUT | quiet seconds' P50 in the DUT |",
+                "---:|---:|---:|",
+            ),
             false => ("", ""),
         };
         md.push_str(&format!(
@@ -160,11 +164,15 @@ const IN_DUT: &str =
      to the DUT. That way is the test machine's (on the virtual lab, the crossing from the \
      generator's CPU to the DUT's, which on a VM moves with the host's placement of the vCPUs, \
      and the wait on the DUT's input ring); the time in the DUT is its forwarding, its firewall \
-     and the frames of the load it took in with the probe: compare runs by it.\n";
+     and the frames of the load it took in with the probe: compare runs by it. A shared \
+     machine's disturbed stretches add to it for seconds to minutes, as much as a config set \
+     does: the *quiet seconds* are those at its lowest level (each second's P50 at most a ninth \
+     above their lower quartile; the median of theirs, and how many of the series' seconds), \
+     which moved far less from run to run than the P50 over all of them.\n";
 
 /// A table row: a load's share lost (the mean of its trials'), its percentiles (`–` where no
 /// probe arrived), its trials' range of P50s and its summed counts; with `dut`, the time in
-/// the DUT's P50 and its trials' range.
+/// the DUT's P50, its trials' range and its quiet seconds' P50.
 fn row(s: &LatencySeries, dut: bool) -> String {
     let counts = match probe_totals(s, false) {
         Some(p) => [p.sent, p.received, p.lost].map(|n| n.to_string()),
@@ -178,13 +186,19 @@ fn row(s: &LatencySeries, dut: bool) -> String {
     let [p50, rest @ ..] = figures(s.established.percentiles().as_ref());
     let in_dut = match dut {
         true => format!(
-            " {} | {} |",
+            " {} | {} | {} |",
             in_dut_p50(s),
             p50_range(
                 s.trials
                     .iter()
                     .filter_map(|t| t.established.in_dut.map(|p| p.p50_ns))
             ),
+            quiet_in_dut(s).map_or("–".into(), |q| format!(
+                "{} ({} of {} s)",
+                format_ns(q.p50_ns as f64),
+                q.seconds,
+                q.of
+            )),
         ),
         false => String::new(),
     };

@@ -157,14 +157,16 @@ fn search_iteration(store: &Store, key: &TrialKey) {
             .unwrap();
         std::fs::create_dir_all(&dir).unwrap();
         let step = step(key) * u64::from(100 + pct) / 100;
-        let mut log = trial_log(4, 1..4, step, key.iteration);
+        // Four seconds of load; the probes' part second after it (second 4, an idle DUT's) is
+        // as far off as the first, and as left out.
+        let mut log = trial_log(5, 1..4, step, key.iteration);
         // The DUT recorded the probes' coming in: a quarter of each latency was in it, and
-        // the first packets' 5 µs more, 100 ns more each iteration (the out-of-window second
+        // the first packets' 5 µs more, 100 ns more each iteration (the out-of-window seconds
         // far off, as the latency's).
         let first = 5_000 + 100 * u64::from(key.iteration - 1);
-        for s in 0..4 {
+        for s in 0..5 {
             let [established, first] = match s {
-                0 => [(1, OUTSIDE_NS); 2],
+                0 | 4 => [(1, OUTSIDE_NS); 2],
                 _ => [(step / 4, 0), (step / 4, first)],
             };
             log.push(interval(
@@ -377,9 +379,9 @@ fn the_readme_shows_each_loads_figures_of_the_measured_window_only() {
     // a, forwarding: 200 values k · 200 ns (+ 0, 100, 200 ns by iteration) per second; the
     // seconds outside the window (5 ms) never show.
     let table = "### a, forwarding, inet4\n\n\
-                 | load | trials | load lost | P50 | trials' P50 | CPUs' round trip | P50 in the DUT | trials' P50 in the DUT | P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
-                 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n\
-                 | 500 Kpps | 3 | 10.0 % | 20.2 µs | 20 µs–20.2 µs | – | – | – | 36.2 µs | 39.8 µs | 40.2 µs | 40.2 µs | 15000 | 14970 | 30 |\n";
+                 | load | trials | load lost | P50 | trials' P50 | CPUs' round trip | P50 in the DUT | trials' P50 in the DUT | quiet seconds' P50 in the DUT | P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
+                 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n\
+                 | 500 Kpps | 3 | 10.0 % | 20.2 µs | 20 µs–20.2 µs | – | – | – | – | 36.2 µs | 39.8 µs | 40.2 µs | 40.2 µs | 15000 | 14970 | 30 |\n";
     assert!(readme.contains(table), "{readme}");
     assert!(!readme.contains(" ms |"), "{readme}");
     // The searches' DUT recorded the probes' coming in: what the columns hold is said once.
@@ -390,7 +392,7 @@ fn the_readme_shows_each_loads_figures_of_the_measured_window_only() {
         1
     );
     assert!(
-        readme.contains("| 50 % of the NDR (500 Kpps) | 3 | 0 | 30.2 µs | 30 µs–30.2 µs | 120 ns–200 ns | 7.5 µs | 7.5 µs |"),
+        readme.contains("| 50 % of the NDR (500 Kpps) | 3 | 0 | 30.2 µs | 30 µs–30.2 µs | 120 ns–200 ns | 7.5 µs | 7.5 µs | 7.5 µs (9 of 9 s) |"),
         "{readme}"
     );
     // After the searches, every load with its rate.
@@ -599,6 +601,11 @@ fn results_json_holds_each_load_the_floor_and_the_latency_verdicts() {
         Some(100 * step_50 / 10)
     );
     assert!(ndr["in_dut"].get("probes_sent").is_none());
+    // Its quiet seconds: all nine of the window's, every one at the same level.
+    assert_eq!(
+        ndr["in_dut_quiet"],
+        serde_json::json!({"p50_ns": ndr["in_dut"]["p50_ns"], "seconds": 9, "of_seconds": 9})
+    );
     for it in ndr["iterations"].as_array().unwrap() {
         assert_eq!(
             it["in_dut_p50_ns"].as_u64().map(|ns| ns / 10),
