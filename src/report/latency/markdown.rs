@@ -57,20 +57,12 @@ pub(crate) fn section(report: &Report) -> String {
         }
     }
     for (version, config, profile) in cells {
-        let (in_dut, align) = match dut {
-            true => (
-                " P50 in the DUT | trials' P50 in the DUT | quiet seconds' P50 in the DUT |",
-                "---:|---:|---:|",
-            ),
-            false => ("", ""),
-        };
         md.push_str(&format!(
-            "\n### {}, {}, {}\n\n\
-             | load | trials | load lost | P50 | trials' P50 | CPUs' round trip |{in_dut} P90 | P99 | P99.9 | max | probes sent | received | lost |\n\
-             |---|---:|---:|---:|---:|---:|{align}---:|---:|---:|---:|---:|---:|---:|\n",
+            "\n### {}, {}, {}\n\n{}",
             report.version_label(version),
             report.label(config),
             report.label(profile),
+            table_head(dut)
         ));
         let rows = (report.latency.iter()).filter(|s| {
             (s.version.as_str(), s.config.as_str(), s.profile.as_str())
@@ -169,6 +161,22 @@ const IN_DUT: &str =
      does: the *quiet seconds* are those at its lowest level (each second's P50 at most a ninth \
      above their lower quartile; the median of theirs, and how many of the series' seconds), \
      which moved far less from run to run than the P50 over all of them.\n";
+
+/// A series table's head; with `dut`, the columns of the time in the DUT.
+fn table_head(dut: bool) -> String {
+    let (in_dut, align) = match dut {
+        true => (
+            " P50 in the DUT | trials' P50 in the DUT | quiet seconds' P50 in the DUT |",
+            "---:|---:|---:|",
+        ),
+        false => ("", ""),
+    };
+    format!(
+        "| load | trials | load lost | P50 | trials' P50 | CPUs' round trip |{in_dut} P90 | P99 | \
+         P99.9 | max | probes sent | received | lost |\n\
+         |---|---:|---:|---:|---:|---:|{align}---:|---:|---:|---:|---:|---:|---:|\n"
+    )
+}
 
 /// A table row: a load's share lost (the mean of its trials'), its percentiles (`–` where no
 /// probe arrived), its trials' range of P50s and its summed counts; with `dut`, the time in
