@@ -113,8 +113,14 @@ fn held_level(blocks: &[Block], set: usize) -> Option<Vec<bool>> {
 fn quiet_level(values: impl Iterator<Item = f64>) -> f64 {
     let mut sorted: Vec<f64> = values.collect();
     sorted.sort_by(f64::total_cmp);
-    let rank = (QUIET_QUANTILE * (sorted.len().saturating_sub(1)) as f64).round() as usize;
-    sorted.get(rank).copied().unwrap_or(f64::NAN)
+    (nearest_rank(QUIET_QUANTILE, sorted.len()))
+        .and_then(|rank| sorted.get(rank).copied())
+        .unwrap_or(f64::NAN)
+}
+
+/// The index of quantile `q` among `len` sorted values (nearest rank); `None` for no value.
+fn nearest_rank(q: f64, len: usize) -> Option<usize> {
+    Some((q * len.checked_sub(1)? as f64).round() as usize)
 }
 
 /// The quantile of a latency's seconds taken as its quiet level. Disturbance only adds to
@@ -142,7 +148,7 @@ pub(crate) struct QuietSeconds {
 /// at most the level divided by it) — and the median of their P50s; `None` for no second.
 pub(crate) fn quiet_seconds(mut p50s: Vec<u64>) -> Option<QuietSeconds> {
     p50s.sort_unstable();
-    let rank = (QUIET_LATENCY_QUANTILE * (p50s.len().checked_sub(1)?) as f64).round() as usize;
+    let rank = nearest_rank(QUIET_LATENCY_QUANTILE, p50s.len())?;
     let bound = p50s[rank] as f64 / SLOWED_BELOW;
     let seconds = p50s.partition_point(|&p| p as f64 <= bound);
     Some(QuietSeconds {
