@@ -44,7 +44,9 @@ pub use record::{
     measured, parse_samples_csv, read_lines, samples_csv, SampleRow, SamplesError, Status,
     TrialMeta, MAX_LINES, MAX_LINE_BYTES,
 };
-pub(crate) use search::{LatencyLoad, Saturated, SearchRecord, SearchTrial, SEARCH_FILE};
+pub(crate) use search::{
+    Crowded, LatencyLoad, Saturated, SearchRecord, SearchTrial, CROWDED_SHARE, SEARCH_FILE,
+};
 pub(crate) use search_files::SearchTrialId;
 
 /// A results directory, opened for a campaign.

@@ -257,6 +257,7 @@ fn rig<'a>(
         dut_cpu: spec.watch_cpu.then_some(DutCpu {
             cpu: facts.dut.cpu,
             queue_frames,
+            alone: facts.placement.mode == Placement::Separate,
         }),
         capture_delay,
         prober: Ok(Box::new(prober)),

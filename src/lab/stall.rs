@@ -22,6 +22,11 @@
 //! lost no more with one on its CPU (`benches/pacing.sh` at 200 Kpps, 5 s runs, 5 each
 //! alternating: median 0.61 % with it, 1.64 % without; 0.13–3.6 % either way).
 //!
+//!
+//! The same watch reads the CPU's time in user space: the DUT works in the kernel and benchlab
+//! keeps its own threads off the DUT's CPU, so that time is other programs' (a trial they take
+//! more than `store::search::CROWDED_SHARE` of is crowded).
+//!
 //! [`CpuStalls::explain`]: crate::lab::stall::CpuStalls::explain
 //! [`PERIOD`]: crate::lab::stall::PERIOD
 
@@ -53,6 +58,9 @@ pub struct DutCpu {
     /// Frames its input queue holds (on the virtual lab veth's [`VETH_QUEUE_FRAMES`], plus at a
     /// fixed load the [`super::virt::INPUT_QUEUE_FRAMES`] the generator holds).
     pub queue_frames: u64,
+    /// Whether the DUT has the CPU to itself (separate placement): benchlab keeps its own
+    /// threads off it but for its watches, so the time it runs programs is other programs'.
+    pub alone: bool,
 }
 
 /// What the watch saw over a trial (`dut-cpu.json`).
@@ -74,6 +82,12 @@ pub struct CpuStalls {
     /// milliseconds: the DUT's work, which a slowed CPU makes longer for the same packets.
     #[serde(default)]
     pub(crate) busy_ms: f64,
+    /// The CPU's time in user space over the same span (`/proc/stat`: user and nice),
+    /// milliseconds, where the DUT has it to itself ([`DutCpu::alone`]; else `None`): other
+    /// programs' work, which the DUT's real-time NAPI kthreads preempt but which takes their
+    /// caches and delays their wake-ups ([`CpuStalls::others_share`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) others_ms: Option<f64>,
     /// Frames the DUT's input queue holds while its CPU is away.
     pub(crate) queue_frames: u64,
 }
@@ -96,6 +110,12 @@ impl CpuStalls {
         let outlasted = self.longest_ms / 1e3 * load > self.queue_frames as f64;
         lost > 0 && outlasted && lost as f64 <= self.arrived_during(load)
     }
+
+    /// The share of `seconds` (the trial's traffic) that the DUT's CPU ran other programs
+    /// ([`CpuStalls::others_ms`]), where that was watched.
+    pub(crate) fn others_share(&self, seconds: f64) -> Option<f64> {
+        (self.others_ms).map(|ms| ms / 1e3 / seconds.max(f64::EPSILON))
+    }
 }
 
 /// A running watch; [`StallWatch::finish`] stops it and says what it saw.
@@ -107,12 +127,12 @@ pub struct StallWatch {
 
 impl StallWatch {
     /// Starts watching the DUT's CPU.
-    pub fn start(DutCpu { cpu, queue_frames }: DutCpu) -> anyhow::Result<Self> {
+    pub fn start(dut: DutCpu) -> anyhow::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name("benchlab-stall".into())
-            .spawn(move || watch(cpu, queue_frames, &flag))?;
+            .spawn(move || watch(dut, &flag))?;
         Ok(Self {
             stop,
             thread: Some(thread),
@@ -144,7 +164,12 @@ impl Drop for StallWatch {
 }
 
 /// The watch's loop, on its own thread, until `stop`.
-fn watch(cpu: usize, queue_frames: u64, stop: &AtomicBool) -> anyhow::Result<CpuStalls> {
+fn watch(dut: DutCpu, stop: &AtomicBool) -> anyhow::Result<CpuStalls> {
+    let DutCpu {
+        cpu,
+        queue_frames,
+        alone,
+    } = dut;
     os::pin_to_cpu(cpu)?;
     os::realtime(super::virt::NAPI_PRIORITY + 1)
         .map_err(|e| anyhow::anyhow!("the DUT's CPU watch needs a real-time priority: {e}"))?;
@@ -156,6 +181,7 @@ fn watch(cpu: usize, queue_frames: u64, stop: &AtomicBool) -> anyhow::Result<Cpu
         stalls_ms: Vec::new(),
         steal_ms: 0.0,
         busy_ms: 0.0,
+        others_ms: None,
         queue_frames,
     };
     let mut due = Instant::now() + PERIOD;
@@ -177,6 +203,7 @@ fn watch(cpu: usize, queue_frames: u64, stop: &AtomicBool) -> anyhow::Result<Cpu
     let after = CpuTimes::read(cpu)?;
     stalls.steal_ms = after.steal_ms - before.steal_ms;
     stalls.busy_ms = after.busy_ms - before.busy_ms;
+    stalls.others_ms = alone.then_some(after.user_ms - before.user_ms);
     Ok(stalls)
 }
 
@@ -184,6 +211,7 @@ fn watch(cpu: usize, queue_frames: u64, stop: &AtomicBool) -> anyhow::Result<Cpu
 struct CpuTimes {
     busy_ms: f64,
     steal_ms: f64,
+    user_ms: f64,
 }
 
 impl CpuTimes {
@@ -203,6 +231,7 @@ impl CpuTimes {
         Ok(Self {
             busy_ms: busy * 10.0,
             steal_ms: ticks[7] * 10.0,
+            user_ms: (ticks[0] + ticks[1]) * 10.0,
         })
     }
 }
@@ -220,6 +249,7 @@ mod tests {
             stalls_ms: vec![9.0, 4.0, 0.5],
             steal_ms: 10.0,
             busy_ms: 500.0,
+            others_ms: Some(250.0),
             queue_frames: 256,
         };
         // At 90 Kpps the queue lasts 2.84 ms, outlasted; 13.5 ms of stalls: 1,215 packets.
@@ -230,6 +260,8 @@ mod tests {
         assert!(!stalls.explain(90e3, 0));
         // At 20 Kpps the queue lasts 12.8 ms: no stall outlasted it, the loss is the DUT's.
         assert!(!stalls.explain(20e3, 1));
+        // 250 ms of other programs over a trial of 10 s.
+        assert_eq!(stalls.others_share(10.0), Some(0.025));
     }
 
     #[test]
@@ -238,6 +270,7 @@ mod tests {
         let watch = StallWatch::start(DutCpu {
             cpu: 0,
             queue_frames: 256,
+            alone: true,
         })
         .unwrap();
         std::thread::sleep(Duration::from_millis(100));
@@ -245,5 +278,6 @@ mod tests {
         assert!(seen.wakes > 30, "{seen:?}");
         assert!(seen.steal_ms >= 0.0 && seen.longest_ms >= 0.0, "{seen:?}");
         assert!(seen.stalls_ms.iter().all(|&ms| ms <= seen.longest_ms));
+        assert!(seen.others_ms.is_some_and(|ms| ms >= 0.0), "{seen:?}");
     }
 }

@@ -155,11 +155,37 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// The share of a trial above which the programs that ran on the DUT's CPU
+/// ([`CpuStalls::others_ms`]) make it crowded: its figures are the machine's other work as much
+/// as the DUT's. `benches/crowded.sh` on a 2-vCPU VM (2026-11-28): with nothing else running,
+/// 0–2.6 % of each trial (search trials of 1 s, latency trials of 10 s); beside a build at the
+/// lowest priority, 22–59 %, the NDR a quarter (forwarding) to a half (nft-stateful) lower and
+/// the time in the DUT doubled.
+pub(crate) const CROWDED_SHARE: f64 = 0.05;
+
 /// Relative change of the DUT's saturated forwarding between the start of a search and its
 /// end, beyond which the machine changed speed during the search. On the
 /// virtual lab's VM, two searches that held one speed level saw 4.6 % and 5.0 % between the
 /// two (747 → 783 Kpps, 512 → 539 Kpps); its levels differ by 30–50 % (`benches/search-lab.sh`).
 pub(crate) const SPEED_CHANGE: f64 = 0.1;
+
+/// Other programs on the DUT's CPU during a search's trials.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Crowded {
+    /// The trials they took more than [`CROWDED_SHARE`] of.
+    pub(crate) trials: usize,
+    /// The trials whose DUT's CPU the lab watched.
+    pub(crate) of: usize,
+    /// The largest share of a trial they took.
+    pub(crate) most: f64,
+}
+
+impl Crowded {
+    /// Whether they crowded any trial.
+    pub(crate) fn any(&self) -> bool {
+        self.trials > 0
+    }
+}
 
 /// What the DUT did in a saturating trial (opening, closing, or at max load): the rate it
 /// forwarded and whether it lost more than every goal allows (it, not the generator, set the
@@ -215,6 +241,19 @@ impl SearchTrial {
         self.stalls_explain(lost.max(self.most_dropped()))
     }
 
+    /// The share of the trial that the DUT's CPU ran other programs, where the lab watched it
+    /// ([`CpuStalls::others_share`]).
+    pub(crate) fn others_share(&self) -> Option<f64> {
+        (self.dut_cpu.as_ref()).and_then(|c| c.others_share(self.duration))
+    }
+
+    /// Whether other programs ran on the DUT's CPU for more than [`CROWDED_SHARE`] of the
+    /// trial.
+    pub(crate) fn crowded(&self) -> bool {
+        self.others_share()
+            .is_some_and(|share| share > CROWDED_SHARE)
+    }
+
     /// What the watched interface dropping the most dropped (0 when none was watched): a veth
     /// pair counts a drop at both ends, hence the largest, not the sum.
     fn most_dropped(&self) -> u64 {
@@ -256,6 +295,19 @@ impl SearchRecord {
     /// trials, in the same order. Empty without a result.
     pub(crate) fn paired_trials(&self) -> impl Iterator<Item = (&TrialRecord, &SearchTrial)> {
         (self.result.iter()).flat_map(|r| r.trials.iter().zip(&self.trials))
+    }
+
+    /// Of its trials where the lab watched the DUT's CPU, those during which other programs
+    /// ran on it ([`SearchTrial::crowded`]); `None` when the lab watched none.
+    pub(crate) fn crowded(&self) -> Option<Crowded> {
+        let shares: Vec<f64> = (self.trials.iter())
+            .filter_map(SearchTrial::others_share)
+            .collect();
+        (!shares.is_empty()).then(|| Crowded {
+            trials: (self.trials.iter()).filter(|t| t.crowded()).count(),
+            of: shares.len(),
+            most: shares.iter().copied().fold(0.0, f64::max),
+        })
     }
 
     /// What the DUT forwarded saturated at the start and at the end of the search, when the

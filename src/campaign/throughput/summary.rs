@@ -2,7 +2,7 @@
 //! not reach or what disturbed it.
 
 use super::search::{self, SearchResult};
-use crate::store::{SearchRecord, SearchTrial, Status, TrialKey, TrialMeta};
+use crate::store::{Crowded, SearchRecord, SearchTrial, Status, TrialKey, TrialMeta};
 use crate::units::format_pps;
 
 /// The iteration's `meta.json` for a search: its figure (`rx_pps`) is the first goal's
@@ -15,7 +15,7 @@ pub(super) fn summarize(key: &TrialKey, record: &SearchRecord) -> TrialMeta {
     let end = record.trials.last().map_or(0.0, |t| t.end_unix_s);
     let (status, flags, figure, max) = match &record.result {
         Some(result) => {
-            let flags = flags(result, record.speed_change());
+            let flags = flags(result, record.speed_change(), record.crowded());
             let status = if flags.is_empty() {
                 Status::Ok
             } else {
@@ -54,10 +54,24 @@ pub(super) fn summarize(key: &TrialKey, record: &SearchRecord) -> TrialMeta {
 }
 
 /// What a finished search did not reach (its time limit, a goal's lower bound, a bound above
-/// what the generator offered), and a machine that changed speed during it (`speed`: what the
-/// DUT forwarded saturated at the start and at the end).
-pub(super) fn flags(result: &SearchResult, speed: Option<(f64, f64)>) -> Vec<String> {
+/// what the generator offered), a machine that changed speed during it (`speed`: what the
+/// DUT forwarded saturated at the start and at the end), and other programs on the DUT's CPU
+/// during its trials (`crowded`).
+pub(super) fn flags(
+    result: &SearchResult,
+    speed: Option<(f64, f64)>,
+    crowded: Option<Crowded>,
+) -> Vec<String> {
     let mut flags = Vec::new();
+    if let Some(c) = crowded.filter(Crowded::any) {
+        flags.push(format!(
+            "other programs ran on the DUT's CPU during {} of its {} trials (up to {:.0} % of one): its bounds are \
+             the machine's other work as much as the DUT's; run nothing else while it measures",
+            c.trials,
+            c.of,
+            c.most * 100.0
+        ));
+    }
     if let Some((start, end)) = speed {
         flags.push(format!(
             "the machine changed speed during the search: the DUT forwarded {} saturated at \

@@ -9,7 +9,7 @@ use crate::campaign::trial::Rig;
 use crate::cancel::Cancel;
 use crate::config::{Campaign, Family, Measure, Version};
 use crate::search::{Goal, SearchConfig};
-use crate::store::{Status, Store};
+use crate::store::{Crowded, Status, Store};
 use crate::traffic::endpoint::Tick;
 use crate::transport::{MockTransport, Output};
 
@@ -383,10 +383,26 @@ fn a_machine_that_changed_speed_during_the_search_is_named_in_the_flags() {
     // Within the noise of one speed level, no change.
     record.closing.as_mut().unwrap().received = 620_000;
     assert_eq!(record.speed_change(), None);
-    let changed = flags(&result, Some((6e5, 8e5)));
+    let changed = flags(&result, Some((6e5, 8e5)), None);
     let said = "forwarded 600 Kpps saturated at its start, 800 Kpps at its end";
     assert!(changed[0].contains(said), "{changed:?}");
-    assert_eq!(flags(&result, None), Vec::<String>::new());
+    assert_eq!(flags(&result, None, None), Vec::<String>::new());
+}
+
+#[test]
+fn other_programs_on_the_dut_cpu_during_a_search_are_named_in_the_flags() {
+    let (_, record) = search_on(&mut MockDut::new(6e5, 1e6), &mut |_| {});
+    let result = record.result.clone().unwrap();
+    let crowded = |trials| Crowded {
+        trials,
+        of: 30,
+        most: 0.42,
+    };
+    let flagged = flags(&result, None, Some(crowded(3)));
+    let said = "other programs ran on the DUT's CPU during 3 of its 30 trials (up to 42 % of one)";
+    assert!(flagged[0].starts_with(said), "{flagged:?}");
+    // Watched, and none crowded: nothing to say.
+    assert_eq!(flags(&result, None, Some(crowded(0))), Vec::<String>::new());
 }
 
 #[test]

@@ -150,6 +150,7 @@ fn entry(
             first_packet: first,
             troubles: Vec::new(),
             longest_stall_ms: None,
+            others_share: None,
             cpu_round_trip_ns: None,
             apart_by_second: Vec::new(),
         });

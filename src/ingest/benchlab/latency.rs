@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use super::{Results, Warning};
+use super::{Results, Warning, CROWDED};
 use crate::error::InputError;
 use crate::lab::distance::RoundTrips;
 use crate::stats::latency::log::Interval;
@@ -54,11 +54,14 @@ pub(crate) struct ProbeTrial {
     /// What disturbed the trial, in the doubt rule's words: a fixed-load trial's flags; after a
     /// search, when the DUT did not forward the whole load or its input queue was full for
     /// more than [`FULL_QUEUE`] of it, [`STALLED`] where the stalls of its CPU account for that
-    /// and [`OVERLOADED`] otherwise.
+    /// and [`OVERLOADED`] otherwise; [`CROWDED`] when other programs took its CPU.
     pub(crate) troubles: Vec<String>,
     /// The longest stall of the DUT's CPU during the trial, ms, where the lab watched it
     /// ([`crate::lab::stall`]: after a search on the virtual lab).
     pub(crate) longest_stall_ms: Option<f64>,
+    /// The share of the trial that the DUT's CPU ran other programs, where the lab watched it
+    /// ([`crate::store::SearchTrial::others_share`]: after a search on the virtual lab).
+    pub(crate) others_share: Option<f64>,
     /// The median round trip between the probes' CPU and the DUT's while the probes ran, ns,
     /// where the lab watched it ([`crate::lab::distance`]).
     pub(crate) cpu_round_trip_ns: Option<u32>,
@@ -186,6 +189,7 @@ pub(crate) fn add_trial(
         latency,
         troubles,
         longest_stall_ms: None,
+        others_share: None,
         apart_by_second: apart_by_second(
             store.read_round_trips(key, None, (meta.start_unix_s, meta.end_unix_s))?,
             latency,
@@ -221,6 +225,9 @@ pub(crate) fn add_search(
             true if l.trial.full_to_stalls() => Some(STALLED),
             true => Some(OVERLOADED),
         };
+        let troubles = trouble
+            .into_iter()
+            .chain(l.trial.crowded().then_some(CROWDED));
         let span = (l.trial.start_unix_s, l.trial.end_unix_s);
         let round_trips = store.read_round_trips(key, Some(l.pct), span)?;
         let trial = Measured {
@@ -229,8 +236,9 @@ pub(crate) fn add_search(
             load_lost,
             load_dropped,
             latency: &l.latency,
-            troubles: trouble.map(String::from).into_iter().collect(),
+            troubles: troubles.map(String::from).collect(),
             longest_stall_ms: l.trial.dut_cpu.as_ref().map(|c| c.longest_ms),
+            others_share: l.trial.others_share(),
             apart_by_second: apart_by_second(round_trips, &l.latency, l.trial.start_unix_s),
         };
         let at = (cell, Load::Ndr(l.pct));
@@ -267,6 +275,7 @@ struct Measured<'a> {
     latency: &'a TrialLatency,
     troubles: Vec<String>,
     longest_stall_ms: Option<f64>,
+    others_share: Option<f64>,
     /// Each second's distance between the CPUs ([`ProbeTrial::apart_by_second`]).
     apart_by_second: Vec<Option<u32>>,
 }
@@ -351,6 +360,7 @@ fn add(
         first_packet,
         troubles: trial.troubles,
         longest_stall_ms: trial.longest_stall_ms,
+        others_share: trial.others_share,
         cpu_round_trip_ns: trial.latency.cpu_round_trip.as_ref().map(|r| r.median_ns),
         apart_by_second: trial.apart_by_second,
     });

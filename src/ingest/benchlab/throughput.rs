@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{note_status, take_finished, Iteration, Results, Series, Setup, Traffic};
+use super::{note_status, take_finished, Iteration, Results, Series, Setup, Traffic, CROWDED};
 use crate::config::{Campaign, Profile};
 use crate::error::InputError;
 use crate::store::{SearchRecord, Store, TrialKey, TrialMeta, SEARCH_FILE};
@@ -94,6 +94,13 @@ pub(crate) fn read(
     Ok(())
 }
 
+/// What disturbed a search, for the doubt rule: other programs on the DUT's CPU during any of
+/// its trials make its bounds the machine's too ([`CROWDED`]).
+fn troubles(record: &SearchRecord) -> Vec<String> {
+    let crowded = record.crowded().is_some_and(|c| c.any());
+    crowded.then(|| CROWDED.to_string()).into_iter().collect()
+}
+
 /// Adds iteration `index` of a search to its goals' `series`: each goal's conditional
 /// throughput, when it has one.
 fn add_iterations(series: &mut [Series], index: u32, record: &SearchRecord, source: &str) {
@@ -105,6 +112,7 @@ fn add_iterations(series: &mut [Series], index: u32, record: &SearchRecord, sour
         .iter()
         .filter(|t| t.valid && !t.warmup)
         .count();
+    let troubles = troubles(record);
     for (s, goal) in series.iter_mut().zip(&result.goals) {
         if let Some(throughput) = goal.conditional_throughput {
             s.iterations.push(Iteration {
@@ -113,8 +121,81 @@ fn add_iterations(series: &mut [Series], index: u32, record: &SearchRecord, sour
                 samples: valid,
                 offered_pps: Some(result.max_load),
                 source: source.to_string(),
-                troubles: Vec::new(),
+                troubles: troubles.clone(),
             });
         }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::lab::stall::CpuStalls;
+    use crate::search::sim::{LossCurve, SimulatedDut};
+    use crate::search::{search, SearchConfig};
+    use crate::store::SearchTrial;
+
+    /// A noise-free search of a 1 Mpps DUT, its lab trials made from its trace.
+    pub(crate) fn run() -> SearchRun {
+        let mut dut = SimulatedDut::new(LossCurve::Cliff { capacity: 1e6 }, 0.0, 7);
+        let result = search(&SearchConfig::mlrsearch(), 2e6, &mut dut).unwrap();
+        let trials = (result.trials.iter())
+            .map(|t| SearchTrial {
+                load: t.load,
+                duration: t.duration,
+                sent: t.sent,
+                received: t.received,
+                late: 0,
+                drops: BTreeMap::new(),
+                dut_cpu: None,
+                valid: t.valid,
+                problem: None,
+                start_unix_s: 0.0,
+                end_unix_s: 0.0,
+            })
+            .collect();
+        SearchRun {
+            version: "v".into(),
+            config: "forwarding".into(),
+            profile: "inet4".into(),
+            iteration: 1,
+            record: SearchRecord {
+                generator_max: None,
+                calibration: Vec::new(),
+                result: Some(result),
+                failure: None,
+                trials,
+                opening: None,
+                closing: None,
+                wall_s: 40.0,
+                latency: Vec::new(),
+            },
+            source: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_search_crowded_by_other_programs_counts_as_disturbed() {
+        let mut record = run().record;
+        // Not watched, then watched with nothing else on the DUT's CPU: undisturbed.
+        assert!(troubles(&record).is_empty());
+        let watch = |others_ms| CpuStalls {
+            cpu: 1,
+            wakes: 1000,
+            longest_ms: 0.1,
+            stalls_ms: Vec::new(),
+            steal_ms: 0.0,
+            busy_ms: 500.0,
+            others_ms: Some(others_ms),
+            queue_frames: 256,
+        };
+        for t in &mut record.trials {
+            t.dut_cpu = Some(watch(10.0 * t.duration));
+        }
+        assert!(troubles(&record).is_empty());
+        // One trial of the search a quarter someone else's.
+        let t = &mut record.trials[3];
+        t.dut_cpu = Some(watch(250.0 * t.duration));
+        assert_eq!(troubles(&record), [CROWDED]);
     }
 }

@@ -146,6 +146,7 @@ mod tests {
                     first_packet: None,
                     troubles: Vec::new(),
                     longest_stall_ms: None,
+                    others_share: None,
                     cpu_round_trip_ns: None,
                     apart_by_second: seconds.iter().map(|&(ns, _)| ns).collect(),
                 })

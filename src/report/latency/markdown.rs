@@ -8,6 +8,7 @@ use super::{load_text, probe_totals, quiet_in_dut, Report};
 use crate::ingest::benchlab::latency::{
     saturation, Floor, LatencySeries, Load, ProbeTrial, OVERLOADED, STALLED,
 };
+use crate::ingest::benchlab::CROWDED;
 use crate::report::compare::block_line;
 use crate::stats::latency::{LatencySummary, Percentiles, ProbeCounts};
 use crate::units::format_ns;
@@ -76,6 +77,7 @@ pub(crate) fn section(report: &Report) -> String {
             md.push_str(&overloaded(s));
             md.push_str(&stalled(s));
         }
+        md.push_str(&crowded(&rows));
         md.push_str(&by_distance(&rows, &levels));
     }
     for run in &report.alternating {
@@ -389,6 +391,34 @@ fn stalled(s: &LatencySeries) -> String {
         stalled.len(),
         s.trials.len(),
         share(dropped.iter().sum::<f64>() / dropped.len().max(1) as f64),
+    )
+}
+
+/// After a search, a line for the loads during some of whose trials other programs ran on
+/// the DUT's CPU (the [`CROWDED`] ones), one for the whole table; empty when there are none.
+fn crowded(rows: &[&LatencySeries]) -> String {
+    let loads: Vec<(u32, Vec<&ProbeTrial>)> = (rows.iter())
+        .filter_map(|s| with_trouble(s, CROWDED))
+        .collect();
+    if loads.is_empty() {
+        return String::new();
+    }
+    let of: usize = (rows.iter())
+        .filter(|s| matches!(s.load, Load::Ndr(_)))
+        .map(|s| s.trials.len())
+        .sum();
+    let trials = loads.iter().flat_map(|(_, trials)| trials);
+    let most = (trials.clone().filter_map(|t| t.others_share)).fold(0.0, f64::max);
+    let pcts: Vec<String> = loads.iter().map(|(pct, _)| pct.to_string()).collect();
+    format!(
+        "\nOther programs ran on the DUT's CPU during {} of the {of} trials after the searches \
+         (at {} % of the NDR), for up to {} of a trial. The DUT's threads preempt them, but they \
+         take its caches and delay its wake-ups: those trials measured the machine's other work \
+         as much as the DUT, and count as disturbed in the comparisons. Run nothing else while \
+         latency is measured.\n",
+        trials.count(),
+        pcts.join(", "),
+        share(most),
     )
 }
 

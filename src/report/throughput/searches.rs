@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::ingest::benchlab::throughput::SearchRun;
-use crate::store::{Saturated, SearchTrial};
+use crate::store::{Saturated, SearchTrial, CROWDED_SHARE};
 use crate::units::format_pps;
 
 /// What the machine's noise did to one search: the trials at or below its lowest relevant lower
@@ -84,6 +84,35 @@ fn lost_to_stalls(run: &SearchRun) -> String {
     format!("{stalled} of {} lossy", lossy.count())
 }
 
+/// "K of N (up to S %)": of the trials of `run` whose DUT's CPU the lab watched, those during
+/// which other programs ran on it, and the largest share of a trial they took; "–" unwatched.
+fn crowded(run: &SearchRun) -> String {
+    run.record.crowded().map_or("–".into(), |c| {
+        format!("{} of {} (up to {:.0} %)", c.trials, c.of, c.most * 100.0)
+    })
+}
+
+/// "K of N (P packets, at IF; S to the DUT's CPU stalls)": the search's [`disturbed`] trials;
+/// "–" without a lower bound.
+fn lossy(run: &SearchRun) -> String {
+    disturbed(run).map_or_else(
+        || "–".to_string(),
+        |d| {
+            let at = d.at.map(|a| format!(", at {a}")).unwrap_or_default();
+            let stalled = (d.stalled)
+                .map(|k| format!("; {k} to the DUT's CPU stalls"))
+                .unwrap_or_default();
+            match d.lossy {
+                0 => format!("0 of {}", d.trials),
+                n => format!(
+                    "{n} of {} ({} packets{at}{stalled})",
+                    d.trials, d.median_lost
+                ),
+            }
+        },
+    )
+}
+
 fn saturated(at: Option<Saturated>) -> String {
     at.map_or_else(
         || "–".to_string(),
@@ -121,12 +150,17 @@ pub(crate) fn markdown(runs: &[SearchRun]) -> String {
          as no more than {share:.0} % of its trial seconds are bad, so they cost trials rather \
          than move the bound.\n\n\
          Lost to stalls: of the trials the search counted that lost packets, those the DUT's \
-         CPU stalls account for (virtual lab).\n\n\
-         | search | max load | saturated: start | end | {} | trials | invalid | lost to stalls | lossy \
-         trials | wall s |\n|---|---|---|---|{}---|---|---|---|---|\n",
+         CPU stalls account for (virtual lab). Crowded: the trials during which other programs \
+         ran on the DUT's CPU for more than {crowded:.0} % of the trial, and the most they took \
+         of one (virtual lab): the DUT's threads preempt them, but they take its caches and \
+         delay its wake-ups, so such a search's bounds are the machine's other work as much as \
+         the DUT's, and it counts as disturbed in the comparisons.\n\n\
+         | search | max load | saturated: start | end | {} | trials | invalid | lost to stalls | \
+         crowded | lossy trials | wall s |\n|---|---|---|---|{}---|---|---|---|---|---|\n",
         names.join(" | "),
         "---|".repeat(names.len()),
         share = 100.0 * exceed,
+        crowded = 100.0 * CROWDED_SHARE,
     );
     for run in runs {
         let name = format!(
@@ -144,24 +178,11 @@ pub(crate) fn markdown(runs: &[SearchRun]) -> String {
             .collect();
         let invalid = result.trials.iter().filter(|t| !t.valid).count();
         let stalled = lost_to_stalls(run);
-        let lossy = disturbed(run).map_or_else(
-            || "–".to_string(),
-            |d| {
-                let at = d.at.map(|a| format!(", at {a}")).unwrap_or_default();
-                let stalled = (d.stalled)
-                    .map(|k| format!("; {k} to the DUT's CPU stalls"))
-                    .unwrap_or_default();
-                match d.lossy {
-                    0 => format!("0 of {}", d.trials),
-                    n => format!(
-                        "{n} of {} ({} packets{at}{stalled})",
-                        d.trials, d.median_lost
-                    ),
-                }
-            },
-        );
+        let crowded = crowded(run);
+        let lossy = lossy(run);
         md.push_str(&format!(
-            "| {name} | {} | {} | {} | {} | {} | {invalid} | {stalled} | {lossy} | {:.0} |\n",
+            "| {name} | {} | {} | {} | {} | {} | {invalid} | {stalled} | {crowded} | {lossy} | \
+             {:.0} |\n",
             format_pps(result.max_load),
             saturated(start),
             saturated(end),
@@ -176,48 +197,7 @@ pub(crate) fn markdown(runs: &[SearchRun]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::sim::{LossCurve, SimulatedDut};
-    use crate::search::{search, SearchConfig};
-    use crate::store::SearchRecord;
-
-    /// A noise-free search of a 1 Mpps DUT, its lab trials made from its trace.
-    fn run() -> SearchRun {
-        let mut dut = SimulatedDut::new(LossCurve::Cliff { capacity: 1e6 }, 0.0, 7);
-        let result = search(&SearchConfig::mlrsearch(), 2e6, &mut dut).unwrap();
-        let trials = (result.trials.iter())
-            .map(|t| SearchTrial {
-                load: t.load,
-                duration: t.duration,
-                sent: t.sent,
-                received: t.received,
-                late: 0,
-                drops: BTreeMap::new(),
-                dut_cpu: None,
-                valid: t.valid,
-                problem: None,
-                start_unix_s: 0.0,
-                end_unix_s: 0.0,
-            })
-            .collect();
-        SearchRun {
-            version: "v".into(),
-            config: "forwarding".into(),
-            profile: "inet4".into(),
-            iteration: 1,
-            record: SearchRecord {
-                generator_max: None,
-                calibration: Vec::new(),
-                result: Some(result),
-                failure: None,
-                trials,
-                opening: None,
-                closing: None,
-                wall_s: 40.0,
-                latency: Vec::new(),
-            },
-            source: String::new(),
-        }
-    }
+    use crate::ingest::benchlab::throughput::tests::run;
 
     #[test]
     fn trials_that_lost_packets_below_the_ndr_are_counted_with_where_they_were_dropped() {
@@ -280,6 +260,7 @@ mod tests {
             stalls_ms: vec![longest_ms],
             steal_ms: 0.0,
             busy_ms: 0.0,
+            others_ms: Some(0.0),
             queue_frames: 256,
         };
         for t in &mut run.record.trials {
@@ -312,6 +293,22 @@ mod tests {
             .filter(|(t, lab)| t.valid && !t.warmup && lab.sent > lab.received)
             .count();
         assert!(md.contains(&format!("| 1 of {lossy} lossy |")), "{md}");
+        // No other program on the DUT's CPU; then one taking 30 % of two trials, 4 % of one.
+        let trials = run_lossy.record.trials.len();
+        assert!(
+            md.contains(&format!("| 0 of {trials} (up to 0 %) |")),
+            "{md}"
+        );
+        let mut shared = run_lossy;
+        for (t, others_ms) in shared.record.trials.iter_mut().zip([300.0, 40.0, 300.0]) {
+            let watched = t.dut_cpu.as_mut().unwrap();
+            watched.others_ms = Some(others_ms * t.duration);
+        }
+        let md = markdown(&[shared]);
+        assert!(
+            md.contains(&format!("| 2 of {trials} (up to 30 %) |")),
+            "{md}"
+        );
         // A lab that does not watch the DUT's CPU says nothing of it.
         let mut unwatched = self::run();
         unwatched
@@ -320,5 +317,6 @@ mod tests {
             .iter_mut()
             .for_each(|t| t.dut_cpu = None);
         assert_eq!(disturbed(&unwatched).unwrap().stalled, None);
+        assert_eq!(crowded(&unwatched), "–");
     }
 }
