@@ -3,9 +3,9 @@
 # a short latency campaign (examples/latency.toml cut to forwarding and nft-stateful, two
 # iterations, 10/50/90 % of the NDR) run alone, then beside a build of this project at the
 # lowest priority (`nice -n 19 cargo build --release` in a loop, its own target directory);
-# then, per run, the share of each trial that other programs took of the DUT's CPU (search
-# trials and latency trials), the trials called crowded, the NDRs and the quiet seconds' P50 in
-# the DUT. A threshold that tells the two apart leaves room on both sides.
+# then, per run, the share of the lab's CPUs' time that other programs took (over each search,
+# and in each latency trial), the latency trials called crowded, the NDRs and the quiet
+# seconds' P50 in the DUT. A threshold that tells the two apart leaves room on both sides.
 #
 #   sudo benches/crowded.sh              # OUT=/tmp/benchlab-crowded
 #   sudo OUT=DIR benches/crowded.sh
@@ -47,17 +47,18 @@ for run in alone beside; do
 import glob, json, os, sys
 
 run = sys.argv[1]
+share = lambda cpu, seconds: cpu["others_ms"] / 1e3 / seconds / max(1, len(cpu.get("others_cpus", [])))
 searches, latency = [], []
 for path in sorted(glob.glob(f"{run}/runs/*/search.json")):
     record = json.load(open(path))
-    for t in record["trials"]:
-        cpu = t.get("dut_cpu") or {}
-        if cpu.get("others_ms") is not None:
-            searches.append(cpu["others_ms"] / 1e3 / t["duration"])
+    watched = [(share(t["dut_cpu"], t["duration"]), t["duration"]) for t in record["trials"]
+               if (t.get("dut_cpu") or {}).get("others_ms") is not None]
+    if watched:
+        searches.append(sum(s * d for s, d in watched) / sum(d for _, d in watched))
     for l in record.get("latency", []):
         cpu = l["trial"].get("dut_cpu") or {}
         if cpu.get("others_ms") is not None:
-            latency.append(cpu["others_ms"] / 1e3 / l["trial"]["duration"])
+            latency.append(share(cpu, l["trial"]["duration"]))
 results = json.load(open(f"{run}/results.json"))
 crowded = sum(
     "crowded" in it.get("troubles", [])
@@ -65,7 +66,7 @@ crowded = sum(
     for it in s["iterations"]
 )
 pct = lambda xs: f"{100 * min(xs):.1f}–{100 * max(xs):.1f} %" if xs else "–"
-print(f"{os.path.basename(run)}: other programs' share of the DUT's CPU: search trials "
+print(f"{os.path.basename(run)}: other programs' share of the lab's CPUs' time: searches "
       f"{pct(searches)} ({len(searches)}), latency trials {pct(latency)} ({len(latency)}); "
       f"crowded latency trials: {crowded}")
 for path in sorted(glob.glob(f"{run}/runs/*/meta.json")):

@@ -195,7 +195,7 @@ pub(crate) fn run(
         (Some(_), Ok(p)) => Some(p),
         (Some(_), Err(why)) => anyhow::bail!("this lab cannot measure latency: {why}"),
     };
-    let stalls = rig.dut_cpu.map(StallWatch::start).transpose()?;
+    let stalls = rig.dut_cpu.clone().map(StallWatch::start).transpose()?;
     let start_unix_s = unix_now();
     for sender in &mut rig.senders {
         sender.start()?;

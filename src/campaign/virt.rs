@@ -254,10 +254,10 @@ fn rig<'a>(
         senders: vec![Box::new(LocalSender::new(gen_cfg))],
         receiver: Box::new(LocalReceiver::new(rx_cfg)),
         profiler: Some(Box::new(profiler)),
-        dut_cpu: spec.watch_cpu.then_some(DutCpu {
+        dut_cpu: spec.watch_cpu.then(|| DutCpu {
             cpu: facts.dut.cpu,
             queue_frames,
-            alone: facts.placement.mode == Placement::Separate,
+            lab_cpus: lab_cpus(facts),
         }),
         capture_delay,
         prober: Ok(Box::new(prober)),
@@ -301,6 +301,18 @@ fn prober(facts: &LabFacts, load: &FrameSpec, sender_if: IfRef) -> LocalProber {
         },
         stream: None,
     }
+}
+
+/// The CPUs the lab's work runs on: the DUT's, the generators', the probes'.
+fn lab_cpus(facts: &LabFacts) -> Vec<usize> {
+    let mut cpus = vec![
+        facts.dut.cpu,
+        facts.placement.generator_cpu,
+        probe_cpu(facts),
+    ];
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
 }
 
 /// The CPU of the probes' threads: one that neither the generators nor the DUT use, when the

@@ -211,11 +211,11 @@ fn read_series(
     Ok(series)
 }
 
-/// The trouble of a trial during which other programs ran on the DUT's CPU for more than
-/// [`CROWDED_SHARE`](crate::store::CROWDED_SHARE) of it (after a search: a latency trial,
-/// or any trial of the search itself): the DUT's NAPI kthreads preempt them, but they take its
-/// caches and its wake-ups wait for them, so the trial measured the machine's other work as
-/// much as the DUT.
+/// The trouble of a trial during which other programs took more than
+/// [`CROWDED_SHARE`](crate::store::CROWDED_SHARE) of the lab's CPUs' time (after a search: a
+/// latency trial, or any trial of the search itself): the DUT's NAPI kthreads preempt them,
+/// but they take the CPUs' caches and the kthreads' wake-ups wait for them, so the trial
+/// measured the machine's other work as much as the DUT.
 pub(crate) const CROWDED: &str = "crowded";
 
 /// What disturbed a trial, one short word each, for the doubt rule (`stats::doubt`): its flags

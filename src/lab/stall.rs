@@ -22,10 +22,9 @@
 //! lost no more with one on its CPU (`benches/pacing.sh` at 200 Kpps, 5 s runs, 5 each
 //! alternating: median 0.61 % with it, 1.64 % without; 0.13–3.6 % either way).
 //!
-//!
-//! The same watch reads the CPU's time in user space: the DUT works in the kernel and benchlab
-//! keeps its own threads off the DUT's CPU, so that time is other programs' (a trial they take
-//! more than `store::search::CROWDED_SHARE` of is crowded).
+//! The same watch reads the lab's CPUs' time in user space: the DUT works in the kernel, and so
+//! does benchlab (XDP, NAPI, sockets), whose own user time is taken out, so that time is other
+//! programs' (a trial they take more than `store::search::CROWDED_SHARE` of is crowded).
 //!
 //! [`CpuStalls::explain`]: crate::lab::stall::CpuStalls::explain
 //! [`PERIOD`]: crate::lab::stall::PERIOD
@@ -51,16 +50,16 @@ pub(crate) const MAX_STALLS: usize = 10_000;
 pub const VETH_QUEUE_FRAMES: u64 = 256;
 
 /// A CPU to watch and the input queue it drains.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DutCpu {
     /// The DUT's CPU.
     pub cpu: usize,
     /// Frames its input queue holds (on the virtual lab veth's [`VETH_QUEUE_FRAMES`], plus at a
     /// fixed load the [`super::virt::INPUT_QUEUE_FRAMES`] the generator holds).
     pub queue_frames: u64,
-    /// Whether the DUT has the CPU to itself (separate placement): benchlab keeps its own
-    /// threads off it but for its watches, so the time it runs programs is other programs'.
-    pub alone: bool,
+    /// The lab's CPUs (the DUT's, the generators', the probes'), whose time in user space
+    /// other programs take: benchlab's own work there is the kernel's (XDP, NAPI, sockets).
+    pub lab_cpus: Vec<usize>,
 }
 
 /// What the watch saw over a trial (`dut-cpu.json`).
@@ -82,12 +81,15 @@ pub struct CpuStalls {
     /// milliseconds: the DUT's work, which a slowed CPU makes longer for the same packets.
     #[serde(default)]
     pub(crate) busy_ms: f64,
-    /// The CPU's time in user space over the same span (`/proc/stat`: user and nice),
-    /// milliseconds, where the DUT has it to itself ([`DutCpu::alone`]; else `None`): other
-    /// programs' work, which the DUT's real-time NAPI kthreads preempt but which takes their
-    /// caches and delays their wake-ups ([`CpuStalls::others_share`]).
+    /// The lab's CPUs' time in user space over the same span (`/proc/stat`: user and nice)
+    /// less benchlab's own (`/proc/self/stat`), milliseconds: other programs' work, which the
+    /// DUT's real-time NAPI kthreads preempt but which takes the CPUs' caches and delays their
+    /// wake-ups ([`CpuStalls::others_share`]). `None` where not read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) others_ms: Option<f64>,
+    /// The CPUs whose time `others_ms` sums (empty in files that read the DUT's alone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) others_cpus: Vec<usize>,
     /// Frames the DUT's input queue holds while its CPU is away.
     pub(crate) queue_frames: u64,
 }
@@ -111,10 +113,11 @@ impl CpuStalls {
         lost > 0 && outlasted && lost as f64 <= self.arrived_during(load)
     }
 
-    /// The share of `seconds` (the trial's traffic) that the DUT's CPU ran other programs
-    /// ([`CpuStalls::others_ms`]), where that was watched.
+    /// The share of the lab's CPUs' time over `seconds` (the trial's traffic) that other
+    /// programs took ([`CpuStalls::others_ms`]), where that was read.
     pub(crate) fn others_share(&self, seconds: f64) -> Option<f64> {
-        (self.others_ms).map(|ms| ms / 1e3 / seconds.max(f64::EPSILON))
+        let cpu_seconds = seconds.max(f64::EPSILON) * self.others_cpus.len().max(1) as f64;
+        (self.others_ms).map(|ms| ms / 1e3 / cpu_seconds)
     }
 }
 
@@ -168,12 +171,13 @@ fn watch(dut: DutCpu, stop: &AtomicBool) -> anyhow::Result<CpuStalls> {
     let DutCpu {
         cpu,
         queue_frames,
-        alone,
+        lab_cpus,
     } = dut;
     os::pin_to_cpu(cpu)?;
     os::realtime(super::virt::NAPI_PRIORITY + 1)
         .map_err(|e| anyhow::anyhow!("the DUT's CPU watch needs a real-time priority: {e}"))?;
     let before = CpuTimes::read(cpu)?;
+    let others_before = others_ms(&lab_cpus)?;
     let mut stalls = CpuStalls {
         cpu,
         wakes: 0,
@@ -182,6 +186,7 @@ fn watch(dut: DutCpu, stop: &AtomicBool) -> anyhow::Result<CpuStalls> {
         steal_ms: 0.0,
         busy_ms: 0.0,
         others_ms: None,
+        others_cpus: Vec::new(),
         queue_frames,
     };
     let mut due = Instant::now() + PERIOD;
@@ -203,8 +208,31 @@ fn watch(dut: DutCpu, stop: &AtomicBool) -> anyhow::Result<CpuStalls> {
     let after = CpuTimes::read(cpu)?;
     stalls.steal_ms = after.steal_ms - before.steal_ms;
     stalls.busy_ms = after.busy_ms - before.busy_ms;
-    stalls.others_ms = alone.then_some(after.user_ms - before.user_ms);
+    if !lab_cpus.is_empty() {
+        stalls.others_ms = Some((others_ms(&lab_cpus)? - others_before).max(0.0));
+        stalls.others_cpus = lab_cpus;
+    }
     Ok(stalls)
+}
+
+/// The time `cpus` spent in user space since boot less this process's own, milliseconds.
+fn others_ms(cpus: &[usize]) -> anyhow::Result<f64> {
+    let user: f64 = (cpus.iter())
+        .map(|&cpu| CpuTimes::read(cpu).map(|t| t.user_ms))
+        .sum::<anyhow::Result<f64>>()?;
+    Ok(user - own_user_ms()?)
+}
+
+/// This process's time in user space since it started (`/proc/self/stat`'s `utime`, every
+/// thread), milliseconds.
+fn own_user_ms() -> anyhow::Result<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat")?;
+    // The command name, in parentheses, may hold spaces: the fields count from its end.
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let utime = (after_name.split_whitespace().nth(11))
+        .and_then(|t| t.parse::<f64>().ok())
+        .ok_or_else(|| anyhow::anyhow!("/proc/self/stat has no utime"))?;
+    Ok(utime * 10.0)
 }
 
 /// A CPU's times since boot (`/proc/stat`), milliseconds.
@@ -250,6 +278,7 @@ mod tests {
             steal_ms: 10.0,
             busy_ms: 500.0,
             others_ms: Some(250.0),
+            others_cpus: vec![0, 1],
             queue_frames: 256,
         };
         // At 90 Kpps the queue lasts 2.84 ms, outlasted; 13.5 ms of stalls: 1,215 packets.
@@ -260,8 +289,8 @@ mod tests {
         assert!(!stalls.explain(90e3, 0));
         // At 20 Kpps the queue lasts 12.8 ms: no stall outlasted it, the loss is the DUT's.
         assert!(!stalls.explain(20e3, 1));
-        // 250 ms of other programs over a trial of 10 s.
-        assert_eq!(stalls.others_share(10.0), Some(0.025));
+        // 250 ms of other programs over a trial of 10 s on two CPUs.
+        assert_eq!(stalls.others_share(10.0), Some(0.0125));
     }
 
     #[test]
@@ -270,7 +299,7 @@ mod tests {
         let watch = StallWatch::start(DutCpu {
             cpu: 0,
             queue_frames: 256,
-            alone: true,
+            lab_cpus: vec![0],
         })
         .unwrap();
         std::thread::sleep(Duration::from_millis(100));
@@ -279,5 +308,6 @@ mod tests {
         assert!(seen.steal_ms >= 0.0 && seen.longest_ms >= 0.0, "{seen:?}");
         assert!(seen.stalls_ms.iter().all(|&ms| ms <= seen.longest_ms));
         assert!(seen.others_ms.is_some_and(|ms| ms >= 0.0), "{seen:?}");
+        assert_eq!(seen.others_cpus, [0]);
     }
 }

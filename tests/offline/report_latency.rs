@@ -106,7 +106,7 @@ fn a_results_directory_with_latency_is_reported() {
         b["iterations"][1]["troubles"],
         serde_json::json!(["overloaded"])
     );
-    // Other programs took a fifth of the DUT's CPU during b's second trial at 50 %: said, and
+    // Other programs took a fifth of the lab's CPU during b's second trial at 50 %: said, and
     // counted as disturbed, but one trial of three leaves the verdict standing.
     let crowded = (latency.iter())
         .find(|l| l["name"] == "b.forwarding.ndr.50pct")
@@ -115,7 +115,7 @@ fn a_results_directory_with_latency_is_reported() {
         crowded["iterations"][1]["troubles"],
         serde_json::json!(["crowded"])
     );
-    assert_eq!(crowded["iterations"][1]["dut_cpu_others_ratio"], 0.2);
+    assert_eq!(crowded["iterations"][1]["others_cpu_ratio"], 0.2);
     assert!(
         crowded["iterations"][0].get("troubles").is_none(),
         "{crowded}"

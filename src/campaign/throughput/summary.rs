@@ -2,7 +2,9 @@
 //! not reach or what disturbed it.
 
 use super::search::{self, SearchResult};
-use crate::store::{Crowded, SearchRecord, SearchTrial, Status, TrialKey, TrialMeta};
+use crate::store::{
+    Crowded, SearchRecord, SearchTrial, Status, TrialKey, TrialMeta, CROWDED_SHARE,
+};
 use crate::units::format_pps;
 
 /// The iteration's `meta.json` for a search: its figure (`rx_pps`) is the first goal's
@@ -55,21 +57,23 @@ pub(super) fn summarize(key: &TrialKey, record: &SearchRecord) -> TrialMeta {
 
 /// What a finished search did not reach (its time limit, a goal's lower bound, a bound above
 /// what the generator offered), a machine that changed speed during it (`speed`: what the
-/// DUT forwarded saturated at the start and at the end), and other programs on the DUT's CPU
-/// during its trials (`crowded`).
+/// DUT forwarded saturated at the start and at the end), and other programs on the lab's
+/// CPUs during its trials (`crowded`).
 pub(super) fn flags(
     result: &SearchResult,
     speed: Option<(f64, f64)>,
     crowded: Option<Crowded>,
 ) -> Vec<String> {
     let mut flags = Vec::new();
-    if let Some(c) = crowded.filter(Crowded::any) {
+    if let Some(c) = crowded.filter(Crowded::is_crowded) {
         flags.push(format!(
-            "other programs ran on the DUT's CPU during {} of its {} trials (up to {:.0} % of one): its bounds are \
-             the machine's other work as much as the DUT's; run nothing else while it measures",
+            "other programs took {:.1} % of the lab's CPUs' time over its trials (more than \
+             {:.0} % in {} of its {}): its bounds are the machine's other work as much as the \
+             DUT's; run nothing else while it measures",
+            c.share * 100.0,
+            CROWDED_SHARE * 100.0,
             c.trials,
             c.of,
-            c.most * 100.0
         ));
     }
     if let Some((start, end)) = speed {

@@ -393,16 +393,20 @@ fn a_machine_that_changed_speed_during_the_search_is_named_in_the_flags() {
 fn other_programs_on_the_dut_cpu_during_a_search_are_named_in_the_flags() {
     let (_, record) = search_on(&mut MockDut::new(6e5, 1e6), &mut |_| {});
     let result = record.result.clone().unwrap();
-    let crowded = |trials| Crowded {
-        trials,
+    let crowded = |share| Crowded {
+        share,
+        trials: 3,
         of: 30,
-        most: 0.42,
     };
-    let flagged = flags(&result, None, Some(crowded(3)));
-    let said = "other programs ran on the DUT's CPU during 3 of its 30 trials (up to 42 % of one)";
+    let flagged = flags(&result, None, Some(crowded(0.057)));
+    let said = "other programs took 5.7 % of the lab's CPUs' time over its trials (more than 1 % \
+                in 3 of its 30)";
     assert!(flagged[0].starts_with(said), "{flagged:?}");
-    // Watched, and none crowded: nothing to say.
-    assert_eq!(flags(&result, None, Some(crowded(0))), Vec::<String>::new());
+    // Watched, and less than 1 % over the search: nothing to say.
+    assert_eq!(
+        flags(&result, None, Some(crowded(0.004))),
+        Vec::<String>::new()
+    );
 }
 
 #[test]

@@ -54,12 +54,12 @@ pub(crate) struct ProbeTrial {
     /// What disturbed the trial, in the doubt rule's words: a fixed-load trial's flags; after a
     /// search, when the DUT did not forward the whole load or its input queue was full for
     /// more than [`FULL_QUEUE`] of it, [`STALLED`] where the stalls of its CPU account for that
-    /// and [`OVERLOADED`] otherwise; [`CROWDED`] when other programs took its CPU.
+    /// and [`OVERLOADED`] otherwise; [`CROWDED`] when other programs took the lab's CPUs.
     pub(crate) troubles: Vec<String>,
     /// The longest stall of the DUT's CPU during the trial, ms, where the lab watched it
     /// ([`crate::lab::stall`]: after a search on the virtual lab).
     pub(crate) longest_stall_ms: Option<f64>,
-    /// The share of the trial that the DUT's CPU ran other programs, where the lab watched it
+    /// The share of the lab's CPUs' time over the trial that other programs took, where read
     /// ([`crate::store::SearchTrial::others_share`]: after a search on the virtual lab).
     pub(crate) others_share: Option<f64>,
     /// The median round trip between the probes' CPU and the DUT's while the probes ran, ns,

@@ -131,9 +131,9 @@ pub(crate) struct TrialJson<'a> {
     load_dropped_ratio: Option<f64>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     troubles: &'a [String],
-    /// The share of the trial that the DUT's CPU ran other programs, where it was watched.
+    /// The share of the lab's CPUs' time over the trial that other programs took, where read.
     #[serde(skip_serializing_if = "Option::is_none")]
-    dut_cpu_others_ratio: Option<f64>,
+    others_cpu_ratio: Option<f64>,
     p50_ns: Option<u64>,
     p99_ns: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -303,7 +303,7 @@ fn trial<'a>(t: &'a ProbeTrial, levels: &[Level]) -> TrialJson<'a> {
         load_lost_ratio: t.load_lost,
         load_dropped_ratio: t.load_dropped,
         troubles: &t.troubles,
-        dut_cpu_others_ratio: t.others_share,
+        others_cpu_ratio: t.others_share,
         p50_ns: t.established.window.map(|p| p.p50_ns),
         p99_ns: t.established.window.map(|p| p.p99_ns),
         first_packet_p50_ns: first.map(|p| p.p50_ns),

@@ -394,8 +394,8 @@ fn stalled(s: &LatencySeries) -> String {
     )
 }
 
-/// After a search, a line for the loads during some of whose trials other programs ran on
-/// the DUT's CPU (the [`CROWDED`] ones), one for the whole table; empty when there are none.
+/// After a search, a line for the loads during some of whose trials other programs took the
+/// lab's CPUs (the [`CROWDED`] ones), one for the whole table; empty when there are none.
 fn crowded(rows: &[&LatencySeries]) -> String {
     let loads: Vec<(u32, Vec<&ProbeTrial>)> = (rows.iter())
         .filter_map(|s| with_trouble(s, CROWDED))
@@ -411,11 +411,11 @@ fn crowded(rows: &[&LatencySeries]) -> String {
     let most = (trials.clone().filter_map(|t| t.others_share)).fold(0.0, f64::max);
     let pcts: Vec<String> = loads.iter().map(|(pct, _)| pct.to_string()).collect();
     format!(
-        "\nOther programs ran on the DUT's CPU during {} of the {of} trials after the searches \
-         (at {} % of the NDR), for up to {} of a trial. The DUT's threads preempt them, but they \
-         take its caches and delay its wake-ups: those trials measured the machine's other work \
-         as much as the DUT, and count as disturbed in the comparisons. Run nothing else while \
-         latency is measured.\n",
+        "\nOther programs took the lab's CPUs during {} of the {of} trials after the searches \
+         (at {} % of the NDR), up to {} of their time in a trial. The DUT's threads preempt \
+         them, but they take the CPUs' caches and delay their wake-ups: those trials measured \
+         the machine's other work as much as the DUT, and count as disturbed in the \
+         comparisons. Run nothing else while latency is measured.\n",
         trials.count(),
         pcts.join(", "),
         share(most),

@@ -197,7 +197,7 @@ fn search_iteration(store: &Store, key: &TrialKey) {
         // frames at the load, 4,352 queued) and its ring refused 2 % of the load, less than
         // arrived meanwhile (stalled, not overloaded). At 90 %, b's third: a 2 ms stall, shorter
         // than the queue holds, accounts for none of its 5 % (overloaded).
-        // At 50 %, b's second: other programs ran on the DUT's CPU for 0.8 of its 4 s.
+        // At 50 %, b's second: other programs took the DUT's CPU for 0.8 of its 4 s.
         let (dropped, stall_ms) = match (pct, key.iteration, key.version.as_str()) {
             (50, 1, "a") => (0.02, Some(100.0)),
             (90, 3, "b") => (dropped, Some(2.0)),
@@ -206,7 +206,7 @@ fn search_iteration(store: &Store, key: &TrialKey) {
         };
         let others_ms = match (pct, key.iteration, key.version.as_str()) {
             (50, 2, "b") => 800.0,
-            _ => 40.0,
+            _ => 20.0,
         };
         let dut_cpu = stall_ms.map(|ms| CpuStalls {
             cpu: 1,
@@ -216,6 +216,7 @@ fn search_iteration(store: &Store, key: &TrialKey) {
             steal_ms: ms,
             busy_ms: 2000.0,
             others_ms: Some(others_ms),
+            others_cpus: Vec::new(),
             queue_frames: 4352,
         });
         let trial = SearchTrial {
@@ -430,22 +431,20 @@ fn the_readme_shows_each_loads_figures_of_the_measured_window_only() {
         ),
         "{readme}"
     );
-    // The loads during which other programs ran on the DUT's CPU are said too, once a table.
+    // The loads during which other programs took the lab's CPUs are said too, once a table.
     assert!(
         readme.contains(
-            "\nOther programs ran on the DUT's CPU during 1 of the 9 trials after the searches \
-             (at 50 % of the NDR), for up to 20.0 % of a trial. The DUT's threads preempt them, \
-             but they take its caches and delay its wake-ups: those trials measured the \
-             machine's other work as much as the DUT, and count as disturbed in the \
-             comparisons. Run nothing else while latency is measured.\n"
+            "\nOther programs took the lab's CPUs during 1 of the 9 trials after the searches \
+             (at 50 % of the NDR), up to 20.0 % of their time in a trial. The DUT's threads \
+             preempt them, but they take the CPUs' caches and delay their wake-ups: those trials \
+             measured the machine's other work as much as the DUT, and count as disturbed in \
+             the comparisons. Run nothing else while latency is measured.\n"
         ),
         "{readme}"
     );
     // b's second trial at 50 %, in b's two tables.
     assert_eq!(
-        readme
-            .matches("Other programs ran on the DUT's CPU")
-            .count(),
+        readme.matches("Other programs took the lab's CPUs").count(),
         2
     );
     assert_eq!(readme.matches("did not forward the whole load").count(), 4);

@@ -84,11 +84,17 @@ fn lost_to_stalls(run: &SearchRun) -> String {
     format!("{stalled} of {} lossy", lossy.count())
 }
 
-/// "K of N (up to S %)": of the trials of `run` whose DUT's CPU the lab watched, those during
-/// which other programs ran on it, and the largest share of a trial they took; "–" unwatched.
+/// "S % (K of N over T %)": the share of the lab's CPUs' time that other programs took over
+/// the trials of `run`, and the trials they took more than [`CROWDED_SHARE`] of; "–" unwatched.
 fn crowded(run: &SearchRun) -> String {
     run.record.crowded().map_or("–".into(), |c| {
-        format!("{} of {} (up to {:.0} %)", c.trials, c.of, c.most * 100.0)
+        let over = CROWDED_SHARE * 100.0;
+        format!(
+            "{:.1} % ({} of {} over {over:.0} %)",
+            c.share * 100.0,
+            c.trials,
+            c.of
+        )
     })
 }
 
@@ -150,11 +156,12 @@ pub(crate) fn markdown(runs: &[SearchRun]) -> String {
          as no more than {share:.0} % of its trial seconds are bad, so they cost trials rather \
          than move the bound.\n\n\
          Lost to stalls: of the trials the search counted that lost packets, those the DUT's \
-         CPU stalls account for (virtual lab). Crowded: the trials during which other programs \
-         ran on the DUT's CPU for more than {crowded:.0} % of the trial, and the most they took \
-         of one (virtual lab): the DUT's threads preempt them, but they take its caches and \
-         delay its wake-ups, so such a search's bounds are the machine's other work as much as \
-         the DUT's, and it counts as disturbed in the comparisons.\n\n\
+         CPU stalls account for (virtual lab). Crowded: the share of the lab's CPUs' time (the \
+         DUT's, the generators', the probes'; virtual lab) that other programs took over the \
+         search's trials, and the trials they took more than {crowded:.0} % of: the DUT's \
+         threads preempt them, but they take the CPUs' caches and delay their wake-ups, so a \
+         search they took more than {crowded:.0} % of has bounds that are the machine's other \
+         work as much as the DUT's, and counts as disturbed in the comparisons.\n\n\
          | search | max load | saturated: start | end | {} | trials | invalid | lost to stalls | \
          crowded | lossy trials | wall s |\n|---|---|---|---|{}---|---|---|---|---|---|\n",
         names.join(" | "),
@@ -261,6 +268,7 @@ mod tests {
             steal_ms: 0.0,
             busy_ms: 0.0,
             others_ms: Some(0.0),
+            others_cpus: Vec::new(),
             queue_frames: 256,
         };
         for t in &mut run.record.trials {
@@ -293,22 +301,18 @@ mod tests {
             .filter(|(t, lab)| t.valid && !t.warmup && lab.sent > lab.received)
             .count();
         assert!(md.contains(&format!("| 1 of {lossy} lossy |")), "{md}");
-        // No other program on the DUT's CPU; then one taking 30 % of two trials, 4 % of one.
+        // No other program on the lab's CPUs; then one taking 3 % of every trial.
         let trials = run_lossy.record.trials.len();
-        assert!(
-            md.contains(&format!("| 0 of {trials} (up to 0 %) |")),
-            "{md}"
-        );
+        let none = format!("| 0.0 % (0 of {trials} over 1 %) |");
+        assert!(md.contains(&none), "{md}");
         let mut shared = run_lossy;
-        for (t, others_ms) in shared.record.trials.iter_mut().zip([300.0, 40.0, 300.0]) {
+        for t in &mut shared.record.trials {
             let watched = t.dut_cpu.as_mut().unwrap();
-            watched.others_ms = Some(others_ms * t.duration);
+            watched.others_ms = Some(30.0 * t.duration);
         }
         let md = markdown(&[shared]);
-        assert!(
-            md.contains(&format!("| 2 of {trials} (up to 30 %) |")),
-            "{md}"
-        );
+        let all = format!("| 3.0 % ({trials} of {trials} over 1 %) |");
+        assert!(md.contains(&all), "{md}");
         // A lab that does not watch the DUT's CPU says nothing of it.
         let mut unwatched = self::run();
         unwatched
