@@ -215,7 +215,9 @@ fn watch(dut: DutCpu, stop: &AtomicBool) -> anyhow::Result<CpuStalls> {
     Ok(stalls)
 }
 
-/// The time `cpus` spent in user space since boot less this process's own, milliseconds.
+/// The time `cpus` spent in user space since boot less this process's own, milliseconds
+/// (wherever that ran: on a machine with CPUs beside the lab's, what benchlab's threads did
+/// there hides as much of the others', erring towards calling a trial uncrowded).
 fn others_ms(cpus: &[usize]) -> anyhow::Result<f64> {
     let user: f64 = (cpus.iter())
         .map(|&cpu| CpuTimes::read(cpu).map(|t| t.user_ms))
