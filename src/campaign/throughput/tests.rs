@@ -390,7 +390,7 @@ fn a_machine_that_changed_speed_during_the_search_is_named_in_the_flags() {
 }
 
 #[test]
-fn other_programs_on_the_dut_cpu_during_a_search_are_named_in_the_flags() {
+fn other_programs_on_the_lab_cpus_during_a_search_are_named_in_the_flags() {
     let (_, record) = search_on(&mut MockDut::new(6e5, 1e6), &mut |_| {});
     let result = record.result.clone().unwrap();
     let crowded = |share| Crowded {

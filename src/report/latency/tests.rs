@@ -197,7 +197,7 @@ fn search_iteration(store: &Store, key: &TrialKey) {
         // frames at the load, 4,352 queued) and its ring refused 2 % of the load, less than
         // arrived meanwhile (stalled, not overloaded). At 90 %, b's third: a 2 ms stall, shorter
         // than the queue holds, accounts for none of its 5 % (overloaded).
-        // At 50 %, b's second: other programs took the DUT's CPU for 0.8 of its 4 s.
+        // At 50 %, b's second: other programs took 0.8 s of its 4 s (a record of one CPU).
         let (dropped, stall_ms) = match (pct, key.iteration, key.version.as_str()) {
             (50, 1, "a") => (0.02, Some(100.0)),
             (90, 3, "b") => (dropped, Some(2.0)),
