@@ -176,8 +176,9 @@ fn watch(dut: DutCpu, stop: &AtomicBool) -> anyhow::Result<CpuStalls> {
     os::pin_to_cpu(cpu)?;
     os::realtime(super::virt::NAPI_PRIORITY + 1)
         .map_err(|e| anyhow::anyhow!("the DUT's CPU watch needs a real-time priority: {e}"))?;
-    let before = CpuTimes::read(cpu)?;
-    let others_before = others_ms(&lab_cpus)?;
+    let stat = std::fs::read_to_string("/proc/stat")?;
+    let before = CpuTimes::parse(&stat, cpu)?;
+    let others_before = others_ms(&stat, &lab_cpus)?;
     let mut stalls = CpuStalls {
         cpu,
         wakes: 0,
@@ -205,22 +206,23 @@ fn watch(dut: DutCpu, stop: &AtomicBool) -> anyhow::Result<CpuStalls> {
         }
         due += PERIOD;
     }
-    let after = CpuTimes::read(cpu)?;
+    let stat = std::fs::read_to_string("/proc/stat")?;
+    let after = CpuTimes::parse(&stat, cpu)?;
     stalls.steal_ms = after.steal_ms - before.steal_ms;
     stalls.busy_ms = after.busy_ms - before.busy_ms;
     if !lab_cpus.is_empty() {
-        stalls.others_ms = Some((others_ms(&lab_cpus)? - others_before).max(0.0));
+        stalls.others_ms = Some((others_ms(&stat, &lab_cpus)? - others_before).max(0.0));
         stalls.others_cpus = lab_cpus;
     }
     Ok(stalls)
 }
 
-/// The time `cpus` spent in user space since boot less this process's own, milliseconds
+/// The time `cpus` spent in user space since boot (from `stat`, `/proc/stat`) less this process's own, milliseconds
 /// (wherever that ran: on a machine with CPUs beside the lab's, what benchlab's threads did
 /// there hides as much of the others', erring towards calling a trial uncrowded).
-fn others_ms(cpus: &[usize]) -> anyhow::Result<f64> {
+fn others_ms(stat: &str, cpus: &[usize]) -> anyhow::Result<f64> {
     let user: f64 = (cpus.iter())
-        .map(|&cpu| CpuTimes::read(cpu).map(|t| t.user_ms))
+        .map(|&cpu| CpuTimes::parse(stat, cpu).map(|t| t.user_ms))
         .sum::<anyhow::Result<f64>>()?;
     Ok(user - own_user_ms()?)
 }
@@ -245,9 +247,8 @@ struct CpuTimes {
 }
 
 impl CpuTimes {
-    /// Reads `cpu`'s line of `/proc/stat`.
-    fn read(cpu: usize) -> anyhow::Result<Self> {
-        let stat = std::fs::read_to_string("/proc/stat")?;
+    /// `cpu`'s line of `stat` (`/proc/stat`, read once for every CPU a reading needs).
+    fn parse(stat: &str, cpu: usize) -> anyhow::Result<Self> {
         let name = format!("cpu{cpu}");
         let line = (stat.lines()).find(|l| l.split_whitespace().next() == Some(name.as_str()));
         // user nice system idle iowait irq softirq steal, in USER_HZ ticks (10 ms).
