@@ -77,7 +77,6 @@ fn run(lab: &Lab, (at_ms, stall_ms): (u64, u64), queue: Option<u64>) -> Run {
     let watch = StallWatch::start(DutCpu {
         cpu: f.dut.cpu,
         queue_frames: VETH_QUEUE_FRAMES,
-        lab_cpus: vec![f.dut.cpu],
     })
     .unwrap();
     let mut cfg = GenConfig::new(sender, common::sender_frames(s));

@@ -34,6 +34,7 @@ use super::design::{Design, Unit};
 use super::trial::{self, Flow, TrialSpec, Watch};
 use crate::clock::unix_now;
 use crate::config::{secs, AlternatingPlan, Campaign, Runs, Trial};
+use crate::lab::stall::OthersWatch;
 use crate::stats::{phase_values, Block, CounterSample, Decision, PhaseSpan};
 use crate::store::alternating::{PRECISE, TIME_UP};
 use crate::store::{samples_csv, PhaseRow, SampleRow, SegmentMeta, Store, TrialKey};
@@ -161,14 +162,23 @@ impl Alternation<'_> {
             probes: None,
         };
         let ids = (v, p, segment);
-        let meta = SegmentMeta {
+        let mut meta = SegmentMeta {
             start_unix_s: unix_now(),
             end_unix_s: None,
             ended: None,
             generator: None,
+            others_cpus: Vec::new(),
         };
         store.write_segment_file(ids, "meta.json", &json(&meta)?)?;
         let (rig, switcher) = ctx.bench.alternating(&spec)?;
+        let others = match rig.lab_cpus.is_empty() {
+            true => None,
+            false => {
+                meta.others_cpus.clone_from(&rig.lab_cpus);
+                store.write_segment_file(ids, "meta.json", &json(&meta)?)?;
+                Some(OthersWatch::start(rig.lab_cpus.clone())?)
+            }
+        };
         let mut controller = Controller {
             design: self,
             store,
@@ -185,6 +195,8 @@ impl Alternation<'_> {
                 (!self.plan.runs.alternates).then_some(index),
             ),
             first_switch: None,
+            others,
+            others_ms: Vec::new(),
             measured: 0,
             ended: None,
             on_event: &mut *ctx.on_event,
@@ -247,6 +259,23 @@ fn block_seconds(spans: &[PhaseSpan]) -> f64 {
     }
 }
 
+/// At each look that switches (`ended`: one ended a phase, not the first): other programs'
+/// time on the lab's CPUs during the phase that ended, from the look that switched to it, onto
+/// `laps`, where the lab reads it.
+fn lap_others(
+    watch: Option<&mut OthersWatch>,
+    ended: bool,
+    laps: &mut Vec<f64>,
+) -> anyhow::Result<()> {
+    if let Some(watch) = watch {
+        let lap = watch.lap()?;
+        if ended {
+            laps.push(lap);
+        }
+    }
+    Ok(())
+}
+
 /// Seconds past the warm-up the first switch waits for traffic to reach the receiver.
 const NO_TRAFFIC_S: f64 = 10.0;
 
@@ -272,6 +301,10 @@ struct Controller<'d, 'b, 'e> {
     /// The entries and the one in force.
     dut: entries::OnDut,
     first_switch: Option<f64>,
+    /// Reads other programs' time on the lab's CPUs, where the lab can, a lap per phase.
+    others: Option<OthersWatch>,
+    /// Their time during each phase of the block in progress but the running one, ms.
+    others_ms: Vec<f64>,
     measured: usize,
     ended: Option<Decision>,
     on_event: &'e mut dyn FnMut(&Event<'_>),
@@ -296,6 +329,11 @@ impl Watch for Controller<'_, '_, '_> {
             last.end_s = now;
             self.check_counted()?;
         }
+        lap_others(
+            self.others.as_mut(),
+            !self.spans.is_empty(),
+            &mut self.others_ms,
+        )?;
         if !self.plan.is_empty() && self.spans.len() == self.plan.len() {
             self.close_block(&receiver.counter_samples()?)?;
             let decision = self.decision(now);
@@ -391,8 +429,10 @@ impl Controller<'_, '_, '_> {
                 config: self.design.plan.names[span.set].to_string(),
                 switched_s: span.switched_s,
                 end_s: span.end_s,
+                others_ms: self.others_ms.get(k).copied(),
             });
         }
+        self.others_ms.clear();
         self.store
             .write_blocks(self.ids, series, &self.rows)
             .with_context(|| format!("storing block {block} of {v}.{p}"))?;

@@ -128,7 +128,8 @@ pub enum Event<'a> {
         profile: &'a str,
         /// Block number, from 1.
         block: u32,
-        /// Why the block has no values (a phase with too few windows), when it has none.
+        /// Why the block is left out of the estimates (a phase with too few windows, other
+        /// programs on the lab's CPUs), when it is.
         problem: Option<String>,
         /// Each set against the baseline so far.
         estimates: &'a Estimates,

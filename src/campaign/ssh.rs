@@ -199,6 +199,7 @@ impl SshBench {
             receiver,
             profiler: (self.no_profiler.is_none()).then(|| os::profiler(os, &self.dut, event)),
             dut_cpu: None,
+            lab_cpus: Vec::new(),
             capture_delay: std::time::Duration::ZERO,
             prober,
         })
@@ -273,6 +274,7 @@ impl Bench for SshBench {
             receiver,
             profiler: None,
             dut_cpu: None,
+            lab_cpus: Vec::new(),
             capture_delay: std::time::Duration::ZERO,
             prober,
         };

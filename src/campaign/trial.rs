@@ -17,7 +17,7 @@ use crate::cancel::Cancel;
 use crate::clock::unix_now;
 use crate::config::{Hooks, Profile, Rate, Trial};
 use crate::lab::distance::RoundTrips;
-use crate::lab::stall::{DutCpu, StallWatch};
+use crate::lab::stall::{DutCpu, OthersTime, OthersWatch, StallWatch};
 use crate::profile::{CaptureResult, CaptureSchedule, Profiler};
 use crate::store::latency::ROUND_TRIPS_FILE;
 use crate::store::{SampleRow, TrialKey};
@@ -82,6 +82,9 @@ pub(crate) struct TrialData {
     /// How far apart the probes' CPU and the DUT's were meanwhile, where the lab watches it
     /// (the virtual lab, [`crate::lab::distance`]); also kept as `cpu-round-trips.json`.
     pub(crate) round_trips: Option<RoundTrips>,
+    /// Other programs' time on the lab's CPUs over the traffic, where the lab reads it
+    /// ([`Rig::lab_cpus`]).
+    pub(crate) others: Option<OthersTime>,
 }
 
 /// A lab's latency probes for one trial: sent on top of the load and read where it arrives,
@@ -113,6 +116,10 @@ pub struct Rig<'a> {
     /// The DUT's CPU to watch for stalls during the traffic (`dut-cpu.json`), when asked and
     /// the lab can.
     pub(crate) dut_cpu: Option<DutCpu>,
+    /// The lab's CPUs, where other programs' time is read over the traffic (the virtual
+    /// lab's: the DUT's, the generators', the probes'); empty where the lab's CPUs are other
+    /// machines'.
+    pub(crate) lab_cpus: Vec<usize>,
     /// How much later than the end of warm-up a capture starts (zero, but in tests that
     /// misplace the capture on purpose).
     pub(crate) capture_delay: Duration,
@@ -196,6 +203,10 @@ pub(crate) fn run(
         (Some(_), Err(why)) => anyhow::bail!("this lab cannot measure latency: {why}"),
     };
     let stalls = rig.dut_cpu.clone().map(StallWatch::start).transpose()?;
+    let lab_cpus = std::mem::take(&mut rig.lab_cpus);
+    let others = (!lab_cpus.is_empty())
+        .then(|| OthersWatch::start(lab_cpus))
+        .transpose()?;
     let start_unix_s = unix_now();
     for sender in &mut rig.senders {
         sender.start()?;
@@ -222,8 +233,11 @@ pub(crate) fn run(
         ..
     } = flowing;
     let end_unix_s = unix_now();
+    let others = others.map(OthersWatch::finish).transpose();
+    let others = others.context("reading other programs' time on the lab's CPUs")?;
     if let Some(watch) = stalls {
-        let seen = watch.finish().context("watching the DUT's CPU")?;
+        let mut seen = watch.finish().context("watching the DUT's CPU")?;
+        seen.others = others.clone();
         files.push(("dut-cpu.json".into(), serde_json::to_string_pretty(&seen)?));
     }
     rig.receiver
@@ -271,6 +285,7 @@ pub(crate) fn run(
         late_pkts,
         probes,
         round_trips,
+        others,
     })
 }
 

@@ -1,6 +1,6 @@
 //! The trials design: each planned trial measured by the trial procedure, judged (failed,
-//! unsteady, slowed, unsaturated), measured once more if it failed or the machine disturbed it,
-//! and stored.
+//! unsteady, slowed, crowded, unsaturated), measured once more if it failed or the machine
+//! disturbed it, and stored.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -15,7 +15,9 @@ use super::trial::{self, TrialData, TrialSpec};
 use crate::cancel::Cancelled;
 use crate::config::{Campaign, Measure, Rate};
 use crate::stats::{Flavor, Sample};
-use crate::store::{measured, SampleRow, Status, Store, TrialKey, TrialMeta, FOLDED_FILE};
+use crate::store::{
+    measured, SampleRow, Status, Store, TrialKey, TrialMeta, CROWDED_SHARE, FOLDED_FILE,
+};
 
 /// Attempts per trial: a failed or unsteady attempt is measured once more.
 const ATTEMPTS: u32 = 2;
@@ -251,6 +253,7 @@ fn summarize(spec: &TrialSpec<'_>, data: &TrialData) -> TrialMeta {
         overhead_s: 0.0,
         capture: data.capture.as_ref().map(|c| c.window.clone()),
         latency: None,
+        others: data.others.clone(),
     }
 }
 
@@ -258,7 +261,8 @@ fn summarize(spec: &TrialSpec<'_>, data: &TrialData) -> TrialMeta {
 struct Judged {
     /// The trial's figures and flags.
     meta: TrialMeta,
-    /// Why the machine disturbed it (unsteady, slowed), if it did: a reason to measure again.
+    /// Why the machine disturbed it (unsteady, slowed, crowded), if it did: a reason to
+    /// measure again.
     disturbed: Option<String>,
 }
 
@@ -308,6 +312,8 @@ fn judge(spec: &TrialSpec<'_>, data: &TrialData, fastest: Option<f64>) -> Result
     let disturbances: Vec<String> = unsteady(&window)
         .into_iter()
         .chain(slowed(meta.tx_pps, fastest))
+        // A profiling trial's own perf runs beside the DUT until the capture ends.
+        .chain(crowded(&meta).filter(|_| !spec.capture))
         .collect();
     meta.flags.extend(disturbances.iter().cloned());
     if !meta.flags.is_empty() {
@@ -333,6 +339,20 @@ fn slowed(tx_pps: f64, fastest: Option<f64>) -> Option<String> {
     })
 }
 
+/// Says so when other programs took more than [`CROWDED_SHARE`] of the lab's CPUs' time
+/// during the trial (read on the virtual lab): the same rule as a search's trials', whose
+/// measurement (`benches/crowded.sh`) set it.
+fn crowded(meta: &TrialMeta) -> Option<String> {
+    let share = meta.others_share().filter(|&share| share > CROWDED_SHARE)?;
+    Some(format!(
+        "crowded: other programs took {:.1} % of the lab's CPUs' time (more than {:.0} %); the \
+         DUT's threads preempt them, but they take the CPUs' caches and delay their wake-ups, \
+         so the figure is theirs as much as the DUT's",
+        100.0 * share,
+        100.0 * CROWDED_SHARE
+    ))
+}
+
 /// Says so when the forwarded rate moved more than [`UNSTEADY_RANGE`] of its median within
 /// the measured window: the figure then mixes two regimes (another load, a throttled CPU).
 fn unsteady(window: &[&SampleRow]) -> Option<String> {
@@ -352,6 +372,34 @@ fn unsteady(window: &[&SampleRow]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lab::stall::OthersTime;
+
+    #[test]
+    fn a_trial_whose_lab_cpus_other_programs_took_is_flagged_crowded() {
+        let key = TrialKey::parse("v.forwarding.inet4.1").unwrap();
+        // 10 s of traffic on two CPUs: 20 s of their time, of which 1 % is 200 ms.
+        let meta = |ms| TrialMeta {
+            start_unix_s: 100.0,
+            end_unix_s: 110.0,
+            others: Some(OthersTime {
+                ms,
+                cpus: vec![0, 1],
+            }),
+            ..crate::store::tests::meta(&key)
+        };
+        assert_eq!(crowded(&meta(150.0)), None);
+        let flag = crowded(&meta(1140.0)).unwrap();
+        assert!(
+            flag.starts_with("crowded: other programs took 5.7 % of the lab's CPUs' time"),
+            "{flag}"
+        );
+        // Not read (a lab over SSH): nothing said.
+        let unread = TrialMeta {
+            others: None,
+            ..meta(0.0)
+        };
+        assert_eq!(crowded(&unread), None);
+    }
 
     #[test]
     fn a_trial_whose_rate_jumps_is_flagged_unsteady() {

@@ -254,11 +254,11 @@ fn rig<'a>(
         senders: vec![Box::new(LocalSender::new(gen_cfg))],
         receiver: Box::new(LocalReceiver::new(rx_cfg)),
         profiler: Some(Box::new(profiler)),
-        dut_cpu: spec.watch_cpu.then(|| DutCpu {
+        dut_cpu: spec.watch_cpu.then_some(DutCpu {
             cpu: facts.dut.cpu,
             queue_frames,
-            lab_cpus: lab_cpus(facts),
         }),
+        lab_cpus: lab_cpus(facts),
         capture_delay,
         prober: Ok(Box::new(prober)),
     })

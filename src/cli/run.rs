@@ -403,7 +403,7 @@ fn alternating_line(event: &Event<'_>, done: &mut usize) -> Option<String> {
             problem,
             estimates,
         } => match problem {
-            Some(problem) => format!("{version}.{profile} block {block}: no values ({problem})"),
+            Some(problem) => format!("{version}.{profile} block {block} left out: {problem}"),
             None => format!(
                 "{version}.{profile} block {block}:{}",
                 estimates_text(estimates)

@@ -52,6 +52,9 @@ pub(crate) struct AlternatingRun {
     pub(crate) switches: Vec<f64>,
     /// Its latency run, when the campaign measured one and it was stored.
     pub(crate) latency: Option<latency::RunLatency>,
+    /// The share of the lab's CPUs' time that other programs took during each block that read
+    /// it (the virtual lab), in block order.
+    pub(crate) others_shares: Vec<f64>,
 }
 
 /// A `versus` line: the compared version or entry, the reference, the estimate.
@@ -119,6 +122,7 @@ fn read_run(
         window_s: ALTERNATING_INTERVAL.as_secs_f64(),
         switches: Vec::new(),
         latency: None,
+        others_shares: stored.iter().filter_map(|b| b.others_share).collect(),
     };
     let mut blocks: Vec<Block> = Vec::new();
     let mut series = empty_series(runs.campaign, &entries, profile);

@@ -212,8 +212,9 @@ fn read_series(
 }
 
 /// The trouble of a trial during which other programs took more than
-/// [`CROWDED_SHARE`](crate::store::CROWDED_SHARE) of the lab's CPUs' time (after a search: a
-/// latency trial, or any trial of the search itself): the DUT's NAPI kthreads preempt them,
+/// [`CROWDED_SHARE`](crate::store::CROWDED_SHARE) of the lab's CPUs' time (a fixed-load trial,
+/// flagged so by `campaign::trials`; after a search, a latency trial, or any trial of the
+/// search itself): the DUT's NAPI kthreads preempt them,
 /// but they take the CPUs' caches and the kthreads' wake-ups wait for them, so the trial
 /// measured the machine's other work as much as the DUT.
 pub(crate) const CROWDED: &str = "crowded";
@@ -226,6 +227,7 @@ fn troubles(meta: &TrialMeta) -> Vec<String> {
             "unsteady" => "unsteady",
             "slowed" => "slowed",
             "DUT not saturated" => "not saturated",
+            "crowded" => CROWDED,
             _ if flag.starts_with("sender reached") => "short of its load",
             _ => "flagged",
         };
@@ -347,4 +349,23 @@ fn read_capture(
         }
     };
     Ok(capture)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trials_flags_become_the_doubt_rules_words() {
+        let key = TrialKey::parse("v.nft-stateful.inet4.2").unwrap();
+        let meta = TrialMeta {
+            flags: vec![
+                "unsteady: the DUT forwarded 480000 to 780000 pps".into(),
+                "crowded: other programs took 5.7 % of the lab's CPUs' time (more than 1 %)".into(),
+            ],
+            attempts: 2,
+            ..crate::store::tests::meta(&key)
+        };
+        assert_eq!(troubles(&meta), ["unsteady", CROWDED, "measured twice"]);
+    }
 }

@@ -22,12 +22,15 @@
 //! lost no more with one on its CPU (`benches/pacing.sh` at 200 Kpps, 5 s runs, 5 each
 //! alternating: median 0.61 % with it, 1.64 % without; 0.13–3.6 % either way).
 //!
-//! The same watch reads the lab's CPUs' time in user space: the DUT works in the kernel, and so
-//! does benchlab (XDP, NAPI, sockets), whose own user time is taken out, so that time is other
-//! programs' (a trial they take more than `store::search::CROWDED_SHARE` of is crowded).
+//! Beside it, [`OthersWatch`] reads the lab's CPUs' time in user space over every trial on the
+//! virtual lab (and per phase of the alternating design): the DUT works in the kernel, and so
+//! does benchlab (XDP, NAPI, sockets), whose own user time and its commands' are taken out, so
+//! that time is other programs' (a trial they take more than `store::search::CROWDED_SHARE` of
+//! is crowded).
 //!
 //! [`CpuStalls::explain`]: crate::lab::stall::CpuStalls::explain
 //! [`PERIOD`]: crate::lab::stall::PERIOD
+//! [`OthersWatch`]: crate::lab::stall::OthersWatch
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -57,9 +60,6 @@ pub struct DutCpu {
     /// Frames its input queue holds (on the virtual lab veth's [`VETH_QUEUE_FRAMES`], plus at a
     /// fixed load the [`super::virt::INPUT_QUEUE_FRAMES`] the generator holds).
     pub queue_frames: u64,
-    /// The lab's CPUs (the DUT's, the generators', the probes'), whose time in user space
-    /// other programs take: benchlab's own work there is the kernel's (XDP, NAPI, sockets).
-    pub lab_cpus: Vec<usize>,
 }
 
 /// What the watch saw over a trial (`dut-cpu.json`).
@@ -81,15 +81,10 @@ pub struct CpuStalls {
     /// milliseconds: the DUT's work, which a slowed CPU makes longer for the same packets.
     #[serde(default)]
     pub(crate) busy_ms: f64,
-    /// The lab's CPUs' time in user space over the same span (`/proc/stat`: user and nice)
-    /// less benchlab's own (`/proc/self/stat`), milliseconds: other programs' work, which the
-    /// DUT's real-time NAPI kthreads preempt but which takes the CPUs' caches and delays their
-    /// wake-ups ([`CpuStalls::others_share`]). `None` where not read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) others_ms: Option<f64>,
-    /// The CPUs whose time `others_ms` sums (empty in files that read the DUT's alone).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) others_cpus: Vec<usize>,
+    /// Other programs' time on the lab's CPUs over the same span (`others_ms`,
+    /// `others_cpus`; the trial procedure reads it, [`OthersWatch`]); `None` where not read.
+    #[serde(flatten)]
+    pub(crate) others: Option<OthersTime>,
     /// Frames the DUT's input queue holds while its CPU is away.
     pub(crate) queue_frames: u64,
 }
@@ -114,10 +109,74 @@ impl CpuStalls {
     }
 
     /// The share of the lab's CPUs' time over `seconds` (the trial's traffic) that other
-    /// programs took ([`CpuStalls::others_ms`]), where that was read.
+    /// programs took ([`CpuStalls::others`]), where that was read.
     pub(crate) fn others_share(&self, seconds: f64) -> Option<f64> {
-        let cpu_seconds = seconds.max(f64::EPSILON) * self.others_cpus.len().max(1) as f64;
-        (self.others_ms).map(|ms| ms / 1e3 / cpu_seconds)
+        self.others.as_ref().map(|o| o.share(seconds))
+    }
+}
+
+/// Other programs' time in user space on the lab's CPUs over a span (a trial, a block of the
+/// alternating design): the DUT works in the kernel (its NAPI kthreads, netfilter), and so does
+/// benchlab (XDP, sockets), whose own user time and its commands' are taken out, so that what
+/// is left is other programs' work. The DUT's real-time NAPI kthreads preempt them; what they
+/// take is the CPUs' caches and the kthreads' wake-ups.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OthersTime {
+    /// Their time, milliseconds (`/proc/stat`'s user and nice, 10 ms ticks).
+    #[serde(rename = "others_ms")]
+    pub(crate) ms: f64,
+    /// The CPUs whose time it sums (empty in the first files, which read the DUT's alone).
+    #[serde(rename = "others_cpus", default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) cpus: Vec<usize>,
+}
+
+impl OthersTime {
+    /// Their share of the CPUs' time over `seconds`.
+    pub(crate) fn share(&self, seconds: f64) -> f64 {
+        self.ms / 1e3 / (seconds.max(f64::EPSILON) * self.cpus.len().max(1) as f64)
+    }
+}
+
+/// Reads other programs' time on the lab's CPUs from the start of a span to its end
+/// ([`OthersWatch::finish`]), or lap by lap within it ([`OthersWatch::lap`]: the alternating
+/// design's phases).
+#[derive(Debug)]
+pub struct OthersWatch {
+    cpus: Vec<usize>,
+    start_ms: f64,
+    lap_ms: f64,
+}
+
+impl OthersWatch {
+    /// Starts reading on `cpus`.
+    pub fn start(cpus: Vec<usize>) -> anyhow::Result<Self> {
+        let start_ms = others_now(&cpus)?;
+        Ok(Self {
+            cpus,
+            start_ms,
+            lap_ms: start_ms,
+        })
+    }
+
+    /// The CPUs it reads.
+    pub fn cpus(&self) -> &[usize] {
+        &self.cpus
+    }
+
+    /// Other programs' time since the last lap (or the start), milliseconds.
+    pub fn lap(&mut self) -> anyhow::Result<f64> {
+        let now = others_now(&self.cpus)?;
+        let lap = (now - self.lap_ms).max(0.0);
+        self.lap_ms = now;
+        Ok(lap)
+    }
+
+    /// Their time from the start to now.
+    pub fn finish(self) -> anyhow::Result<OthersTime> {
+        Ok(OthersTime {
+            ms: (others_now(&self.cpus)? - self.start_ms).max(0.0),
+            cpus: self.cpus,
+        })
     }
 }
 
@@ -168,17 +227,12 @@ impl Drop for StallWatch {
 
 /// The watch's loop, on its own thread, until `stop`.
 fn watch(dut: DutCpu, stop: &AtomicBool) -> anyhow::Result<CpuStalls> {
-    let DutCpu {
-        cpu,
-        queue_frames,
-        lab_cpus,
-    } = dut;
+    let DutCpu { cpu, queue_frames } = dut;
     os::pin_to_cpu(cpu)?;
     os::realtime(super::virt::NAPI_PRIORITY + 1)
         .map_err(|e| anyhow::anyhow!("the DUT's CPU watch needs a real-time priority: {e}"))?;
     let stat = std::fs::read_to_string("/proc/stat")?;
     let before = CpuTimes::parse(&stat, cpu)?;
-    let others_before = others_ms(&stat, &lab_cpus)?;
     let mut stalls = CpuStalls {
         cpu,
         wakes: 0,
@@ -186,8 +240,7 @@ fn watch(dut: DutCpu, stop: &AtomicBool) -> anyhow::Result<CpuStalls> {
         stalls_ms: Vec::new(),
         steal_ms: 0.0,
         busy_ms: 0.0,
-        others_ms: None,
-        others_cpus: Vec::new(),
+        others: None,
         queue_frames,
     };
     let mut due = Instant::now() + PERIOD;
@@ -210,33 +263,36 @@ fn watch(dut: DutCpu, stop: &AtomicBool) -> anyhow::Result<CpuStalls> {
     let after = CpuTimes::parse(&stat, cpu)?;
     stalls.steal_ms = after.steal_ms - before.steal_ms;
     stalls.busy_ms = after.busy_ms - before.busy_ms;
-    if !lab_cpus.is_empty() {
-        stalls.others_ms = Some((others_ms(&stat, &lab_cpus)? - others_before).max(0.0));
-        stalls.others_cpus = lab_cpus;
-    }
     Ok(stalls)
 }
 
-/// The time `cpus` spent in user space since boot (from `stat`, `/proc/stat`) less this process's own, milliseconds
-/// (wherever that ran: on a machine with CPUs beside the lab's, what benchlab's threads did
-/// there hides as much of the others', erring towards calling a trial uncrowded).
-fn others_ms(stat: &str, cpus: &[usize]) -> anyhow::Result<f64> {
+/// The time `cpus` spent in user space since boot (`/proc/stat`) less this process's own and
+/// its finished commands', milliseconds (wherever that ran: on a machine with CPUs beside the
+/// lab's, what benchlab did there hides as much of the others', erring towards calling a span
+/// uncrowded).
+fn others_now(cpus: &[usize]) -> anyhow::Result<f64> {
+    let stat = std::fs::read_to_string("/proc/stat")?;
     let user: f64 = (cpus.iter())
-        .map(|&cpu| CpuTimes::parse(stat, cpu).map(|t| t.user_ms))
+        .map(|&cpu| CpuTimes::parse(&stat, cpu).map(|t| t.user_ms))
         .sum::<anyhow::Result<f64>>()?;
     Ok(user - own_user_ms()?)
 }
 
 /// This process's time in user space since it started (`/proc/self/stat`'s `utime`, every
-/// thread), milliseconds.
+/// thread) and that of the commands it ran and waited for (`cutime`: the alternating design
+/// switches config sets with `nft` and `iptables` during its traffic, the trials run the
+/// campaign's `during` hooks), milliseconds.
 fn own_user_ms() -> anyhow::Result<f64> {
     let stat = std::fs::read_to_string("/proc/self/stat")?;
     // The command name, in parentheses, may hold spaces: the fields count from its end.
     let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let utime = (after_name.split_whitespace().nth(11))
-        .and_then(|t| t.parse::<f64>().ok())
-        .ok_or_else(|| anyhow::anyhow!("/proc/self/stat has no utime"))?;
-    Ok(utime * 10.0)
+    let field = |n: usize| {
+        (after_name.split_whitespace().nth(n))
+            .and_then(|t| t.parse::<f64>().ok())
+            .ok_or_else(|| anyhow::anyhow!("/proc/self/stat has no field {}", n + 3))
+    };
+    // utime and cutime: the 14th and 16th fields, the 12th and 14th after the name.
+    Ok((field(11)? + field(13)?) * 10.0)
 }
 
 /// A CPU's times since boot (`/proc/stat`), milliseconds.
@@ -280,8 +336,10 @@ mod tests {
             stalls_ms: vec![9.0, 4.0, 0.5],
             steal_ms: 10.0,
             busy_ms: 500.0,
-            others_ms: Some(250.0),
-            others_cpus: vec![0, 1],
+            others: Some(OthersTime {
+                ms: 250.0,
+                cpus: vec![0, 1],
+            }),
             queue_frames: 256,
         };
         // At 90 Kpps the queue lasts 2.84 ms, outlasted; 13.5 ms of stalls: 1,215 packets.
@@ -302,7 +360,6 @@ mod tests {
         let watch = StallWatch::start(DutCpu {
             cpu: 0,
             queue_frames: 256,
-            lab_cpus: vec![0],
         })
         .unwrap();
         std::thread::sleep(Duration::from_millis(100));
@@ -310,7 +367,52 @@ mod tests {
         assert!(seen.wakes > 30, "{seen:?}");
         assert!(seen.steal_ms >= 0.0 && seen.longest_ms >= 0.0, "{seen:?}");
         assert!(seen.stalls_ms.iter().all(|&ms| ms <= seen.longest_ms));
-        assert!(seen.others_ms.is_some_and(|ms| ms >= 0.0), "{seen:?}");
-        assert_eq!(seen.others_cpus, [0]);
+    }
+
+    #[test]
+    fn other_programs_time_counts_and_benchlabs_own_and_its_commands_do_not() {
+        let cpus: Vec<usize> = (0..super::super::virt::online_cpus()).collect();
+        let tmp = tempfile::tempdir().unwrap();
+        let done = tmp.path().join("done");
+        // Some 0.4 s of a CPU in user space, however busy the machine, then a mark.
+        let spin = format!(
+            "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; touch {}",
+            done.display()
+        );
+        let finished = || {
+            let t0 = std::time::Instant::now();
+            while !done.exists() && t0.elapsed() < Duration::from_secs(30) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            std::fs::remove_file(&done).unwrap();
+        };
+        // A command run and waited for, and this process's own work: benchlab's.
+        let watch = OthersWatch::start(cpus.clone()).unwrap();
+        let status = std::process::Command::new("sh")
+            .args(["-c", &spin])
+            .status();
+        assert!(status.is_ok_and(|s| s.success()));
+        finished();
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < Duration::from_millis(400) {
+            std::hint::black_box(0u64);
+        }
+        let own = watch.finish().unwrap();
+        // The same left to run on its own (its parent gone at once): another program's.
+        let watch = OthersWatch::start(cpus.clone()).unwrap();
+        let detached = format!("({spin}) &");
+        let status = std::process::Command::new("sh")
+            .args(["-c", &detached])
+            .status();
+        assert!(status.is_ok_and(|s| s.success()));
+        finished();
+        let others = watch.finish().unwrap();
+        // Some 0.8 s of benchlab's against 0.4 s of another's (the tests beside this one are
+        // this process too; the clock counts in 10 ms ticks). Less than half of benchlab's:
+        // none of it, and room for what else the machine runs.
+        assert!(own.ms < 400.0, "{own:?}");
+        assert!(others.ms >= 200.0, "{others:?}");
+        assert_eq!(others.cpus, cpus);
+        assert!((others.share(0.7) - others.ms / 700.0 / cpus.len() as f64).abs() < 1e-9);
     }
 }

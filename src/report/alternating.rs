@@ -11,6 +11,7 @@ use super::{Exporter, OutputFile};
 use crate::ingest::alternating::AlternatingRun;
 use crate::stats::quiet::{MIN_QUIET_SHARE, QUIET_QUANTILE, SLOWED_BELOW};
 use crate::stats::PairedEstimate;
+use crate::store::CROWDED_SHARE;
 use crate::units::format_pps;
 
 /// The chart's file name.
@@ -145,9 +146,10 @@ pub(crate) fn section(report: &super::Report) -> String {
             md.push_str(&format!("- {line}\n"));
         }
         md.push_str(&format!(
-            "- {} blocks; the run ended: {}\n",
+            "- {} blocks; the run ended: {}{}\n",
             run.blocks,
-            run.ended.join(", then ")
+            run.ended.join(", then "),
+            others(run)
         ));
         for why in &run.discarded {
             md.push_str(&format!("- {why}\n"));
@@ -162,6 +164,33 @@ pub(crate) fn section(report: &super::Report) -> String {
         }
     }
     md
+}
+
+/// `; other programs took at most 0.2 % of the lab's CPUs' time in a block`, or in how many
+/// blocks they took more than [`CROWDED_SHARE`], where the lab read it (the virtual lab); empty
+/// elsewhere.
+fn others(run: &AlternatingRun) -> String {
+    let Some(most) = run.others_shares.iter().copied().reduce(f64::max) else {
+        return String::new();
+    };
+    let crowded = (run.others_shares.iter())
+        .filter(|&&s| s > CROWDED_SHARE)
+        .count();
+    match crowded {
+        0 => format!(
+            "; other programs took at most {:.1} % of the lab's CPUs' time in a block",
+            100.0 * most
+        ),
+        _ => format!(
+            "; other programs took more than {:.0} % of the lab's CPUs' time during {crowded} of \
+             its {} blocks (up to {:.1} %): a machine running them forwards less and its \
+             intervals widen, so its costs are those of a crowded machine (run nothing else \
+             while benchlab measures)",
+            100.0 * CROWDED_SHARE,
+            run.others_shares.len(),
+            100.0 * most
+        ),
+    }
 }
 
 /// The time charts of the alternating runs.

@@ -13,6 +13,7 @@ use crate::ingest::alternating::AlternatingRun;
 use crate::ingest::benchlab::latency::ProbeTrial;
 use crate::stats::paired::signed;
 use crate::stats::{Comparison, PairedEstimate};
+use crate::store::CROWDED_SHARE;
 use crate::units::format_pps;
 
 use super::compare::ComparisonBlock;
@@ -148,7 +149,8 @@ pub(crate) struct Verdict {
     /// blocks used (paired) or the reference's mean iteration (unpaired); for latency, its
     /// mean offered load.
     pub(crate) speed_pps: Option<f64>,
-    /// Why a significant difference is not to be believed (trials design, [`crate::stats::doubt`]).
+    /// Why a significant difference is not to be believed (trials design, [`crate::stats::doubt`]);
+    /// for an alternating latency run without an estimate, the blocks other programs crowded.
     pub(crate) unreliable: Option<String>,
 }
 
@@ -289,7 +291,10 @@ impl Verdict {
                 "unreliable, no verdict: {}",
                 self.unreliable.as_deref().unwrap_or_default()
             ),
-            Finding::NoEstimate => "no estimate: too few blocks for an interval".to_string(),
+            Finding::NoEstimate => match &self.unreliable {
+                Some(why) => format!("no estimate: too few blocks for an interval ({why})"),
+                None => "no estimate: too few blocks for an interval".to_string(),
+            },
         }
     }
 }
@@ -414,7 +419,7 @@ impl Report {
             subject_label: pair.subject_label.clone(),
             speed_pps,
             estimate: estimate.map_or(Estimate::Missing, Estimate::Paired),
-            unreliable: None,
+            unreliable: estimate.is_none().then(|| crowded(run, metric)).flatten(),
         }
     }
 
@@ -431,6 +436,24 @@ impl Report {
         let speed = self.series[block.members[0]].summary.map(|s| s.mean);
         unpaired((Metric::Throughput, context, speed), block, side)
     }
+}
+
+/// Why a run's latency run has too few blocks for an estimate when other programs crowded the
+/// lab's CPUs during some of them (left out); `None` for the rates, or when none was.
+fn crowded(run: &AlternatingRun, metric: Metric) -> Option<String> {
+    let latency = run
+        .latency
+        .as_ref()
+        .filter(|_| metric != Metric::Throughput)?;
+    let crowded = latency.crowded.len();
+    (crowded > 0).then(|| {
+        format!(
+            "other programs took more than {:.0} % of the lab's CPUs' time during {crowded} of \
+             its {} blocks, left out",
+            100.0 * CROWDED_SHARE,
+            latency.blocks + crowded
+        )
+    })
 }
 
 /// One comparison of an alternating run: the entries compared, as indexes into its `sets`,

@@ -5,8 +5,10 @@
 //!
 //! ```text
 //! DIR/alternating/<version>.<profile>/
-//!     phases.csv             segment, block, phase, config, switched_s, end_s: every phase of
-//!                            every finished block (rewritten atomically after each block)
+//!     phases.csv             segment, block, phase, config, switched_s, end_s, others_ms: every
+//!                            phase of every finished block (rewritten atomically after each
+//!                            block; others_ms, other programs' time on the lab's CPUs during
+//!                            the phase, is empty where not read and absent from older runs)
 //!     segment-<N>/series.csv t_s, rx_pkts: the receiver's cumulative count every 0.05 s, seconds
 //!                            since that segment's traffic started (the raw short windows)
 //!     segment-<N>/meta.json  start and end, why it ended, what sent the traffic
@@ -24,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::Store;
+use super::{Store, CROWDED_SHARE};
 use crate::config::{Campaign, Runs};
 use crate::error::{shown, InputError};
 use crate::stats::{phase_values, Block, CounterSample, PhaseOptions, PhaseSpan, PhaseValue};
@@ -33,7 +35,9 @@ use crate::stats::{phase_values, Block, CounterSample, PhaseOptions, PhaseSpan, 
 pub(crate) const ALTERNATING: &str = "alternating";
 const PHASES: &str = "phases.csv";
 const SERIES: &str = "series.csv";
-const PHASES_HEADER: &str = "segment,block,phase,config,switched_s,end_s";
+const PHASES_HEADER: &str = "segment,block,phase,config,switched_s,end_s,others_ms";
+/// `phases.csv`'s header before it kept other programs' time (runs before 2026-11-28).
+const PHASES_HEADER_V1: &str = "segment,block,phase,config,switched_s,end_s";
 const SERIES_HEADER: &str = "t_s,rx_pkts";
 
 /// One phase of a finished block, as `phases.csv` holds it.
@@ -52,6 +56,10 @@ pub struct PhaseRow {
     pub switched_s: f64,
     /// Seconds since the segment's traffic started at which the next switch began.
     pub end_s: f64,
+    /// Other programs' time on the lab's CPUs ([`SegmentMeta::others_cpus`]) during the phase,
+    /// milliseconds (from the look that switched to it to the one that ended it); `None` where
+    /// not read (a lab over SSH, older runs).
+    pub others_ms: Option<f64>,
 }
 
 /// A segment's `meta.json`.
@@ -65,6 +73,10 @@ pub struct SegmentMeta {
     pub(crate) ended: Option<String>,
     /// What sent the traffic.
     pub(crate) generator: Option<String>,
+    /// The lab's CPUs whose time other programs took ([`PhaseRow::others_ms`]); empty where
+    /// not read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) others_cpus: Vec<usize>,
 }
 
 /// A finished block read back: its phases with their values, and one value per set.
@@ -78,6 +90,15 @@ pub struct StoredBlock {
     pub(crate) phases: Vec<PhaseValue>,
     /// One value per set (campaign order), or why the block has none.
     pub(crate) values: Result<Block, String>,
+    /// The share of the lab's CPUs' time that other programs took during the block, where
+    /// every phase of it read theirs ([`PhaseRow::others_ms`]).
+    pub(crate) others_share: Option<f64>,
+}
+
+/// Whether a block of which other programs took `share` of the lab's CPUs' time (where read)
+/// is crowded (more than [`CROWDED_SHARE`]).
+pub(crate) fn crowded(share: Option<f64>) -> bool {
+    share.is_some_and(|share| share > CROWDED_SHARE)
 }
 
 impl Store {
@@ -127,8 +148,9 @@ impl Store {
         self.write_segment_file((version, profile, n), SERIES, text.as_bytes())?;
         let mut text = format!("{PHASES_HEADER}\n");
         for p in phases {
+            let others = p.others_ms.map_or(String::new(), |ms| format!("{ms:.0}"));
             text.push_str(&format!(
-                "{},{},{},{},{:.6},{:.6}\n",
+                "{},{},{},{},{:.6},{:.6},{others}\n",
                 p.segment, p.block, p.phase, p.config, p.switched_s, p.end_s
             ));
         }
@@ -189,6 +211,8 @@ impl Store {
                 .collect::<Result<Vec<_>, InputError>>()?;
             let values = phase_values(&series, &spans, options)
                 .map_err(|e| InputError::new(format!("{version}.{profile}: {e}")))?;
+            let cpus = (self.read_segment_meta(version, profile, segment))
+                .map_or(0, |m| m.others_cpus.len());
             let mut start = 0;
             while start < rows.len() {
                 let block = rows[start].block;
@@ -202,6 +226,7 @@ impl Store {
                     block,
                     segment,
                     values: Block::from_phases(&phases, sets.len()).map_err(|e| e.to_string()),
+                    others_share: others_share(&rows[start..end], cpus),
                     phases,
                 });
                 start = end;
@@ -299,6 +324,26 @@ impl Store {
         fs::read_dir(self.dir.join(ALTERNATING))
             .is_ok_and(|runs| runs.flatten().any(|run| run.path().join(PHASES).is_file()))
     }
+}
+
+/// The share of `cpus` CPUs' time that other programs took during a block of these `phases`,
+/// from the start of its first to the end of its last; `None` unless every phase read it.
+pub(crate) fn others_share(phases: &[&PhaseRow], cpus: usize) -> Option<f64> {
+    let (first, last) = (phases.first()?, phases.last()?);
+    let ms = phases.iter().map(|p| p.others_ms);
+    block_share(ms, last.end_s - first.switched_s, cpus)
+}
+
+/// The share of `cpus` CPUs' time over `seconds` that other programs took during a block whose
+/// phases read `ms` each (a throughput block's, a latency block's); `None` unless every phase
+/// read it.
+pub(crate) fn block_share(
+    ms: impl IntoIterator<Item = Option<f64>>,
+    seconds: f64,
+    cpus: usize,
+) -> Option<f64> {
+    let ms: f64 = ms.into_iter().sum::<Option<f64>>()?;
+    Some(ms / 1e3 / (seconds.max(f64::EPSILON) * cpus.max(1) as f64))
 }
 
 /// How a segment's `meta.json` says the stopping rule ended the run: precise enough.

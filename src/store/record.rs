@@ -125,9 +125,20 @@ pub struct TrialMeta {
     /// histograms in `latency.hlog` beside this file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<super::TrialLatency>,
+    /// Other programs' time on the lab's CPUs over the traffic (`others_ms`, `others_cpus`),
+    /// where the lab read it (the virtual lab's trials since 2026-11-28).
+    #[serde(flatten)]
+    pub others: Option<crate::lab::stall::OthersTime>,
 }
 
 impl TrialMeta {
+    /// The share of the lab's CPUs' time over the traffic that other programs took, where read
+    /// ([`TrialMeta::others`]).
+    pub(crate) fn others_share(&self) -> Option<f64> {
+        let seconds = self.end_unix_s - self.start_unix_s;
+        self.others.as_ref().map(|o| o.share(seconds))
+    }
+
     /// What is out of range in a `meta.json` read back (a negative rate, an end before its
     /// start), which its writer never records; `None` when nothing is.
     pub(crate) fn out_of_range(&self) -> Option<String> {

@@ -156,7 +156,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// The share of the lab's CPUs' time above which the programs that took it
-/// ([`CpuStalls::others_ms`]) make a trial, or a search over its trials, crowded: its figures
+/// ([`CpuStalls::others`]) make a trial, or a search over its trials, crowded: its figures
 /// are the machine's other work as much as the DUT's. `benches/crowded.sh` on a 2-vCPU VM
 /// (2026-11-28, 16:06 UTC): with nothing else running, at most 0.2 % of a latency trial (10 s)
 /// and 0.14 % of a search; beside a build at the lowest priority, 3.1–16 % of a latency trial

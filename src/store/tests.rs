@@ -29,6 +29,7 @@ pub(crate) fn meta(key: &TrialKey) -> TrialMeta {
         overhead_s: 0.1,
         capture: None,
         latency: None,
+        others: None,
     }
 }
 

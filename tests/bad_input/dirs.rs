@@ -49,6 +49,7 @@ pub fn results_dir_with(dir: &Path, edit: impl Fn(usize, &mut TrialMeta)) -> Pat
             overhead_s: 0.1,
             capture: None,
             latency: None,
+            others: None,
         };
         edit(i, &mut meta);
         store.begin_trial(&key).unwrap();

@@ -243,6 +243,7 @@ fn alternating_run(dir: &Path) -> (Store, PathBuf) {
             config: sets[i as usize % 4].to_string(),
             switched_s: f64::from(i),
             end_s: f64::from(i) + 1.0,
+            others_ms: None,
         })
         .collect();
     store

@@ -19,6 +19,7 @@ use crate::campaign::context::Context;
 use crate::campaign::design::Unit;
 use crate::campaign::trial::{self, Flow, TrialSpec, Watch};
 use crate::config::{secs, Profile, Rate, Trial};
+use crate::lab::stall::OthersWatch;
 use crate::stats::latency::log::Interval;
 use crate::stats::latency::Latency;
 use crate::stats::PhaseSpan;
@@ -95,6 +96,10 @@ impl Alternation<'_> {
         };
         let index = unit.version.unwrap_or(0);
         let (rig, switcher) = ctx.bench.alternating(&spec)?;
+        let others_cpus = rig.lab_cpus.clone();
+        let others = (!others_cpus.is_empty())
+            .then(|| OthersWatch::start(others_cpus.clone()))
+            .transpose()?;
         let mut watch = LatencyWatch {
             design: self,
             switcher,
@@ -102,6 +107,8 @@ impl Alternation<'_> {
             block: 0,
             plan: Vec::new(),
             spans: Vec::new(),
+            others,
+            others_ms: Vec::new(),
             done: Vec::new(),
             next_at: warmup,
             dut: OnDut::new(
@@ -126,6 +133,7 @@ impl Alternation<'_> {
             start_unix_s: data.start_unix_s,
             phases,
             failure: None,
+            others_cpus,
         };
         (ctx.store
             .write_alternating_latency((v, p), &record, &intervals))
@@ -137,7 +145,7 @@ impl Alternation<'_> {
     /// (`start_unix_s` the base of their times).
     fn phases(
         &self,
-        spans: &[(u32, u32, PhaseSpan)],
+        spans: &[DonePhase],
         probes: &Probes,
         start_unix_s: f64,
     ) -> (Vec<LatencyPhase>, Vec<Interval>) {
@@ -145,7 +153,7 @@ impl Alternation<'_> {
         let ns = |s: f64| ((start_unix_s + s) * 1e9) as u64;
         let mut phases = Vec::new();
         let mut intervals = Vec::new();
-        for &(block, phase, span) in spans {
+        for &(block, phase, span, others_ms) in spans {
             let (from_s, to_s) = (span.switched_s + settle, span.end_s);
             let (from_ns, to_ns) = (ns(from_s), ns(to_s.max(from_s)));
             // A phase's histogram of one kind, latency or time in the DUT, when it has values.
@@ -178,11 +186,16 @@ impl Alternation<'_> {
                 to_s,
                 established,
                 first_packet,
+                others_ms,
             });
         }
         (phases, intervals)
     }
 }
+
+/// A finished phase of a latency run: block and position (from 1), span, and other programs'
+/// time on the lab's CPUs during it (ms, where read).
+type DonePhase = (u32, u32, PhaseSpan, Option<f64>);
 
 /// Switches the DUT at the planned phase starts of a latency run, and ends the traffic once
 /// its blocks are done.
@@ -197,8 +210,12 @@ struct LatencyWatch<'d, 'b, 'e> {
     plan: Vec<usize>,
     /// Its phases so far (the last one still running).
     spans: Vec<PhaseSpan>,
-    /// Every finished phase: block and position (from 1) and span.
-    done: Vec<(u32, u32, PhaseSpan)>,
+    /// Reads other programs' time on the lab's CPUs, where the lab can, a lap per phase.
+    others: Option<OthersWatch>,
+    /// Their time during each finished phase of the block in progress, ms.
+    others_ms: Vec<f64>,
+    /// Every finished phase.
+    done: Vec<DonePhase>,
     /// When the next phase starts, seconds since the traffic started.
     next_at: f64,
     /// The entries and the one in force.
@@ -221,10 +238,22 @@ impl Watch for LatencyWatch<'_, '_, '_> {
         if let Some(last) = self.spans.last_mut() {
             last.end_s = now;
         }
+        super::lap_others(
+            self.others.as_mut(),
+            !self.spans.is_empty(),
+            &mut self.others_ms,
+        )?;
         if !self.plan.is_empty() && self.spans.len() == self.plan.len() {
             self.block += 1;
+            let others = std::mem::take(&mut self.others_ms);
             for (k, span) in self.spans.drain(..).enumerate() {
-                self.done.push((self.block as u32, k as u32 + 1, span));
+                let phase = (
+                    self.block as u32,
+                    k as u32 + 1,
+                    span,
+                    others.get(k).copied(),
+                );
+                self.done.push(phase);
             }
             if self.block >= self.blocks {
                 return Ok(Flow::Stop);

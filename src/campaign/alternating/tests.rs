@@ -152,6 +152,7 @@ impl Bench for MockLab {
             }),
             profiler: None,
             dut_cpu: None,
+            lab_cpus: Vec::new(),
             capture_delay: Duration::ZERO,
             prober: Err("a mock lab sends no probes".into()),
         };

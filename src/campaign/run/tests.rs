@@ -85,6 +85,7 @@ impl Bench for MockBench {
             receiver: Box::new(MockReceiver { ticks: rx }),
             profiler: None,
             dut_cpu: None,
+            lab_cpus: Vec::new(),
             capture_delay: std::time::Duration::ZERO,
             prober: Err("a mock lab sends no probes".into()),
         })

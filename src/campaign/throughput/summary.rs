@@ -52,6 +52,7 @@ pub(super) fn summarize(key: &TrialKey, record: &SearchRecord) -> TrialMeta {
         overhead_s: (record.wall_s - trial_s).max(0.0),
         capture: None,
         latency: None,
+        others: None,
     }
 }
 

@@ -19,6 +19,7 @@ fn rig<'a>(dut: &'a MockTransport, senders: Vec<Box<dyn Sender + 'a>>, rx: Vec<T
         receiver: Box::new(MockReceiver { ticks: rx }),
         profiler: None,
         dut_cpu: None,
+        lab_cpus: Vec::new(),
         capture_delay: Duration::ZERO,
         prober: Err("a mock lab sends no probes".into()),
     }
@@ -81,6 +82,25 @@ fn senders_seconds_add_up_and_pair_with_the_receivers() {
     );
     assert!(data.files[0].1.starts_with("$ ip -s link\n"));
     assert!(dut.commands().contains(&"uptime".to_string()));
+}
+
+#[test]
+fn other_programs_time_is_read_over_the_traffic_where_the_lab_names_its_cpus() {
+    let dut = MockTransport::new("dut");
+    let senders =
+        || -> Vec<Box<dyn Sender>> { vec![MockSender::new(steady(4, 600.0), MockSend::Ends)] };
+    let (data, _) = run_trial(rig(&dut, senders(), steady(4, 500.0)), &Cancel::new());
+    assert_eq!(
+        data.unwrap().others,
+        None,
+        "a lab whose CPUs are other machines'"
+    );
+    let mut on_this_host = rig(&dut, senders(), steady(4, 500.0));
+    on_this_host.lab_cpus = vec![0];
+    let (data, _) = run_trial(on_this_host, &Cancel::new());
+    let others = data.unwrap().others.unwrap();
+    assert!(others.ms >= 0.0, "{others:?}");
+    assert_eq!(others.cpus, [0]);
 }
 
 #[test]

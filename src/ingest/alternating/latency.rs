@@ -20,7 +20,7 @@ use crate::ingest::{Series, Warning};
 use crate::stats::latency::log::Interval;
 use crate::stats::latency::Latency;
 use crate::store::alternating::latency::RECORD;
-use crate::store::alternating::ALTERNATING;
+use crate::store::alternating::{self, ALTERNATING};
 use crate::store::latency::{
     ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET, FIRST_PACKET_IN_DUT, LATENCY_FILE,
 };
@@ -36,8 +36,11 @@ pub(crate) struct RunLatency {
     pub(crate) baseline_pps: f64,
     /// The load the senders were asked for, packets/s.
     pub(crate) load_pps: f64,
-    /// Blocks it finished.
+    /// Blocks it finished, less those left out (`crowded`).
     pub(crate) blocks: usize,
+    /// The share of the lab's CPUs' time other programs took during each block they took
+    /// more than [`CROWDED_SHARE`](crate::store::CROWDED_SHARE) of: left out of every figure.
+    pub(crate) crowded: Vec<f64>,
     /// Why it ended early, when it did: its blocks before are kept.
     pub(crate) failure: Option<String>,
     /// One series per entry, in the order of the run's `sets` (baseline first): its trials
@@ -80,6 +83,13 @@ pub(super) fn read(
     let mut blocks: Vec<u32> = record.phases.iter().map(|ph| ph.block).collect();
     blocks.sort_unstable();
     blocks.dedup();
+    let shares: Vec<Option<f64>> = blocks.iter().map(|&b| others_share(&record, b)).collect();
+    let crowded: Vec<f64> = (shares.iter().copied())
+        .filter(|&share| alternating::crowded(share))
+        .flatten()
+        .collect();
+    let mut kept = shares.iter().map(|&share| !alternating::crowded(share));
+    blocks.retain(|_| kept.next().unwrap_or(true));
     let entries = (run.sets.iter().zip(series))
         .map(|(set, s)| entry(&record, (set, s), &blocks, &by_tag))
         .collect();
@@ -88,9 +98,21 @@ pub(super) fn read(
         baseline_pps: record.baseline_pps,
         load_pps: record.load_pps,
         blocks: blocks.len(),
+        crowded,
         failure: record.failure,
         entries,
     }))
+}
+
+/// The share of the lab's CPUs' time other programs took during `block` of `record`, where
+/// every phase of it read theirs.
+fn others_share(record: &AlternatingLatency, block: u32) -> Option<f64> {
+    let phases: Vec<&LatencyPhase> = (record.phases.iter())
+        .filter(|ph| ph.block == block)
+        .collect();
+    let (first, last) = (phases.first()?, phases.last()?);
+    let ms = phases.iter().map(|ph| ph.others_ms);
+    alternating::block_share(ms, last.to_s - first.from_s, record.others_cpus.len())
 }
 
 /// The series of entry `set` (its throughput series `series`): per block its phases'

@@ -60,7 +60,8 @@ pub(crate) struct ProbeTrial {
     /// ([`crate::lab::stall`]: after a search on the virtual lab).
     pub(crate) longest_stall_ms: Option<f64>,
     /// The share of the lab's CPUs' time over the trial that other programs took, where read
-    /// ([`crate::store::SearchTrial::others_share`]: after a search on the virtual lab).
+    /// (the virtual lab: [`crate::store::SearchTrial::others_share`] after a search,
+    /// [`TrialMeta::others_share`] at a fixed load).
     pub(crate) others_share: Option<f64>,
     /// The median round trip between the probes' CPU and the DUT's while the probes ran, ns,
     /// where the lab watched it ([`crate::lab::distance`]).
@@ -189,7 +190,7 @@ pub(crate) fn add_trial(
         latency,
         troubles,
         longest_stall_ms: None,
-        others_share: None,
+        others_share: meta.others_share(),
         apart_by_second: apart_by_second(
             store.read_round_trips(key, None, (meta.start_unix_s, meta.end_unix_s))?,
             latency,

@@ -186,8 +186,10 @@ pub(crate) mod tests {
             stalls_ms: Vec::new(),
             steal_ms: 0.0,
             busy_ms: 500.0,
-            others_ms: Some(others_ms),
-            others_cpus: Vec::new(),
+            others: Some(crate::lab::stall::OthersTime {
+                ms: others_ms,
+                cpus: Vec::new(),
+            }),
             queue_frames: 256,
         };
         for t in &mut record.trials {

@@ -394,30 +394,38 @@ fn stalled(s: &LatencySeries) -> String {
     )
 }
 
-/// After a search, a line for the loads during some of whose trials other programs took the
-/// lab's CPUs (the [`CROWDED`] ones), one for the whole table; empty when there are none.
+/// A line for the trials of a table during which other programs took the lab's CPUs (the
+/// [`CROWDED`] ones), after a search naming their loads; empty when there are none.
 fn crowded(rows: &[&LatencySeries]) -> String {
-    let loads: Vec<(u32, Vec<&ProbeTrial>)> = (rows.iter())
-        .filter_map(|s| with_trouble(s, CROWDED))
+    let is_crowded = |t: &&ProbeTrial| t.troubles.iter().any(|w| w == CROWDED);
+    let crowded: Vec<&ProbeTrial> = rows
+        .iter()
+        .flat_map(|s| &s.trials)
+        .filter(is_crowded)
         .collect();
-    if loads.is_empty() {
+    if crowded.is_empty() {
         return String::new();
     }
-    let of: usize = (rows.iter())
-        .filter(|s| matches!(s.load, Load::Ndr(_)))
-        .map(|s| s.trials.len())
-        .sum();
-    let trials = loads.iter().flat_map(|(_, trials)| trials);
-    let most = (trials.clone().filter_map(|t| t.others_share)).fold(0.0, f64::max);
-    let pcts: Vec<String> = loads.iter().map(|(pct, _)| pct.to_string()).collect();
+    let of: usize = rows.iter().map(|s| s.trials.len()).sum();
+    let most = (crowded.iter().filter_map(|t| t.others_share)).fold(0.0, f64::max);
+    let pcts: Vec<String> = (rows.iter())
+        .filter(|s| s.trials.iter().any(|t| is_crowded(&t)))
+        .filter_map(|s| match s.load {
+            Load::Ndr(pct) => Some(pct.to_string()),
+            _ => None,
+        })
+        .collect();
+    let after = match pcts.is_empty() {
+        true => String::new(),
+        false => format!(" after the searches (at {} % of the NDR)", pcts.join(", ")),
+    };
     format!(
-        "\nOther programs took the lab's CPUs during {} of the {of} trials after the searches \
-         (at {} % of the NDR), up to {} of their time in a trial. The DUT's threads preempt \
-         them, but they take the CPUs' caches and delay their wake-ups: those trials measured \
-         the machine's other work as much as the DUT, and count as disturbed in the \
-         comparisons. Run nothing else while latency is measured.\n",
-        trials.count(),
-        pcts.join(", "),
+        "\nOther programs took the lab's CPUs during {} of the {of} trials{after}, up to {} of \
+         their time in a trial. The DUT's threads preempt them, but they take the CPUs' caches \
+         and delay their wake-ups: those trials measured the machine's other work as much as \
+         the DUT, and count as disturbed in the comparisons. Run nothing else while latency is \
+         measured.\n",
+        crowded.len(),
         share(most),
     )
 }

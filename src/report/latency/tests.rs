@@ -215,8 +215,10 @@ fn search_iteration(store: &Store, key: &TrialKey) {
             stalls_ms: vec![ms],
             steal_ms: ms,
             busy_ms: 2000.0,
-            others_ms: Some(others_ms),
-            others_cpus: Vec::new(),
+            others: Some(crate::lab::stall::OthersTime {
+                ms: others_ms,
+                cpus: Vec::new(),
+            }),
             queue_frames: 4352,
         });
         let trial = SearchTrial {

@@ -267,8 +267,10 @@ mod tests {
             stalls_ms: vec![longest_ms],
             steal_ms: 0.0,
             busy_ms: 0.0,
-            others_ms: Some(0.0),
-            others_cpus: Vec::new(),
+            others: Some(crate::lab::stall::OthersTime {
+                ms: 0.0,
+                cpus: Vec::new(),
+            }),
             queue_frames: 256,
         };
         for t in &mut run.record.trials {
@@ -308,7 +310,7 @@ mod tests {
         let mut shared = run_lossy;
         for t in &mut shared.record.trials {
             let watched = t.dut_cpu.as_mut().unwrap();
-            watched.others_ms = Some(30.0 * t.duration);
+            watched.others.as_mut().unwrap().ms = 30.0 * t.duration;
         }
         let md = markdown(&[shared]);
         let all = format!("| 3.0 % ({trials} of {trials} over 1 %) |");

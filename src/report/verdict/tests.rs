@@ -57,6 +57,7 @@ fn alternating() -> Results {
         window_s: 0.05,
         switches: Vec::new(),
         latency: None,
+        others_shares: Vec::new(),
     };
     Results {
         series,

@@ -2,20 +2,21 @@
 //! writer guarantees: the header, every line ended (the files are written whole, by rename, so
 //! a cut line is damage, as in `samples.csv`), and the order of the rows.
 
-use super::{PhaseRow, PHASES_HEADER, SERIES_HEADER};
+use super::{PhaseRow, PHASES_HEADER, PHASES_HEADER_V1, SERIES_HEADER};
 use crate::error::shown;
 use crate::stats::CounterSample;
 
 /// A line that does not read: its 1-based number and what is wrong with it.
 pub(super) type LineError = (usize, String);
 
-/// The data lines of `text` (1-based numbers) after checking its header and its last newline.
+/// The data lines of `text` (1-based numbers) after checking its header (one of `headers`,
+/// the current first) and its last newline.
 fn data_lines<'t>(
     text: &'t str,
-    header: &str,
+    headers: &[&str],
 ) -> Result<impl Iterator<Item = (usize, &'t str)>, LineError> {
-    if text.lines().next() != Some(header) {
-        return Err((1, format!("the header must be `{header}`")));
+    if !(text.lines().next()).is_some_and(|first| headers.contains(&first)) {
+        return Err((1, format!("the header must be `{}`", headers[0])));
     }
     if !text.ends_with('\n') {
         let last = text.lines().count();
@@ -47,7 +48,7 @@ pub(super) fn parse_phases(text: &str) -> Result<Vec<PhaseRow>, LineError> {
         _ => Ok(()),
     };
     let mut lines = 1;
-    for (n, line) in data_lines(text, PHASES_HEADER)? {
+    for (n, line) in data_lines(text, &[PHASES_HEADER, PHASES_HEADER_V1])? {
         let row = phase_row(line).ok_or_else(|| (n, "not a phase record".to_string()))?;
         if let Some(problem) = out_of_order(rows.last(), &row) {
             return Err((n, problem));
@@ -62,10 +63,15 @@ pub(super) fn parse_phases(text: &str) -> Result<Vec<PhaseRow>, LineError> {
     Ok(rows)
 }
 
-/// One row of `phases.csv`, its fields in range; `None` when it does not read.
+/// One row of `phases.csv`, its fields in range; `None` when it does not read. Other
+/// programs' time may be empty (not read) or absent (an older run).
 fn phase_row(line: &str) -> Option<PhaseRow> {
     let f: Vec<&str> = line.split(',').collect();
-    let [segment, block, phase, config, switched_s, end_s] = f.as_slice() else {
+    let (fields, others) = match f.as_slice() {
+        [fields @ .., others] if f.len() == 7 => (fields, Some(*others)),
+        fields => (fields, None),
+    };
+    let [segment, block, phase, config, switched_s, end_s] = fields else {
         return None;
     };
     let seconds = |field: &str| {
@@ -74,6 +80,10 @@ fn phase_row(line: &str) -> Option<PhaseRow> {
             .ok()
             .filter(|v| v.is_finite() && *v >= 0.0)
     };
+    let others_ms = match others {
+        None | Some("") => None,
+        Some(ms) => Some(seconds(ms)?),
+    };
     let row = PhaseRow {
         segment: segment.parse().ok().filter(|&n| n >= 1)?,
         block: block.parse().ok().filter(|&n| n >= 1)?,
@@ -81,6 +91,7 @@ fn phase_row(line: &str) -> Option<PhaseRow> {
         config: config.to_string(),
         switched_s: seconds(switched_s)?,
         end_s: seconds(end_s)?,
+        others_ms,
     };
     let plain = !row.config.is_empty() && !row.config.chars().any(char::is_control);
     (plain && row.switched_s <= row.end_s).then_some(row)
@@ -120,7 +131,7 @@ fn out_of_order(last: Option<&PhaseRow>, row: &PhaseRow) -> Option<String> {
 /// the count never back.
 pub(super) fn parse_series(text: &str) -> Result<Vec<CounterSample>, LineError> {
     let mut series: Vec<CounterSample> = Vec::new();
-    for (n, line) in data_lines(text, SERIES_HEADER)? {
+    for (n, line) in data_lines(text, &[SERIES_HEADER])? {
         let sample = line.split_once(',').and_then(|(t, count)| {
             let t_s = t
                 .parse::<f64>()

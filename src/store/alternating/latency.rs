@@ -41,6 +41,10 @@ pub struct AlternatingLatency {
     /// Why the run ended early, when it did (its phases before are kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// The lab's CPUs whose time other programs took ([`LatencyPhase::others_ms`]); empty
+    /// where not read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others_cpus: Vec<usize>,
 }
 
 /// One phase of an alternating latency run: the set that ran, the window its probes were
@@ -62,6 +66,10 @@ pub struct LatencyPhase {
     /// Probes that each opened a new flow received in the window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_packet: Option<Percentiles>,
+    /// Other programs' time on the lab's CPUs during the phase (from the look that switched to
+    /// it to the one that ended it), milliseconds; `None` where not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_ms: Option<f64>,
 }
 
 impl LatencyPhase {

@@ -1,4 +1,4 @@
-//! Unit tests of the alternating layout: which layout a directory holds.
+//! Unit tests of the alternating layout: which layout a directory holds, what `phases.csv` keeps.
 
 use super::*;
 use crate::config::{Alternating, Design, Version};
@@ -45,6 +45,7 @@ fn write_block(store: &Store, version: &str) {
             config: set.to_string(),
             switched_s: i as f64,
             end_s: i as f64 + 1.0,
+            others_ms: None,
         })
         .collect();
     store
@@ -99,4 +100,79 @@ fn a_directory_whose_quick_versions_alternate_is_read_as_such() {
     let store = Store::create(tmp.path(), &c).unwrap();
     store.begin_segment("acct-off+acct-on", "inet4", 1).unwrap();
     assert!(store.alternates_versions(&c).unwrap());
+}
+
+#[test]
+fn phases_keep_other_programs_time_and_older_runs_read_without_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::create(tmp.path(), &campaign()).unwrap();
+    write_block(&store, "default");
+    let mut rows = store.read_phases("default", "inet4").unwrap();
+    assert!(rows.iter().all(|r| r.others_ms.is_none()));
+    rows[1].others_ms = Some(40.0);
+    store
+        .write_blocks(("default", "inet4", 1), &[], &rows)
+        .unwrap();
+    let path = store.alternating_dir("default", "inet4").join("phases.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("segment,block,phase,config,switched_s,end_s,others_ms\n"));
+    assert!(
+        text.contains(",nft-stateful,1.000000,2.000000,40\n"),
+        "{text}"
+    );
+    let read: Vec<Option<f64>> = (store.read_phases("default", "inet4").unwrap())
+        .iter()
+        .map(|r| r.others_ms)
+        .collect();
+    assert_eq!(read, [None, Some(40.0), None, None]);
+    // A run recorded before the column: the same rows, nothing read.
+    let old = "segment,block,phase,config,switched_s,end_s\n\
+               1,1,1,forwarding,0.000000,1.000000\n\
+               1,1,2,nft-stateful,1.000000,2.000000\n\
+               1,1,3,nft-stateful,2.000000,3.000000\n\
+               1,1,4,forwarding,3.000000,4.000000\n";
+    std::fs::write(&path, old).unwrap();
+    let rows = store.read_phases("default", "inet4").unwrap();
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().all(|r| r.others_ms.is_none()));
+}
+
+#[test]
+fn a_block_other_programs_took_more_than_one_percent_of_is_crowded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::create(tmp.path(), &campaign()).unwrap();
+    write_block(&store, "default");
+    let meta = SegmentMeta {
+        start_unix_s: 1000.0,
+        end_unix_s: Some(1004.0),
+        ended: Some(PRECISE.into()),
+        generator: None,
+        others_cpus: vec![0, 1],
+    };
+    let at = ("default", "inet4", 1);
+    (store.write_segment_file(at, "meta.json", &serde_json::to_vec(&meta).unwrap())).unwrap();
+    let sets = ["forwarding", "nft-stateful"];
+    let options = PhaseOptions::default();
+    let with = |ms: &[Option<f64>]| {
+        let mut rows = store.read_phases("default", "inet4").unwrap();
+        rows.iter_mut()
+            .zip(ms)
+            .for_each(|(r, &ms)| r.others_ms = ms);
+        let series = store.read_series("default", "inet4", 1).unwrap();
+        store.write_blocks(at, &series, &rows).unwrap();
+        let blocks = store
+            .read_blocks("default", "inet4", &sets, &options)
+            .unwrap();
+        (blocks[0].others_share, crowded(blocks[0].others_share))
+    };
+    // 4 s on two CPUs: 80 ms is 1 %.
+    let (share, crowded) = with(&[Some(16.0); 4]);
+    assert!((share.unwrap() - 0.008).abs() < 1e-12 && !crowded);
+    let (share, crowded) = with(&[Some(10.0), Some(90.0), Some(0.0), Some(0.0)]);
+    assert!((share.unwrap() - 0.0125).abs() < 1e-12 && crowded);
+    // A phase not read: the block's share is not known, and it is not crowded.
+    assert_eq!(
+        with(&[Some(90.0), None, Some(90.0), Some(90.0)]),
+        (None, false)
+    );
 }

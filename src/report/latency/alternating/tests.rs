@@ -2,7 +2,7 @@
 //! and what the report makes of them: the README's figures and paired comparisons, the
 //! verdicts, results.json's entries; alternated versions, compared as their rates are; a run
 //! that ended early; a record without its histograms, and one naming an entry the run does not
-//! alternate.
+//! alternate; blocks that other programs crowded, said of the rates and left out of the latency.
 
 use std::path::Path;
 use std::time::Duration;
@@ -54,6 +54,9 @@ struct Layout {
     order: &'static [&'static [usize]],
     /// Whether the DUT recorded the probes' coming in: their time in it, half their latency.
     in_dut: bool,
+    /// The blocks (from 0), of the throughput and of the latency run, during which other
+    /// programs took 2 % of the lab's two CPUs' time (none took any of the others').
+    crowded: &'static [usize],
 }
 
 /// `default`'s two config sets in the balanced order of four blocks.
@@ -63,6 +66,7 @@ const SETS_RUN: Layout = Layout {
     entries: &SETS,
     order: &[&[0, 1, 1, 0], &[1, 0, 0, 1], &[1, 0, 0, 1], &[0, 1, 1, 0]],
     in_dut: false,
+    crowded: &[],
 };
 
 /// The throughput blocks: 1 s phases in `layout`'s order, the baseline at 1 Mpps, the other
@@ -95,6 +99,11 @@ fn throughput(store: &Store, layout: &Layout) {
                 config: layout.entries[entry].into(),
                 switched_s: start,
                 end_s: start + 1.0,
+                others_ms: Some(if layout.crowded.contains(&b) {
+                    40.0
+                } else {
+                    0.0
+                }),
             });
             start += 1.0;
         }
@@ -106,6 +115,7 @@ fn throughput(store: &Store, layout: &Layout) {
         end_unix_s: Some(1000.0 + start),
         ended: Some("precise".into()),
         generator: None,
+        others_cpus: vec![0, 1],
     };
     (store.write_segment_file(at, "meta.json", &serde_json::to_vec(&meta).unwrap())).unwrap();
 }
@@ -142,6 +152,12 @@ fn latency_run(store: &Store, layout: &Layout, blocks: usize, failure: Option<&s
                 to_s,
                 established: established.percentiles(),
                 first_packet: first.percentiles(),
+                // 2 % of two CPUs' time over a crowded block (3.9 s of probes).
+                others_ms: Some(if layout.crowded.contains(&b) {
+                    39.0
+                } else {
+                    0.0
+                }),
             });
             if layout.in_dut {
                 // Half of the established probes' latency was in the DUT, and the first
@@ -177,6 +193,7 @@ fn latency_run(store: &Store, layout: &Layout, blocks: usize, failure: Option<&s
         start_unix_s: 1020.0,
         phases,
         failure: failure.map(String::from),
+        others_cpus: vec![0, 1],
     };
     (store.write_alternating_latency((layout.run, "inet4"), &record, &intervals)).unwrap();
 }
@@ -423,6 +440,7 @@ fn alternated_versions_get_the_rates_comparisons_on_their_latency() {
         ],
         order: &[&[0, 1, 2, 3], &[3, 2, 1, 0], &[1, 3, 0, 2]],
         in_dut: false,
+        crowded: &[],
     };
     let (report, readme, _) = reported(&layout, 3, None);
     let latency: Vec<(String, String)> = (report.verdicts.iter())
@@ -502,4 +520,51 @@ fn the_time_in_the_dut_is_shown_and_compared_block_by_block() {
     };
     row("one way", " | 4 blocks | not the DUT's: none in the DUT |");
     row("in the DUT", " | 4 blocks | no difference shown |");
+}
+
+#[test]
+fn crowded_blocks_are_said_and_left_out_of_the_latency_and_a_latency_run_of_them_has_no_estimate() {
+    let one = Layout {
+        crowded: &[1],
+        ..SETS_RUN
+    };
+    let (report, readme, _) = reported(&one, 4, None);
+    // The rates keep every block (their paired intervals held beside a build), and say it.
+    let run = &report.alternating[0];
+    assert_eq!(run.blocks, 4);
+    let said = "other programs took more than 1 % of the lab's CPUs' time during 1 of its 4 \
+                blocks (up to 2.0 %)";
+    assert!(readme.contains(said), "{readme}");
+    // The latency run's block 2 is left out: its three others paired.
+    let latency = run.latency.as_ref().unwrap();
+    assert_eq!((latency.blocks, latency.crowded.len()), (3, 1));
+    let said = "- 1 of its 4 blocks left out: other programs took more than 1 % of the lab's \
+                CPUs' time during them (up to 2.0 %)";
+    assert!(readme.contains(said), "{readme}");
+    let p50 = (report.verdicts.iter())
+        .find(|v| v.metric == Metric::Latency(Quantile::P50))
+        .unwrap();
+    let Estimate::Paired(e) = p50.estimate else {
+        panic!("{:?}", p50.estimate)
+    };
+    assert_eq!(e.of, 3);
+    let all = Layout {
+        crowded: &[0, 1, 2, 3],
+        ..SETS_RUN
+    };
+    let (report, readme, _) = reported(&all, 4, None);
+    assert!(
+        readme.contains("during 4 of its 4 blocks (up to 2.0 %)"),
+        "{readme}"
+    );
+    assert_eq!(report.verdicts[0].finding(), Finding::Slower);
+    let p50 = (report.verdicts.iter())
+        .find(|v| v.metric == Metric::Latency(Quantile::P50))
+        .unwrap();
+    assert_eq!(p50.finding(), Finding::NoEstimate);
+    assert_eq!(
+        p50.verdict_text(),
+        "no estimate: too few blocks for an interval (other programs took more than 1 % of the \
+         lab's CPUs' time during 4 of its 4 blocks, left out)"
+    );
 }

@@ -6,6 +6,7 @@ use super::{figures, in_dut_p50};
 use crate::ingest::alternating::AlternatingRun;
 use crate::report::verdict::{Finding, Metric, Verdict};
 use crate::report::Report;
+use crate::store::CROWDED_SHARE;
 use crate::units::format_pps;
 
 /// An alternating run's latency: its load, each entry's figures over the run, its paired
@@ -60,6 +61,16 @@ pub(super) fn alternating(report: &Report, run: &AlternatingRun) -> String {
     });
     for v in report.alternating_latency_verdicts(run) {
         md.push_str(&format!("- {}\n", paired_line(&v)));
+    }
+    if let Some(&most) = latency.crowded.iter().max_by(|a, b| a.total_cmp(b)) {
+        md.push_str(&format!(
+            "- {} of its {} blocks left out: other programs took more than {:.0} % of the lab's \
+             CPUs' time during them (up to {:.1} %)\n",
+            latency.crowded.len(),
+            latency.blocks + latency.crowded.len(),
+            100.0 * CROWDED_SHARE,
+            100.0 * most
+        ));
     }
     if let Some(why) = &latency.failure {
         md.push_str(&format!(
