@@ -45,7 +45,7 @@ pub use record::{
     TrialMeta, MAX_LINES, MAX_LINE_BYTES,
 };
 pub(crate) use search::{
-    Crowded, LatencyLoad, Saturated, SearchRecord, SearchTrial, CROWDED_SHARE, SEARCH_FILE,
+    crowded, Crowded, LatencyLoad, Saturated, SearchRecord, SearchTrial, CROWDED_SHARE, SEARCH_FILE,
 };
 pub(crate) use search_files::SearchTrialId;
 

@@ -171,14 +171,7 @@ impl Alternation<'_> {
         };
         store.write_segment_file(ids, "meta.json", &json(&meta)?)?;
         let (rig, switcher) = ctx.bench.alternating(&spec)?;
-        let others = match rig.lab_cpus.is_empty() {
-            true => None,
-            false => {
-                meta.others_cpus.clone_from(&rig.lab_cpus);
-                store.write_segment_file(ids, "meta.json", &json(&meta)?)?;
-                Some(OthersWatch::start(rig.lab_cpus.clone())?)
-            }
-        };
+        let others = watch_others(store, ids, &mut meta, &rig.lab_cpus)?;
         let mut controller = Controller {
             design: self,
             store,
@@ -219,6 +212,22 @@ impl Alternation<'_> {
         });
         Ok(measured)
     }
+}
+
+/// Starts reading other programs' time on `lab_cpus`, where the lab names them, and names them
+/// in the segment's `meta.json` first.
+fn watch_others(
+    store: &Store,
+    ids: (&str, &str, u32),
+    meta: &mut SegmentMeta,
+    lab_cpus: &[usize],
+) -> anyhow::Result<Option<OthersWatch>> {
+    if lab_cpus.is_empty() {
+        return Ok(None);
+    }
+    meta.others_cpus = lab_cpus.to_vec();
+    store.write_segment_file(ids, "meta.json", &json(meta)?)?;
+    Ok(Some(OthersWatch::start(lab_cpus.to_vec())?))
 }
 
 /// Keeps what a segment leaves: its seconds and files when the traffic ended as it should, and

@@ -16,7 +16,8 @@ use crate::cancel::Cancelled;
 use crate::config::{Campaign, Measure, Rate};
 use crate::stats::{Flavor, Sample};
 use crate::store::{
-    measured, SampleRow, Status, Store, TrialKey, TrialMeta, CROWDED_SHARE, FOLDED_FILE,
+    crowded as crowded_share, measured, SampleRow, Status, Store, TrialKey, TrialMeta,
+    CROWDED_SHARE, FOLDED_FILE,
 };
 
 /// Attempts per trial: a failed or unsteady attempt is measured once more.
@@ -343,7 +344,9 @@ fn slowed(tx_pps: f64, fastest: Option<f64>) -> Option<String> {
 /// during the trial (read on the virtual lab): the same rule as a search's trials', whose
 /// measurement (`benches/crowded.sh`) set it.
 fn crowded(meta: &TrialMeta) -> Option<String> {
-    let share = meta.others_share().filter(|&share| share > CROWDED_SHARE)?;
+    let share = meta
+        .others_share()
+        .filter(|&share| crowded_share(Some(share)))?;
     Some(format!(
         "crowded: other programs took {:.1} % of the lab's CPUs' time (more than {:.0} %); the \
          DUT's threads preempt them, but they take the CPUs' caches and delay their wake-ups, \

@@ -11,7 +11,7 @@ use super::{Exporter, OutputFile};
 use crate::ingest::alternating::AlternatingRun;
 use crate::stats::quiet::{MIN_QUIET_SHARE, QUIET_QUANTILE, SLOWED_BELOW};
 use crate::stats::PairedEstimate;
-use crate::store::CROWDED_SHARE;
+use crate::store::{crowded, CROWDED_SHARE};
 use crate::units::format_pps;
 
 /// The chart's file name.
@@ -173,16 +173,16 @@ fn others(run: &AlternatingRun) -> String {
     let Some(most) = run.others_shares.iter().copied().reduce(f64::max) else {
         return String::new();
     };
-    let crowded = (run.others_shares.iter())
-        .filter(|&&s| s > CROWDED_SHARE)
+    let blocks = (run.others_shares.iter())
+        .filter(|&&s| crowded(Some(s)))
         .count();
-    match crowded {
+    match blocks {
         0 => format!(
             "; other programs took at most {:.1} % of the lab's CPUs' time in a block",
             100.0 * most
         ),
         _ => format!(
-            "; other programs took more than {:.0} % of the lab's CPUs' time during {crowded} of \
+            "; other programs took more than {:.0} % of the lab's CPUs' time during {blocks} of \
              its {} blocks (up to {:.1} %): a machine running them forwards less and its \
              intervals widen, so its costs are those of a crowded machine (run nothing else \
              while benchlab measures)",

@@ -13,7 +13,6 @@ use crate::ingest::alternating::AlternatingRun;
 use crate::ingest::benchlab::latency::ProbeTrial;
 use crate::stats::paired::signed;
 use crate::stats::{Comparison, PairedEstimate};
-use crate::store::CROWDED_SHARE;
 use crate::units::format_pps;
 
 use super::compare::ComparisonBlock;
@@ -150,7 +149,8 @@ pub(crate) struct Verdict {
     /// mean offered load.
     pub(crate) speed_pps: Option<f64>,
     /// Why a significant difference is not to be believed (trials design, [`crate::stats::doubt`]);
-    /// for an alternating latency run without an estimate, the blocks other programs crowded.
+    /// for an alternating latency run without an estimate, the blocks other programs crowded
+    /// (`report::latency::alternating`).
     pub(crate) unreliable: Option<String>,
 }
 
@@ -419,7 +419,7 @@ impl Report {
             subject_label: pair.subject_label.clone(),
             speed_pps,
             estimate: estimate.map_or(Estimate::Missing, Estimate::Paired),
-            unreliable: estimate.is_none().then(|| crowded(run, metric)).flatten(),
+            unreliable: None,
         }
     }
 
@@ -436,24 +436,6 @@ impl Report {
         let speed = self.series[block.members[0]].summary.map(|s| s.mean);
         unpaired((Metric::Throughput, context, speed), block, side)
     }
-}
-
-/// Why a run's latency run has too few blocks for an estimate when other programs crowded the
-/// lab's CPUs during some of them (left out); `None` for the rates, or when none was.
-fn crowded(run: &AlternatingRun, metric: Metric) -> Option<String> {
-    let latency = run
-        .latency
-        .as_ref()
-        .filter(|_| metric != Metric::Throughput)?;
-    let crowded = latency.crowded.len();
-    (crowded > 0).then(|| {
-        format!(
-            "other programs took more than {:.0} % of the lab's CPUs' time during {crowded} of \
-             its {} blocks, left out",
-            100.0 * CROWDED_SHARE,
-            latency.blocks + crowded
-        )
-    })
 }
 
 /// One comparison of an alternating run: the entries compared, as indexes into its `sets`,

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Store, CROWDED_SHARE};
+use super::Store;
 use crate::config::{Campaign, Runs};
 use crate::error::{shown, InputError};
 use crate::stats::{phase_values, Block, CounterSample, PhaseOptions, PhaseSpan, PhaseValue};
@@ -93,12 +93,6 @@ pub struct StoredBlock {
     /// The share of the lab's CPUs' time that other programs took during the block, where
     /// every phase of it read theirs ([`PhaseRow::others_ms`]).
     pub(crate) others_share: Option<f64>,
-}
-
-/// Whether a block of which other programs took `share` of the lab's CPUs' time (where read)
-/// is crowded (more than [`CROWDED_SHARE`]).
-pub(crate) fn crowded(share: Option<f64>) -> bool {
-    share.is_some_and(|share| share > CROWDED_SHARE)
 }
 
 impl Store {

@@ -164,6 +164,12 @@ fn is_zero(n: &u64) -> bool {
 /// build's time spoils much of the DUT's.
 pub(crate) const CROWDED_SHARE: f64 = 0.01;
 
+/// Whether a span (a trial, a block of the alternating design) of which other programs took
+/// `share` of the lab's CPUs' time, where read, is crowded: more than [`CROWDED_SHARE`].
+pub(crate) fn crowded(share: Option<f64>) -> bool {
+    share.is_some_and(|share| share > CROWDED_SHARE)
+}
+
 /// Relative change of the DUT's saturated forwarding between the start of a search and its
 /// end, beyond which the machine changed speed during the search. On the
 /// virtual lab's VM, two searches that held one speed level saw 4.6 % and 5.0 % between the
@@ -252,8 +258,7 @@ impl SearchTrial {
     /// Whether other programs took more than [`CROWDED_SHARE`] of the lab's CPUs' time over the
     /// trial.
     pub(crate) fn crowded(&self) -> bool {
-        self.others_share()
-            .is_some_and(|share| share > CROWDED_SHARE)
+        crowded(self.others_share())
     }
 
     /// What the watched interface dropping the most dropped (0 when none was watched): a veth

@@ -69,17 +69,9 @@ impl Alternation<'_> {
             rate: Rate::Pps(load_pps.round().max(1.0) as u64),
             ..unit.profile.clone()
         };
-        let settings = &self.plan.settings;
         let blocks = cfg.blocks as usize;
-        let warmup = secs(self.campaign.trial.warmup).max(secs(settings.settle));
-        // Time up comes from the watch; the senders' own limit is a backstop for slow switches.
-        let planned = blocks as f64 * secs(self.plan.block_duration());
-        let trial = Trial {
-            duration: crate::clock::saturating_secs(warmup + 2.0 * planned + 10.0),
-            warmup: crate::clock::saturating_secs(warmup),
-            cooldown: Duration::ZERO,
-            latency: true,
-        };
+        let trial = self.latency_trial(blocks);
+        let warmup = secs(trial.warmup);
         let key = TrialKey {
             iteration: 0,
             ..unit.key.clone()
@@ -138,6 +130,19 @@ impl Alternation<'_> {
         (ctx.store
             .write_alternating_latency((v, p), &record, &intervals))
         .with_context(|| format!("storing the latency run of {v}.{p}"))
+    }
+
+    /// The one trial of a latency run of `blocks` blocks.
+    fn latency_trial(&self, blocks: usize) -> Trial {
+        let warmup = secs(self.campaign.trial.warmup).max(secs(self.plan.settings.settle));
+        // Time up comes from the watch; the senders' own limit is a backstop for slow switches.
+        let planned = blocks as f64 * secs(self.plan.block_duration());
+        Trial {
+            duration: crate::clock::saturating_secs(warmup + 2.0 * planned + 10.0),
+            warmup: crate::clock::saturating_secs(warmup),
+            cooldown: Duration::ZERO,
+            latency: true,
+        }
     }
 
     /// Each phase's summary and histograms (with the time in the DUT's, where the DUT recorded

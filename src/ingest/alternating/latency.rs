@@ -24,7 +24,7 @@ use crate::store::alternating::{self, ALTERNATING};
 use crate::store::latency::{
     ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET, FIRST_PACKET_IN_DUT, LATENCY_FILE,
 };
-use crate::store::{AlternatingLatency, LatencyPhase, Store};
+use crate::store::{crowded, AlternatingLatency, LatencyPhase, Store};
 
 /// An alternating run's latency run, read back.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,11 +84,11 @@ pub(super) fn read(
     blocks.sort_unstable();
     blocks.dedup();
     let shares: Vec<Option<f64>> = blocks.iter().map(|&b| others_share(&record, b)).collect();
-    let crowded: Vec<f64> = (shares.iter().copied())
-        .filter(|&share| alternating::crowded(share))
+    let left_out: Vec<f64> = (shares.iter().copied())
+        .filter(|&share| crowded(share))
         .flatten()
         .collect();
-    let mut kept = shares.iter().map(|&share| !alternating::crowded(share));
+    let mut kept = shares.iter().map(|&share| !crowded(share));
     blocks.retain(|_| kept.next().unwrap_or(true));
     let entries = (run.sets.iter().zip(series))
         .map(|(set, s)| entry(&record, (set, s), &blocks, &by_tag))
@@ -98,7 +98,7 @@ pub(super) fn read(
         baseline_pps: record.baseline_pps,
         load_pps: record.load_pps,
         blocks: blocks.len(),
-        crowded,
+        crowded: left_out,
         failure: record.failure,
         entries,
     }))

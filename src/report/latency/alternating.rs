@@ -11,6 +11,7 @@ use crate::ingest::alternating::AlternatingRun;
 use crate::ingest::benchlab::latency::{Load, ProbeTrial};
 use crate::report::verdict::{Metric, Quantile, RunPair, Verdict};
 use crate::stats::{paired, Block, Confidence, PairedEstimate};
+use crate::store::CROWDED_SHARE;
 
 impl Report {
     /// The latency verdicts of `run`, per percentile (P99, then P50, then P50 in the DUT where
@@ -33,11 +34,27 @@ impl Report {
                     Some(latency.load_pps),
                 );
                 let estimate = block_paired(latency, pair, quantile);
-                verdicts.push(self.run_verdict(run, pair, what, estimate));
+                let mut verdict = self.run_verdict(run, pair, what, estimate);
+                verdict.unreliable = estimate.is_none().then(|| crowded(latency)).flatten();
+                verdicts.push(verdict);
             }
         }
         verdicts
     }
+}
+
+/// Why a latency run has too few blocks for an estimate when other programs crowded the lab's
+/// CPUs during some of them (left out); `None` when none was.
+fn crowded(latency: &RunLatency) -> Option<String> {
+    let crowded = latency.crowded.len();
+    (crowded > 0).then(|| {
+        format!(
+            "other programs took more than {:.0} % of the lab's CPUs' time during {crowded} of \
+             its {} blocks, left out",
+            100.0 * CROWDED_SHARE,
+            latency.blocks + crowded
+        )
+    })
 }
 
 /// The paired estimate of `pair` on `quantile`, the compared entry's blocks against the

@@ -163,7 +163,8 @@ fn a_block_other_programs_took_more_than_one_percent_of_is_crowded() {
         let blocks = store
             .read_blocks("default", "inet4", &sets, &options)
             .unwrap();
-        (blocks[0].others_share, crowded(blocks[0].others_share))
+        let share = blocks[0].others_share;
+        (share, crate::store::crowded(share))
     };
     // 4 s on two CPUs: 80 ms is 1 %.
     let (share, crowded) = with(&[Some(16.0); 4]);
