@@ -158,11 +158,6 @@ impl OthersWatch {
         })
     }
 
-    /// The CPUs it reads.
-    pub fn cpus(&self) -> &[usize] {
-        &self.cpus
-    }
-
     /// Other programs' time since the last lap (or the start), milliseconds.
     pub fn lap(&mut self) -> anyhow::Result<f64> {
         let now = others_now(&self.cpus)?;
