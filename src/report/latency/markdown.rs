@@ -459,3 +459,20 @@ fn compared(report: &Report) -> String {
     }
     md
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fixed_load_trial_other_programs_crowded_is_said_under_its_table() {
+        let mut series = crate::report::latency::tests::one_trial(&[0; 4]);
+        assert_eq!(crowded(&[&series]), "");
+        series.trials[0].troubles = vec![CROWDED.into()];
+        series.trials[0].others_share = Some(0.057);
+        let line = crowded(&[&series]);
+        let said = "\nOther programs took the lab's CPUs during 1 of the 1 trials, up to 5.7 % of \
+                    their time in a trial.";
+        assert!(line.starts_with(said), "{line}");
+    }
+}

@@ -794,7 +794,7 @@ fn a_missing_histogram_log_is_a_warning() {
 
 /// A series of one trial whose first packets are `first` ns above its established probes'
 /// P50 in each second, and a quarter of that in the DUT.
-fn one_trial(first: &[u64]) -> LatencySeries {
+pub(super) fn one_trial(first: &[u64]) -> LatencySeries {
     let seconds = |base: u64, add: &[u64], share: u64| {
         (add.iter().enumerate())
             .map(|(s, a)| (Duration::from_secs(s as u64 + 2), base + a / share))
