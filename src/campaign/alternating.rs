@@ -222,12 +222,12 @@ fn watch_others(
     meta: &mut SegmentMeta,
     lab_cpus: &[usize],
 ) -> anyhow::Result<Option<OthersWatch>> {
-    if lab_cpus.is_empty() {
-        return Ok(None);
+    let watch = OthersWatch::on(lab_cpus)?;
+    if watch.is_some() {
+        meta.others_cpus = lab_cpus.to_vec();
+        store.write_segment_file(ids, "meta.json", &json(meta)?)?;
     }
-    meta.others_cpus = lab_cpus.to_vec();
-    store.write_segment_file(ids, "meta.json", &json(meta)?)?;
-    Ok(Some(OthersWatch::start(lab_cpus.to_vec())?))
+    Ok(watch)
 }
 
 /// Keeps what a segment leaves: its seconds and files when the traffic ended as it should, and

@@ -203,10 +203,7 @@ pub(crate) fn run(
         (Some(_), Err(why)) => anyhow::bail!("this lab cannot measure latency: {why}"),
     };
     let stalls = rig.dut_cpu.clone().map(StallWatch::start).transpose()?;
-    let lab_cpus = std::mem::take(&mut rig.lab_cpus);
-    let others = (!lab_cpus.is_empty())
-        .then(|| OthersWatch::start(lab_cpus))
-        .transpose()?;
+    let others = OthersWatch::on(&rig.lab_cpus)?;
     let start_unix_s = unix_now();
     for sender in &mut rig.senders {
         sender.start()?;

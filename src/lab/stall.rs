@@ -133,8 +133,14 @@ pub struct OthersTime {
 impl OthersTime {
     /// Their share of the CPUs' time over `seconds`.
     pub(crate) fn share(&self, seconds: f64) -> f64 {
-        self.ms / 1e3 / (seconds.max(f64::EPSILON) * self.cpus.len().max(1) as f64)
+        cpu_share(self.ms, seconds, self.cpus.len())
     }
+}
+
+/// The share of `cpus` CPUs' time over `seconds` that `ms` milliseconds of it are (a count of
+/// none read as one CPU's: the first files, which read the DUT's alone).
+pub(crate) fn cpu_share(ms: f64, seconds: f64, cpus: usize) -> f64 {
+    ms / 1e3 / (seconds.max(f64::EPSILON) * cpus.max(1) as f64)
 }
 
 /// Reads other programs' time on the lab's CPUs from the start of a span to its end
@@ -148,6 +154,14 @@ pub struct OthersWatch {
 }
 
 impl OthersWatch {
+    /// Starts reading on `cpus` where the lab names them; `None` where it names none (a lab
+    /// whose CPUs are other machines').
+    pub fn on(cpus: &[usize]) -> anyhow::Result<Option<Self>> {
+        (!cpus.is_empty())
+            .then(|| Self::start(cpus.to_vec()))
+            .transpose()
+    }
+
     /// Starts reading on `cpus`.
     pub fn start(cpus: Vec<usize>) -> anyhow::Result<Self> {
         let start_ms = others_now(&cpus)?;

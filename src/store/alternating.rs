@@ -337,7 +337,7 @@ pub(crate) fn block_share(
     cpus: usize,
 ) -> Option<f64> {
     let ms: f64 = ms.into_iter().sum::<Option<f64>>()?;
-    Some(ms / 1e3 / (seconds.max(f64::EPSILON) * cpus.max(1) as f64))
+    Some(crate::lab::stall::cpu_share(ms, seconds, cpus))
 }
 
 /// How a segment's `meta.json` says the stopping rule ended the run: precise enough.

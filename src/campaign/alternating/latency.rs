@@ -89,9 +89,7 @@ impl Alternation<'_> {
         let index = unit.version.unwrap_or(0);
         let (rig, switcher) = ctx.bench.alternating(&spec)?;
         let others_cpus = rig.lab_cpus.clone();
-        let others = (!others_cpus.is_empty())
-            .then(|| OthersWatch::start(others_cpus.clone()))
-            .transpose()?;
+        let others = OthersWatch::on(&others_cpus)?;
         let mut watch = LatencyWatch {
             design: self,
             switcher,
