@@ -250,6 +250,14 @@ pub struct SearchResult {
 }
 
 impl SearchResult {
+    /// The NDR: the relevant lower bound of the first goal of zero loss (`None` without such a
+    /// goal, or when even the min load lost), the load latency trials take their shares of.
+    pub(crate) fn ndr(&self) -> Option<f64> {
+        (self.goals.iter())
+            .filter(|g| g.goal.loss_ratio == 0.0)
+            .find_map(|g| g.relevant_lower_bound)
+    }
+
     /// The search's first measured trial at max load (the warm-up left out): what the DUT
     /// did when offered all the search would offer, and its index in [`Self::trials`].
     pub(crate) fn first_at_max_load(&self) -> Option<(usize, &TrialRecord)> {

@@ -298,6 +298,20 @@ impl SearchRecord {
         (first.map(at), self.closing.as_ref().map(at))
     }
 
+    /// The share of the load an interface dropped over the search's trials at its NDR
+    /// ([`SearchResult::ndr`], [`SearchTrial::load_dropped`]): on the virtual lab, what the
+    /// DUT's full input ring refused there and the generator sent again. `None` without an NDR
+    /// or where no interface was watched.
+    pub(crate) fn ndr_dropped(&self) -> Option<f64> {
+        let ndr = self.result.as_ref()?.ndr()?;
+        let at: Vec<&SearchTrial> = (self.trials.iter())
+            .filter(|t| !t.drops.is_empty() && (t.load - ndr).abs() <= 1e-9 * ndr)
+            .collect();
+        let sent: u64 = at.iter().map(|t| t.sent).sum();
+        let dropped: u64 = at.iter().map(|t| t.most_dropped()).sum();
+        (sent > 0).then(|| dropped as f64 / sent as f64)
+    }
+
     /// Each trial of the search's trace with the lab's record of it: they are the same
     /// trials, in the same order. Empty without a result.
     pub(crate) fn paired_trials(&self) -> impl Iterator<Item = (&TrialRecord, &SearchTrial)> {

@@ -25,10 +25,7 @@ pub(super) fn loads(
     runner: &mut SearchRunner<'_, '_>,
     result: &SearchResult,
 ) -> Result<Vec<LatencyLoad>, TrialError> {
-    let ndr = (result.goals.iter())
-        .filter(|g| g.goal.loss_ratio == 0.0)
-        .find_map(|g| g.relevant_lower_bound);
-    let Some(ndr) = ndr else {
+    let Some(ndr) = result.ndr() else {
         return Ok(Vec::new());
     };
     let cfg = runner.ctx.campaign.latency();

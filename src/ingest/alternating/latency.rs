@@ -168,6 +168,7 @@ fn entry(
             load_pps: record.load_pps,
             load_lost: None,
             load_dropped: None,
+            ndr_dropped: None,
             established: figures(&established, &in_dut),
             first_packet: first,
             troubles: Vec::new(),

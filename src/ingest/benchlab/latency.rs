@@ -19,7 +19,9 @@ use crate::store::latency::{
     search_latency_window, windowed, ESTABLISHED, ESTABLISHED_IN_DUT, FIRST_PACKET,
     FIRST_PACKET_IN_DUT, FLOOR, LATENCY_FILE,
 };
-use crate::store::{FloorRecord, LabRecord, LatencyLoad, Store, TrialKey, TrialLatency, TrialMeta};
+use crate::store::{
+    FloorRecord, LabRecord, SearchRecord, Store, TrialKey, TrialLatency, TrialMeta,
+};
 
 /// The load a latency series was measured at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +53,10 @@ pub(crate) struct ProbeTrial {
     /// ([`crate::store::SearchTrial::load_dropped`]: on the virtual lab, refused by the DUT's
     /// full input ring and sent again).
     pub(crate) load_dropped: Option<f64>,
+    /// The share of the load dropped at an interface over its search's trials at the NDR
+    /// ([`crate::store::SearchRecord::ndr_dropped`]), after a search: on the virtual lab, the
+    /// DUT forwarded its NDR with its input ring full.
+    pub(crate) ndr_dropped: Option<f64>,
     /// What disturbed the trial, in the doubt rule's words: a fixed-load trial's flags; after a
     /// search, when the DUT did not forward the whole load or its input queue was full for
     /// more than [`FULL_QUEUE`] of it, [`STALLED`] where the stalls of its CPU account for that
@@ -73,9 +79,10 @@ pub(crate) struct ProbeTrial {
 }
 
 /// The trouble of a latency trial after a search whose load the DUT did not forward whole, or
-/// whose input queue was full for more than [`FULL_QUEUE`] of it: the DUT forwarded less than
-/// during the search, so the load was not the share of the NDR it was meant to be, and its
-/// latency is that of a saturated DUT.
+/// whose input queue was full for more than [`FULL_QUEUE`] of it: its latency is that of a
+/// saturated DUT, not of the share of its capacity the load was meant to be — the DUT slowed
+/// since the search, or (on the virtual lab, [`ProbeTrial::ndr_dropped`]) the NDR is a rate it
+/// forwards with its input queue busy, and a load just under it stands at its knee.
 pub(crate) const OVERLOADED: &str = "overloaded";
 
 /// The trouble of a latency trial after a search whose input queue filled while the host took
@@ -187,6 +194,7 @@ pub(crate) fn add_trial(
         load_pps,
         load_lost: (meta.tx_pkts > 0).then(|| meta.lost_pkts as f64 / meta.tx_pkts as f64),
         load_dropped: None,
+        ndr_dropped: None,
         latency,
         troubles,
         longest_stall_ms: None,
@@ -201,15 +209,16 @@ pub(crate) fn add_trial(
     Ok(())
 }
 
-/// Adds the latency trials after search iteration `key` to `results`, each cut to
-/// [`search_latency_window`]; one whose `latency.hlog` is missing is said in a warning.
+/// Adds the latency trials after search iteration `key` (its `record`) to `results`, each cut
+/// to [`search_latency_window`]; one whose `latency.hlog` is missing is said in a warning.
 pub(crate) fn add_search(
     store: &Store,
     (cell, key): (Cell<'_>, &TrialKey),
-    loads: &[LatencyLoad],
+    record: &SearchRecord,
     results: &mut Results,
 ) -> Result<(), InputError> {
-    for l in loads {
+    let ndr_dropped = record.ndr_dropped();
+    for l in &record.latency {
         let Some(intervals) = store.read_search_latency(key, l.pct)? else {
             results.warnings.push(Warning::NoLatencyLog {
                 file: format!("runs/{key}/latency/{}/{LATENCY_FILE}", l.pct),
@@ -236,6 +245,7 @@ pub(crate) fn add_search(
             load_pps: l.trial.load,
             load_lost,
             load_dropped,
+            ndr_dropped,
             latency: &l.latency,
             troubles: troubles.map(String::from).collect(),
             longest_stall_ms: l.trial.dut_cpu.as_ref().map(|c| c.longest_ms),
@@ -273,6 +283,7 @@ struct Measured<'a> {
     load_pps: f64,
     load_lost: Option<f64>,
     load_dropped: Option<f64>,
+    ndr_dropped: Option<f64>,
     latency: &'a TrialLatency,
     troubles: Vec<String>,
     longest_stall_ms: Option<f64>,
@@ -357,6 +368,7 @@ fn add(
         load_pps: trial.load_pps,
         load_lost: trial.load_lost,
         load_dropped: trial.load_dropped,
+        ndr_dropped: trial.ndr_dropped,
         established,
         first_packet,
         troubles: trial.troubles,

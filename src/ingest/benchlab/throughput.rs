@@ -78,7 +78,7 @@ pub(crate) fn read(
         note_status(key, &meta, &mut results.warnings);
         let record = store.read_search(key)?;
         let cell = (version, config, profile.name.as_str());
-        super::latency::add_search(store, (cell, key), &record.latency, results)?;
+        super::latency::add_search(store, (cell, key), &record, results)?;
         let source = format!("runs/{key}/{SEARCH_FILE}");
         add_iterations(&mut series, key.iteration, &record, &source);
         results.searches.push(SearchRun {

@@ -134,6 +134,7 @@ mod tests {
                     load_pps: 1e5,
                     load_lost: Some(0.0),
                     load_dropped: Some(0.0),
+                    ndr_dropped: None,
                     established: ProbeKind {
                         window: None,
                         seconds: (seconds.iter().enumerate())

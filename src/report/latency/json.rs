@@ -129,6 +129,8 @@ pub(crate) struct TrialJson<'a> {
     load_lost_ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     load_dropped_ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ndr_load_dropped_ratio: Option<f64>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     troubles: &'a [String],
     /// The share of the lab's CPUs' time over the trial that other programs took, where read.
@@ -302,6 +304,7 @@ fn trial<'a>(t: &'a ProbeTrial, levels: &[Level]) -> TrialJson<'a> {
         offered_pps: t.load_pps,
         load_lost_ratio: t.load_lost,
         load_dropped_ratio: t.load_dropped,
+        ndr_load_dropped_ratio: t.ndr_dropped,
         troubles: &t.troubles,
         others_cpu_ratio: t.others_share,
         p50_ns: t.established.window.map(|p| p.p50_ns),

@@ -6,7 +6,7 @@
 use super::distance::{at_levels, levels, timed_seconds, AtLevel, Level};
 use super::{load_text, probe_totals, quiet_in_dut, Report};
 use crate::ingest::benchlab::latency::{
-    saturation, Floor, LatencySeries, Load, ProbeTrial, OVERLOADED, STALLED,
+    saturation, Floor, LatencySeries, Load, ProbeTrial, FULL_QUEUE, OVERLOADED, STALLED,
 };
 use crate::ingest::benchlab::CROWDED;
 use crate::report::compare::block_line;
@@ -365,13 +365,34 @@ fn overloaded(s: &LatencySeries) -> String {
         ));
     }
     format!(
-        "\nAt {pct} % of the NDR the DUT was saturated in {} of {} trials: {}. It forwarded \
-         less than during the search, so their latency is that of a saturated DUT, not of \
-         {pct} % of its NDR.\n",
+        "\nAt {pct} % of the NDR the DUT was saturated in {} of {} trials: {}. {}\n",
         over.len(),
         s.trials.len(),
         why.join("; "),
+        saturated_why(s, pct),
     )
+}
+
+/// Why a load at `pct` % of the NDR saturated the DUT: its NDR was itself forwarded with the
+/// input queue full ([`ProbeTrial::ndr_dropped`]: the searches' trials there dropped more than
+/// [`FULL_QUEUE`] of their load, on average), or else the DUT slowed since the search.
+fn saturated_why(s: &LatencySeries, pct: u32) -> String {
+    let at_ndr: Vec<f64> = s.trials.iter().filter_map(|t| t.ndr_dropped).collect();
+    let mean = at_ndr.iter().sum::<f64>() / at_ndr.len().max(1) as f64;
+    match mean > FULL_QUEUE {
+        true => format!(
+            "The searches' trials at the NDR had the DUT's input queue full as well (an \
+             interface dropped {} of their load, sent again): the NDR is a rate the DUT \
+             forwards saturated, and a steady load at {pct} % of it was at or past the knee \
+             where a standing queue forms, whose length follows the machine's speed. Their \
+             latency is that of a saturated DUT, not of {pct} % of its capacity.",
+            share(mean)
+        ),
+        false => format!(
+            "It forwarded less than during the search, so their latency is that of a \
+             saturated DUT, not of {pct} % of its NDR."
+        ),
+    }
 }
 
 /// After a search, a line for a load some of whose trials had their input queue filled by the

@@ -274,12 +274,36 @@ fn search_iteration(store: &Store, key: &TrialKey) {
             latency: latency_of,
         });
     }
+    // The lab's record of the search's trials; b's input ring refused 4 % of the load in
+    // those at the NDR.
+    let ndr = result.ndr().unwrap();
+    let trials = (result.trials.iter())
+        .map(|t| {
+            let dropped = match key.version.as_str() {
+                "b" if (t.load - ndr).abs() < 1e-6 => t.sent / 25,
+                _ => 0,
+            };
+            SearchTrial {
+                load: t.load,
+                duration: t.duration,
+                sent: t.sent,
+                received: t.received,
+                late: 0,
+                drops: [("benchlab-0-dut/bl0d1".to_string(), dropped)].into(),
+                dut_cpu: None,
+                valid: t.valid,
+                problem: None,
+                start_unix_s: 1000.0,
+                end_unix_s: 1000.0 + t.duration,
+            }
+        })
+        .collect();
     let record = SearchRecord {
         generator_max: None,
         calibration: Vec::new(),
         result: Some(result),
         failure: None,
-        trials: Vec::new(),
+        trials,
         opening: None,
         closing: None,
         wall_s: 30.0,
@@ -419,6 +443,20 @@ fn the_readme_shows_each_loads_figures_of_the_measured_window_only() {
             "\nAt 90 % of the NDR the DUT was saturated in 1 of 3 trials: in 1 it did not forward \
              the whole load (2.0 % of it lost). It forwarded less than during the search, so their \
              latency is that of a saturated DUT, not of 90 % of its NDR.\n"
+        ),
+        "{readme}"
+    );
+    // b's searches forwarded their NDR with the input queue full: the line says why 90 % of it
+    // saturated the DUT.
+    assert!(
+        readme.contains(
+            "\nAt 90 % of the NDR the DUT was saturated in 2 of 3 trials: in 1 it did not forward \
+             the whole load (2.0 % of it lost); in 1 its input queue was full (an interface \
+             dropped 5.0 % of the load). The searches' trials at the NDR had the DUT's input \
+             queue full as well (an interface dropped 4.0 % of their load, sent again): the NDR \
+             is a rate the DUT forwards saturated, and a steady load at 90 % of it was at or \
+             past the knee where a standing queue forms, whose length follows the machine's \
+             speed. Their latency is that of a saturated DUT, not of 90 % of its capacity.\n"
         ),
         "{readme}"
     );
@@ -674,6 +712,9 @@ fn results_json_holds_each_load_the_floor_and_the_latency_verdicts() {
     assert_eq!(third["load_lost_ratio"], 0.0);
     assert_eq!(third["load_dropped_ratio"], 0.05);
     assert_eq!(third["troubles"], serde_json::json!(["overloaded"]));
+    // Each trial keeps its search's share dropped at the NDR: b's 4 %, a's none.
+    assert!((third["ndr_load_dropped_ratio"].as_f64().unwrap() - 0.04).abs() < 1e-4);
+    assert_eq!(at_90["iterations"][0]["ndr_load_dropped_ratio"], 0.0);
     // a's first trial at 50 % dropped 2 % of its load while its CPU was away: stalled.
     let a_at_50 = latency
         .iter()
@@ -819,6 +860,7 @@ pub(super) fn one_trial(first: &[u64]) -> LatencySeries {
             load_pps: 1e5,
             load_lost: None,
             load_dropped: None,
+            ndr_dropped: None,
             established: kind(&[0; 4]),
             first_packet: Some(kind(first)),
             troubles: Vec::new(),
