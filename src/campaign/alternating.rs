@@ -170,8 +170,11 @@ impl Alternation<'_> {
             others_cpus: Vec::new(),
         };
         store.write_segment_file(ids, "meta.json", &json(&meta)?)?;
-        let (rig, switcher) = ctx.bench.alternating(&spec)?;
-        let others = watch_others(store, ids, &mut meta, &rig.lab_cpus)?;
+        let (mut rig, switcher) = ctx.bench.alternating(&spec)?;
+        // Read per phase by the controller; taken from the rig, so that the trial procedure
+        // does not read them over the whole segment as well, for nothing.
+        let lab_cpus = std::mem::take(&mut rig.lab_cpus);
+        let others = watch_others(store, ids, &mut meta, &lab_cpus)?;
         let mut controller = Controller {
             design: self,
             store,
@@ -188,8 +191,7 @@ impl Alternation<'_> {
                 (!self.plan.runs.alternates).then_some(index),
             ),
             first_switch: None,
-            others,
-            others_ms: Vec::new(),
+            others: PhaseOthers::new(others),
             measured: 0,
             ended: None,
             on_event: &mut *ctx.on_event,
@@ -268,21 +270,39 @@ fn block_seconds(spans: &[PhaseSpan]) -> f64 {
     }
 }
 
-/// At each look that switches (`ended`: one ended a phase, not the first): other programs'
-/// time on the lab's CPUs during the phase that ended, from the look that switched to it, onto
-/// `laps`, where the lab reads it.
-fn lap_others(
-    watch: Option<&mut OthersWatch>,
-    ended: bool,
-    laps: &mut Vec<f64>,
-) -> anyhow::Result<()> {
-    if let Some(watch) = watch {
-        let lap = watch.lap()?;
-        if ended {
-            laps.push(lap);
+/// Other programs' time on the lab's CPUs per phase of the block in progress, where the lab
+/// reads it: the segment controller's and the alternated latency run's.
+struct PhaseOthers {
+    watch: Option<OthersWatch>,
+    /// Their time during each finished phase of the block in progress, ms.
+    laps: Vec<f64>,
+}
+
+impl PhaseOthers {
+    /// Per phase from `watch` (`None`: the lab does not read them).
+    fn new(watch: Option<OthersWatch>) -> PhaseOthers {
+        PhaseOthers {
+            watch,
+            laps: Vec::new(),
         }
     }
-    Ok(())
+
+    /// At each look that switches (`ended`: one ended a phase, not the first): their time
+    /// during the phase that ended, from the look that switched to it.
+    fn lap(&mut self, ended: bool) -> anyhow::Result<()> {
+        if let Some(watch) = &mut self.watch {
+            let lap = watch.lap()?;
+            if ended {
+                self.laps.push(lap);
+            }
+        }
+        Ok(())
+    }
+
+    /// The block's laps, leaving none for the next block.
+    fn take(&mut self) -> Vec<f64> {
+        std::mem::take(&mut self.laps)
+    }
 }
 
 /// Seconds past the warm-up the first switch waits for traffic to reach the receiver.
@@ -310,10 +330,8 @@ struct Controller<'d, 'b, 'e> {
     /// The entries and the one in force.
     dut: entries::OnDut,
     first_switch: Option<f64>,
-    /// Reads other programs' time on the lab's CPUs, where the lab can, a lap per phase.
-    others: Option<OthersWatch>,
-    /// Their time during each phase of the block in progress but the running one, ms.
-    others_ms: Vec<f64>,
+    /// Other programs' time on the lab's CPUs, a lap per phase.
+    others: PhaseOthers,
     measured: usize,
     ended: Option<Decision>,
     on_event: &'e mut dyn FnMut(&Event<'_>),
@@ -338,11 +356,7 @@ impl Watch for Controller<'_, '_, '_> {
             last.end_s = now;
             self.check_counted()?;
         }
-        lap_others(
-            self.others.as_mut(),
-            !self.spans.is_empty(),
-            &mut self.others_ms,
-        )?;
+        self.others.lap(!self.spans.is_empty())?;
         if !self.plan.is_empty() && self.spans.len() == self.plan.len() {
             self.close_block(&receiver.counter_samples()?)?;
             let decision = self.decision(now);
@@ -430,6 +444,7 @@ impl Controller<'_, '_, '_> {
         let (v, p, segment) = self.ids;
         let block = self.blocks_so_far() as u32 + 1;
         let phases = phase_values(series, &self.spans, &self.design.plan.phase_options)?;
+        let others = self.others.take();
         for (k, span) in self.spans.iter().enumerate() {
             self.rows.push(PhaseRow {
                 segment,
@@ -438,10 +453,9 @@ impl Controller<'_, '_, '_> {
                 config: self.design.plan.names[span.set].to_string(),
                 switched_s: span.switched_s,
                 end_s: span.end_s,
-                others_ms: self.others_ms.get(k).copied(),
+                others_ms: others.get(k).copied(),
             });
         }
-        self.others_ms.clear();
         self.store
             .write_blocks(self.ids, series, &self.rows)
             .with_context(|| format!("storing block {block} of {v}.{p}"))?;

@@ -118,7 +118,7 @@ pub struct Rig<'a> {
     pub(crate) dut_cpu: Option<DutCpu>,
     /// The lab's CPUs, where other programs' time is read over the traffic (the virtual
     /// lab's: the DUT's, the generators', the probes'); empty where the lab's CPUs are other
-    /// machines'.
+    /// machines', or where the design reads them itself (the alternating design, per phase).
     pub(crate) lab_cpus: Vec<usize>,
     /// How much later than the end of warm-up a capture starts (zero, but in tests that
     /// misplace the capture on purpose).

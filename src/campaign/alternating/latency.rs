@@ -87,8 +87,10 @@ impl Alternation<'_> {
             probes: Some(cfg.rate),
         };
         let index = unit.version.unwrap_or(0);
-        let (rig, switcher) = ctx.bench.alternating(&spec)?;
-        let others_cpus = rig.lab_cpus.clone();
+        let (mut rig, switcher) = ctx.bench.alternating(&spec)?;
+        // Read per phase here; taken from the rig, so that the trial procedure does not read
+        // them over the whole run as well, for nothing.
+        let others_cpus = std::mem::take(&mut rig.lab_cpus);
         let others = OthersWatch::on(&others_cpus)?;
         let mut watch = LatencyWatch {
             design: self,
@@ -97,8 +99,7 @@ impl Alternation<'_> {
             block: 0,
             plan: Vec::new(),
             spans: Vec::new(),
-            others,
-            others_ms: Vec::new(),
+            others: super::PhaseOthers::new(others),
             done: Vec::new(),
             next_at: warmup,
             dut: OnDut::new(
@@ -213,10 +214,8 @@ struct LatencyWatch<'d, 'b, 'e> {
     plan: Vec<usize>,
     /// Its phases so far (the last one still running).
     spans: Vec<PhaseSpan>,
-    /// Reads other programs' time on the lab's CPUs, where the lab can, a lap per phase.
-    others: Option<OthersWatch>,
-    /// Their time during each finished phase of the block in progress, ms.
-    others_ms: Vec<f64>,
+    /// Other programs' time on the lab's CPUs, a lap per phase.
+    others: super::PhaseOthers,
     /// Every finished phase.
     done: Vec<DonePhase>,
     /// When the next phase starts, seconds since the traffic started.
@@ -241,14 +240,10 @@ impl Watch for LatencyWatch<'_, '_, '_> {
         if let Some(last) = self.spans.last_mut() {
             last.end_s = now;
         }
-        super::lap_others(
-            self.others.as_mut(),
-            !self.spans.is_empty(),
-            &mut self.others_ms,
-        )?;
+        self.others.lap(!self.spans.is_empty())?;
         if !self.plan.is_empty() && self.spans.len() == self.plan.len() {
             self.block += 1;
-            let others = std::mem::take(&mut self.others_ms);
+            let others = self.others.take();
             for (k, span) in self.spans.drain(..).enumerate() {
                 let phase = (
                     self.block as u32,
