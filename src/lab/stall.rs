@@ -292,6 +292,12 @@ fn others_now(cpus: &[usize]) -> anyhow::Result<f64> {
 /// switches config sets with `nft` and `iptables` during its traffic, the trials run the
 /// campaign's `during` hooks), milliseconds.
 fn own_user_ms() -> anyhow::Result<f64> {
+    let (utime, cutime) = own_times_ms()?;
+    Ok(utime + cutime)
+}
+
+/// This process's `utime` and `cutime` ([`own_user_ms`]), milliseconds.
+fn own_times_ms() -> anyhow::Result<(f64, f64)> {
     let stat = std::fs::read_to_string("/proc/self/stat")?;
     // The command name, in parentheses, may hold spaces: the fields count from its end.
     let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
@@ -301,7 +307,7 @@ fn own_user_ms() -> anyhow::Result<f64> {
             .ok_or_else(|| anyhow::anyhow!("/proc/self/stat has no field {}", n + 3))
     };
     // utime and cutime: the 14th and 16th fields, the 12th and 14th after the name.
-    Ok((field(11)? + field(13)?) * 10.0)
+    Ok((field(11)? * 10.0, field(13)? * 10.0))
 }
 
 /// A CPU's times since boot (`/proc/stat`), milliseconds.
@@ -383,7 +389,7 @@ mod tests {
         let cpus: Vec<usize> = (0..super::super::virt::online_cpus()).collect();
         let tmp = tempfile::tempdir().unwrap();
         let done = tmp.path().join("done");
-        // Some 0.4 s of a CPU in user space, however busy the machine, then a mark.
+        // Some 0.3 s of a CPU in user space, however busy the machine, then a mark.
         let spin = format!(
             "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; touch {}",
             done.display()
@@ -395,19 +401,31 @@ mod tests {
             }
             std::fs::remove_file(&done).unwrap();
         };
-        // A command run and waited for, and this process's own work: benchlab's.
-        let watch = OthersWatch::start(cpus.clone()).unwrap();
+        // The CPUs' user time, everyone's.
+        let total = || {
+            let stat = std::fs::read_to_string("/proc/stat").unwrap();
+            (cpus.iter())
+                .map(|&cpu| CpuTimes::parse(&stat, cpu).unwrap().user_ms)
+                .sum::<f64>()
+        };
+        // A command run and waited for: benchlab's, in its `cutime`, which the watch takes
+        // out. Lower bounds only, so that what else runs does not matter: it is in the CPUs'
+        // time and the watch's alike, and the tests beside this one (this process too) only
+        // add to benchlab's.
+        let (_, cutime) = own_times_ms().unwrap();
+        let (watch, total_before) = (OthersWatch::start(cpus.clone()).unwrap(), total());
         let status = std::process::Command::new("sh")
             .args(["-c", &spin])
             .status();
         assert!(status.is_ok_and(|s| s.success()));
         finished();
-        let t0 = std::time::Instant::now();
-        while t0.elapsed() < Duration::from_millis(400) {
-            std::hint::black_box(0u64);
-        }
-        let own = watch.finish().unwrap();
-        // The same left to run on its own (its parent gone at once): another program's.
+        let (waited, total_after) = (watch.finish().unwrap(), total());
+        let (_, cutime_after) = own_times_ms().unwrap();
+        assert!(cutime_after - cutime >= 200.0, "{cutime} {cutime_after}");
+        let taken_out = total_after - total_before - waited.ms;
+        assert!(taken_out >= 180.0, "{taken_out} {waited:?}");
+        // The same left to run on its own (its parent gone at once): another program's,
+        // whatever else the machine runs beside it (which only adds).
         let watch = OthersWatch::start(cpus.clone()).unwrap();
         let detached = format!("({spin}) &");
         let status = std::process::Command::new("sh")
@@ -416,10 +434,7 @@ mod tests {
         assert!(status.is_ok_and(|s| s.success()));
         finished();
         let others = watch.finish().unwrap();
-        // Some 0.8 s of benchlab's against 0.4 s of another's (the tests beside this one are
-        // this process too; the clock counts in 10 ms ticks). Less than half of benchlab's:
-        // none of it, and room for what else the machine runs.
-        assert!(own.ms < 400.0, "{own:?}");
+        // Some 0.3 s of another's; the clock counts in 10 ms ticks.
         assert!(others.ms >= 200.0, "{others:?}");
         assert_eq!(others.cpus, cpus);
         assert!((others.share(0.7) - others.ms / 700.0 / cpus.len() as f64).abs() < 1e-9);
