@@ -323,21 +323,26 @@ impl Store {
 /// The share of `cpus` CPUs' time that other programs took during a block of these `phases`,
 /// from the start of its first to the end of its last; `None` unless every phase read it.
 pub(crate) fn others_share(phases: &[&PhaseRow], cpus: usize) -> Option<f64> {
-    let (first, last) = (phases.first()?, phases.last()?);
-    let ms = phases.iter().map(|p| p.others_ms);
-    block_share(ms, last.end_s - first.switched_s, cpus)
+    block_share(
+        phases.iter().map(|p| (p.switched_s, p.end_s, p.others_ms)),
+        cpus,
+    )
 }
 
-/// The share of `cpus` CPUs' time over `seconds` that other programs took during a block whose
-/// phases read `ms` each (a throughput block's, a latency block's); `None` unless every phase
-/// read it.
+/// The share of `cpus` CPUs' time that other programs took during a block of phases, each
+/// `(start_s, end_s, ms)` in order (a throughput block's, a latency block's), from the start of
+/// the first to the end of the last; `None` without phases or unless every phase read it.
 pub(crate) fn block_share(
-    ms: impl IntoIterator<Item = Option<f64>>,
-    seconds: f64,
+    phases: impl IntoIterator<Item = (f64, f64, Option<f64>)>,
     cpus: usize,
 ) -> Option<f64> {
-    let ms: f64 = ms.into_iter().sum::<Option<f64>>()?;
-    Some(crate::lab::stall::cpu_share(ms, seconds, cpus))
+    let (mut from, mut to, mut ms) = (None, 0.0, 0.0);
+    for (start_s, end_s, phase_ms) in phases {
+        from.get_or_insert(start_s);
+        to = end_s;
+        ms += phase_ms?;
+    }
+    Some(crate::lab::stall::cpu_share(ms, to - from?, cpus))
 }
 
 /// How a segment's `meta.json` says the stopping rule ended the run: precise enough.

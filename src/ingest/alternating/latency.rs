@@ -107,12 +107,10 @@ pub(super) fn read(
 /// The share of the lab's CPUs' time other programs took during `block` of `record`, where
 /// every phase of it read theirs.
 fn others_share(record: &AlternatingLatency, block: u32) -> Option<f64> {
-    let phases: Vec<&LatencyPhase> = (record.phases.iter())
+    let phases = (record.phases.iter())
         .filter(|ph| ph.block == block)
-        .collect();
-    let (first, last) = (phases.first()?, phases.last()?);
-    let ms = phases.iter().map(|ph| ph.others_ms);
-    alternating::block_share(ms, last.to_s - first.from_s, record.others_cpus.len())
+        .map(|ph| (ph.from_s, ph.to_s, ph.others_ms));
+    alternating::block_share(phases, record.others_cpus.len())
 }
 
 /// The series of entry `set` (its throughput series `series`): per block its phases'
