@@ -32,7 +32,7 @@
 //! frame_size = 64
 //! src = "198.18.10.1:2000-198.18.10.20"
 //! dst = "198.19.10.1:2000-198.19.10.100"
-//! rate = "max"                   # or a packet rate, e.g. 500000
+//! rate = "max"                   # or a packet rate, e.g. 500000 or "500k"
 //! ```
 //!
 //! [`Campaign`]: crate::config::Campaign

@@ -107,14 +107,14 @@ impl serde::de::Visitor<'_> for RateVisitor {
     type Value = Rate;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("\"max\" or a whole, positive number of packets per second")
+        f.write_str("\"max\" or a whole, positive number of packets per second (500000, \"500k\", \"1.5M\")")
     }
 
+    /// The command line's forms too (`"500k"`), so that a rate copied from `benchlab gen -r`
+    /// reads the same in a campaign file.
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Rate, E> {
-        match v {
-            "max" => Ok(Rate::Max),
-            _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
-        }
+        v.parse()
+            .map_err(|_| E::invalid_value(serde::de::Unexpected::Str(v), &self))
     }
 
     fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Rate, E> {

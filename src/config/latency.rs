@@ -9,6 +9,7 @@
 //! rate = 10000            # probes per second
 //! loads = [0, 10, 50, 90] # after a throughput search: latency trials at these % of its NDR
 //! alternating_load = 25   # alternating design: the load, % of the baseline's saturated rate
+//!                         # (a fixed-rate profile: its rate, when the baseline forwarded it)
 //! blocks = 20             # alternating design: blocks of the latency run
 //! floor_duration = 5      # seconds of the floor self-test (probes straight to the receiver)
 //! ```
@@ -36,7 +37,8 @@ pub struct LatencyConfig {
     /// probes only). Default is 0, 10, 50 and 90 (FD.io CSIT's).
     pub(crate) loads: Vec<u32>,
     /// The alternating design's load when it measures latency, in percent of the baseline's
-    /// saturated rate. Default is 25: a firewall forwards a third less than plain forwarding,
+    /// saturated rate (a profile's fixed rate that the baseline forwarded is used as it is:
+    /// `campaign::alternating::latency`). Default is 25: a firewall forwards a third less than plain forwarding,
     /// and a shared machine's disturbed stretches halve what each set forwards, so at half the
     /// baseline's rate the stateful sets queued and their latency was that of a saturated DUT
     /// (P50 +400 to +5,700 % from run to run on the project's VM); at a quarter every set stays

@@ -86,7 +86,14 @@ fn rate_is_max_or_positive() {
     };
     assert_eq!(p("\"max\"").unwrap().profiles[0].rate, Rate::Max);
     assert_eq!(p("250000").unwrap().profiles[0].rate, Rate::Pps(250_000));
+    // As `benchlab gen -r` takes it.
+    assert_eq!(p("\"250k\"").unwrap().profiles[0].rate, Rate::Pps(250_000));
+    assert_eq!(
+        p("\"1.5M\"").unwrap().profiles[0].rate,
+        Rate::Pps(1_500_000)
+    );
     assert!(p("0").is_err());
+    assert!(p("\"0k\"").is_err());
     assert!(p("\"fast\"").is_err());
 }
 

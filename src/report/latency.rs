@@ -216,7 +216,7 @@ pub(crate) fn quiet_in_dut(series: &LatencySeries) -> Option<QuietSeconds> {
 }
 
 /// The load in words: `1 Mpps`, `max (987 Kpps sent)`, `50 % of the NDR (612 Kpps)`, `50 %
-/// of the baseline's saturated rate (560 Kpps)`.
+/// of the baseline's saturated rate (560 Kpps)`, `the profile's 200 Kpps, alternated`.
 pub(crate) fn load_text(series: &LatencySeries) -> String {
     let pps = format_pps(mean_load(series));
     match series.load {
@@ -224,7 +224,10 @@ pub(crate) fn load_text(series: &LatencySeries) -> String {
         Load::Max => format!("max ({pps} sent)"),
         Load::Ndr(0) => "probes only".to_string(),
         Load::Ndr(pct) => format!("{pct} % of the NDR ({pps})"),
-        Load::Alternating(pct) => format!("{pct} % of the baseline's saturated rate ({pps})"),
+        Load::Alternating(Some(pct)) => {
+            format!("{pct} % of the baseline's saturated rate ({pps})")
+        }
+        Load::Alternating(None) => format!("the profile's {pps}, alternated"),
     }
 }
 
@@ -234,7 +237,10 @@ pub(crate) fn compared_at(quantile: Quantile, load: Load) -> String {
     match load {
         Load::Ndr(0) => format!("{what}, probes only"),
         Load::Ndr(pct) => format!("{what} at {pct} % of the NDR"),
-        Load::Alternating(pct) => format!("{what} at {pct} % of the baseline's saturated rate"),
+        Load::Alternating(Some(pct)) => {
+            format!("{what} at {pct} % of the baseline's saturated rate")
+        }
+        Load::Alternating(None) => format!("{what} at the profile's rate"),
         Load::Offered | Load::Max => what,
     }
 }

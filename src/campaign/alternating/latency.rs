@@ -1,9 +1,10 @@
 //! The alternating design's latency run (issue 35): once a run's throughput blocks are done,
-//! each entry's one-way latency at a fixed load, `[latency] alternating_load` percent of the
-//! baseline's saturated rate (the median of its phase values), the entries alternated in the
-//! same balanced order and phases as the throughput, for `[latency] blocks` blocks. Probes run
-//! throughout; each phase keeps those sent after its settle time, so that the report pairs
-//! each set's P50 and P99 with the baseline's block by block, as it pairs the rates.
+//! each entry's one-way latency at a fixed load (`latency_load`: a fixed-rate profile's own
+//! rate, else `[latency] alternating_load` percent of the baseline's saturated rate, the median
+//! of its phase values), the entries alternated in the same balanced order and phases as the
+//! throughput, for `[latency] blocks` blocks. Probes run throughout; each phase keeps those
+//! sent after its settle time, so that the report pairs each set's P50 and P99 with the
+//! baseline's block by block, as it pairs the rates.
 //!
 //! The run is one trial of the ordinary procedure, the `LatencyWatch` switching the DUT at
 //! the planned times; its record is written once it ends ([`crate::store::AlternatingLatency`]).
@@ -37,6 +38,21 @@ fn baseline_pps(done: &[Done]) -> Option<f64> {
     baseline.get(baseline.len() / 2).copied()
 }
 
+/// The share of a fixed rate the baseline must have forwarded for the latency run to use it.
+const FORWARDED: f64 = 0.99;
+
+/// The latency run's load, packets/s, and its share of the baseline's rate (`None`: the
+/// profile's own rate). A fixed rate the baseline forwarded is the load the user asked to see:
+/// a share of it would measure a lighter one. At `max`, or at a fixed rate the baseline did
+/// not forward (it saturated), `pct` % of what the baseline forwarded: the latency of a
+/// saturated DUT is its queue's.
+fn latency_load(rate: Rate, baseline_pps: f64, pct: u32) -> (Option<u32>, f64) {
+    match rate {
+        Rate::Pps(pps) if baseline_pps >= FORWARDED * pps as f64 => (None, pps as f64),
+        _ => (Some(pct), baseline_pps * f64::from(pct) / 100.0),
+    }
+}
+
 impl Alternation<'_> {
     /// Whether the run of `unit` still has its latency to measure.
     pub(super) fn latency_todo(
@@ -64,7 +80,8 @@ impl Alternation<'_> {
             anyhow::bail!("{v}.{p}: no throughput block gave the baseline's rate: its latency load is unknown");
         };
         let cfg = self.campaign.latency();
-        let load_pps = baseline_pps * f64::from(cfg.alternating_load) / 100.0;
+        let (load_pct, load_pps) =
+            latency_load(unit.profile.rate, baseline_pps, cfg.alternating_load);
         let profile = Profile {
             rate: Rate::Pps(load_pps.round().max(1.0) as u64),
             ..unit.profile.clone()
@@ -117,7 +134,7 @@ impl Alternation<'_> {
             .context("the latency run's probes measured nothing")?;
         let (phases, intervals) = self.phases(&phases, &probes, data.start_unix_s);
         let record = AlternatingLatency {
-            load_pct: cfg.alternating_load,
+            load_pct,
             baseline_pps,
             load_pps,
             probe_rate_pps: cfg.rate,
@@ -283,5 +300,28 @@ impl Watch for LatencyWatch<'_, '_, '_> {
         Ok(Flow::Continue(crate::clock::saturating_secs(
             self.next_at - now,
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fixed_rate_the_baseline_forwarded_is_the_latency_load() {
+        // 200 Kpps asked, forwarded: latency at 200 Kpps, not at a quarter of it.
+        assert_eq!(
+            latency_load(Rate::Pps(200_000), 199_990.0, 25),
+            (None, 200_000.0)
+        );
+        // 2 Mpps asked, 800 Kpps forwarded: the baseline saturated, so a share of that.
+        assert_eq!(
+            latency_load(Rate::Pps(2_000_000), 800_000.0, 25),
+            (Some(25), 200_000.0)
+        );
+        assert_eq!(
+            latency_load(Rate::Max, 800_000.0, 50),
+            (Some(50), 400_000.0)
+        );
     }
 }

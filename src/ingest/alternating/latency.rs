@@ -29,8 +29,9 @@ use crate::store::{crowded, AlternatingLatency, LatencyPhase, Store};
 /// An alternating run's latency run, read back.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RunLatency {
-    /// The load, in percent of the baseline's saturated rate.
-    pub(crate) load_pct: u32,
+    /// The load, in percent of the baseline's saturated rate; `None`: the profile's fixed
+    /// rate.
+    pub(crate) load_pct: Option<u32>,
     /// The baseline's saturated rate, packets/s: the median of its phase values in the run's
     /// throughput blocks.
     pub(crate) baseline_pps: f64,

@@ -32,8 +32,9 @@ pub(crate) enum Load {
     Max,
     /// This percentage of the throughput search's NDR (a latency trial after each search).
     Ndr(u32),
-    /// This percentage of the baseline's saturated rate (the alternating design's latency run).
-    Alternating(u32),
+    /// The alternating design's latency run: this percentage of the baseline's saturated rate,
+    /// or (`None`) a fixed-rate profile's own rate.
+    Alternating(Option<u32>),
 }
 
 /// One trial's probes: its measured window's figures, per kind.

@@ -50,7 +50,8 @@ pub(crate) struct LatencyJson<'a> {
     /// % of the NDR, after a search; % of the baseline's saturated rate, alternating; `null`
     /// for a fixed-load profile.
     load_pct: Option<u32>,
-    /// The alternating run's baseline's saturated rate, which `load_pct` is a share of.
+    /// The alternating run's baseline's median rate over its throughput blocks (its saturated
+    /// rate at `max`), which `load_pct` is a share of.
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline_pps: Option<f64>,
     /// Why the alternating run's latency run ended early, when it did.
@@ -239,7 +240,8 @@ fn one<'a>(
             "trials"
         },
         load_pct: match s.load {
-            Load::Ndr(pct) | Load::Alternating(pct) => Some(pct),
+            Load::Ndr(pct) => Some(pct),
+            Load::Alternating(pct) => pct,
             Load::Offered | Load::Max => None,
         },
         baseline_pps: run.map(|r| r.baseline_pps),

@@ -25,8 +25,9 @@ pub(crate) const RECORD: &str = "latency.json";
 /// An alternating latency run, as `latency.json` holds it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AlternatingLatency {
-    /// The load in percent of the baseline's saturated rate (`[latency] alternating_load`).
-    pub load_pct: u32,
+    /// The load in percent of the baseline's saturated rate (`[latency] alternating_load`);
+    /// `None`: a fixed-rate profile's own rate, which the baseline forwarded.
+    pub load_pct: Option<u32>,
     /// The baseline's saturated rate, packets/s: the median of its phase values in the run's
     /// throughput blocks.
     pub baseline_pps: f64,

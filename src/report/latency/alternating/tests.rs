@@ -186,7 +186,7 @@ fn latency_run(store: &Store, layout: &Layout, blocks: usize, failure: Option<&s
         }
     }
     let record = AlternatingLatency {
-        load_pct: 50,
+        load_pct: Some(50),
         baseline_pps: 1e6,
         load_pps: 5e5,
         probe_rate_pps: 1000,
@@ -385,6 +385,39 @@ fn a_latency_run_that_ended_early_keeps_its_blocks_and_says_why() {
     // Two blocks still make an interval (t(1) = 12.7): wide.
     let p50 = &report.verdicts[2];
     assert_eq!(p50.used_text(), "2 blocks");
+}
+
+/// A fixed-rate profile's latency run is at that rate, which the baseline forwarded: the
+/// README, the verdicts and results.json say so, and no share of a saturated rate.
+#[test]
+fn a_run_at_the_profiles_fixed_rate_is_said_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, out) = (tmp.path().join("results"), tmp.path().join("out"));
+    results_dir(&dir, &SETS_RUN, 4, None);
+    let path = dir.join("alternating/default.inet4/latency.json");
+    let mut record: AlternatingLatency =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    (record.load_pct, record.load_pps) = (None, 1e6);
+    std::fs::write(&path, serde_json::to_vec(&record).unwrap()).unwrap();
+    let (report, readme, json) = crate::report::latency::tests::report_of(&dir, &out);
+    assert!(
+        readme.contains(
+            "At the profile's rate, 1 Mpps, which forwarding forwarded (its median over the \
+             run's throughput blocks: 1 Mpps), 4 blocks: "
+        ),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("| the profile's 1 Mpps, alternated |"),
+        "{readme}"
+    );
+    assert!(!readme.contains("saturated rate"), "{readme}");
+    assert_eq!(
+        report.verdicts[2].context,
+        ["default", "inet4", "P50 latency at the profile's rate"]
+    );
+    assert_eq!(json["latency"][1]["load_pct"], serde_json::Value::Null);
+    assert_eq!(json["latency"][1]["offered_pps"], 1e6);
 }
 
 #[test]

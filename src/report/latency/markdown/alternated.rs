@@ -21,19 +21,29 @@ pub(super) fn alternating(report: &Report, run: &AlternatingRun) -> String {
         true => (" P50 in the DUT |", "---:|"),
         false => ("", ""),
     };
+    let (load, baseline_pps) = (
+        format_pps(latency.load_pps),
+        format_pps(latency.baseline_pps),
+    );
+    let at = match latency.load_pct {
+        Some(pct) => format!(
+            "At {pct} % of {baseline}'s saturated rate, {load} ({baseline}'s median over the \
+             run's throughput blocks: {baseline_pps})"
+        ),
+        None => format!(
+            "At the profile's rate, {load}, which {baseline} forwarded (its median over the \
+             run's throughput blocks: {baseline_pps})"
+        ),
+    };
     let mut md = format!(
         "\n### {} · {}, alternated\n\n\
-         At {} % of {baseline}'s saturated rate, {} ({baseline}'s median over the run's \
-         throughput blocks: {}), {} blocks: the config sets alternated as in the throughput \
-         blocks, each phase's probes counted from the end of its settle time. Percentiles: each \
-         config set's phases merged over the run; probes: those that arrived in them.\n\n\
+         {at}, {} blocks: the config sets alternated as in the throughput blocks, each phase's \
+         probes counted from the end of its settle time. Percentiles: each config set's phases \
+         merged over the run; probes: those that arrived in them.\n\n\
          | config set | P50 |{in_dut} P90 | P99 | P99.9 | max | probes |\n\
          |---|---:|{align}---:|---:|---:|---:|---:|\n",
         report.version_label(&run.version),
         report.label(&run.profile),
-        latency.load_pct,
-        format_pps(latency.load_pps),
-        format_pps(latency.baseline_pps),
         latency.blocks,
     );
     for (set, s) in run.sets.iter().zip(&latency.entries) {
