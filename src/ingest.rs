@@ -12,6 +12,7 @@
 //! [`Iteration`]: crate::ingest::Iteration
 //! [`Warning`]: crate::ingest::Warning
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Reader for the alternating design's runs in benchlab's results directories.
@@ -32,8 +33,9 @@ pub struct Results {
     pub(crate) warnings: Vec<Warning>,
     /// How an iteration's figure was computed from its per-second samples, in words.
     pub(crate) method: String,
-    /// What sent the traffic (`pkt-gen sender`, `benchlab gen, xdp engine`), when known.
-    pub(crate) generator: Option<String>,
+    /// What sent each profile's traffic (`benchlab gen, xdp engine`), from its first trial;
+    /// under the profile `""`, what sent every profile's (`pkt-gen sender`).
+    pub(crate) generators: BTreeMap<String, String>,
     /// Profiles of the DUT (benchlab campaigns with `profile = true`), for flamegraphs.
     pub(crate) captures: Vec<Capture>,
     /// The runs of the alternating design, with their paired estimates and time series.

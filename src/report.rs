@@ -204,8 +204,8 @@ pub struct Report {
     pub(crate) flagged: Vec<String>,
     /// How an iteration's figure was computed, in words.
     pub(crate) method: String,
-    /// What sent the traffic, when known.
-    pub(crate) generator: Option<String>,
+    /// What sent each profile's traffic, when known ([`Results::generators`]).
+    pub(crate) generators: BTreeMap<String, String>,
     /// Profiles of the DUT of the selected versions and config sets, checked.
     pub(crate) flames: Vec<flame::Flame>,
     /// The runs of the alternating design, when the campaign used it.
@@ -245,7 +245,7 @@ impl Report {
             series,
             warnings,
             method,
-            generator,
+            generators,
             captures,
             alternating,
             searches,
@@ -298,7 +298,7 @@ impl Report {
             warnings,
             flagged,
             method,
-            generator,
+            generators,
             flames,
             alternating,
             searches,

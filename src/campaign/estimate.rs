@@ -2,6 +2,7 @@
 //! how many trials or alternating runs, and about how long it takes.
 
 use crate::config::{secs, Alternating, Campaign, Design, Measure, Runs};
+use crate::stats::ministat::MIN_POINTS;
 use crate::store::{plan, TrialKey};
 
 /// Seconds a trial of the virtual lab costs beyond its traffic: the switch of version or
@@ -32,6 +33,9 @@ pub(crate) struct Plan {
     pub(crate) at_most: bool,
     /// What the estimate leaves out or how the runs end, in words (may be empty).
     pub(crate) caveat: String,
+    /// What the report will lack, said before anything is measured: too few iterations of
+    /// trials for ministat.
+    pub(crate) note: Option<String>,
 }
 
 /// The plan of `campaign`, as loaded and settled.
@@ -81,6 +85,7 @@ fn alternating_plan(campaign: &Campaign, alt: &Alternating, reason: String) -> P
             secs(alt.block_duration(entries)),
             secs(alt.max_duration)
         ),
+        note: None,
     }
 }
 
@@ -132,7 +137,19 @@ fn trials_plan(campaign: &Campaign, reason: String) -> Plan {
         wall_s: LAB_S + floor_s(campaign) + seconds,
         at_most: searching,
         caveat,
+        note: few_iterations(campaign.iterations),
     }
+}
+
+/// A trials campaign of fewer `iterations` than ministat takes: every series without
+/// statistics, which `benchlab run` would otherwise say only once it is over.
+fn few_iterations(iterations: u32) -> Option<String> {
+    (iterations < MIN_POINTS as u32).then(|| {
+        format!(
+            "{iterations} iteration(s): ministat needs {MIN_POINTS} per series, so the report \
+             will have no statistics and compare nothing (iterations = {MIN_POINTS} or more)"
+        )
+    })
 }
 
 /// Seconds of the latency floor's self-test, when the campaign measures latency: its probes
@@ -170,5 +187,11 @@ mod tests {
         assert_eq!(p.wall_s, LAB_S + 12.0 * (10.0 + TRIAL_OVERHEAD_S));
         assert!(!p.at_most);
         assert_eq!(p.reason, "set in the campaign file");
+        assert_eq!(p.note, None);
+        let two = plan_of(&load("design = \"trials\"\niterations = 2\n"));
+        assert!(two
+            .note
+            .unwrap()
+            .starts_with("2 iteration(s): ministat needs 3"));
     }
 }

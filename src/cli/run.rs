@@ -150,6 +150,11 @@ pub(crate) fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         return print_check(&args, &campaign, out);
     }
     let db = crate::cli::history::checked_db(args.db.clone())?;
+    if let Some(note) = crate::campaign::estimate::plan_of(&campaign).note {
+        if !args.quiet {
+            writeln!(err, "note: {note}")?;
+        }
+    }
     // A virtual lab is profiled from this host; an SSH DUT is checked once it answers.
     if campaign.profile && campaign.lab.hosts.is_none() {
         PerfProfiler::check(&LocalTransport)?;
@@ -240,6 +245,9 @@ fn print_check(args: &Args, campaign: &Campaign, out: &mut dyn Write) -> anyhow:
         minutes(plan.wall_s),
         plan.caveat
     )?;
+    if let Some(note) = &plan.note {
+        writeln!(out, "  note:   {note}")?;
+    }
     Ok(0)
 }
 

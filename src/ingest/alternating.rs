@@ -270,8 +270,8 @@ fn read_windows(
             run.windows.push((offset + t, rate, set));
         }
         let meta = store.read_segment_meta(v, p, segment);
-        if results.generator.is_none() {
-            results.generator = meta.as_ref().and_then(|m| m.generator.clone());
+        if let Some(generator) = meta.as_ref().and_then(|m| m.generator.clone()) {
+            results.generators.entry(p.to_string()).or_insert(generator);
         }
         run.ended.push(
             meta.and_then(|m| m.ended)

@@ -258,8 +258,8 @@ fn take_finished(
         }
         return None;
     };
-    if results.generator.is_none() {
-        results.generator.clone_from(&meta.generator);
+    if let Some(generator) = &meta.generator {
+        (results.generators.entry(key.profile.clone())).or_insert_with(|| generator.clone());
     }
     Some(meta)
 }

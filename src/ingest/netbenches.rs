@@ -36,7 +36,7 @@ pub fn read_dir(dir: &Path) -> Result<Results, InputError> {
         method: "the median of the receiver's per-second rates, first 15 and last 10 log lines \
                  dropped (bench-lab-ministat.sh)"
             .to_string(),
-        generator: Some("pkt-gen sender".to_string()),
+        generators: [(String::new(), "pkt-gen sender".to_string())].into(),
         ..Results::default()
     };
     for run in find_logs(dir)? {

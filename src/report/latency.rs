@@ -241,7 +241,9 @@ pub(crate) fn compared_at(quantile: Quantile, load: Load) -> String {
             format!("{what} at {pct} % of the baseline's saturated rate")
         }
         Load::Alternating(None) => format!("{what} at the profile's rate"),
-        Load::Offered | Load::Max => what,
+        // The latency of a DUT saturated by design is its queue's: said in the verdict too.
+        Load::Max => format!("{what} at max, saturated"),
+        Load::Offered => what,
     }
 }
 

@@ -157,3 +157,32 @@ fn the_verdicts_name_the_level_an_archive_table_was_made_at() {
     let readme = markdown::readme(&report, &[]);
     assert!(readme.contains("at 99 % confidence") && readme.contains("| change (99 %) |"));
 }
+
+/// Profiles sent differently (at `max` following the DUT, at a fixed rate) are each described
+/// by their own generator, not by the campaign's first trial's.
+#[test]
+fn each_profile_names_what_sent_its_own_traffic() {
+    let profile = |name: &str, pps: f64| {
+        let mut s = Series::of_medians("a", "forwarding", name, &[pps; 3]);
+        s.iterations
+            .iter_mut()
+            .for_each(|i| i.offered_pps = Some(pps));
+        s
+    };
+    let at_max = "benchlab gen, xdp engine, at max offering 5 % more than the DUT took";
+    let results = Results {
+        series: vec![profile("max", 9e5), profile("300k", 3e5)],
+        generators: [
+            ("max".to_string(), at_max.to_string()),
+            ("300k".to_string(), "benchlab gen, xdp engine".to_string()),
+        ]
+        .into(),
+        ..Results::default()
+    };
+    let report = Report::build(results, &ReportOptions::default()).unwrap();
+    assert_eq!(
+        traffic::traffic_summary(&report, "300k"),
+        "300k: traffic load 300 Kpps (benchlab gen, xdp engine)"
+    );
+    assert!(traffic::traffic_summary(&report, "max").ends_with(&format!("900 Kpps ({at_max})")));
+}

@@ -31,7 +31,9 @@ pub(crate) fn traffic_summary(report: &Report, profile: &str) -> String {
     let mut parts = traffics;
     if !offered.is_empty() {
         let median = Summary::of(&offered, Flavor::Current).median;
-        let by = report.generator.as_deref().unwrap_or("the sender");
+        let by = (report.generators.get(profile))
+            .or_else(|| report.generators.get(""))
+            .map_or("the sender", String::as_str);
         // A search's iterations offered many loads; what they share is the highest one.
         let what = if searched(report, profile) {
             "max load"

@@ -5,20 +5,20 @@
 
 use super::distance::{at_levels, levels, timed_seconds, AtLevel, Level};
 use super::{load_text, probe_totals, quiet_in_dut, Report};
-use crate::ingest::benchlab::latency::{
-    saturation, Floor, LatencySeries, Load, ProbeTrial, FULL_QUEUE, OVERLOADED, STALLED,
-};
-use crate::ingest::benchlab::CROWDED;
+use crate::ingest::benchlab::latency::{Floor, LatencySeries};
 use crate::report::compare::block_line;
 use crate::stats::latency::{LatencySummary, Percentiles, ProbeCounts};
 use crate::units::format_ns;
 use alternated::alternating;
 use first_packet::first_packet;
+use troubles::{crowded, overloaded, saturating, stalled};
 
 /// An alternating run's table and paired comparisons.
 mod alternated;
 /// First packet against established flows, one way and in the DUT.
 mod first_packet;
+/// The lines under a table saying which of its trials saturated the DUT, or were disturbed.
+mod troubles;
 
 /// The section; empty when the campaign measured no latency.
 pub(crate) fn section(report: &Report) -> String {
@@ -75,6 +75,7 @@ pub(crate) fn section(report: &Report) -> String {
         }
         for s in &rows {
             md.push_str(&overloaded(s));
+            md.push_str(&saturating(s));
             md.push_str(&stalled(s));
         }
         md.push_str(&crowded(&rows));
@@ -313,142 +314,13 @@ fn p50_range(p50s: impl Iterator<Item = u64> + Clone) -> String {
 }
 
 /// A share in percent, as precise as a small loss needs: `0`, `0.04 %`, `2.9 %`.
-fn share(ratio: f64) -> String {
+pub(super) fn share(ratio: f64) -> String {
     match ratio * 100.0 {
         0.0 => "0".to_string(),
         pct if pct < 0.01 => "< 0.01 %".to_string(),
         pct if pct < 1.0 => format!("{pct:.2} %"),
         pct => format!("{pct:.1} %"),
     }
-}
-
-/// After a search, the load's % of the NDR and the trials of `s` that had `trouble`; `None`
-/// for another load or when none had it.
-fn with_trouble<'a>(s: &'a LatencySeries, trouble: &str) -> Option<(u32, Vec<&'a ProbeTrial>)> {
-    let Load::Ndr(pct) = s.load else {
-        return None;
-    };
-    let trials: Vec<&ProbeTrial> = (s.trials.iter())
-        .filter(|t| t.troubles.iter().any(|w| w == trouble))
-        .collect();
-    (!trials.is_empty()).then_some((pct, trials))
-}
-
-/// After a search, a line for a load some of whose trials saturated the DUT (the
-/// [`OVERLOADED`] ones: it did not forward the whole load, or its input queue was full);
-/// empty when there are none.
-fn overloaded(s: &LatencySeries) -> String {
-    let Some((pct, over)) = with_trouble(s, OVERLOADED) else {
-        return String::new();
-    };
-    // Per cause (load lost, input queue full): the shares of the trials it saturated.
-    let (mut lost, mut full) = (Vec::new(), Vec::new());
-    for t in &over {
-        let [l, f] = saturation(t.load_lost, t.load_dropped);
-        lost.extend(l);
-        full.extend(f);
-    }
-    let mean = |s: &[f64]| share(s.iter().sum::<f64>() / s.len() as f64);
-    let mut why = Vec::new();
-    if !lost.is_empty() {
-        why.push(format!(
-            "in {} it did not forward the whole load ({} of it lost)",
-            lost.len(),
-            mean(&lost)
-        ));
-    }
-    if !full.is_empty() {
-        why.push(format!(
-            "in {} its input queue was full (an interface dropped {} of the load)",
-            full.len(),
-            mean(&full)
-        ));
-    }
-    format!(
-        "\nAt {pct} % of the NDR the DUT was saturated in {} of {} trials: {}. {}\n",
-        over.len(),
-        s.trials.len(),
-        why.join("; "),
-        saturated_why(s, pct),
-    )
-}
-
-/// Why a load at `pct` % of the NDR saturated the DUT: its NDR was itself forwarded with the
-/// input queue full ([`ProbeTrial::ndr_dropped`]: the searches' trials there dropped more than
-/// [`FULL_QUEUE`] of their load, on average), or else the DUT slowed since the search.
-fn saturated_why(s: &LatencySeries, pct: u32) -> String {
-    let at_ndr: Vec<f64> = s.trials.iter().filter_map(|t| t.ndr_dropped).collect();
-    let mean = at_ndr.iter().sum::<f64>() / at_ndr.len().max(1) as f64;
-    match mean > FULL_QUEUE {
-        true => format!(
-            "The searches' trials at the NDR had the DUT's input queue full as well (an \
-             interface dropped {} of their load, sent again): the NDR is a rate the DUT \
-             forwards saturated, and a steady load at {pct} % of it was at or past the knee \
-             where a standing queue forms, whose length follows the machine's speed. Their \
-             latency is that of a saturated DUT, not of {pct} % of its capacity.",
-            share(mean)
-        ),
-        false => format!(
-            "It forwarded less than during the search, so their latency is that of a \
-             saturated DUT, not of {pct} % of its NDR."
-        ),
-    }
-}
-
-/// After a search, a line for a load some of whose trials had their input queue filled by the
-/// host taking the DUT's CPU away (the [`STALLED`] ones); empty when there are none.
-fn stalled(s: &LatencySeries) -> String {
-    let Some((pct, stalled)) = with_trouble(s, STALLED) else {
-        return String::new();
-    };
-    let longest = (stalled.iter().filter_map(|t| t.longest_stall_ms)).fold(0.0, f64::max);
-    let dropped: Vec<f64> = stalled.iter().filter_map(|t| t.load_dropped).collect();
-    format!(
-        "\nAt {pct} % of the NDR the host took the DUT's CPU away in {} of {} trials, for up to \
-         {longest:.0} ms, longer than its input queue holds at that load (an interface dropped \
-         {} of the load, no more than arrived meanwhile). The load did not saturate the DUT; the \
-         probes of those stretches waited for the machine, and those trials count as disturbed \
-         in the comparisons.\n",
-        stalled.len(),
-        s.trials.len(),
-        share(dropped.iter().sum::<f64>() / dropped.len().max(1) as f64),
-    )
-}
-
-/// A line for the trials of a table during which other programs took the lab's CPUs (the
-/// [`CROWDED`] ones), after a search naming their loads; empty when there are none.
-fn crowded(rows: &[&LatencySeries]) -> String {
-    let is_crowded = |t: &&ProbeTrial| t.troubles.iter().any(|w| w == CROWDED);
-    let crowded: Vec<&ProbeTrial> = rows
-        .iter()
-        .flat_map(|s| &s.trials)
-        .filter(is_crowded)
-        .collect();
-    if crowded.is_empty() {
-        return String::new();
-    }
-    let of: usize = rows.iter().map(|s| s.trials.len()).sum();
-    let most = (crowded.iter().filter_map(|t| t.others_share)).fold(0.0, f64::max);
-    let pcts: Vec<String> = (rows.iter())
-        .filter(|s| s.trials.iter().any(|t| is_crowded(&t)))
-        .filter_map(|s| match s.load {
-            Load::Ndr(pct) => Some(pct.to_string()),
-            _ => None,
-        })
-        .collect();
-    let after = match pcts.is_empty() {
-        true => String::new(),
-        false => format!(" after the searches (at {} % of the NDR)", pcts.join(", ")),
-    };
-    format!(
-        "\nOther programs took the lab's CPUs during {} of the {of} trials{after}, up to {} of \
-         their time in a trial. The DUT's threads preempt them, but they take the CPUs' caches \
-         and delay their wake-ups: those trials measured the machine's other work as much as \
-         the DUT, and count as disturbed in the comparisons. Run nothing else while latency is \
-         measured.\n",
-        crowded.len(),
-        share(most),
-    )
 }
 
 /// P50, P90, P99, P99.9 and max in human units; `–` each where no probe arrived.
@@ -479,21 +351,4 @@ fn compared(report: &Report) -> String {
         md.push_str(&format!("\n{line}\n```\n{}```\n", b.block.ministat));
     }
     md
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_fixed_load_trial_other_programs_crowded_is_said_under_its_table() {
-        let mut series = crate::report::latency::tests::one_trial(&[0; 4]);
-        assert_eq!(crowded(&[&series]), "");
-        series.trials[0].troubles = vec![CROWDED.into()];
-        series.trials[0].others_share = Some(0.057);
-        let line = crowded(&[&series]);
-        let said = "\nOther programs took the lab's CPUs during 1 of the 1 trials, up to 5.7 % of \
-                    their time in a trial.";
-        assert!(line.starts_with(said), "{line}");
-    }
 }
