@@ -373,10 +373,15 @@ impl Watch for Controller<'_, '_, '_> {
         (self.dut)
             .switch_to(&mut *self.switcher, self.design.campaign, set)
             .with_context(|| {
+                let block = self.blocks_so_far() + 1;
+                // In the first block there is nothing before it to keep.
+                let kept = match block {
+                    1 => "",
+                    _ => "; the blocks before it are kept",
+                };
                 format!(
-                    "switching the DUT to `{}` (block {}); the blocks before it are kept",
+                    "switching the DUT to `{}` (block {block}){kept}",
                     self.design.plan.names[set],
-                    self.blocks_so_far() + 1
                 )
             })?;
         let switched_s = now + started.elapsed().as_secs_f64();
