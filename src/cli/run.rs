@@ -64,7 +64,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "SECS", hide = true, allow_negative_numbers = true)]
     pub(crate) profile_delay: Option<f64>,
 
-    /// A one-minute smoke run: 3 iterations of 5-second trials, IPv4 only
+    /// A smoke run (the default campaign: about a minute): 3 iterations of 5-second trials, the
+    /// first profile only, throughput searches of at most 60 s to a 2 % width
     #[arg(long)]
     pub(crate) quick: bool,
 

@@ -217,6 +217,22 @@ fn overrides_are_merged_once_and_only_their_faults_say_so() {
         "{file}"
     );
     assert!(prepare("iterations = 0", quick).is_ok());
+    // A search and an alternating latency run shrink with the rest.
+    let search_text = "[trial]\nlatency = true\n[[profiles]]\nname = \"a\"\naf = \"inet4\"\n\
+                       measure = \"throughput\"\n";
+    let c = prepare(search_text, quick).unwrap();
+    let search = c.search();
+    assert_eq!(search.search_duration_max, 60.0);
+    assert_eq!(search.goals[0].duration_sum, 3.0);
+    assert!(search.validate().is_ok());
+    // RFC 2544's one trial per load, no preceding targets, stays valid shrunk.
+    let rfc = prepare(
+        &format!("{search_text}[search]\npreset = \"rfc2544\"\n"),
+        quick,
+    );
+    assert!(rfc.unwrap().search().validate().is_ok());
+    let c = prepare("[trial]\nlatency = true\n", quick).unwrap();
+    assert_eq!(c.latency().blocks, 4);
 }
 
 #[test]
