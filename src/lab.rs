@@ -289,8 +289,9 @@ fn claim(id: &str) -> Result<()> {
     }
 }
 
-/// Removes every stale benchlab lab (owner dead, or no owner record); returns their ids.
-pub(crate) fn remove_stale() -> Result<Vec<String>> {
+/// The ids of the benchlab labs on this host, up or stale: from their namespaces and owner
+/// records.
+pub(crate) fn ids() -> Vec<String> {
     let mut ids: Vec<String> = virt::benchlab_namespaces()
         .iter()
         .filter_map(|ns| {
@@ -309,8 +310,13 @@ pub(crate) fn remove_stale() -> Result<Vec<String>> {
     }
     ids.sort();
     ids.dedup();
+    ids
+}
+
+/// Removes every stale benchlab lab (owner dead, or no owner record); returns their ids.
+pub(crate) fn remove_stale() -> Result<Vec<String>> {
     let mut removed = Vec::new();
-    for id in ids {
+    for id in ids() {
         if owner(&id) == Owner::Stale {
             teardown(&id).with_context(|| format!("removing stale lab {id}"))?;
             removed.push(id);

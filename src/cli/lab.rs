@@ -112,7 +112,16 @@ pub(crate) fn run(args: LabArgs, out: &mut dyn Write, _err: &mut dyn Write) -> R
         LabAction::Status { target, json } => {
             let id = target.config()?.id;
             let Some(status) = lab::status(&id)? else {
-                anyhow::bail!("lab {id} is not up (`benchlab lab up` builds it)");
+                // Another id is the likely slip: name the labs that are up.
+                let up = lab::ids();
+                anyhow::bail!(InputError::new(match up.first() {
+                    None => format!("lab {id} is not up (`benchlab lab up` builds it)"),
+                    Some(other) => format!(
+                        "lab {id} is not up; up on this host: {} (`benchlab lab status --id \
+                         {other}`)",
+                        up.join(", ")
+                    ),
+                }));
             };
             if json {
                 serde_json::to_writer_pretty(&mut *out, &status)?;

@@ -380,7 +380,8 @@ fn find_logs(dir: &Path) -> Result<Vec<Run>, InputError> {
         ),
         None => format!(
             "'{}': no netbenches results (bench.*.info) in it, in its RAW/ folder or in a \
-             subfolder; give the directory that holds the bench.* logs",
+             subfolder, and no benchlab results (campaign.toml, runs/); give the directory \
+             that `benchlab run` wrote or that holds the bench.* logs",
             dir.display()
         ),
     }))
