@@ -373,16 +373,13 @@ impl Watch for Controller<'_, '_, '_> {
         (self.dut)
             .switch_to(&mut *self.switcher, self.design.campaign, set)
             .with_context(|| {
-                let block = self.blocks_so_far() + 1;
                 // In the first block there is nothing before it to keep.
-                let kept = match block {
-                    1 => "",
-                    _ => "; the blocks before it are kept",
+                let (block, kept) = match self.blocks_so_far() {
+                    0 => (1, ""),
+                    n => (n + 1, "; the blocks before it are kept"),
                 };
-                format!(
-                    "switching the DUT to `{}` (block {block}){kept}",
-                    self.design.plan.names[set],
-                )
+                let name = &self.design.plan.names[set];
+                format!("switching the DUT to `{name}` (block {block}){kept}")
             })?;
         let switched_s = now + started.elapsed().as_secs_f64();
         self.first_switch.get_or_insert(switched_s);

@@ -187,6 +187,19 @@ fn log_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     decade(lo, f64::floor)..decade(hi * 1.01, f64::ceil)
 }
 
+/// A log axis' tick label: 1, 2 and 5 times a power of ten, the other ticks unlabelled. The
+/// axis ticks every 1–9 of a decade, and "900 µs" was drawn over "1 ms".
+fn log_tick(ns: f64) -> String {
+    let mantissa = ns / 10f64.powf(ns.log10().floor());
+    let labelled = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .any(|m| (mantissa - m).abs() < 0.01);
+    match labelled {
+        true => format_ns(ns),
+        false => String::new(),
+    }
+}
+
 /// The area below the two title lines.
 fn titled_area<'a>(
     root: &Area<'a>,
@@ -230,7 +243,7 @@ fn draw_load(chart: &LoadChart, rgb: &mut [u8]) -> DrawResult {
         .x_labels(10)
         .y_labels(20)
         .x_label_formatter(&x_format)
-        .y_label_formatter(&|v: &f64| format_ns(*v))
+        .y_label_formatter(&|v: &f64| log_tick(*v))
         .x_desc(x_desc)
         .y_desc("one-way latency")
         .draw()?;
@@ -268,7 +281,7 @@ fn draw_cdf(chart: &CdfChart, rgb: &mut [u8]) -> DrawResult {
         .build_cartesian_2d(x.log_scale(), 0f64..1.0)?;
     mesh_look(&mut ctx.configure_mesh())
         .x_labels(20)
-        .x_label_formatter(&|v: &f64| format_ns(*v))
+        .x_label_formatter(&|v: &f64| log_tick(*v))
         .y_label_formatter(&|v: &f64| format!("{:.0} %", v * 100.0))
         .x_desc("one-way latency")
         .y_desc("probes at or below it")
@@ -291,4 +304,20 @@ fn draw_cdf(chart: &CdfChart, rgb: &mut [u8]) -> DrawResult {
         }
     }
     legend(&mut ctx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_tick;
+
+    #[test]
+    fn a_log_axis_labels_one_two_and_five_of_each_decade() {
+        // Ticks as plotters computes them, a float's width off the powers of ten.
+        let ticks = [1e3, 2e3, 3e3, 5e3, 9e3, 9_999.999_999, 9e5, 1e6];
+        let labels = ticks.map(log_tick);
+        assert_eq!(
+            labels,
+            ["1 µs", "2 µs", "", "5 µs", "", "10 µs", "", "1 ms"]
+        );
+    }
 }
