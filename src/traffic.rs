@@ -107,7 +107,8 @@ impl serde::de::Visitor<'_> for RateVisitor {
     type Value = Rate;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("\"max\" or a whole, positive number of packets per second (500000, \"500k\", \"1.5M\")")
+        f.write_str("\"max\" or a whole, positive number of packets per second")?;
+        f.write_str(" (500000, \"500k\", \"1.5M\")")
     }
 
     /// The command line's forms too (`"500k"`), so that a rate copied from `benchlab gen -r`

@@ -38,12 +38,12 @@ pub struct LatencyConfig {
     pub(crate) loads: Vec<u32>,
     /// The alternating design's load when it measures latency, in percent of the baseline's
     /// saturated rate (a profile's fixed rate that the baseline forwarded is used as it is:
-    /// `campaign::alternating::latency`). Default is 25: a firewall forwards a third less than plain forwarding,
-    /// and a shared machine's disturbed stretches halve what each set forwards, so at half the
-    /// baseline's rate the stateful sets queued and their latency was that of a saturated DUT
-    /// (P50 +400 to +5,700 % from run to run on the project's VM); at a quarter every set stays
-    /// below saturation and the paired costs repeated within their ± 5–10 % (BENCHMARKS.md,
-    /// `benches/design.sh`).
+    /// `campaign::alternating::latency`). Default is 25: a firewall forwards a third less than
+    /// plain forwarding, and a shared machine's disturbed stretches halve what each set
+    /// forwards, so at half the baseline's rate the stateful sets queued and their latency was
+    /// that of a saturated DUT (P50 +400 to +5,700 % from run to run on the project's VM); at a
+    /// quarter every set stays below saturation and the paired costs repeated within their
+    /// ± 5–10 % (BENCHMARKS.md, `benches/design.sh`).
     pub(crate) alternating_load: u32,
     /// Blocks of the alternating design's latency run. Default is 20.
     pub(crate) blocks: u32,

@@ -60,8 +60,8 @@ impl Overrides {
 /// Blocks of a `--quick` alternating latency run (20 by default: 40 s more per profile).
 const QUICK_LATENCY_BLOCKS: u32 = 4;
 
-/// The `--quick` campaign: the given one, shrunk to about a minute (a throughput search and
-/// an alternating latency run to a few blocks).
+/// The `--quick` campaign: the given one, shrunk to about a minute (a throughput search to a
+/// coarse one, an alternating latency run to a few blocks).
 fn quicken(c: &mut Campaign) {
     c.iterations = 3;
     c.trial.duration = Duration::from_secs(5);
