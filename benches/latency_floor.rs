@@ -39,7 +39,7 @@ fn run() -> anyhow::Result<()> {
     let tap = std::env::args().any(|a| a == "--tap");
     let number = |i: usize, default: u64| -> anyhow::Result<u64> {
         args.get(i).map_or(Ok(default), |a| {
-            benchlab::traffic::parse_count(a).ok_or_else(|| {
+            benchlab::units::parse_count(a).ok_or_else(|| {
                 benchlab::error::InputError::new(format!(
                     "bad number {a:?}: usage: latency_floor [SECONDS] [RATE_PPS] [LOG] [--first-packet] [--tap]"
                 ))

@@ -144,28 +144,13 @@ impl std::str::FromStr for Rate {
         if s == "max" {
             return Ok(Rate::Max);
         }
-        match parse_count(s) {
+        match crate::units::parse_count(s) {
             Some(0) | None => Err(InputError::new(format!(
                 "bad rate '{s}': expected 'max' or packets per second (e.g. 500000, 500k, 1.5M)"
             ))),
             Some(pps) => Ok(Rate::Pps(pps)),
         }
     }
-}
-
-/// Parses a count with an optional SI suffix (`k`, `M`, `G`): `500000`, `500k`, `1.5M`.
-pub fn parse_count(s: &str) -> Option<u64> {
-    let (num, mult) = match s.chars().last()? {
-        'k' | 'K' => (&s[..s.len() - 1], 1e3),
-        'M' => (&s[..s.len() - 1], 1e6),
-        'G' => (&s[..s.len() - 1], 1e9),
-        _ => (s, 1.0),
-    };
-    if let Ok(n) = num.parse::<u64>() {
-        return n.checked_mul(mult as u64);
-    }
-    let x = num.parse::<f64>().ok()? * mult;
-    (x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x < 1.8e19).then_some(x as u64)
 }
 
 /// When a run ends.

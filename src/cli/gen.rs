@@ -113,7 +113,7 @@ impl FrameArgs {
 }
 
 fn parse_count(s: &str) -> Result<u64, String> {
-    traffic::parse_count(s)
+    crate::units::parse_count(s)
         .ok_or_else(|| format!("'{s}' is not a packet count (e.g. 1000000, 10M)"))
 }
 

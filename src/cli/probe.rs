@@ -15,7 +15,7 @@ use crate::traffic::latency::{
     Listen, ProbeConfig, ProbeKind, ProbeStream, Probes, DEFAULT_RATE_PPS,
 };
 use crate::traffic::wire::ProbeLine;
-use crate::traffic::{self, IfRef};
+use crate::traffic::IfRef;
 use crate::units::format_ns;
 
 /// How long the probes in flight are waited for once the sender stopped: a loaded DUT's queue
@@ -78,7 +78,7 @@ pub(crate) struct Args {
 }
 
 fn parse_rate(s: &str) -> Result<u64, String> {
-    traffic::parse_count(s)
+    crate::units::parse_count(s)
         .ok_or_else(|| format!("'{s}' is not a number of probes per second (e.g. 10000, 10k)"))
 }
 

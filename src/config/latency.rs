@@ -6,7 +6,7 @@
 //! latency = true          # probes on top of every trial's load: one-way latency
 //!
 //! [latency]
-//! rate = 10000            # probes per second
+//! rate = 10000            # probes per second (or "10k")
 //! loads = [0, 10, 50, 90] # after a throughput search: latency trials at these % of its NDR
 //! alternating_load = 25   # alternating design: the load, % of the baseline's saturated rate
 //!                         # (a fixed-rate profile: its rate, when the baseline forwarded it)
@@ -31,7 +31,9 @@ const MAX_BLOCKS: u32 = 1000;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LatencyConfig {
-    /// Probes per second, on top of the load. Default is 10000 (1 % of a 1 Mpps load).
+    /// Probes per second, on top of the load (`10000` or `"10k"`). Default is 10000 (1 % of
+    /// a 1 Mpps load).
+    #[serde(deserialize_with = "crate::units::de_whole")]
     pub(crate) rate: u64,
     /// The loads of the latency trials after a throughput search, in percent of its NDR (0:
     /// probes only). Default is 0, 10, 50 and 90 (FD.io CSIT's).

@@ -367,7 +367,9 @@ struct SearchFile {
     #[serde(default)]
     preset: Preset,
     goals: Option<Vec<GoalFile>>,
+    #[serde(default, deserialize_with = "crate::units::de_rate")]
     min_load: Option<f64>,
+    #[serde(default, deserialize_with = "crate::units::de_rate")]
     max_load: Option<f64>,
     search_duration_max: Option<f64>,
     warmup_duration: Option<f64>,
