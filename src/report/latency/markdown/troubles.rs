@@ -7,7 +7,7 @@ use crate::ingest::benchlab::latency::{
     saturation, LatencySeries, Load, ProbeTrial, FULL_QUEUE, OVERLOADED, STALLED,
 };
 use crate::ingest::benchlab::CROWDED;
-use crate::report::latency::{load_text, probe_totals};
+use crate::report::latency::load_text;
 
 /// After a search, the load's % of the NDR and the trials of `s` that had `trouble`; `None`
 /// for another load or when none had it.
@@ -66,20 +66,24 @@ pub(super) fn overloaded(s: &LatencySeries) -> String {
 /// times the DUT's time per frame, a throughput figure in disguise, not the DUT's latency at
 /// work, which a reader of the table would take it for.
 pub(super) fn saturating(s: &LatencySeries) -> String {
-    let lost: Vec<f64> = (s.trials.iter())
-        .filter_map(|t| t.load_lost)
-        .filter(|&lost| lost > FULL_QUEUE)
+    let over: Vec<&ProbeTrial> = (s.trials.iter())
+        .filter(|t| t.load_lost.is_some_and(|lost| lost > FULL_QUEUE))
         .collect();
-    if lost.is_empty() || !matches!(s.load, Load::Max | Load::Offered) {
+    if over.is_empty() || !matches!(s.load, Load::Max | Load::Offered) {
         return String::new();
     }
+    let lost: Vec<f64> = over.iter().filter_map(|t| t.load_lost).collect();
     let mean = share(lost.iter().sum::<f64>() / lost.len() as f64);
-    let probes = (probe_totals(s, false).filter(|p| p.sent > 0))
-        .map(|p| {
-            let lost = share(p.lost as f64 / p.sent as f64);
-            format!(" ({lost} of the probes lost with it)")
-        })
-        .unwrap_or_default();
+    // The probes of those trials: a refused probe is not sent again, unlike the load.
+    let (sent, probes_lost) = (over.iter().filter_map(|t| t.established.probes))
+        .fold((0, 0), |(sent, lost), p| (sent + p.sent, lost + p.lost));
+    let probes = match sent {
+        0 => String::new(),
+        _ => format!(
+            " ({} of the probes lost with it)",
+            share(probes_lost as f64 / sent as f64)
+        ),
+    };
     let (n, of) = (lost.len(), s.trials.len());
     match s.load {
         Load::Max => format!(
@@ -206,15 +210,20 @@ mod tests {
             lost: 326,
             ..ProbeCounts::default()
         });
+        // A trial that forwarded its load: not counted, its probes neither.
+        let mut whole = series.trials[0].clone();
+        (whole.load_lost, whole.established.probes) = (Some(0.0), Some(ProbeCounts::default()));
+        whole.established.probes.as_mut().unwrap().sent = 1000;
+        series.trials.push(whole);
         let line = saturating(&series);
-        let said = "\nAt 100 Kpps the DUT was saturated in 1 of 1 trials: it did not forward \
+        let said = "\nAt 100 Kpps the DUT was saturated in 1 of 2 trials: it did not forward \
                     14.2 % of the load (32.6 % of the probes lost with it). Their latency is \
                     that of its full input queue";
         assert!(line.starts_with(said), "{line}");
         series.load = Load::Max;
         let line = saturating(&series);
         assert!(
-            line.starts_with("\nAt max the generator keeps the DUT saturated: in 1 of 1 trials"),
+            line.starts_with("\nAt max the generator keeps the DUT saturated: in 1 of 2 trials"),
             "{line}"
         );
         // After a search, `overloaded` says it, with its own evidence.
