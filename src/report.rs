@@ -391,6 +391,12 @@ pub(crate) fn medians(series: &Series) -> Vec<f64> {
         .collect()
 }
 
+/// The mean of `values`; 0 for none (a table cell or a share with nothing to average).
+pub(crate) fn mean(values: impl ExactSizeIterator<Item = f64>) -> f64 {
+    let n = values.len().max(1) as f64;
+    values.sum::<f64>() / n
+}
+
 fn label<'a>(labels: &'a BTreeMap<String, String>, name: &'a str) -> &'a str {
     match labels.get(name) {
         Some(label) => label,

@@ -33,17 +33,22 @@ pub(crate) struct Plan {
     pub(crate) at_most: bool,
     /// What the estimate leaves out or how the runs end, in words (may be empty).
     pub(crate) caveat: String,
-    /// What the report will lack, said before anything is measured: too few iterations of
-    /// trials for ministat.
-    pub(crate) note: Option<String>,
 }
 
 /// The plan of `campaign`, as loaded and settled.
 pub(crate) fn plan_of(campaign: &Campaign) -> Plan {
     let reason = campaign.design_reason();
+    match alternating(campaign) {
+        Some(alt) => alternating_plan(campaign, alt, reason),
+        None => trials_plan(campaign, reason),
+    }
+}
+
+/// The alternating design's settings, when `campaign` runs under it; `None`: trials.
+fn alternating(campaign: &Campaign) -> Option<&Alternating> {
     match (campaign.design, &campaign.alternating) {
-        (Design::Alternating, Some(alt)) => alternating_plan(campaign, alt, reason),
-        _ => trials_plan(campaign, reason),
+        (Design::Alternating, Some(alt)) => Some(alt),
+        _ => None,
     }
 }
 
@@ -85,7 +90,6 @@ fn alternating_plan(campaign: &Campaign, alt: &Alternating, reason: String) -> P
             secs(alt.block_duration(entries)),
             secs(alt.max_duration)
         ),
-        note: None,
     }
 }
 
@@ -137,14 +141,17 @@ fn trials_plan(campaign: &Campaign, reason: String) -> Plan {
         wall_s: LAB_S + floor_s(campaign) + seconds,
         at_most: searching,
         caveat,
-        note: few_iterations(campaign.iterations),
     }
 }
 
-/// A trials campaign of fewer `iterations` than ministat takes: every series without
-/// statistics, which `benchlab run` would otherwise say only once it is over.
-fn few_iterations(iterations: u32) -> Option<String> {
-    (iterations < MIN_POINTS as u32).then(|| {
+/// What the report of `campaign` will lack, said before anything is measured: a trials
+/// campaign of fewer iterations than ministat takes has every series without statistics, which
+/// `benchlab run` would otherwise say only once it is over. (The alternating design's
+/// iterations are its blocks, which its stopping rule counts.)
+pub(crate) fn note(campaign: &Campaign) -> Option<String> {
+    let iterations = campaign.iterations;
+    let trials = alternating(campaign).is_none();
+    (trials && iterations < MIN_POINTS as u32).then(|| {
         format!(
             "{iterations} iteration(s): ministat needs {MIN_POINTS} per series, so the report \
              will have no statistics and compare nothing (iterations = {MIN_POINTS} or more)"
@@ -187,11 +194,8 @@ mod tests {
         assert_eq!(p.wall_s, LAB_S + 12.0 * (10.0 + TRIAL_OVERHEAD_S));
         assert!(!p.at_most);
         assert_eq!(p.reason, "set in the campaign file");
-        assert_eq!(p.note, None);
-        let two = plan_of(&load("design = \"trials\"\niterations = 2\n"));
-        assert!(two
-            .note
-            .unwrap()
-            .starts_with("2 iteration(s): ministat needs 3"));
+        assert_eq!(note(&load("design = \"trials\"\niterations = 3\n")), None);
+        let two = note(&load("design = \"trials\"\niterations = 2\n"));
+        assert!(two.unwrap().starts_with("2 iteration(s): ministat needs 3"));
     }
 }

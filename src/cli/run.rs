@@ -151,7 +151,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         return print_check(&args, &campaign, out);
     }
     let db = crate::cli::history::checked_db(args.db.clone())?;
-    if let Some(note) = crate::campaign::estimate::plan_of(&campaign).note {
+    if let Some(note) = crate::campaign::estimate::note(&campaign) {
         if !args.quiet {
             writeln!(err, "note: {note}")?;
         }
@@ -246,7 +246,7 @@ fn print_check(args: &Args, campaign: &Campaign, out: &mut dyn Write) -> anyhow:
         minutes(plan.wall_s),
         plan.caveat
     )?;
-    if let Some(note) = &plan.note {
+    if let Some(note) = crate::campaign::estimate::note(campaign) {
         writeln!(out, "  note:   {note}")?;
     }
     Ok(0)

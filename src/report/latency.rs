@@ -201,8 +201,7 @@ pub(crate) fn probe_totals(series: &LatencySeries, first_packet: bool) -> Option
 
 /// The mean load of a series' trials, packets/s.
 pub(crate) fn mean_load(series: &LatencySeries) -> f64 {
-    let n = series.trials.len().max(1) as f64;
-    series.trials.iter().map(|t| t.load_pps).sum::<f64>() / n
+    crate::report::mean(series.trials.iter().map(|t| t.load_pps))
 }
 
 /// The established probes' time in the DUT over `series`' quiet seconds (every trial's measured

@@ -7,7 +7,7 @@
 use anyhow::Context;
 
 use crate::ingest::benchlab::throughput::SearchRun;
-use crate::report::{Exporter, OutputFile, Report};
+use crate::report::{mean, Exporter, OutputFile, Report};
 use crate::stats::{Flavor, Sample};
 use crate::units::format_pps;
 
@@ -114,11 +114,6 @@ fn middle_bounds<'r>(
 
 fn median(values: &[f64]) -> Option<f64> {
     (!values.is_empty()).then(|| Sample::new(values.to_vec()).summary(Flavor::Current).median)
-}
-
-fn mean(values: impl ExactSizeIterator<Item = f64>) -> f64 {
-    let n = values.len().max(1) as f64;
-    values.sum::<f64>() / n
 }
 
 fn pps_or_dash(value: Option<f64>) -> String {

@@ -8,6 +8,7 @@ use crate::ingest::benchlab::latency::{
 };
 use crate::ingest::benchlab::CROWDED;
 use crate::report::latency::load_text;
+use crate::report::mean;
 
 /// After a search, the load's % of the NDR and the trials of `s` that had `trouble`; `None`
 /// for another load or when none had it.
@@ -35,20 +36,20 @@ pub(super) fn overloaded(s: &LatencySeries) -> String {
         lost.extend(l);
         full.extend(f);
     }
-    let mean = |s: &[f64]| share(s.iter().sum::<f64>() / s.len() as f64);
+    let mean_share = |s: &[f64]| share(mean(s.iter().copied()));
     let mut why = Vec::new();
     if !lost.is_empty() {
         why.push(format!(
             "in {} it did not forward the whole load ({} of it lost)",
             lost.len(),
-            mean(&lost)
+            mean_share(&lost)
         ));
     }
     if !full.is_empty() {
         why.push(format!(
             "in {} its input queue was full (an interface dropped {} of the load)",
             full.len(),
-            mean(&full)
+            mean_share(&full)
         ));
     }
     format!(
@@ -73,7 +74,7 @@ pub(super) fn saturating(s: &LatencySeries) -> String {
         return String::new();
     }
     let lost: Vec<f64> = over.iter().filter_map(|t| t.load_lost).collect();
-    let mean = share(lost.iter().sum::<f64>() / lost.len() as f64);
+    let lost = share(mean(lost.iter().copied()));
     // The probes of those trials: a refused probe is not sent again, unlike the load.
     let (sent, probes_lost) = (over.iter().filter_map(|t| t.established.probes))
         .fold((0, 0), |(sent, lost), p| (sent + p.sent, lost + p.lost));
@@ -84,17 +85,17 @@ pub(super) fn saturating(s: &LatencySeries) -> String {
             share(probes_lost as f64 / sent as f64)
         ),
     };
-    let (n, of) = (lost.len(), s.trials.len());
+    let (n, of) = (over.len(), s.trials.len());
     match s.load {
         Load::Max => format!(
             "\nAt max the generator keeps the DUT saturated: in {n} of {of} trials it did not \
-             forward {mean} of the load{probes}, and the probes waited in its full input queue. \
+             forward {lost} of the load{probes}, and the probes waited in its full input queue. \
              Their latency is that queue's (its length times the DUT's time per frame), not the \
              DUT's at work: for that, a fixed `rate` below what it forwards, or the loads after \
              a throughput search (`[latency] loads`).\n"
         ),
         _ => format!(
-            "\nAt {} the DUT was saturated in {n} of {of} trials: it did not forward {mean} of \
+            "\nAt {} the DUT was saturated in {n} of {of} trials: it did not forward {lost} of \
              the load{probes}. Their latency is that of its full input queue, not of the DUT at \
              that load.\n",
             load_text(s)
@@ -107,15 +108,15 @@ pub(super) fn saturating(s: &LatencySeries) -> String {
 /// [`FULL_QUEUE`] of their load, on average), or else the DUT slowed since the search.
 fn saturated_why(s: &LatencySeries, pct: u32) -> String {
     let at_ndr: Vec<f64> = s.trials.iter().filter_map(|t| t.ndr_dropped).collect();
-    let mean = at_ndr.iter().sum::<f64>() / at_ndr.len().max(1) as f64;
-    match mean > FULL_QUEUE {
+    let refused = mean(at_ndr.iter().copied());
+    match refused > FULL_QUEUE {
         true => format!(
             "The searches' trials at the NDR had the DUT's input queue full as well (an \
              interface dropped {} of their load, sent again): the NDR is a rate the DUT \
              forwards saturated, and a steady load at {pct} % of it was at or past the knee \
              where a standing queue forms, whose length follows the machine's speed. Their \
              latency is that of a saturated DUT, not of {pct} % of its capacity.",
-            share(mean)
+            share(refused)
         ),
         false => format!(
             "It forwarded less than during the search, so their latency is that of a \
@@ -140,7 +141,7 @@ pub(super) fn stalled(s: &LatencySeries) -> String {
          in the comparisons.\n",
         stalled.len(),
         s.trials.len(),
-        share(dropped.iter().sum::<f64>() / dropped.len().max(1) as f64),
+        share(mean(dropped.iter().copied())),
     )
 }
 
