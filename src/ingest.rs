@@ -244,6 +244,8 @@ pub(crate) enum Warning {
         series: String,
         /// The missing iteration number.
         index: u32,
+        /// What is missing, and what to do: `no receiver log`.
+        why: &'static str,
     },
     /// A series announced by its `.info` file has no receiver log at all.
     NoIterations {
@@ -254,6 +256,13 @@ pub(crate) enum Warning {
     NoInfo {
         /// The receiver log.
         file: String,
+    },
+    /// A series' `.info` file is empty or not text: its levels come from its name alone.
+    BadInfo {
+        /// The `.info` file.
+        file: String,
+        /// What is wrong with it: `empty`, `not text (binary or damaged)`.
+        why: &'static str,
     },
     /// A benchlab trial failed twice: left out.
     FailedTrial {
@@ -331,8 +340,8 @@ impl Warning {
                 f,
                 "{file}:{line}: per-second line without a rate in field 4; iteration skipped"
             ),
-            Self::MissingIteration { series, index } => {
-                write!(f, "{series}: iteration {index} missing (no receiver log)")
+            Self::MissingIteration { series, index, why } => {
+                write!(f, "{series}: iteration {index} missing ({why})")
             }
             Self::NoIterations { series } => {
                 write!(
@@ -343,10 +352,18 @@ impl Warning {
             Self::NoInfo { file } => {
                 write!(f, "{file}: no matching .info file; log left out")
             }
+            Self::BadInfo { file, why } => write!(
+                f,
+                "{file}: {why}, not what the harness writes; the series is named from the file \
+                 name alone and the DUT's uname is not known"
+            ),
             Self::FailedTrial { trial, reason } => {
                 write!(f, "{trial}: failed twice ({reason}); left out")
             }
-            Self::FlaggedTrial { trial, flags } => write!(f, "{trial}: {flags}"),
+            Self::FlaggedTrial { trial, .. } | Self::RemeasuredTrial { trial, .. } => {
+                let (_, what) = self.of_trial().expect("a trial's warning");
+                write!(f, "{trial}: {what}")
+            }
             Self::NoProfiler { reason } => write!(f, "no flamegraphs: {reason}"),
             Self::UnmatchedGraph { file, why } => {
                 write!(f, "{file}: pmcstat call graph not drawn: {why}")
@@ -356,12 +373,19 @@ impl Warning {
                 "{file}: missing, though the trial's record holds latency; left out of the \
                  latency figures"
             ),
-            Self::RemeasuredTrial { trial, reason } => {
-                write!(
-                    f,
-                    "{trial}: measured twice, one attempt left out ({reason})"
-                )
-            }
+        }
+    }
+
+    /// A trial counted in the statistics though flagged or measured twice: its name and what
+    /// was found, in words (unescaped); `None` for other warnings.
+    pub(crate) fn of_trial(&self) -> Option<(&str, String)> {
+        match self {
+            Self::FlaggedTrial { trial, flags } => Some((trial, flags.clone())),
+            Self::RemeasuredTrial { trial, reason } => Some((
+                trial,
+                format!("measured twice, one attempt left out ({reason})"),
+            )),
+            _ => None,
         }
     }
 }

@@ -180,7 +180,7 @@ pub struct Report {
     /// ministat generation used.
     pub(crate) flavor: Flavor,
     /// Why that generation was chosen, when it was not asked for (set by
-    /// `reproduce::choose`, which matches an archived README).
+    /// the pipeline from `reproduce::choose`, which matches an archived README).
     pub(crate) flavor_reason: Option<String>,
     /// Versions in display order (asked for, else oldest first); the first is the reference.
     pub(crate) versions: Vec<String>,
@@ -200,7 +200,7 @@ pub struct Report {
     /// What could not be measured or compared, one sentence each.
     pub(crate) warnings: Vec<String>,
     /// Trials counted in the statistics whose checks found something (unsteady, DUT not
-    /// saturated…) or that were measured twice, one sentence each.
+    /// saturated…) or that were measured twice, one line per trial.
     pub(crate) flagged: Vec<String>,
     /// How an iteration's figure was computed, in words.
     pub(crate) method: String,
@@ -258,11 +258,9 @@ impl Report {
             distinct(series.iter().map(|s| &s.config)),
             options.configs.as_deref(),
         )?;
-        let (flagged, warnings): (Vec<_>, Vec<_>) = (warnings.iter()).partition(|w| {
-            use crate::ingest::Warning::{FlaggedTrial, RemeasuredTrial};
-            matches!(w, FlaggedTrial { .. } | RemeasuredTrial { .. })
-        });
-        let flagged: Vec<String> = flagged.iter().map(ToString::to_string).collect();
+        let (flagged, warnings): (Vec<_>, Vec<_>) =
+            (warnings.iter()).partition(|w| w.of_trial().is_some());
+        let flagged = by_trial(&flagged);
         let mut warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
         let series: Vec<ReportedSeries> = series
             .into_iter()
@@ -391,10 +389,28 @@ pub(crate) fn medians(series: &Series) -> Vec<f64> {
         .collect()
 }
 
+/// One line per trial flagged or measured twice (a trial may be both), in the order met:
+/// `default.forwarding.inet4.3: crowded: …; measured twice, one attempt left out (…)`.
+fn by_trial(warnings: &[&crate::ingest::Warning]) -> Vec<String> {
+    let mut trials: Vec<(&str, Vec<String>)> = Vec::new();
+    for (trial, what) in warnings.iter().filter_map(|w| w.of_trial()) {
+        match trials.iter_mut().find(|(t, _)| *t == trial) {
+            Some((_, found)) => found.push(what),
+            None => trials.push((trial, vec![what])),
+        }
+    }
+    (trials.into_iter())
+        .map(|(trial, found)| crate::ingest::escaped(&format!("{trial}: {}", found.join("; "))))
+        .collect()
+}
+
 /// The mean of `values`; 0 for none (a table cell or a share with nothing to average).
 pub(crate) fn mean(values: impl ExactSizeIterator<Item = f64>) -> f64 {
-    let n = values.len().max(1) as f64;
-    values.sum::<f64>() / n
+    match values.len() {
+        // Not `-0`, which an empty sum of floats is.
+        0 => 0.0,
+        n => values.sum::<f64>() / n as f64,
+    }
 }
 
 fn label<'a>(labels: &'a BTreeMap<String, String>, name: &'a str) -> &'a str {

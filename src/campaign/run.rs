@@ -46,6 +46,11 @@ impl Todo<'_> {
     pub(crate) fn is_empty(&self) -> bool {
         self.units.is_empty()
     }
+
+    /// The units still to measure, and the campaign's.
+    pub(crate) fn left(&self) -> (usize, usize) {
+        (self.units.len(), self.total)
+    }
 }
 
 /// What `campaign` still has to measure in `store`: the one place a design is chosen, for the

@@ -329,13 +329,12 @@ fn regressions(
 }
 
 fn write_change(c: &Change, out: &mut dyn Write) -> std::io::Result<()> {
+    let decimals = crate::stats::paired::decimals(c.ci_pct, 2);
+    let change = format!("{:+.decimals$}% ± {:.decimals$}%", c.delta_pct, c.ci_pct);
     let verdict = if c.significant {
-        format!("{:+.2}% ± {:.2}%", c.delta_pct, c.ci_pct)
+        change
     } else {
-        format!(
-            "{:+.2}% ± {:.2}%, not confirmed by ministat at 95 %",
-            c.delta_pct, c.ci_pct
-        )
+        format!("{change}, not confirmed by ministat at 95 %")
     };
     writeln!(
         out,

@@ -120,11 +120,14 @@ pub(crate) fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         0 => String::new(),
         n => format!(" and {n} of latency"),
     };
+    let comparisons = match report.blocks.len() {
+        1 => "1 comparison".to_string(),
+        n => format!("{n} comparisons"),
+    };
     writeln!(
         out,
-        "{} series, {} comparisons{latency}: wrote {} files into {}",
+        "{} series, {comparisons}{latency}: wrote {} files into {}",
         report.series.len(),
-        report.blocks.len(),
         files,
         out_dir.display()
     )?;

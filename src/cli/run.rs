@@ -246,6 +246,20 @@ fn print_check(args: &Args, campaign: &Campaign, out: &mut dyn Write) -> anyhow:
         minutes(plan.wall_s),
         plan.caveat
     )?;
+    // A directory to resume: what is left of it (the time above is the whole campaign's).
+    if let Some(dir) = &args.resume {
+        let store = Store::resume(dir, campaign, KNOWN_PRESETS)?;
+        let (left, total) = campaign_run::todo(campaign, &store)?.left();
+        let unit = match campaign.design {
+            crate::config::Design::Alternating => "alternating runs",
+            _ => "trials",
+        };
+        writeln!(
+            out,
+            "  left:   {left} of {total} {unit} ({} finished, kept)",
+            total - left
+        )?;
+    }
     if let Some(note) = crate::campaign::estimate::note(campaign) {
         writeln!(out, "  note:   {note}")?;
     }
@@ -439,11 +453,14 @@ fn estimates_text(estimates: &Estimates) -> String {
     estimates
         .iter()
         .map(|(name, e)| match e {
-            Some(e) => format!(
-                " {name} {:+.1} % ± {:.1} %",
-                e.change_pct,
-                e.half_width_pct()
-            ),
+            Some(e) => {
+                let decimals = crate::stats::paired::decimals(e.half_width_pct(), 1);
+                format!(
+                    " {name} {:+.decimals$} % ± {:.decimals$} %",
+                    e.change_pct,
+                    e.half_width_pct()
+                )
+            }
             None => format!(" {name} (too few blocks)"),
         })
         .collect::<Vec<_>>()

@@ -38,7 +38,8 @@ pub(crate) fn duration(secs: f64) -> Option<Duration> {
 pub(crate) fn check(origin: &str, key: &str, secs: f64) -> Result<(), InputError> {
     let range = match key {
         "alternating.phase" => 0.2..=60.0,
-        "alternating.max_duration" => 1.0..=MAX_SECONDS,
+        // Below a second the floor holds too few probes to bound the error (none at 0).
+        "alternating.max_duration" | "latency.floor_duration" => 1.0..=MAX_SECONDS,
         _ => 0.0..=MAX_SECONDS,
     };
     if range.contains(&secs) {
@@ -46,7 +47,9 @@ pub(crate) fn check(origin: &str, key: &str, secs: f64) -> Result<(), InputError
     }
     let rule = match key {
         "alternating.phase" => "must be 0.2 to 60 seconds".to_string(),
-        "alternating.max_duration" => "must be 1 to 86400 seconds".to_string(),
+        "alternating.max_duration" | "latency.floor_duration" => {
+            "must be 1 to 86400 seconds".to_string()
+        }
         // Below a settle's upper bound, its phase, validation checks it with the phase.
         "alternating.settle" if secs.is_nan() || secs < 0.0 => "must be 0 seconds or more".into(),
         _ => format!("must be a number of seconds from 0 to {MAX_SECONDS}"),

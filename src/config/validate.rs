@@ -163,7 +163,22 @@ impl Campaign {
         ] {
             check(origin, key, secs(value))?;
         }
-        if t.measured_seconds() < defaults::MIN_MEASURED_S {
+        // A campaign of throughput searches runs no fixed-load trial: its trials are the latency
+        // trials after each search, which leave out their first second, not warm-up and
+        // cool-down (`store::latency::search_latency_window`).
+        let searches_only = (self.profiles.iter()).all(|p| p.measure == super::Measure::Throughput);
+        if searches_only && secs(t.duration) < 2.0 {
+            return Err(bad(
+                origin,
+                "trial.duration",
+                format!(
+                    "{}s: a latency trial after a search leaves out its first second, so it \
+                     needs 2 s or more; make the trial longer",
+                    secs(t.duration)
+                ),
+            ));
+        }
+        if !searches_only && t.measured_seconds() < defaults::MIN_MEASURED_S {
             return Err(bad(
                 origin,
                 "trial.duration",

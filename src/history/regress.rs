@@ -176,8 +176,9 @@ fn flamegraph(
         return Ok(None);
     };
     let title = format!("{} → {}", change.before, change.after);
+    let decimals = crate::stats::paired::decimals(change.ci_pct, 2);
     let subtitle = format!(
-        "{}: red grew, blue shrank ({:+.2}% ± {:.2}%)",
+        "{}: red grew, blue shrank ({:+.decimals$}% ± {:.decimals$}%)",
         change.series, change.delta_pct, change.ci_pct
     );
     let svg = crate::report::flame::render_diff(&before, &after, &title, &subtitle)?;

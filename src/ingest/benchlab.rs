@@ -254,6 +254,7 @@ fn take_finished(
             results.warnings.push(Warning::MissingIteration {
                 series: name.to_string(),
                 index: key.iteration,
+                why: "no finished trial record, meta.json; `benchlab run --resume` measures it",
             });
         }
         return None;

@@ -125,6 +125,7 @@ fn read_run(dir: &Path, run: &Run, results: &mut Results) -> Result<(), InputErr
             results.warnings.push(Warning::MissingIteration {
                 series: name.clone(),
                 index,
+                why: "no receiver log",
             });
         }
     }
@@ -181,7 +182,15 @@ fn read_series(
     prefix: &str,
     warnings: &mut Vec<Warning>,
 ) -> Result<Series, InputError> {
-    let info_text = run.read(&info_name(prefix))?;
+    let info_file = info_name(prefix);
+    let mut info_text = run.read(&info_file)?;
+    if let Some(why) = info::damage(&info_text) {
+        warnings.push(Warning::BadInfo {
+            file: run.relative(dir, &info_file),
+            why,
+        });
+        info_text.clear();
+    }
     // The 2016 harness (free-text .info) wrote an empty .pps line for a failed iteration.
     let blank_lines = info::is_free_text(&info_text);
     let info = info::parse_info(&info_text);

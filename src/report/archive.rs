@@ -78,13 +78,27 @@ impl Plan {
     }
 
     /// In words for the README: where the comparisons come from.
-    pub(crate) fn reason(&self) -> String {
-        format!(
-            "Comparisons: the {} ministat table(s) of the archive's {} that name series of the \
-             logs, with its references and in its order, then benchlab's own",
-            self.tables.len(),
-            markdown::README
-        )
+    pub(crate) fn reason(&self, report: &Report) -> String {
+        let all = self.tables.len();
+        let made = (self.tables.iter())
+            .filter(|t| report.table_members(&t.series).len() >= 2)
+            .count();
+        let readme = markdown::README;
+        match made {
+            0 => format!(
+                "Comparisons: benchlab's own; the {all} ministat table(s) of the archive's \
+                 {readme} compare series this report leaves out"
+            ),
+            _ if made < all => format!(
+                "Comparisons: {made} of the {all} ministat tables of the archive's {readme} \
+                 that name series of the logs (the others compare series this report leaves \
+                 out), with its references and in its order, then benchlab's own"
+            ),
+            _ => format!(
+                "Comparisons: the {all} ministat table(s) of the archive's {readme} that name \
+                 series of the logs, with its references and in its order, then benchlab's own"
+            ),
+        }
     }
 
     /// The README's difference lines (`P% +/- Q%`) that no table of `report` prints, one line

@@ -224,13 +224,16 @@ fn y_max(chart: &Chart, plot_area: &Area<'_>, legend: &Legend<'_>) -> Result<f64
         return Err(format!("a bar of '{}' is not finite", chart.file_name));
     }
     let plot_height = f64::from(plot_area.dim_in_pixel().1) - 130.0;
-    let legend_share = if legend.inside() {
-        f64::from(legend.height() + 30) / plot_height
+    // The share of the plot above the tallest bar: its value label (40 px), and the legend
+    // with its offset from the top when it is inside, whose right end covers the last bars.
+    let above = if legend.inside() {
+        f64::from(legend.height() + 10) + 40.0
     } else {
-        0.0
+        40.0
     };
+    let share = (above / plot_height).min(0.6);
     Ok(if top > 0.0 {
-        top * (1.1 + legend_share).max(1.22)
+        top * (1.0 / (1.0 - share)).max(1.22)
     } else {
         1.0
     })
@@ -390,6 +393,7 @@ impl Report {
     /// One chart per traffic profile: config sets on the x axis, one bar per version.
     pub fn charts(&self) -> Vec<Chart> {
         let single = self.profiles.len() == 1;
+        let unnamed = self.configs.iter().all(String::is_empty);
         self.profiles
             .iter()
             .map(|profile| {
@@ -422,8 +426,12 @@ impl Report {
                     y_label: format!(
                         "Packets per second: median of {iterations} iterations, whiskers at min and max"
                     ),
-                    x_label: "Config set".to_string(),
-                    groups: self.configs.iter().map(|c| self.label(c).to_string()).collect(),
+                    // An archive of versions alone has one config set without a name: no
+                    // group to name under its bars.
+                    x_label: if unnamed { "" } else { "Config set" }.to_string(),
+                    groups: (self.configs.iter())
+                        .map(|c| if unnamed { "" } else { self.label(c) }.to_string())
+                        .collect(),
                     members: (self.versions.iter())
                         .map(|v| self.version_label(v).to_string())
                         .collect(),
@@ -465,29 +473,4 @@ impl Exporter for ChartExporter {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn renders_a_png_of_the_seeds_size() {
-        let chart = Chart {
-            file_name: "graph.png".into(),
-            profile: String::new(),
-            title: "t".into(),
-            subtitle: "s".into(),
-            y_label: "y".into(),
-            x_label: "x".into(),
-            groups: vec!["forwarding".into()],
-            members: vec!["a".into(), "b".into()],
-            bars: vec![Bar {
-                group: 0,
-                member: 1,
-                median: 2.0e6,
-                min: 1.9e6,
-                max: 2.1e6,
-            }],
-        };
-        let png = render_png(&chart).unwrap();
-        assert_eq!(&png[1..4], b"PNG");
-    }
-}
+mod tests;

@@ -40,7 +40,11 @@ pub(crate) enum Scope {
 
 /// A difference as a verdict prints it: `+4.49% ± 3.77%`.
 pub(super) fn difference(c: &Comparison) -> String {
-    format!("{:+.2}% ± {:.2}%", c.relative_pct, c.relative_ci_pct)
+    let decimals = crate::stats::paired::decimals(c.relative_ci_pct, 2);
+    format!(
+        "{:+.decimals$}% ± {:.decimals$}%",
+        c.relative_pct, c.relative_ci_pct
+    )
 }
 
 /// What the comparison `block` says, in words, after what it holds `fixed`, its members
@@ -159,10 +163,7 @@ impl Report {
     pub(super) fn comparison_blocks(&self) -> Result<Vec<ComparisonBlock>, MinistatError> {
         let mut blocks = Vec::new();
         for table in &self.tables {
-            let members: Vec<usize> = (table.series.iter())
-                .filter_map(|name| self.series.iter().position(|s| &s.series.name == name))
-                .filter(|&i| self.series[i].summary.is_some())
-                .collect();
+            let members = self.table_members(&table.series);
             if let (Some(scope), true) = (self.scope_of(&members), members.len() >= 2) {
                 blocks.push(self.block(scope, members, table.confidence)?);
             }
@@ -181,6 +182,15 @@ impl Report {
             blocks.extend(self.blocks_for(&scope, &members)?);
         }
         Ok(blocks)
+    }
+
+    /// The series of an archive's table (its `series` names) that this report holds with
+    /// statistics, in the table's order: it is made again when there are two or more.
+    pub(super) fn table_members(&self, series: &[String]) -> Vec<usize> {
+        (series.iter())
+            .filter_map(|name| self.series.iter().position(|s| &s.series.name == name))
+            .filter(|&i| self.series[i].summary.is_some())
+            .collect()
     }
 
     /// benchlab's own comparisons: versions, then config sets, then profiles.

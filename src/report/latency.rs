@@ -182,6 +182,9 @@ impl FirstPacket {
 /// The probes' counts of every trial of `series` summed: the established probes', or the
 /// first-packet ones'; `None` when a trial's record does not count them (an alternating run).
 pub(crate) fn probe_totals(series: &LatencySeries, first_packet: bool) -> Option<ProbeCounts> {
+    if series.trials.is_empty() {
+        return None;
+    }
     let mut kinds = (series.trials.iter()).filter_map(|t| match first_packet {
         true => t.first_packet.as_ref(),
         false => Some(&t.established),
@@ -230,8 +233,9 @@ pub(crate) fn load_text(series: &LatencySeries) -> String {
     }
 }
 
-/// What a latency comparison compares, in words: `P99 latency at 90 % of the NDR`.
-pub(crate) fn compared_at(quantile: Quantile, load: Load) -> String {
+/// What a latency comparison compares, in words: `P99 latency at 90 % of the NDR`, `P99
+/// latency at 200 Kpps` (a fixed rate, `offered_pps`).
+pub(crate) fn compared_at(quantile: Quantile, load: Load, offered_pps: f64) -> String {
     let what = quantile.what();
     match load {
         Load::Ndr(0) => format!("{what}, probes only"),
@@ -242,7 +246,7 @@ pub(crate) fn compared_at(quantile: Quantile, load: Load) -> String {
         Load::Alternating(None) => format!("{what} at the profile's rate"),
         // The latency of a DUT saturated by design is its queue's: said in the verdict too.
         Load::Max => format!("{what} at max, saturated"),
-        Load::Offered => what,
+        Load::Offered => format!("{what} at {}", format_pps(offered_pps)),
     }
 }
 
@@ -352,9 +356,11 @@ impl Report {
         let mut context: Vec<String> = (self.fixed_labels(&b.block.scope).into_iter())
             .map(str::to_string)
             .collect();
+        let reference = &self.latency[b.block.members[0]];
         context.push(compared_at(
             b.quantile,
-            self.latency[b.block.members[0]].load,
+            reference.load,
+            mean_load(reference),
         ));
         context
     }
@@ -362,15 +368,19 @@ impl Report {
     /// The verdicts of the latency comparisons, after the throughput ones: the alternating
     /// runs' paired ones (P99, P50 and P50 in the DUT: a run has one per set), then
     /// ministat's of the trials,
-    /// their P99, the tail a firewall or kernel change shows in, and, where the DUT recorded
-    /// it, their P50 in the DUT, the time a change costs each frame, which a VM's placement of
-    /// its CPUs moves least; the trials' one-way P50 comparisons stay in the section's tables
-    /// (a search's four loads would otherwise double a table that leads the report).
+    /// their P99, the tail a firewall or kernel change shows in, and their P50 in the DUT where
+    /// the DUT recorded it, the time a change costs each frame, which a VM's placement of its
+    /// CPUs moves least, else their one-way P50; the trials' one-way P50 comparisons beside
+    /// the DUT's stay in the section's tables (a search's four loads would otherwise double a
+    /// table that leads the report).
     pub(super) fn latency_verdicts(&self) -> Vec<Verdict> {
         let mut verdicts: Vec<Verdict> = (self.alternating.iter())
             .flat_map(|run| self.alternating_latency_verdicts(run))
             .collect();
-        for b in (self.latency_blocks.iter()).filter(|b| b.quantile != Quantile::P50) {
+        let in_dut =
+            |b: &&LatencyBlock| (b.block.members.iter()).all(|&i| self.latency[i].in_dut.is_some());
+        let verdicted = |b: &&LatencyBlock| b.quantile != Quantile::P50 || !in_dut(b);
+        for b in self.latency_blocks.iter().filter(verdicted) {
             let reference = &self.latency[b.block.members[0]];
             let speed = Some(mean_load(reference)).filter(|&pps| pps > 0.0);
             let side = |i: usize| Side {

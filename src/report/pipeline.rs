@@ -77,17 +77,20 @@ pub(crate) fn from_dir(
     let plan = (readme.as_deref()).and_then(|readme| Plan::read(readme, &results));
     if let Some(plan) = &plan {
         options.tables = plan.tables.clone();
-        options.lines.push(plan.reason());
     }
     let chosen = match (&readme, asked) {
         (Some(readme), None) => reproduce::choose(readme, &results, &options)?,
         _ => None,
     };
-    let mut report = match chosen {
-        Some(report) => report,
-        None => Report::build(results, &options)?,
-    };
+    let flavor_reason = chosen.map(|(flavor, why)| {
+        options.flavor = flavor;
+        why
+    });
+    let mut report = Report::build(results, &options)?;
+    report.flavor_reason = flavor_reason;
     if let Some(plan) = &plan {
+        let reason = plan.reason(&report);
+        report.lines.push(reason);
         report.unreproduced = plan.unreproduced(&report);
     }
     let files = report.files()?;

@@ -21,23 +21,26 @@ pub(crate) fn archive_readme(dir: &Path) -> Option<String> {
     (!readme.contains(markdown::MARKER)).then_some(readme)
 }
 
-/// The report of the generation that reproduces the archive's `readme` best, its reason (`chosen
-/// as it reproduces 22 of 22 table rows…`) set, when at least one of the README's ministat rows
-/// comes out of some generation; ties go to the default generation. Each generation's report
-/// is built once, and the one chosen is the report.
+/// The generation that reproduces the archive's `readme` best, and why (`chosen as it
+/// reproduces 22 of 22 table rows…`), when at least one of the README's ministat rows comes out
+/// of some generation; ties go to the default generation. The generation is the archive's:
+/// it is chosen on every series of the logs, whatever `--versions` and `--configs` keep, so
+/// that a report of some of them states the same differences as one of all.
 pub(crate) fn choose(
     readme: &str,
     results: &Results,
     options: &ReportOptions,
-) -> Result<Option<Report>, InputError> {
+) -> Result<Option<(Flavor, String)>, InputError> {
     let wanted = table_rows(readme);
     if wanted.is_empty() {
         return Ok(None);
     }
-    let mut best: Option<(usize, Report)> = None;
+    let mut best: Option<(usize, Flavor)> = None;
     for flavor in Flavor::ALL {
         let options = ReportOptions {
             flavor,
+            versions: None,
+            configs: None,
             ..options.clone()
         };
         let report = Report::build(results.clone(), &options)?;
@@ -45,20 +48,20 @@ pub(crate) fn choose(
             .flat_map(|b| table_rows_of_block(&b.ministat))
             .collect();
         let matched = wanted.iter().filter(|row| ours.contains(row)).count();
-        if best.as_ref().is_none_or(|(m, _)| matched > *m) {
-            best = Some((matched, report));
+        if best.is_none_or(|(m, _)| matched > m) {
+            best = Some((matched, flavor));
         }
     }
     // A README none of whose rows come out (tables of other data) tells nothing.
     Ok(best
         .filter(|(matched, _)| *matched > 0)
-        .map(|(matched, mut report)| {
-            report.flavor_reason = Some(format!(
+        .map(|(matched, flavor)| {
+            let why = format!(
                 "chosen as it reproduces {matched} of the {} table rows of the archive's {}",
                 wanted.len(),
                 markdown::README
-            ));
-            report
+            );
+            (flavor, why)
         }))
 }
 

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::ingest::alternating::AlternatingRun;
 use crate::ingest::benchlab::latency::ProbeTrial;
-use crate::stats::paired::signed;
+use crate::stats::paired::{decimals, signed};
 use crate::stats::{Comparison, PairedEstimate};
 use crate::units::format_pps;
 
@@ -242,11 +242,14 @@ impl Verdict {
     pub(crate) fn change_text(&self) -> String {
         match self.estimate {
             Estimate::Paired(e) => e.change().to_string(),
-            Estimate::Unpaired(c, _) => format!(
-                "{} % ± {:.2} %",
-                signed(c.relative_pct, 2),
-                c.relative_ci_pct
-            ),
+            Estimate::Unpaired(c, _) => {
+                let decimals = decimals(c.relative_ci_pct, 2);
+                format!(
+                    "{} % ± {:.decimals$} %",
+                    signed(c.relative_pct, decimals),
+                    c.relative_ci_pct
+                )
+            }
             Estimate::Missing => "—".to_string(),
         }
     }
@@ -278,7 +281,7 @@ impl Verdict {
     /// ±1.2 %)`, `unreliable, no verdict: …`.
     pub(crate) fn verdict_text(&self) -> String {
         let half = self.interval().map_or(0.0, |i| i.half_width_pct);
-        let decimals = if self.paired() { 1 } else { 2 };
+        let decimals = decimals(half, if self.paired() { 1 } else { 2 });
         match self.finding() {
             Finding::Faster => "faster".to_string(),
             Finding::Slower => "slower".to_string(),

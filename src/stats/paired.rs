@@ -222,10 +222,10 @@ pub struct Change<'a>(&'a PairedEstimate);
 
 impl fmt::Display for Change<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let decimals = f.precision().unwrap_or(1);
         let e = self.0;
         let (below, above) = (e.change_pct - e.low_pct, e.high_pct - e.change_pct);
         let half = e.half_width_pct();
+        let decimals = decimals(half, f.precision().unwrap_or(1));
         // Back-transformed, a wide interval is asymmetric: `−18.1 % ± 20.5 %` reads as −38.6 to
         // +2.4 % when the interval is −36.1 to +5.0 %, and near 0 `±` could even misstate
         // whether it holds 0. Such an interval is printed as it is.
@@ -279,6 +279,18 @@ impl fmt::Display for PairedLine<'_> {
             None => write!(f, ")"),
         }
     }
+}
+
+/// The decimals that show a change of half-width `half` (percent): at least `least`, and enough
+/// for one significant digit of `half`, so that a difference of 0.003 % ± 0.002 % between two
+/// 14.8 Mpps series does not read `0.00 % ± 0.00 %` beside a verdict that it is significant.
+pub(crate) fn decimals(half: f64, least: usize) -> usize {
+    if !(half.is_finite() && half > 0.0) {
+        return least;
+    }
+    // Six is ppm of a percent, past any rate a generator holds.
+    let needed = (-half.log10().floor()).clamp(0.0, 6.0) as usize;
+    least.max(needed)
 }
 
 /// `value` with `decimals` decimals and a typographic sign (`−32.4`, `+1.2`); no sign when it

@@ -270,6 +270,7 @@ fn campaign_shapes() -> Vec<Case> {
         "alternating_load = 0",
         "blocks = 1",
         "floor_duration = -1",
+        "floor_duration = 0",
         "bogus = 1",
     ];
     for v in latency {

@@ -156,6 +156,33 @@ fn control_characters_of_info_files_and_trial_records_never_reach_the_readme_raw
 }
 
 #[test]
+fn a_binary_or_empty_info_is_said_and_none_of_it_reaches_the_readme() {
+    for (info, said) in [
+        (&b"T\x0e^\xff\xfeY4'\x00\x9c garbage"[..], "not text"),
+        (&b""[..], "empty"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = netbenches_dir(tmp.path(), "", &seed_log("receiver"));
+        fs::write(dir.join("bench.1.fw.info"), info).unwrap();
+        let out = tmp.path().join("out");
+        let (status, _, err) =
+            in_process(&["report", dir.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        assert_eq!(status, 0, "{err}");
+        assert!(
+            err.contains("bench.1.fw.info") && err.contains(said),
+            "{err}"
+        );
+        let readme = fs::read_to_string(out.join("README.md")).unwrap();
+        assert!(
+            !readme.contains("garbage") && !readme.contains('\u{fffd}'),
+            "{readme}"
+        );
+        // The series is still reported, named from its files.
+        assert!(readme.contains("1.fw"), "{readme}");
+    }
+}
+
+#[test]
 fn a_huge_field_of_a_trial_record_is_refused_not_echoed() {
     let tmp = tempfile::tempdir().unwrap();
     let results = results_dir(&tmp.path().join("r"), |i, meta| {

@@ -257,7 +257,7 @@ fn logs_in_a_lower_case_raw_folder() {
     assert!(readme.starts_with("r368287\n"), "{readme}");
     assert!(
         readme.contains(
-            "## Traffic profiles compared\n\nr368287: inet6 -2.32% ± 0.00% against inet4"
+            "## Traffic profiles compared\n\nr368287: inet6 -2.323% ± 0.001% against inet4"
         ),
         "{readme}"
     );

@@ -37,11 +37,15 @@ pub(crate) struct RunLatency {
     pub(crate) baseline_pps: f64,
     /// The load the senders were asked for, packets/s.
     pub(crate) load_pps: f64,
-    /// Blocks it finished, less those left out (`crowded`).
+    /// Blocks it finished, less those left out (`crowded`, unless `crowded_kept`).
     pub(crate) blocks: usize,
     /// The share of the lab's CPUs' time other programs took during each block they took
-    /// more than [`CROWDED_SHARE`](crate::store::CROWDED_SHARE) of: left out of every figure.
+    /// more than [`CROWDED_SHARE`](crate::store::CROWDED_SHARE) of: left out of every figure,
+    /// unless every block was.
     pub(crate) crowded: Vec<f64>,
+    /// Every block was crowded, so none was left out: the figures are a crowded machine's,
+    /// said so, and no comparison of them is a finding.
+    pub(crate) crowded_kept: bool,
     /// Why it ended early, when it did: its blocks before are kept.
     pub(crate) failure: Option<String>,
     /// One series per entry, in the order of the run's `sets` (baseline first): its trials
@@ -89,8 +93,13 @@ pub(super) fn read(
         .filter(|&share| crowded(share))
         .flatten()
         .collect();
-    let mut kept = shares.iter().map(|&share| !crowded(share));
-    blocks.retain(|_| kept.next().unwrap_or(true));
+    // With every block crowded, leaving them out would leave no figure at all: they are kept,
+    // and what they are is said.
+    let crowded_kept = !blocks.is_empty() && left_out.len() == blocks.len();
+    if !crowded_kept {
+        let mut kept = shares.iter().map(|&share| !crowded(share));
+        blocks.retain(|_| kept.next().unwrap_or(true));
+    }
     let entries = (run.sets.iter().zip(series))
         .map(|(set, s)| entry(&record, (set, s), &blocks, &by_tag))
         .collect();
@@ -100,9 +109,20 @@ pub(super) fn read(
         load_pps: record.load_pps,
         blocks: blocks.len(),
         crowded: left_out,
+        crowded_kept,
         failure: record.failure,
         entries,
     }))
+}
+
+impl RunLatency {
+    /// The blocks it finished, those left out included.
+    pub(crate) fn finished_blocks(&self) -> usize {
+        match self.crowded_kept {
+            true => self.blocks,
+            false => self.blocks + self.crowded.len(),
+        }
+    }
 }
 
 /// The share of the lab's CPUs' time other programs took during `block` of `record`, where

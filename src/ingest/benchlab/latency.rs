@@ -58,7 +58,8 @@ pub(crate) struct ProbeTrial {
     /// ([`crate::store::SearchRecord::ndr_dropped`]), after a search: on the virtual lab, the
     /// DUT forwarded its NDR with its input ring full.
     pub(crate) ndr_dropped: Option<f64>,
-    /// What disturbed the trial, in the doubt rule's words: a fixed-load trial's flags; after a
+    /// What disturbed the trial, in the doubt rule's words: a fixed-load trial's flags, and
+    /// [`OVERLOADED`] at a fixed rate of which it lost more than [`FULL_QUEUE`]; after a
     /// search, when the DUT did not forward the whole load or its input queue was full for
     /// more than [`FULL_QUEUE`] of it, [`STALLED`] where the stalls of its CPU account for that
     /// and [`OVERLOADED`] otherwise; [`CROWDED`] when other programs took the lab's CPUs.
@@ -190,10 +191,17 @@ pub(crate) fn add_trial(
     };
     let load = if max { Load::Max } else { Load::Offered };
     let load_pps = meta.offered_pps.map_or(meta.tx_pps, |pps| pps as f64);
+    let load_lost = (meta.tx_pkts > 0).then(|| meta.lost_pkts as f64 / meta.tx_pkts as f64);
+    // A fixed rate the DUT did not forward saturated it, as a load after a search may: its
+    // probes measured a full input queue. At `max` that is what was asked for.
+    let mut troubles = troubles;
+    if !max && load_lost.is_some_and(|lost| lost > FULL_QUEUE) {
+        troubles.insert(0, OVERLOADED.to_string());
+    }
     let trial = Measured {
         iteration: key.iteration,
         load_pps,
-        load_lost: (meta.tx_pkts > 0).then(|| meta.lost_pkts as f64 / meta.tx_pkts as f64),
+        load_lost,
         load_dropped: None,
         ndr_dropped: None,
         latency,

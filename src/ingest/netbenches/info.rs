@@ -28,6 +28,21 @@ pub(crate) fn parse_info(text: &str) -> Info {
     }
 }
 
+/// Why `text` is no `.info` the harness wrote, when it is not: empty, or holding bytes that
+/// are not text (a damaged or foreign file, whose first line would become the DUT's uname).
+pub(crate) fn damage(text: &str) -> Option<&'static str> {
+    // Bytes that are not UTF-8 (read as U+FFFD) or a NUL: no shell or uname writes those. Other
+    // control characters are text, escaped where they are shown.
+    let binary = |c: char| c == char::REPLACEMENT_CHARACTER || c == '\0';
+    if text.trim().is_empty() {
+        Some("empty")
+    } else if text.contains(binary) {
+        Some("not text (binary or damaged)")
+    } else {
+        None
+    }
+}
+
 /// True for the free-text format of the harness before 2016-05.
 pub(crate) fn is_free_text(text: &str) -> bool {
     !text.lines().any(|line| {

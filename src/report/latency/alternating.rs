@@ -26,7 +26,8 @@ impl Report {
         let quantiles = Quantile::COMPARED.into_iter();
         for quantile in quantiles.filter(|&q| q != Quantile::InDutP50 || in_dut) {
             let mut context = self.run_context(run);
-            context.push(compared_at(quantile, Load::Alternating(latency.load_pct)));
+            let load = Load::Alternating(latency.load_pct);
+            context.push(compared_at(quantile, load, latency.load_pps));
             for pair in &pairs {
                 let what = (
                     Metric::Latency(quantile),
@@ -35,7 +36,9 @@ impl Report {
                 );
                 let estimate = block_paired(latency, pair, quantile);
                 let mut verdict = self.run_verdict(run, pair, what, estimate);
-                verdict.unreliable = estimate.is_none().then(|| crowded(latency)).flatten();
+                verdict.unreliable = (estimate.is_none() || latency.crowded_kept)
+                    .then(|| crowded(latency))
+                    .flatten();
                 verdicts.push(verdict);
             }
         }
@@ -43,17 +46,22 @@ impl Report {
     }
 }
 
-/// Why a latency run has too few blocks for an estimate when other programs crowded the lab's
-/// CPUs during some of them (left out); `None` when none was.
+/// Why a latency run's comparisons are no finding when other programs crowded the lab's CPUs:
+/// during every block (all kept), or during enough of them (left out) that too few remain for
+/// an estimate; `None` when none was crowded.
 fn crowded(latency: &RunLatency) -> Option<String> {
     let crowded = latency.crowded.len();
-    (crowded > 0).then(|| {
-        format!(
-            "other programs took more than {:.0} % of the lab's CPUs' time during {crowded} of \
-             its {} blocks, left out",
-            100.0 * CROWDED_SHARE,
-            latency.blocks + crowded
-        )
+    let share = 100.0 * CROWDED_SHARE;
+    (crowded > 0).then(|| match latency.crowded_kept {
+        true => format!(
+            "other programs took more than {share:.0} % of the lab's CPUs' time during every one \
+             of its {crowded} blocks"
+        ),
+        false => format!(
+            "other programs took more than {share:.0} % of the lab's CPUs' time during {crowded} \
+             of its {} blocks, left out",
+            latency.finished_blocks()
+        ),
     })
 }
 

@@ -16,7 +16,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::{mean_load, Report};
-use crate::ingest::benchlab::latency::{LatencySeries, Load};
+use crate::ingest::benchlab::latency::{LatencySeries, Load, OVERLOADED};
 use crate::report::chart::lines::{legend, mesh_look};
 use crate::report::chart::{colour, png_of, titled, Area, DrawResult, HEIGHT, WIDTH};
 use crate::stats::latency::Latency;
@@ -27,8 +27,32 @@ use crate::units::{format_ns, format_tick, pps_unit};
 pub(crate) struct LoadLine {
     /// `version, config set`.
     pub(crate) name: String,
-    /// Each load: x (% of the NDR, or packets/s), P50 and P99 in ns; by x.
-    pub(crate) points: Vec<(f64, u64, u64)>,
+    /// Each load, by x.
+    pub(crate) points: Vec<LoadPoint>,
+}
+
+/// One load of a [`LoadLine`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LoadPoint {
+    /// % of the NDR, or packets/s.
+    pub(crate) x: f64,
+    /// P50, ns.
+    pub(crate) p50_ns: u64,
+    /// P99, ns.
+    pub(crate) p99_ns: u64,
+    /// The DUT was saturated there ([`saturated`]): the figures are its full input queue's,
+    /// marked so that a reader does not take them for the DUT at that load.
+    pub(crate) saturated: bool,
+}
+
+/// Whether the DUT was saturated at the load of `s`: at `max`, by design; else in half of its
+/// trials or more ([`OVERLOADED`]), the share at which the comparisons call a difference
+/// unreliable.
+fn saturated(s: &LatencySeries) -> bool {
+    let over = (s.trials.iter())
+        .filter(|t| t.troubles.iter().any(|w| w == OVERLOADED))
+        .count();
+    matches!(s.load, Load::Max) || (over > 0 && 2 * over >= s.trials.len())
 }
 
 /// What `latency.<profile>.png` shows.
@@ -97,25 +121,35 @@ pub(crate) fn load_chart(report: &Report, profile: &str) -> LoadChart {
     let percent = (groups.iter().flat_map(|(_, l)| l)).any(|s| matches!(s.load, Load::Ndr(_)));
     let lines = (groups.into_iter())
         .map(|(name, list)| {
-            let mut points: Vec<(f64, u64, u64)> = (list.iter())
+            let mut points: Vec<LoadPoint> = (list.iter())
                 .filter_map(|s| {
                     let p = s.established.percentiles()?;
                     let x = match s.load {
                         Load::Ndr(pct) => f64::from(pct),
                         Load::Offered | Load::Max | Load::Alternating(_) => mean_load(s),
                     };
-                    Some((x, p.p50_ns, p.p99_ns))
+                    Some(LoadPoint {
+                        x,
+                        p50_ns: p.p50_ns,
+                        p99_ns: p.p99_ns,
+                        saturated: saturated(s),
+                    })
                 })
                 .collect();
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            points.sort_by(|a, b| a.x.total_cmp(&b.x));
             LoadLine { name, points }
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let marked = match (lines.iter()).any(|l| l.points.iter().any(|p| p.saturated)) {
+        true => ", × the DUT saturated",
+        false => "",
+    };
     LoadChart {
         file_name: format!("latency.{profile}.png"),
         title: report.title.clone(),
         subtitle: format!(
-            "One-way latency against load: {} (P50 solid and filled, P99 dashed and hollow)",
+            "One-way latency against load: {} (P50 solid and filled, P99 dashed and \
+             hollow{marked})",
             report.label(profile)
         ),
         percent,
@@ -124,13 +158,14 @@ pub(crate) fn load_chart(report: &Report, profile: &str) -> LoadChart {
 }
 
 /// The distribution chart of `profile`: after a search, each version and config set at its
-/// highest load (latency under the most load; the loads' own figures are in the table).
+/// highest load that did not saturate the DUT (latency under the most load the DUT took, not
+/// its full queue's; the highest when every one did; the loads' own figures are in the table).
 pub(crate) fn cdf_chart(report: &Report, profile: &str) -> CdfChart {
     let curves = (groups(report, profile).into_iter())
         .filter_map(|(name, list)| {
             let s = list.into_iter().max_by_key(|s| match s.load {
-                Load::Ndr(pct) => pct,
-                Load::Offered | Load::Max | Load::Alternating(_) => 0,
+                Load::Ndr(pct) => (!saturated(s), pct),
+                Load::Offered | Load::Max | Load::Alternating(_) => (true, 0),
             })?;
             let name = match s.load {
                 Load::Ndr(pct) => format!("{name} at {pct} % of the NDR"),
@@ -215,11 +250,8 @@ fn draw_load(chart: &LoadChart, rgb: &mut [u8]) -> DrawResult {
     root.fill(&WHITE)?;
     let area = titled_area(&root, &chart.title, &chart.subtitle)?;
     let all = chart.lines.iter().flat_map(|l| &l.points);
-    let y = log_range(
-        all.clone()
-            .flat_map(|&(_, p50, p99)| [p50 as f64, p99 as f64]),
-    );
-    let x_max = all.map(|p| p.0).fold(0.0, f64::max);
+    let y = log_range(all.clone().flat_map(|p| [p.p50_ns as f64, p.p99_ns as f64]));
+    let x_max = all.map(|p| p.x).fold(0.0, f64::max);
     let x_max = match chart.percent {
         true => x_max.max(10.0) * 1.05,
         false if x_max > 0.0 => x_max * 1.1,
@@ -249,8 +281,8 @@ fn draw_load(chart: &LoadChart, rgb: &mut [u8]) -> DrawResult {
         .draw()?;
     for (k, line) in chart.lines.iter().enumerate() {
         let c = colour(k);
-        let p50 = line.points.iter().map(|&(x, p50, _)| (x, p50 as f64));
-        let p99 = line.points.iter().map(|&(x, _, p99)| (x, p99 as f64));
+        let p50 = line.points.iter().map(|p| (p.x, p.p50_ns as f64));
+        let p99 = line.points.iter().map(|p| (p.x, p.p99_ns as f64));
         ctx.draw_series(LineSeries::new(p50.clone(), c.stroke_width(3)))?
             .label(line.name.as_str())
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 30, y)], c.stroke_width(3)));
@@ -258,6 +290,9 @@ fn draw_load(chart: &LoadChart, rgb: &mut [u8]) -> DrawResult {
         // P50 filled, P99 hollow: told apart where a fixed load puts them one above the other.
         ctx.draw_series(p50.map(|at| Circle::new(at, 7, c.filled())))?;
         ctx.draw_series(p99.map(|at| Circle::new(at, 8, c.stroke_width(3))))?;
+        let saturated = (line.points.iter()).filter(|p| p.saturated);
+        let crosses = saturated.flat_map(|p| [(p.x, p.p50_ns as f64), (p.x, p.p99_ns as f64)]);
+        ctx.draw_series(crosses.map(|at| Cross::new(at, 14, BLACK.stroke_width(3))))?;
     }
     legend(&mut ctx)
 }
@@ -276,6 +311,8 @@ fn draw_cdf(chart: &CdfChart, rgb: &mut [u8]) -> DrawResult {
     let x = log_range(curves.flatten().map(|p| p.0));
     let mut ctx: CdfPlot<'_, '_> = ChartBuilder::on(&area)
         .margin(30)
+        // The axis ends on a decade, labelled at the edge: room for its label's right half.
+        .margin_right(70)
         .x_label_area_size(110)
         .y_label_area_size(150)
         .build_cartesian_2d(x.log_scale(), 0f64..1.0)?;

@@ -57,7 +57,8 @@ pub(crate) struct LatencyJson<'a> {
     /// Why the alternating run's latency run ended early, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     failure: Option<&'a str>,
-    /// Mean offered load of its trials (a `max` profile: what was sent).
+    /// Mean offered load of its trials (a `max` profile: what was sent); an alternating
+    /// entry's, its run's load.
     offered_pps: f64,
     probe_rate_pps: u64,
     trials: usize,
@@ -246,7 +247,7 @@ fn one<'a>(
         },
         baseline_pps: run.map(|r| r.baseline_pps),
         failure: run.and_then(|r| r.failure.as_deref()),
-        offered_pps: mean_load(s),
+        offered_pps: run.map_or_else(|| mean_load(s), |r| r.load_pps),
         probe_rate_pps: s.probe_rate_pps,
         trials: s.trials.len(),
         established: figures(s.established.percentiles(), probe_totals(s, false)),

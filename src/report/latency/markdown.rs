@@ -29,14 +29,18 @@ pub(crate) fn section(report: &Report) -> String {
     let rate = series.next().map_or(String::new(), |s| {
         format!(" ({} probes/s)", s.probe_rate_pps)
     });
+    let first = match report.latency.iter().any(|s| s.first_packet.is_some()) {
+        true => ", the established ones (first packets in their own table)",
+        false => "",
+    };
     let trials = match report.latency.is_empty() {
-        true => "",
-        false => {
+        true => String::new(),
+        false => format!(
             " Percentiles: every iteration's histograms merged, over each trial's measured window \
              (fixed-load trials: after warm-up, before cool-down; the latency trials after a \
              throughput search: every second of the load but the first); probes: counted over \
-             whole trials."
-        }
+             whole trials{first}."
+        ),
     };
     let mut md = format!(
         "\n## Latency under load\n\n\

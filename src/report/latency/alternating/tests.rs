@@ -270,7 +270,7 @@ fn the_readme_shows_each_entrys_figures_and_its_paired_comparisons() {
     // First packets 210, 220, 230, 240 ns above the established probes, block by block.
     at(
         "| default | forwarding | inet4 | 50 % of the baseline's saturated rate (500 Kpps) | one \
-        way | 1.05 µs | 1.1 µs | 1.27 µs | 1.34 µs | +225 ns ± 20.5 ns | 4 blocks | **higher \
+        way | 1.05 µs | 1.1 µs | 1.27 µs | 1.34 µs | – | +225 ns ± 20.5 ns | 4 blocks | **higher \
         latency** |",
     );
     at("](latency-cdf.inet4.png)");
@@ -585,19 +585,31 @@ fn crowded_blocks_are_said_and_left_out_of_the_latency_and_a_latency_run_of_them
         crowded: &[0, 1, 2, 3],
         ..SETS_RUN
     };
-    let (report, readme, _) = reported(&all, 4, None);
+    let (report, readme, json) = reported(&all, 4, None);
     assert!(
         readme.contains("during 4 of its 4 blocks (up to 2.0 %)"),
         "{readme}"
     );
     assert_eq!(report.verdicts[0].finding(), Finding::Slower);
+    // Every block crowded: all kept, their figures given as a crowded machine's, and no
+    // comparison of them is a finding.
+    let latency = report.alternating[0].latency.as_ref().unwrap();
+    assert_eq!((latency.blocks, latency.crowded_kept), (4, true));
+    let said = "- other programs took more than 1 % of the lab's CPUs' time during every one of \
+                its 4 blocks (up to 2.0 %): kept, as none was left, so these figures are a \
+                crowded machine's";
+    assert!(readme.contains(said), "{readme}");
     let p50 = (report.verdicts.iter())
         .find(|v| v.metric == Metric::Latency(Quantile::P50))
         .unwrap();
-    assert_eq!(p50.finding(), Finding::NoEstimate);
+    assert_eq!(p50.finding(), Finding::Unreliable);
     assert_eq!(
         p50.verdict_text(),
-        "no estimate: too few blocks for an interval (other programs took more than 1 % of the \
-         lab's CPUs' time during 4 of its 4 blocks, left out)"
+        "unreliable, no verdict: other programs took more than 1 % of the lab's CPUs' time \
+         during every one of its 4 blocks"
     );
+    let entry = &json["latency"][0];
+    assert!(entry["p50_ns"].as_u64().is_some(), "{entry}");
+    assert!(entry["offered_pps"].as_f64().unwrap() > 0.0, "{entry}");
+    assert!(entry.get("probes_sent").is_none(), "{entry}");
 }

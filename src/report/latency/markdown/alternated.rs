@@ -3,6 +3,7 @@
 //! comparisons, block by block.
 
 use super::{figures, in_dut_p50};
+use crate::ingest::alternating::latency::RunLatency;
 use crate::ingest::alternating::AlternatingRun;
 use crate::report::verdict::{Finding, Metric, Verdict};
 use crate::report::Report;
@@ -72,15 +73,31 @@ pub(super) fn alternating(report: &Report, run: &AlternatingRun) -> String {
     for v in report.alternating_latency_verdicts(run) {
         md.push_str(&format!("- {}\n", paired_line(&v)));
     }
+    md.push_str(&how_it_ended(latency));
+    md
+}
+
+/// The lines under an alternating latency run's comparisons: the blocks other programs crowded
+/// (left out, or kept when every one was) and why the run ended early; empty when neither.
+fn how_it_ended(latency: &RunLatency) -> String {
+    let mut md = String::new();
     if let Some(&most) = latency.crowded.iter().max_by(|a, b| a.total_cmp(b)) {
-        md.push_str(&format!(
-            "- {} of its {} blocks left out: other programs took more than {:.0} % of the lab's \
-             CPUs' time during them (up to {:.1} %)\n",
-            latency.crowded.len(),
-            latency.blocks + latency.crowded.len(),
-            100.0 * CROWDED_SHARE,
-            100.0 * most
-        ));
+        let (share, most) = (100.0 * CROWDED_SHARE, 100.0 * most);
+        md.push_str(&match latency.crowded_kept {
+            true => format!(
+                "- other programs took more than {share:.0} % of the lab's CPUs' time during \
+                 every one of its {} blocks (up to {most:.1} %): kept, as none was left, so these \
+                 figures are a crowded machine's and no comparison of them is a finding; measure \
+                 again with nothing else running\n",
+                latency.blocks
+            ),
+            false => format!(
+                "- {} of its {} blocks left out: other programs took more than {share:.0} % of \
+                 the lab's CPUs' time during them (up to {most:.1} %)\n",
+                latency.crowded.len(),
+                latency.finished_blocks()
+            ),
+        });
     }
     if let Some(why) = &latency.failure {
         md.push_str(&format!(

@@ -2,7 +2,7 @@
 //! against its established probes, one way and, where the DUT recorded them, in the DUT.
 
 use crate::ingest::benchlab::latency::LatencySeries;
-use crate::report::latency::{load_text, FirstPacket, Leg, Over};
+use crate::report::latency::{load_text, probe_totals, FirstPacket, Leg, Over};
 use crate::report::Report;
 use crate::stats::MeanInterval;
 use crate::units::format_ns;
@@ -34,9 +34,9 @@ pub(super) fn first_packet(report: &Report) -> String {
          host. A one-way difference that the DUT's own time does not show, or shows the other \
          way, is not the DUT's.{widened}\n\n\
          | version | config set | profile | load | measured | established P50 | established \
-         P99 | first packet P50 | first packet P99 | first − established P50 | over | verdict \
-         |\n\
-         |---|---|---|---|---|---:|---:|---:|---:|---:|---|---|\n"
+         P99 | first packet P50 | first packet P99 | first packets received | first − \
+         established P50 | over | verdict |\n\
+         |---|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|\n"
     );
     for (s, legs) in rows {
         let in_dut = legs[1].and_then(|f| f.difference);
@@ -70,8 +70,14 @@ fn first_packet_row(
         ),
         None => ("–".to_string(), "too few values".to_string(), "–"),
     };
+    // Their counts once, on the one-way row; the record of an alternating run keeps none.
+    let received = match (leg, probe_totals(s, true)) {
+        (Leg::OneWay, Some(p)) => format!("{} of {}", p.received, p.sent),
+        _ => "–".to_string(),
+    };
     format!(
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {difference} | {over} | {verdict} |\n",
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {received} | {difference} | {over} | \
+         {verdict} |\n",
         report.version_label(&s.version),
         report.label(&s.config),
         report.label(&s.profile),
