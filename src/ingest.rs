@@ -257,6 +257,14 @@ pub(crate) enum Warning {
         /// The receiver log.
         file: String,
     },
+    /// Harness logs in two of a directory's folders (itself, `RAW/`, `raw/`): the first read,
+    /// the other left out.
+    LogsTwice {
+        /// The folder read.
+        read: String,
+        /// The folder left out.
+        left_out: String,
+    },
     /// A series' `.info` file is empty or not text: its levels come from its name alone.
     BadInfo {
         /// The `.info` file.
@@ -352,6 +360,11 @@ impl Warning {
             Self::NoInfo { file } => {
                 write!(f, "{file}: no matching .info file; log left out")
             }
+            Self::LogsTwice { read, left_out } => write!(
+                f,
+                "{left_out} holds harness logs too; only those of {read} are read (move the \
+                 copy away if it is the one to report)"
+            ),
             Self::BadInfo { file, why } => write!(
                 f,
                 "{file}: {why}, not what the harness writes; the series is named from the file \

@@ -418,6 +418,14 @@ impl Store {
     /// Reads a finished trial's samples back.
     pub(crate) fn read_samples(&self, key: &TrialKey) -> Result<Vec<SampleRow>, InputError> {
         let path = self.trial_dir(key).join("samples.csv");
+        // A finished trial without its samples is damaged as a corrupt one is.
+        if !path.exists() {
+            return Err(InputError::new(format!(
+                "{}: missing, though the trial's meta.json says it finished; remove that \
+                 trial's directory to run it again",
+                path.display()
+            )));
+        }
         let text = record::read_lines(&self.dir, &path)?;
         parse_samples_csv(&text).map_err(|e| {
             InputError::new(format!(

@@ -42,6 +42,18 @@ pub fn read_dir(dir: &Path) -> Result<Results, InputError> {
     for run in find_logs(dir)? {
         read_run(dir, &run, &mut results)?;
     }
+    // `logs_in` reads the first of the folders that holds logs; a second copy is said.
+    let mut holding: Vec<PathBuf> = (log_folders(dir).into_iter())
+        .filter(|folder| list(folder).is_ok_and(|names| !classify(&names).infos.is_empty()))
+        .collect();
+    // One folder under two names (a file system that ignores case) is no copy.
+    holding.dedup_by_key(|folder| folder.canonicalize().ok());
+    if let [read, left_out, ..] = holding.as_slice() {
+        results.warnings.push(Warning::LogsTwice {
+            read: read.display().to_string(),
+            left_out: left_out.display().to_string(),
+        });
+    }
     Ok(results)
 }
 
@@ -406,14 +418,17 @@ pub(crate) fn holds_logs(dir: &Path) -> bool {
         })
 }
 
-/// The folder among `dir`, `dir/RAW` and `dir/raw` that holds `.info` files, with its names.
-fn logs_in(dir: &Path) -> Option<(PathBuf, Vec<String>)> {
+/// The folders of `dir` that may hold one run's logs, in the order they are looked in.
+fn log_folders(dir: &Path) -> [PathBuf; 3] {
     [dir.to_path_buf(), dir.join("RAW"), dir.join("raw")]
-        .into_iter()
-        .find_map(|candidate| {
-            let names = list(&candidate).ok()?;
-            (!classify(&names).infos.is_empty()).then_some((candidate, names))
-        })
+}
+
+/// The folder among [`log_folders`] that holds `.info` files first, with its names.
+fn logs_in(dir: &Path) -> Option<(PathBuf, Vec<String>)> {
+    log_folders(dir).into_iter().find_map(|candidate| {
+        let names = list(&candidate).ok()?;
+        (!classify(&names).infos.is_empty()).then_some((candidate, names))
+    })
 }
 
 fn list(dir: &Path) -> std::io::Result<Vec<String>> {

@@ -189,8 +189,8 @@ fn check_overwrites(dir: &Path, files: &[OutputFile], ours: &Written) -> Result<
         n => format!(" (and {} more files)", n - 1),
     };
     Err(InputError::new(format!(
-        "'{first}'{more} was not written by benchlab and would be overwritten; \
-         write the report elsewhere with -o OUT"
+        "'{first}'{more} was not written by benchlab, or was edited since, and would be \
+         overwritten; write the report elsewhere with -o OUT, or move the file away"
     )))
 }
 
@@ -221,7 +221,7 @@ mod tests {
         let e = write_files(d, &[file("a.pps", "1\n"), file("gnuplot.data", "ours\n")])
             .unwrap_err()
             .to_string();
-        assert!(e.ends_with("gnuplot.data' was not written by benchlab and would be overwritten; write the report elsewhere with -o OUT"), "{e}");
+        assert!(e.ends_with("gnuplot.data' was not written by benchlab, or was edited since, and would be overwritten; write the report elsewhere with -o OUT, or move the file away"), "{e}");
         assert_eq!(
             std::fs::read_to_string(d.join("gnuplot.data")).unwrap(),
             "archive's\n"

@@ -264,6 +264,16 @@ fn logs_in_a_lower_case_raw_folder() {
     assert_tables_are_ministat_of_written_files(archive.path(), &[]);
 }
 
+#[test]
+fn logs_both_flat_and_in_raw_read_the_flat_ones_and_say_the_other() {
+    let archive = tempfile::tempdir().unwrap();
+    xeon_logs("r368287", "r368287", archive.path());
+    xeon_logs("r368606", "r368287", &archive.path().join("RAW"));
+    let (readme, stderr, _) = report(archive.path(), &[]);
+    assert!(stderr.contains("RAW holds harness logs too"), "{stderr}");
+    assert!(readme.contains("RAW holds harness logs too"), "{readme}");
+}
+
 /// Makes every iteration of `series` (a prefix) in `dir` unusable (a receiver log too short).
 fn break_iterations(dir: &Path, series: &str, iterations: &[u32]) {
     for i in iterations {
