@@ -24,7 +24,7 @@ pub mod cli;
 pub mod clock;
 /// The campaign file: TOML model, defaults and validation.
 pub mod config;
-/// DUT configuration sets: Linux presets (forwarding, nftables, iptables) and user directories.
+/// DUT configuration sets: Linux and FreeBSD presets (chosen by the DUT's OS) and user directories.
 pub mod dut;
 /// Errors shared by every layer and their exit statuses.
 pub mod error;
@@ -32,9 +32,9 @@ pub mod error;
 pub mod file;
 /// The history database: campaigns remembered, trends, change points and regressions.
 pub mod history;
-/// Readers: netbenches pkt-gen logs (and later benchlab results) into series of medians.
+/// Readers: benchlab results and netbenches pkt-gen logs into series of medians.
 pub mod ingest;
-/// The virtual lab: namespaces, veths, addressing, CPU placement; `lab up|down|status`.
+/// Labs: the virtual lab (namespaces, veths, CPU placement, its watches), SSH labs' hosts.
 pub mod lab;
 /// Names that become file names (versions, config sets, profiles, goals): the one rule.
 pub mod names;
@@ -47,11 +47,11 @@ pub mod search;
 /// ministat-compatible statistics: summaries, Student's t comparisons, the ASCII plot, C `%g`.
 pub mod stats;
 /// The results directory: layout, trial records, atomic writes, resume; the only code that
-/// touches one.
+/// writes or reads its records.
 pub mod store;
-/// Traffic: the packet generator (`benchlab gen`) and the receiver's counter sampler (`benchlab rx`).
+/// Traffic: generators, receivers and their counters, the input queue, latency probes.
 pub mod traffic;
-/// How benchlab reaches a node: commands, long-running processes and files (netns, mock).
+/// How benchlab reaches a node: commands, long-running processes and files (local, netns, ssh).
 pub mod transport;
-/// Rates formatted for people: the one packets-per-second formatter.
+/// Units for people: rates and times formatted, counts read with a k, M or G suffix.
 pub mod units;

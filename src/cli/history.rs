@@ -20,7 +20,8 @@ use crate::units::format_pps;
 #[derive(Debug, clap::Args)]
 pub(crate) struct HistoryArgs {
     /// The history database: an SQLite file, or a postgres://user@host/db URL a team shares
-    /// [default: $BENCHLAB_DB, else ~/.local/share/benchlab/history.db]
+    /// [default: $BENCHLAB_DB, else $XDG_DATA_HOME/benchlab/history.db, else
+    /// ~/.local/share/benchlab/history.db]
     #[arg(long, global = true, value_name = "PATH|URL")]
     pub(crate) db: Option<String>,
 

@@ -96,7 +96,7 @@ impl std::fmt::Display for Design {
 }
 
 /// The receiver's sampling interval under the alternating design: a 0.5 s phase less its
-/// settle time still holds 6 windows.
+/// default settle time (0.1 s) holds 8 windows.
 pub(crate) const ALTERNATING_INTERVAL: Duration = Duration::from_millis(50);
 
 /// `[alternating]`: phases, what is dropped, how a phase becomes a value, when to stop.

@@ -110,7 +110,7 @@ pub(crate) fn build(t: &Topology, plan: &Plan) -> Result<()> {
 ///
 /// Why: veth's ring holds 256 frames, 0.5 ms at 500 Kpps, and on a cloud VM the hypervisor
 /// takes the DUT's CPU away for 3–20 ms at a time, or slows it for a tenth of a second
-/// (`lab::stall`, `notes/noise.md`): at any fixed load a quarter to nine tenths of the 1 s
+/// (`lab::stall`, BENCHMARKS.md): at any fixed load a quarter to nine tenths of the 1 s
 /// trials lost frames, so the search measured the hypervisor, not the DUT.
 ///
 /// Why deeper while the traffic runs (up to [`BUFFER_FRAMES`]): a queue that drops at 4096

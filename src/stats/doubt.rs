@@ -14,7 +14,7 @@
 //! within seconds of each other, at one speed level most of the time, and a real difference
 //! shows in every pair. The thresholds were set from A/A campaigns of the trials design on the
 //! project's 2-vCPU VM (two or four identical versions, `benches/design.sh`, README
-//! "Choosing the design").
+//! "Two measurement designs").
 
 use super::{Confidence, PairedEstimate};
 

@@ -6,7 +6,7 @@
 //!
 //! They run from the highest load down. The NDR holds for the machine's speed during the
 //! search, and a shared machine's speed moves by a fifth within a minute
-//! (`shared/notes/noise.md`): at 90 % of the NDR, a load that runs right after the search's
+//! (BENCHMARKS.md, `benches/search-lab.sh`): at 90 % of the NDR, a load that runs right after the search's
 //! last trials (near the NDR) is the likeliest to still be under what the DUT forwards. A load
 //! that saturated the DUT anyway is said in the report (`SearchTrial::load_lost` and
 //! `load_dropped`, the trouble `overloaded`).
