@@ -43,9 +43,7 @@ pub fn read_dir(dir: &Path) -> Result<Results, InputError> {
         read_run(dir, &run, &mut results)?;
     }
     // `logs_in` reads the first of the folders that holds logs; a second copy is said.
-    let mut holding: Vec<PathBuf> = (log_folders(dir).into_iter())
-        .filter(|folder| list(folder).is_ok_and(|names| !classify(&names).infos.is_empty()))
-        .collect();
+    let mut holding: Vec<PathBuf> = folders_with_logs(dir).map(|(folder, _)| folder).collect();
     // One folder under two names (a file system that ignores case) is no copy.
     holding.dedup_by_key(|folder| folder.canonicalize().ok());
     if let [read, left_out, ..] = holding.as_slice() {
@@ -418,17 +416,20 @@ pub(crate) fn holds_logs(dir: &Path) -> bool {
         })
 }
 
-/// The folders of `dir` that may hold one run's logs, in the order they are looked in.
-fn log_folders(dir: &Path) -> [PathBuf; 3] {
+/// The folders among `dir`, `dir/RAW` and `dir/raw` that hold `.info` files, in the order
+/// they are looked in, with their names.
+fn folders_with_logs(dir: &Path) -> impl Iterator<Item = (PathBuf, Vec<String>)> {
     [dir.to_path_buf(), dir.join("RAW"), dir.join("raw")]
+        .into_iter()
+        .filter_map(|candidate| {
+            let names = list(&candidate).ok()?;
+            (!classify(&names).infos.is_empty()).then_some((candidate, names))
+        })
 }
 
-/// The folder among [`log_folders`] that holds `.info` files first, with its names.
+/// The first of [`folders_with_logs`]: the one read.
 fn logs_in(dir: &Path) -> Option<(PathBuf, Vec<String>)> {
-    log_folders(dir).into_iter().find_map(|candidate| {
-        let names = list(&candidate).ok()?;
-        (!classify(&names).infos.is_empty()).then_some((candidate, names))
-    })
+    folders_with_logs(dir).next()
 }
 
 fn list(dir: &Path) -> std::io::Result<Vec<String>> {

@@ -80,6 +80,13 @@ pub(crate) struct ProbeTrial {
     pub(crate) apart_by_second: Vec<Option<u32>>,
 }
 
+impl ProbeTrial {
+    /// Whether `trouble` ([`OVERLOADED`], [`STALLED`], [`CROWDED`]…) disturbed it.
+    pub(crate) fn had(&self, trouble: &str) -> bool {
+        self.troubles.iter().any(|w| w == trouble)
+    }
+}
+
 /// The trouble of a latency trial after a search whose load the DUT did not forward whole, or
 /// whose input queue was full for more than [`FULL_QUEUE`] of it: its latency is that of a
 /// saturated DUT, not of the share of its capacity the load was meant to be — the DUT slowed

@@ -19,6 +19,7 @@ use super::{mean_load, Report};
 use crate::ingest::benchlab::latency::{LatencySeries, Load, OVERLOADED};
 use crate::report::chart::lines::{legend, mesh_look};
 use crate::report::chart::{colour, png_of, titled, Area, DrawResult, HEIGHT, WIDTH};
+use crate::stats::doubt::DISTURBED_SHARE;
 use crate::stats::latency::Latency;
 use crate::units::{format_ns, format_tick, pps_unit};
 
@@ -47,12 +48,11 @@ pub(crate) struct LoadPoint {
 
 /// Whether the DUT was saturated at the load of `s`: at `max`, by design; else in half of its
 /// trials or more ([`OVERLOADED`]), the share at which the comparisons call a difference
-/// unreliable.
+/// unreliable ([`DISTURBED_SHARE`]).
 fn saturated(s: &LatencySeries) -> bool {
-    let over = (s.trials.iter())
-        .filter(|t| t.troubles.iter().any(|w| w == OVERLOADED))
-        .count();
-    matches!(s.load, Load::Max) || (over > 0 && 2 * over >= s.trials.len())
+    let over = s.trials.iter().filter(|t| t.had(OVERLOADED)).count();
+    matches!(s.load, Load::Max)
+        || (over > 0 && over as f64 >= DISTURBED_SHARE * s.trials.len() as f64)
 }
 
 /// What `latency.<profile>.png` shows.

@@ -16,9 +16,7 @@ fn with_trouble<'a>(s: &'a LatencySeries, trouble: &str) -> Option<(u32, Vec<&'a
     let Load::Ndr(pct) = s.load else {
         return None;
     };
-    let trials: Vec<&ProbeTrial> = (s.trials.iter())
-        .filter(|t| t.troubles.iter().any(|w| w == trouble))
-        .collect();
+    let trials: Vec<&ProbeTrial> = (s.trials.iter()).filter(|t| t.had(trouble)).collect();
     (!trials.is_empty()).then_some((pct, trials))
 }
 
@@ -148,7 +146,7 @@ pub(super) fn stalled(s: &LatencySeries) -> String {
 /// A line for the trials of a table during which other programs took the lab's CPUs (the
 /// [`CROWDED`] ones), after a search naming their loads; empty when there are none.
 pub(super) fn crowded(rows: &[&LatencySeries]) -> String {
-    let is_crowded = |t: &&ProbeTrial| t.troubles.iter().any(|w| w == CROWDED);
+    let is_crowded = |t: &&ProbeTrial| t.had(CROWDED);
     let crowded: Vec<&ProbeTrial> = rows
         .iter()
         .flat_map(|s| &s.trials)
