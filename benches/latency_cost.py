@@ -4,7 +4,10 @@ phases (load alone); the median ratio with its distribution-free 95 % interval (
 one disturbed phase moves a mean, not a median) and the mean log ratio ± 2 standard errors, for (a) the load alone (the
 probes' rate taken out of B's count, as a trial takes them out) and (b) all that arrived.
 
-usage: latency_cost.py DIR RATE
+benches/throttle.sh reads its phases the same way: RATE 0 (nothing taken out of B's count) and
+LABEL naming what B phases change.
+
+usage: latency_cost.py DIR RATE [LABEL]
 """
 
 import json
@@ -27,7 +30,7 @@ def median_interval(values):
     return v[k], v[n - 1 - k]
 
 
-def main(d, rate):
+def main(d, rate, label=None):
     rate = float(rate.replace("k", "e3"))
     t0 = float(open(f"{d}/t0").read())
     samples = [json.loads(line) for line in open(f"{d}/rx.jsonl") if '"sample"' in line]
@@ -47,10 +50,16 @@ def main(d, rate):
             if len(rates) >= 4:
                 phases.append((kind, f(rates)))
         a = [r for k, r in phases if k == "A"]
-        print(f"per-phase {estimator}: load alone {statistics.median(a) / 1e3:.0f} kpps "
-              f"(median of {len(a)} A phases); probes {rate / 1e3:g} kpps "
-              f"({100 * rate / statistics.median(a):.2f} % of it)")
-        for name, probes in (("(a) the load alone", rate), ("(b) all that arrived", 0.0)):
+        if label:
+            print(f"per-phase {estimator}: A {statistics.median(a) / 1e3:.0f} kpps "
+                  f"(median of {len(a)} A phases); B: {label}")
+            compared = (("B against A", 0.0),)
+        else:
+            print(f"per-phase {estimator}: load alone {statistics.median(a) / 1e3:.0f} kpps "
+                  f"(median of {len(a)} A phases); probes {rate / 1e3:g} kpps "
+                  f"({100 * rate / statistics.median(a):.2f} % of it)")
+            compared = (("(a) the load alone", rate), ("(b) all that arrived", 0.0))
+        for name, probes in compared:
             ratios = []
             for i, (kind, r) in enumerate(phases):
                 if kind != "B":
@@ -62,14 +71,14 @@ def main(d, rate):
             logs = [math.log(x) for x in ratios]
             mean, half = statistics.mean(logs), 2 * statistics.stdev(logs) / math.sqrt(len(logs))
             low, high = median_interval(ratios)
-            verdict = "yes" if low >= 0.99 else "not shown"
+            verdict = "" if label else f", cost <= 1 %: {'yes' if low >= 0.99 else 'not shown'}"
             print(f"  {name}: {len(ratios)} B phases; median ratio "
                   f"{pct(statistics.median(ratios)):+.2f} % (95 %: {pct(low):+.2f} % to "
-                  f"{pct(high):+.2f} %), cost <= 1 %: {verdict}; mean "
+                  f"{pct(high):+.2f} %){verdict}; mean "
                   f"{pct(math.exp(mean)):+.2f} % ± {100 * half:.2f} %")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:])

@@ -16,6 +16,8 @@
 #                                                  # in the DUT), which the trials add
 #   sudo KEEP=1 benches/latency_cost.sh            # keep the raw data (path printed)
 #   sudo STATEFUL=1 benches/latency_cost.sh        # a stateful nftables DUT
+#   sudo LOAD=1.2M benches/latency_cost.sh         # the load paced (one frame a batch below
+#                                                  # 1 Mpps) instead of max, as a search's are
 #
 # Figures are printed, never asserted.
 set -euo pipefail
@@ -27,6 +29,7 @@ RATE=${RATE:-10k}
 EGRESS=${EGRESS-1}
 INGRESS=${INGRESS-1}
 ID=${ID:-c0}
+LOAD=${LOAD:-max}
 
 [[ $(id -u) -eq 0 ]] || { echo "latency_cost.sh: run as root (namespaces)" >&2; exit 2; }
 nice -n 19 cargo build --quiet --release
@@ -54,15 +57,16 @@ sender="$ns-sender/bl${ID}s1"
 receiver="$ns-receiver/bl${ID}r"
 dut_mac=02:62:6c:02:01:00
 total=$(python3 -c "print(int($N * ($PHASE + 0.4) + 10))")
+# The receiver's times count from its start, as the toggles from t0.
+date +%s.%N >"$out/t0"
 "$bl" rx -i "$receiver" --interval 0.1 --json -t "$total" >"$out/rx.jsonl" 2>"$out/rx.err" &
 "$bl" gen -i "$sender" -D "$dut_mac" -s 198.18.10.1-198.18.10.20 -d 198.19.10.1-198.19.10.100 \
-    --cpu 0 -t $((total - 1)) --json >"$out/gen.jsonl" 2>"$out/gen.err" &
+    -r "$LOAD" --cpu 0 -t $((total - 1)) --json >"$out/gen.jsonl" 2>"$out/gen.err" &
 probe=("$bl" probe -i "$sender" -D "$dut_mac" -s 198.18.10.1 -d 198.19.0.2 -R "$receiver"
     --at 198.19.0.2 ${EGRESS:+--stamp-egress "$ns-dut/bl${ID}do"}
     ${EGRESS:+${INGRESS:+--stamp-ingress "$ns-dut/bl${ID}d1"}} -r "$RATE" --first-packet
     --cpu 0 -t "$PHASE")
 sleep 3
-date +%s.%N >"$out/t0"
 for i in $(seq 1 "$N"); do
     t=$(date +%s.%N)
     case $((i % 4)) in
@@ -78,7 +82,7 @@ for i in $(seq 1 "$N"); do
 done
 echo "$(date +%s.%N) A" >>"$out/toggles"
 wait
-echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r), $(nproc) CPUs; $N phases of $PHASE s, probes at $RATE pps," \
+echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r), $(nproc) CPUs; $N phases of $PHASE s, load $LOAD, probes at $RATE pps," \
     "DUT $([[ -n ${STATEFUL:-} ]] && echo 'stateful nftables' || echo forwarding), stamped $([[ -n $EGRESS ]] && echo "at the DUT egress${INGRESS:+ and ingress}" || echo 'by the kernel on arrival')"
 python3 benches/latency_cost.py "$out" "$RATE"
 grep -m2 "latency" "$out/probe.txt" || true

@@ -322,7 +322,16 @@ fn run_search(
         closing: None,
         wall_s: 0.0,
         latency: Vec::new(),
+        probes_pps: None,
     };
+    // The latency trials' loads are shares of the NDR, and the probes cost the DUT a few per
+    // cent of its rate (docs/latency.md, "What the probes cost the load"): the search runs
+    // with them too, so that 90 % of its NDR is 90 % of what the DUT forwards while measured.
+    let probing = runner.ctx.campaign.latency();
+    if profile.latency(&runner.ctx.campaign.trial) && !probing.loads.is_empty() {
+        runner.probes = Some(probing.rate);
+        record.probes_pps = Some(probing.rate);
+    }
     let outcome = match (config.max_load, profile.rate) {
         (Some(max), _) => Ok(max),
         (None, Rate::Pps(pps)) => Ok(pps as f64),

@@ -91,6 +91,11 @@ pub struct SearchRecord {
     /// each with its files and `latency.hlog` in `latency/<pct>/`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) latency: Vec<LatencyLoad>,
+    /// Latency probes per second sent on top of every trial of the search (calibration,
+    /// opening and closing included) when its NDR sets latency trials' loads: the NDR is then
+    /// what the DUT forwards while measured. `None` otherwise (and in records before 2026-11-29).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) probes_pps: Option<u64>,
 }
 
 /// A latency trial after a search: probes on top of a fixed load, a fraction of the NDR.

@@ -169,6 +169,7 @@ pub(crate) mod tests {
                 closing: None,
                 wall_s: 40.0,
                 latency: Vec::new(),
+                probes_pps: None,
             },
             source: String::new(),
         }

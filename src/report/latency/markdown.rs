@@ -26,28 +26,8 @@ pub(crate) fn section(report: &Report) -> String {
     if series.peek().is_none() && report.latency_floor.is_none() {
         return String::new();
     }
-    let rate = series.next().map_or(String::new(), |s| {
-        format!(" ({} probes/s)", s.probe_rate_pps)
-    });
-    let first = match report.latency.iter().any(|s| s.first_packet.is_some()) {
-        true => ", the established ones (first packets in their own table)",
-        false => "",
-    };
-    let trials = match report.latency.is_empty() {
-        true => String::new(),
-        false => format!(
-            " Percentiles: every iteration's histograms merged, over each trial's measured window \
-             (fixed-load trials: after warm-up, before cool-down; the latency trials after a \
-             throughput search: every second of the load but the first); probes: counted over \
-             whole trials{first}."
-        ),
-    };
-    let mut md = format!(
-        "\n## Latency under load\n\n\
-         One-way latency of probes sent on top of the load{rate}, from the generator through \
-         the DUT to the receiver.{trials}\n\n{}\n",
-        floor_line(report.latency_floor.as_ref())
-    );
+    let rate = series.next().map(|s| s.probe_rate_pps);
+    let mut md = heading(report, rate);
     // The DUT's time (ingress to egress) where it recorded it: said once, columns of its own.
     if report.latency_series().any(|s| s.in_dut.is_some()) {
         md.push_str(IN_DUT);
@@ -100,6 +80,42 @@ pub(crate) fn section(report: &Report) -> String {
     md.push_str(&first_packet(report));
     md.push_str(&compared(report));
     md
+}
+
+/// The section's heading and first paragraph (how the figures were taken, at `rate` probes per
+/// second when any series has some), then the floor line.
+fn heading(report: &Report, rate: Option<u64>) -> String {
+    let rate = rate.map_or(String::new(), |pps| format!(" ({pps} probes/s)"));
+    let first = match report.latency.iter().any(|s| s.first_packet.is_some()) {
+        true => ", the established ones (first packets in their own table)",
+        false => "",
+    };
+    let trials = match report.latency.is_empty() {
+        true => String::new(),
+        false => format!(
+            " Percentiles: every iteration's histograms merged, over each trial's measured window \
+             (fixed-load trials: after warm-up, before cool-down; the latency trials after a \
+             throughput search: every second of the load but the first); probes: counted over \
+             whole trials{first}."
+        ),
+    };
+    // Searches whose NDR set latency loads ran with the probes (`campaign::throughput`).
+    let probed = (report.searches.iter())
+        .filter(|run| !run.record.latency.is_empty())
+        .find_map(|run| run.record.probes_pps);
+    let searched = probed.map_or(String::new(), |pps| {
+        format!(
+            " The searches for the NDRs those loads are shares of ran with the probes too \
+             ({pps} probes/s), which cost the DUT a few per cent of its rate: a share of the \
+             NDR is a share of what it forwards while measured."
+        )
+    });
+    format!(
+        "\n## Latency under load\n\n\
+         One-way latency of probes sent on top of the load{rate}, from the generator through \
+         the DUT to the receiver.{trials}{searched}\n\n{}\n",
+        floor_line(report.latency_floor.as_ref())
+    )
 }
 
 /// `Latency floor (…): P50 2.18 µs, P99 4.31 µs (…)`, or why it was not measured.

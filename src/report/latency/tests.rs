@@ -312,6 +312,7 @@ fn search_iteration(store: &Store, key: &TrialKey) {
         closing: None,
         wall_s: 30.0,
         latency,
+        probes_pps: Some(10_000),
     };
     store.write_search(key, &record).unwrap();
 }
@@ -406,6 +407,10 @@ fn the_readme_shows_each_loads_figures_of_the_measured_window_only() {
     // 4 cells of the fixed profile, 4 × 3 loads after the searches.
     assert_eq!(report.latency.len(), 16);
     assert!(readme.contains("\n## Latency under load\n"), "{readme}");
+    // Its searches ran with the probes (`search.json`'s `probes_pps`): said once.
+    let searched = "The searches for the NDRs those loads are shares of ran with the probes too \
+                    (10000 probes/s)";
+    assert_eq!(readme.matches(searched).count(), 1, "{readme}");
     assert!(
         readme.contains(
             "Latency floor (generator → receiver, no DUT, same host): P50 3 µs, P99 4.47 µs \
