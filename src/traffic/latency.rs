@@ -36,11 +36,12 @@
 //! (labs over SSH, the floor) the kernel stamps a frame as it enters the receiving interface's
 //! stack (`SOF_TIMESTAMPING_RX_SOFTWARE`: `netif_rx` on veth, the driver's receive path on a
 //! NIC, where hardware stamps could later replace it), read through a packet socket tapping the
-//! interface behind a classic BPF filter on the magic. The egress stamp is what keeps the
-//! probes' cost to the load within 1 %: asking for receive stamps makes the kernel read the
-//! clock for every frame any interface receives (a global switch, `netstamp_needed_key`),
-//! which on the virtual lab the DUT's CPU pays twice per frame of the load, 5 % of it at
-//! saturation (docs/latency.md, "What the probes cost the load").
+//! interface behind a classic BPF filter on the magic. The egress stamp costs the load less
+//! than receive stamps: asking for those makes the kernel read the clock for every frame any
+//! interface receives (a global switch, `netstamp_needed_key`), which on the virtual lab the
+//! DUT's CPU pays twice per frame of the load, 5 % of it at saturation. The tc hooks that call
+//! the stamping programs for every frame still cost the DUT 5–10 % of its rate with both
+//! stamps, 3 % with the egress one alone (docs/latency.md, "What the probes cost the load").
 //!
 //! **The time in the DUT.** With the egress stamp, a second tc program on the DUT's ingress
 //! ([`ingress`](crate::traffic::latency::ingress)) records when each probe came into the DUT's

@@ -6,7 +6,9 @@
 //! (`netstamp_needed_key` is global). On the virtual lab the DUT's CPU receives each frame of
 //! the load twice (its ingress, then the receiver's veth, whose `netif_rx` runs in the DUT's
 //! transmit), and those two clock reads cost the load 5 % of its throughput. This program costs
-//! the load a few loads and compares per frame; only a probe pays a clock read.
+//! a few loads and compares per frame and only a probe pays a clock read, but the tcx hook that
+//! runs it for every frame costs more than it: with the probes, 3 % of the DUT's rate at
+//! saturation (`benches/latency_cost.sh`, docs/latency.md).
 //!
 //! Where: tcx egress (kernel 6.6+), in `__dev_queue_xmit` past the DUT's routing and firewall,
 //! just before veth's transmit routine hands the frame to the receiver, the hook nearest the
