@@ -1,10 +1,12 @@
 """The analysis of benches/latency_cost.sh: per phase the median of the receiver's 0.1 s rates
 after a settling margin, each B phase (load and probes) against the mean of its neighbouring A
 phases (load alone); the median ratio with its distribution-free 95 % interval (the verdict:
-one disturbed phase moves a mean, not a median) and the mean log ratio ± 2 standard errors, for (a) the load alone (the
-probes' rate taken out of B's count, as a trial takes them out) and (b) all that arrived.
+one disturbed phase moves a mean, not a median) and the mean log ratio ± 2 standard errors, for (a) the load alone (what
+the receiver counts: the probes leave the DUT by their own link) and (b) all the DUT forwarded
+(the probes that arrived in that B phase added to its count: at saturation most probes are
+refused at the DUT's input as the load's frames are, and cost it nothing).
 
-benches/throttle.sh reads its phases the same way: RATE 0 (nothing taken out of B's count) and
+benches/throttle.sh reads its phases the same way: RATE 0 (nothing added to B's count) and
 LABEL naming what B phases change.
 
 usage: latency_cost.py DIR RATE [LABEL]
@@ -12,6 +14,7 @@ usage: latency_cost.py DIR RATE [LABEL]
 
 import json
 import math
+import re
 import statistics
 import sys
 
@@ -30,6 +33,24 @@ def median_interval(values):
     return v[k], v[n - 1 - k]
 
 
+def arrived_per_phase(d):
+    """Per B phase, in order, the share of its probes that arrived (both kinds): `benchlab
+    probe`'s summary lines, one run per B phase, each starting with its `probing from` line."""
+    runs = []
+    try:
+        lines = open(f"{d}/probe.txt").read().splitlines()
+    except FileNotFoundError:
+        return runs
+    for line in lines:
+        if line.startswith("probing from"):
+            runs.append([0, 0])
+        m = re.match(r"(established|first-packet): (\d+) sent, (\d+) received", line)
+        if m and runs:
+            runs[-1][0] += int(m.group(2))
+            runs[-1][1] += int(m.group(3))
+    return [received / sent if sent else 0.0 for sent, received in runs]
+
+
 def main(d, rate, label=None):
     rate = float(rate.replace("k", "e3"))
     t0 = float(open(f"{d}/t0").read())
@@ -43,13 +64,17 @@ def main(d, rate, label=None):
     pct = lambda x: 100 * (x - 1)
     # Per phase: the median of its 0.1 s rates, and their 75th percentile (a disturbance only
     # ever lowers the rate: the upper rates are the machine's quiet moments).
+    arrived = arrived_per_phase(d)
     for estimator, f in (("median", statistics.median), ("p75", lambda v: quantile(v, 0.75))):
-        phases = []
+        phases, b = [], 0
         for (start, kind), (end, _) in zip(toggles, toggles[1:]):
             rates = [r for t, r in points if start + MARGIN <= t <= end - 0.05]
+            # (b) adds the probes that arrived in this phase (all of them when not known).
+            share = arrived[b] if kind == "B" and b < len(arrived) else 1.0
+            b += kind == "B"
             if len(rates) >= 4:
-                phases.append((kind, f(rates)))
-        a = [r for k, r in phases if k == "A"]
+                phases.append((kind, f(rates), share))
+        a = [r for k, r, _ in phases if k == "A"]
         if label:
             print(f"per-phase {estimator}: A {statistics.median(a) / 1e3:.0f} kpps "
                   f"(median of {len(a)} A phases); B: {label}")
@@ -58,16 +83,19 @@ def main(d, rate, label=None):
             print(f"per-phase {estimator}: load alone {statistics.median(a) / 1e3:.0f} kpps "
                   f"(median of {len(a)} A phases); probes {rate / 1e3:g} kpps "
                   f"({100 * rate / statistics.median(a):.2f} % of it)")
-            compared = (("(a) the load alone", rate), ("(b) all that arrived", 0.0))
+            compared = (("(a) the load alone", 0.0), ("(b) all the DUT forwarded", -rate))
+            shares = [s for k, _, s in phases if k == "B"]
+            print(f"  probes arrived: {100 * statistics.median(shares):.0f} % at the median B "
+                  "phase (at saturation the DUT's input refuses them as the load's frames)")
         for name, probes in compared:
             ratios = []
-            for i, (kind, r) in enumerate(phases):
+            for i, (kind, r, share) in enumerate(phases):
                 if kind != "B":
                     continue
                 around = [phases[j][1] for j in (i - 1, i + 1)
                           if 0 <= j < len(phases) and phases[j][0] == "A"]
                 if around:
-                    ratios.append((r - probes) / statistics.mean(around))
+                    ratios.append((r - probes * share) / statistics.mean(around))
             logs = [math.log(x) for x in ratios]
             mean, half = statistics.mean(logs), 2 * statistics.stdev(logs) / math.sqrt(len(logs))
             low, high = median_interval(ratios)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # What the latency probes cost the load (issue 35: at most 1 % of its throughput), by
 # alternation: the load runs at max rate without a stop, and the probes (the virtual lab's
-# trials' way: sent to the receiver's own address, stamped at the DUT's egress) are switched on
-# and off every PHASE seconds in the order A B B A A B B A … (A: load alone, B: load and
-# probes). The receiver's count is sampled every 0.1 s; per phase the median rate after a
+# trials' way: in by the load's ingress, out by their own link to the receiver's address on it,
+# stamped as they leave it, the DUT's CPU alone held out of idle halts) are switched on and off
+# every PHASE seconds in the order A B B A A B B A … (A: load alone, B: load and probes). The
+# receiver's count of the load is sampled every 0.1 s; per phase the median rate after a
 # settling margin; each B phase against the mean of its A neighbours; the mean log ratio ± 2
 # standard errors (benches/latency_cost.py). Saturating trials of 6 s with and without probes
 # cannot show 1 %: this machine's throughput moves 10–20 % from
@@ -12,8 +13,10 @@
 #   sudo benches/latency_cost.sh                   # PHASE=1 N=240 RATE=10k, lab id c0
 #   sudo RATE=1 benches/latency_cost.sh            # the probes' fixed cost alone
 #   sudo EGRESS= benches/latency_cost.sh           # the kernel's receive stamps instead
-#   sudo INGRESS= benches/latency_cost.sh          # without the DUT's ingress stamp (the time
-#                                                  # in the DUT), which the trials add
+#   sudo INGRESS=1 benches/latency_cost.sh         # with the DUT's ingress stamp too (the time
+#                                                  # in the DUT: [latency] in_dut)
+#   sudo AWAKE=all benches/latency_cost.sh         # every CPU held out of idle halts, not the
+#                                                  # DUT's alone
 #   sudo KEEP=1 benches/latency_cost.sh            # keep the raw data (path printed)
 #   sudo STATEFUL=1 benches/latency_cost.sh        # a stateful nftables DUT
 #   sudo LOAD=1.2M benches/latency_cost.sh         # the load paced (one frame a batch below
@@ -27,7 +30,8 @@ PHASE=${PHASE:-1}
 N=${N:-240}
 RATE=${RATE:-10k}
 EGRESS=${EGRESS-1}
-INGRESS=${INGRESS-1}
+INGRESS=${INGRESS-}
+AWAKE=${AWAKE:-dut}
 ID=${ID:-c0}
 LOAD=${LOAD:-max}
 
@@ -56,15 +60,18 @@ fi
 sender="$ns-sender/bl${ID}s1"
 receiver="$ns-receiver/bl${ID}r"
 dut_mac=02:62:6c:02:01:00
+# The lab's default placement: the DUT forwards on the last CPU.
+dut_cpu=$(($(nproc) - 1))
 total=$(python3 -c "print(int($N * ($PHASE + 0.4) + 10))")
 # The receiver's times count from its start, as the toggles from t0.
 date +%s.%N >"$out/t0"
 "$bl" rx -i "$receiver" --interval 0.1 --json -t "$total" >"$out/rx.jsonl" 2>"$out/rx.err" &
 "$bl" gen -i "$sender" -D "$dut_mac" -s 198.18.10.1-198.18.10.20 -d 198.19.10.1-198.19.10.100 \
     -r "$LOAD" --cpu 0 -t $((total - 1)) --json >"$out/gen.jsonl" 2>"$out/gen.err" &
-probe=("$bl" probe -i "$sender" -D "$dut_mac" -s 198.18.10.1 -d 198.19.0.2 -R "$receiver"
-    --at 198.19.0.2 ${EGRESS:+--stamp-egress "$ns-dut/bl${ID}do"}
-    ${EGRESS:+${INGRESS:+--stamp-ingress "$ns-dut/bl${ID}d1"}} -r "$RATE" --first-packet
+probe=("$bl" probe -i "$sender" -D "$dut_mac" -s 198.18.10.1 -d 198.19.1.2
+    -R "$ns-receiver/bl${ID}rp" --at 198.19.1.2 ${EGRESS:+--stamp-egress "$ns-dut/bl${ID}dp"}
+    ${EGRESS:+${INGRESS:+--stamp-ingress "$ns-dut/bl${ID}d1"}}
+    ${EGRESS:+$([[ $AWAKE == dut ]] && echo --dut-cpu "$dut_cpu")} -r "$RATE" --first-packet
     --cpu 0 -t "$PHASE")
 sleep 3
 for i in $(seq 1 "$N"); do
@@ -83,6 +90,6 @@ done
 echo "$(date +%s.%N) A" >>"$out/toggles"
 wait
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r), $(nproc) CPUs; $N phases of $PHASE s, load $LOAD, probes at $RATE pps," \
-    "DUT $([[ -n ${STATEFUL:-} ]] && echo 'stateful nftables' || echo forwarding), stamped $([[ -n $EGRESS ]] && echo "at the DUT egress${INGRESS:+ and ingress}" || echo 'by the kernel on arrival')"
+    "DUT $([[ -n ${STATEFUL:-} ]] && echo 'stateful nftables' || echo forwarding), stamped $([[ -n $EGRESS ]] && echo "at the DUT egress${INGRESS:+ and ingress}, CPUs held awake: $AWAKE" || echo 'by the kernel on arrival')"
 python3 benches/latency_cost.py "$out" "$RATE"
 grep -m2 "latency" "$out/probe.txt" || true

@@ -56,7 +56,7 @@ use crate::transport::{NetnsTransport, Transport};
 pub(crate) const NAMESPACE_PREFIX: &str = "benchlab-";
 
 /// Where labs record their owner (`<id>.pid`) and topology (`<id>.json`).
-pub const RUN_DIR: &str = "/run/benchlab";
+pub use crate::traffic::os::RUN_DIR;
 
 /// Labs built by this process and not yet removed, for the signal handler.
 static LIVE: Mutex<Vec<String>> = Mutex::new(Vec::new());

@@ -134,6 +134,14 @@ fn fixed_load_trials_store_their_latency_and_the_floor() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    // The DUT's CPU (the lab's default: the last) is held out of idle halts while the probes
+    // run, and given back its setting after.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let knob = format!(
+        "/sys/devices/system/cpu/cpu{}/power/pm_qos_resume_latency_us",
+        cpus - 1
+    );
+    let before = std::fs::read_to_string(&knob).ok();
     let tmp = tempfile::tempdir().unwrap();
     let (results, out) = run_campaign(
         tmp.path(),
@@ -150,6 +158,7 @@ cooldown = 1
 latency = true
 [latency]
 floor_duration = 1
+in_dut = true
 [[profiles]]
 name = "inet4"
 af = "inet4"
@@ -174,11 +183,9 @@ rate = 100000
                 "{set} {kind}"
             );
         }
-        // The probes are out of the load's counts: it received no more than it was sent, but
-        // for the probes of the trial's edges, each second losing those sent in it (at most a
-        // second's worth off in all).
+        // The probes leave the DUT by their own link: the load's count holds none of them.
         let (rx, tx) = (meta["rx_pkts"].as_u64(), meta["tx_pkts"].as_u64());
-        assert!(rx.unwrap() <= tx.unwrap() + 10_000, "{meta}");
+        assert!(rx.unwrap() <= tx.unwrap(), "{meta}");
         let intervals = log::read_file(&dir.join("latency.hlog")).unwrap();
         let tags: std::collections::BTreeSet<_> =
             intervals.iter().filter_map(|i| i.tag.clone()).collect();
@@ -232,6 +239,7 @@ rate = 100000
         1
     );
     assert_eq!(lab_namespaces("tlat"), Vec::<String>::new());
+    assert_eq!(std::fs::read_to_string(&knob).ok(), before, "{knob}");
 }
 
 #[test]
@@ -286,9 +294,10 @@ af = "inet4"
     assert!(intervals
         .iter()
         .any(|i| i.tag.as_deref() == Some("1.1.established")));
-    // The phases' time in the DUT, beside their latency.
-    assert!(intervals
+    // No time in the DUT unless `[latency] in_dut` asks: its program on the load's ingress
+    // would cost the DUT 2–3 % of its rate.
+    assert!(!intervals
         .iter()
-        .any(|i| i.tag.as_deref() == Some("1.1.established-in-dut")));
+        .any(|i| i.tag.as_deref().is_some_and(|t| t.ends_with("-in-dut"))));
     assert_eq!(lab_namespaces("alat"), Vec::<String>::new());
 }

@@ -160,6 +160,7 @@ impl Alternation<'_> {
             follow: true,
             watch_cpu: false,
             probes: None,
+            in_dut: false,
         };
         let ids = (v, p, segment);
         let mut meta = SegmentMeta {

@@ -140,6 +140,7 @@ impl<'a, 'c> SearchRunner<'a, 'c> {
             follow,
             watch_cpu: load.is_some(),
             probes: self.probes,
+            in_dut: self.ctx.campaign.latency().in_dut,
         };
         let (cancel, on_event) = (self.ctx.cancel, &mut *self.ctx.on_event);
         let outcome = self.ctx.bench.rig(&spec).map_err(TrialError)?;
@@ -324,9 +325,10 @@ fn run_search(
         latency: Vec::new(),
         probes_pps: None,
     };
-    // The latency trials' loads are shares of the NDR, and the probes cost the DUT a few per
-    // cent of its rate (docs/latency.md, "What the probes cost the load"): the search runs
-    // with them too, so that 90 % of its NDR is 90 % of what the DUT forwards while measured.
+    // The latency trials' loads are shares of the NDR, and the probes take the DUT's work
+    // (their own frames; with `[latency] in_dut`, 2–3 % of its rate for the program on the
+    // load's ingress: docs/latency.md, "What the probes cost the load"): the search runs with
+    // them too, so that 90 % of its NDR is 90 % of what the DUT forwards while measured.
     let probing = runner.ctx.campaign.latency();
     if profile.latency(&runner.ctx.campaign.trial) && !probing.loads.is_empty() {
         runner.probes = Some(probing.rate);

@@ -50,6 +50,9 @@ pub struct TrialSpec<'a> {
     /// Latency probes on top of the load, per second (`[trial] latency`; a search's latency
     /// trials): `None` sends none. With a profile rate of 0, the probes are all the traffic.
     pub(crate) probes: Option<u64>,
+    /// With the probes, on the virtual lab: their time in the DUT recorded too (`[latency]
+    /// in_dut`), at the cost of a program on the load's ingress.
+    pub(crate) in_dut: bool,
 }
 
 /// What one trial gave back.
@@ -98,6 +101,11 @@ pub(crate) trait Prober {
     /// ran, where the lab watches it.
     fn round_trips(&mut self) -> Option<RoundTrips> {
         None
+    }
+    /// Whether the probes arrive where the receiver counts the load, which then counts them
+    /// too (a tap on an SSH lab's receiving interface), rather than by a way of their own.
+    fn counted(&self) -> bool {
+        true
     }
 }
 
@@ -253,9 +261,10 @@ pub(crate) fn run(
     let per_sender: Vec<Vec<Tick>> = sent.iter().map(|r| r.ticks.clone()).collect();
     let shown = rows.len();
     rows = pair(&sum_ticks(&per_sender), &received.ticks);
-    // The receiver's interface counts the probes with the load: they are taken out, so that
-    // the trial's rates and loss are the load's alone.
-    let probes_received = (probes.as_ref()).map_or(0, |p| {
+    // Where the receiver's interface counts the probes with the load, they are taken out, so
+    // that the trial's rates and loss are the load's alone.
+    let counted = prober.as_ref().is_some_and(|p| p.counted());
+    let probes_received = (probes.as_ref()).filter(|_| counted).map_or(0, |p| {
         crate::campaign::latency::take_out(&mut rows, p, start_unix_s)
     });
     rows.iter().skip(shown).for_each(|row| watch.second(row));

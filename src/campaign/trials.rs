@@ -73,6 +73,7 @@ impl Design for Trials {
             probes: profile
                 .latency(&campaign.trial)
                 .then(|| campaign.latency().rate),
+            in_dut: campaign.latency().in_dut,
         };
         let reference = match profile.rate {
             Rate::Max => self.fastest.get(&key.profile).copied(),

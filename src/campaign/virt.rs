@@ -243,7 +243,7 @@ fn rig<'a>(
                 }),
         )
         .collect();
-    let prober = prober(facts, &gen_cfg.spec, sender_if);
+    let prober = prober(facts, &gen_cfg.spec, sender_if, spec.in_dut);
     // The host's root namespace sees the DUT's CPU, kernel stacks included.
     let profiler = PerfProfiler::new(&LocalTransport, vec![facts.dut.cpu]);
     Ok(Rig {
@@ -264,21 +264,28 @@ fn rig<'a>(
     })
 }
 
-/// The prober of a trial on the lab of `facts` whose load is `load` from `sender_if`.
-fn prober(facts: &LabFacts, load: &FrameSpec, sender_if: IfRef) -> LocalProber {
-    // The probes leave by the load's interface from its first flow's source, and go to the
-    // receiver's own address: the DUT forwards them as the load (same interfaces, a route of
-    // the same table to the same egress, a static neighbour), and the receiver delivers them to
-    // a socket of theirs, which the load, addressed to the sink, never reaches.
+/// The prober of a trial on the lab of `facts` whose load is `load` from `sender_if`; with
+/// `in_dut`, the probes' time in the DUT is recorded too.
+fn prober(facts: &LabFacts, load: &FrameSpec, sender_if: IfRef, in_dut: bool) -> LocalProber {
+    // The probes come in by the load's interface from its first flow's source, and go to the
+    // receiver's address on their own link: the DUT takes them from the load's input queue and
+    // forwards them as the load (the same hooks and rules, a route of the same table, a static
+    // neighbour), and the receiver delivers them to a socket of theirs. Stamped as they leave
+    // by that link, which no frame of the load takes, they cost the load no program of theirs
+    // on its way out (`lab::addressing`).
     let receiver_addr = match load.family() {
-        Family::Inet4 => facts.receiver.inet4.addr,
-        Family::Inet6 => facts.receiver.inet6.addr,
+        Family::Inet4 => facts.probes.inet4.addr,
+        Family::Inet6 => facts.probes.inet6.addr,
     };
     let mut probe_frames = load.clone();
     (probe_frames.dst.start, probe_frames.dst.end) = (receiver_addr, receiver_addr);
     let mut probes = ProbeConfig::new(sender_if, probe_frames);
     probes.first_packet = true;
     probes.cpu = Some(probe_cpu(facts));
+    let dut_if = |name: &String| IfRef {
+        netns: Some(facts.dut.namespace.clone()),
+        name: name.clone(),
+    };
     LocalProber {
         distance: (probes.cpu)
             .filter(|&cpu| cpu != facts.dut.cpu)
@@ -289,15 +296,11 @@ fn prober(facts: &LabFacts, load: &FrameSpec, sender_if: IfRef) -> LocalProber {
         listen: Listen::Local {
             netns: Some(facts.receiver.namespace.clone()),
             addr: receiver_addr,
-            egress: Some(IfRef {
-                netns: Some(facts.dut.namespace.clone()),
-                name: facts.dut.egress.clone(),
-            }),
-            // The probes come in by the load's ingress: the first.
-            ingress: facts.dut.ingress.first().map(|name| IfRef {
-                netns: Some(facts.dut.namespace.clone()),
-                name: name.clone(),
-            }),
+            egress: Some(dut_if(&facts.probes.dut)),
+            // The probes come in by the load's ingress, the first, whose program runs for every
+            // frame of the load: only when asked.
+            ingress: facts.dut.ingress.first().filter(|_| in_dut).map(dut_if),
+            dut_cpu: Some(facts.dut.cpu),
         },
         stream: None,
     }
@@ -328,7 +331,7 @@ fn probe_cpu(facts: &LabFacts) -> usize {
 struct LocalProber {
     /// The probes' interface, frames and sending CPU; rate and limit set at each start.
     probes: ProbeConfig,
-    /// Where they are read: a socket for the receiver's own address.
+    /// Where they are read: a socket for the receiver's address on the probes' link.
     listen: Listen,
     /// The stream while it runs.
     stream: Option<ProbeStream>,
@@ -368,6 +371,10 @@ impl Prober for LocalProber {
 
     fn round_trips(&mut self) -> Option<RoundTrips> {
         self.seen.take()
+    }
+
+    fn counted(&self) -> bool {
+        false
     }
 }
 

@@ -144,7 +144,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         (None, Some(d)) => Limit::Duration(d),
         (None, None) => Limit::Forever,
     };
-    check_cpu(args.cpu)?;
+    check_cpu("--cpu", args.cpu)?;
     let banner = Banner {
         flows: spec.flows(),
         family: spec.family(),
@@ -185,12 +185,12 @@ pub(crate) fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyho
     Ok(0)
 }
 
-/// Refuses a `--cpu` this host does not have.
-pub(crate) fn check_cpu(cpu: Option<usize>) -> Result<(), InputError> {
+/// Refuses a CPU this host does not have, given by option `flag` (`--cpu`).
+pub(crate) fn check_cpu(flag: &str, cpu: Option<usize>) -> Result<(), InputError> {
     if let (Some(cpu), n) = (cpu, traffic::os::cpu_count()) {
         if cpu >= n {
             return Err(InputError::new(format!(
-                "bad --cpu {cpu}: this host has CPUs 0-{}",
+                "bad {flag} {cpu}: this host has CPUs 0-{}",
                 n - 1
             )));
         }

@@ -70,6 +70,10 @@ pub(crate) struct Args {
     /// ingress records when each came in: their time in the DUT, as the virtual lab's trials.
     #[arg(long, value_name = "IF", requires = "stamp_egress")]
     pub(crate) stamp_ingress: Option<IfRef>,
+    /// With --stamp-egress: the DUT's CPU, the only one kept out of idle halts while the probes
+    /// run [default: every CPU of this host]
+    #[arg(long, value_name = "N", requires = "stamp_egress")]
+    pub(crate) dut_cpu: Option<usize>,
     /// Print JSON lines: {"type":"started",...} once both ends are ready, then
     /// {"type":"probes",...} with every probe's send time and latency, which a campaign reads
     /// back exactly.
@@ -84,7 +88,8 @@ fn parse_rate(s: &str) -> Result<u64, String> {
 
 /// Runs `benchlab probe`.
 pub(crate) fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Result<i32> {
-    check_cpu(args.cpu)?;
+    check_cpu("--cpu", args.cpu)?;
+    check_cpu("--dut-cpu", args.dut_cpu)?;
     let cfg = ProbeConfig {
         iface: args.frames.iface.clone(),
         spec: args.frames.spec()?,
@@ -101,6 +106,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyh
             addr,
             egress: args.stamp_egress.clone(),
             ingress: args.stamp_ingress.clone(),
+            dut_cpu: args.dut_cpu,
         },
     };
     let stream = ProbeStream::start(&cfg, &listen, args.cpu)?;

@@ -65,7 +65,7 @@ fn human(s: &Sample, watch: &[IfRef]) -> String {
 
 /// Runs `benchlab rx`.
 pub(crate) fn run(args: Args, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Result<i32> {
-    check_cpu(args.cpu)?;
+    check_cpu("--cpu", args.cpu)?;
     let stop = stop_flag()?;
     let cfg = RxConfig {
         iface: args.iface.clone(),

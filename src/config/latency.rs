@@ -12,6 +12,7 @@
 //!                         # (a fixed-rate profile: its rate, when the baseline forwarded it)
 //! blocks = 20             # alternating design: blocks of the latency run
 //! floor_duration = 5      # seconds of the floor self-test (probes straight to the receiver)
+//! in_dut = false          # virtual lab: each probe's time in the DUT too (costs the DUT 2–3 %)
 //! ```
 
 use std::time::Duration;
@@ -52,6 +53,11 @@ pub struct LatencyConfig {
     /// How long the floor self-test sends probes. Default is 5 s.
     #[serde(with = "seconds")]
     pub(crate) floor_duration: Duration,
+    /// The virtual lab: also record each probe's time in the DUT, from its ingress to its
+    /// egress. Default is false: it takes a program on the load's ingress, which runs for every
+    /// frame of the load and cost the DUT 2–3 % of its rate on the project's VM, where the
+    /// probes without it cost it about 1 % (docs/latency.md, "What the probes cost the load").
+    pub(crate) in_dut: bool,
 }
 
 impl Default for LatencyConfig {
@@ -62,6 +68,7 @@ impl Default for LatencyConfig {
             alternating_load: 25,
             blocks: 20,
             floor_duration: Duration::from_secs(5),
+            in_dut: false,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! | link to sender k: DUT, sender | 198.18.(k-1).1, .2 /24 | 2001:2:0:(k-1)::1, ::2 /64 |
 //! | sender k's source flows | 198.18.(9+k).0/24 | 2001:2:0:(0x10+k-1)::/64 |
 //! | link to the receiver: DUT, receiver | 198.19.0.1, .2 /24 | 2001:2:0:8000::1, ::2 /64 |
+//! | the probes' link: DUT, receiver | 198.19.1.1, .2 /24 | 2001:2:0:8001::1, ::2 /64 |
 //! | destination flows | 198.19.10.0/24 | 2001:2:0:8010::/64 |
 //! | the sink next hop | 198.19.0.3 | 2001:2:0:8000::3 |
 //!
@@ -16,11 +17,15 @@
 //! frame and its kernel drops it first thing in `ip_rcv` as `PACKET_OTHERHOST` — measured
 //! cheaper than an nftables netdev ingress drop (+2-3 %) and far cheaper than letting the IP
 //! stack refuse it (+45 %), while the receiver's own address still answers for by-hand checks.
-//! The latency probes go to that address (from the load's first source, on its ports): the DUT
-//! forwards them as the load, through the same interfaces, by a route of the same table (the
-//! egress link's own, where the load takes the receiver side's via the sink) to a static
-//! neighbour, and the receiver delivers them to a socket of theirs (`traffic::latency`), which
-//! no frame of the load reaches. The receiver's namespace sends no ICMP error
+//! The latency probes come in by the load's ingress (from its first source, on its ports) and
+//! leave by a link of their own, to the receiver's address on it: the DUT takes them from the
+//! load's input queue, on its CPU, through the same hooks and rules, by a route of the same
+//! table (the probes' link's own, where the load takes the receiver side's via the sink) to a
+//! static neighbour, and the receiver delivers them to a socket of theirs (`traffic::latency`),
+//! which no frame of the load reaches. Their own way out is what lets the DUT stamp them as they
+//! leave at no cost to the load: a program on the load's egress ran for every frame of it and
+//! cost the DUT 6–7 % of its rate (docs/latency.md). veth has no transmit queue, so the way
+//! out adds no wait of its own. The receiver's namespace sends no ICMP error
 //! (`lab::virt::RECEIVER_SYSCTLS`).
 //! MACs are fixed (locally administered, `02:62:6c` = "bl") so facts never depend on chance.
 
@@ -130,6 +135,10 @@ pub(crate) const DUT_OUT_MAC: Mac = mac(0x02, 0x80);
 pub(crate) const RECEIVER_MAC: Mac = mac(0x03, 0x80);
 /// The sink's MAC, owned by no interface: frames sent to it are counted, then dropped early.
 pub(crate) const SINK_MAC: Mac = mac(0x03, 0xff);
+/// The MAC of the DUT's interface on the probes' link.
+pub(crate) const DUT_PROBE_MAC: Mac = mac(0x02, 0x81);
+/// The MAC of the receiver's interface on the probes' link.
+pub(crate) const RECEIVER_PROBE_MAC: Mac = mac(0x03, 0x81);
 
 /// The addresses of sender k's side of the lab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,6 +203,30 @@ pub(crate) fn receiver_side() -> ReceiverSide {
         sink6: IpAddr::V6(Ipv6Addr::new(0x2001, 2, 0, 0x8000, 0, 0, 0, 3)),
         destination4: Net::v4([198, 19, 10, 0], 24),
         destination6: Net::v6([0x2001, 2, 0, 0x8010, 0, 0, 0, 0], 64),
+    }
+}
+
+/// The addresses of the probes' link, DUT to receiver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProbeSide {
+    /// The DUT's address on the link (IPv4, /24).
+    pub(crate) dut4: Net,
+    /// The receiver's address on it (IPv4, /24): the probes' destination.
+    pub(crate) receiver4: Net,
+    /// The DUT's address on the link (IPv6, /64).
+    pub(crate) dut6: Net,
+    /// The receiver's address on it (IPv6, /64).
+    pub(crate) receiver6: Net,
+}
+
+/// The addresses of the probes' link: inside the receiver side's aggregate, whose route (to
+/// the sink) their connected prefixes override.
+pub(crate) fn probe_side() -> ProbeSide {
+    ProbeSide {
+        dut4: Net::v4([198, 19, 1, 1], 24),
+        receiver4: Net::v4([198, 19, 1, 2], 24),
+        dut6: Net::v6([0x2001, 2, 0, 0x8001, 0, 0, 0, 1], 64),
+        receiver6: Net::v6([0x2001, 2, 0, 0x8001, 0, 0, 0, 2], 64),
     }
 }
 
@@ -299,6 +332,7 @@ pub fn plan(t: &Topology) -> Plan {
         plan_sender(&mut plan, t, k);
     }
     plan_receiver(&mut plan, t);
+    plan_probes(&mut plan, t);
     plan
 }
 
@@ -381,68 +415,29 @@ fn plan_receiver(plan: &mut Plan, t: &Topology) {
     plan.neighbour(&rns, rx.dut6.addr, DUT_OUT_MAC, &rif);
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::lab::topology::LabConfig;
-
-    fn topology(toml: &str) -> Topology {
-        Topology::resolve(&LabConfig::parse(toml, "t").unwrap(), 2).unwrap()
-    }
-
-    #[test]
-    fn the_dut_has_the_seeds_two_routes_and_static_neighbours() {
-        let p = plan(&topology(""));
-        let dut: Vec<String> = p
-            .routes
-            .iter()
-            .filter(|(ns, _)| ns == "benchlab-0-dut")
-            .map(|(_, r)| format!("{} via {} dev {}", r.dst, r.via, r.dev))
-            .collect();
-        assert_eq!(
-            dut,
-            [
-                "198.18.0.0/16 via 198.18.0.2 dev bl0d1",
-                "2001:2::/49 via 2001:2::2 dev bl0d1",
-                "198.19.0.0/16 via 198.19.0.3 dev bl0do",
-                "2001:2:0:8000::/49 via 2001:2:0:8000::3 dev bl0do",
-            ]
-        );
-        let sink = p
-            .neighbours
-            .iter()
-            .find(|(_, n)| n.addr.to_string() == "198.19.0.3")
-            .unwrap();
-        assert_eq!(sink.1.mac.to_string(), "02:62:6c:03:ff:00");
-        assert_eq!(p.ports_in("benchlab-0-dut").count(), 2);
-    }
-
-    #[test]
-    fn extra_senders_get_their_own_link_and_source_route() {
-        let s2 = sender_side(2);
-        assert_eq!(s2.sender4.to_string(), "198.18.1.2/24");
-        assert_eq!(s2.source4.to_string(), "198.18.11.0/24");
-        assert_eq!(s2.source6.to_string(), "2001:2:0:11::/64");
-        let p = plan(&topology("senders = 2"));
-        assert!(p
-            .routes
-            .iter()
-            .any(|(ns, r)| ns == "benchlab-0-dut" && r.dst == s2.source4 && r.dev == "bl0d2"));
-        assert_eq!(sender_side(1).source6.to_string(), "2001:2:0:10::/64");
-        assert_eq!(
-            receiver_side().destination6.to_string(),
-            "2001:2:0:8010::/64"
-        );
-    }
-
-    #[test]
-    fn addresses_and_macs_round_trip_through_text() {
-        for s in ["198.18.0.0/15", "2001:2::/48"] {
-            assert_eq!(s.parse::<Net>().unwrap().to_string(), s);
-        }
-        assert!("198.18.0.0/33".parse::<Net>().is_err());
-        let m = "02:62:6c:01:01:00".parse::<Mac>().unwrap();
-        assert_eq!(m, sender_mac(1));
-        assert!("02:62:6c:01:01".parse::<Mac>().is_err());
-    }
+/// The probes' link from the DUT to the receiver and the DUT's static neighbour on it. The
+/// receiver needs no route back: nothing answers a probe.
+fn plan_probes(plan: &mut Plan, t: &Topology) {
+    let dut = t.namespace(Role::Dut);
+    let p = probe_side();
+    let oif = t.dut_probe_if();
+    plan.links.push((
+        Port {
+            ns: dut.clone(),
+            name: oif.clone(),
+            mac: DUT_PROBE_MAC,
+            addrs: vec![p.dut4, p.dut6],
+        },
+        Port {
+            ns: t.namespace(Role::Receiver),
+            name: t.receiver_probe_if(),
+            mac: RECEIVER_PROBE_MAC,
+            addrs: vec![p.receiver4, p.receiver6],
+        },
+    ));
+    plan.neighbour(&dut, p.receiver4.addr, RECEIVER_PROBE_MAC, &oif);
+    plan.neighbour(&dut, p.receiver6.addr, RECEIVER_PROBE_MAC, &oif);
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,7 +5,7 @@
 
 use std::net::IpAddr;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use nix::sched::{sched_getaffinity, CpuSet};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
@@ -13,7 +13,11 @@ use serde::{Deserialize, Serialize};
 use super::addressing::{self, Mac, Net};
 use super::topology::{Placement, Role, Topology};
 use super::virt;
-use crate::transport::{LocalTransport, Transport};
+
+/// The namespaces as the kernel has them: interfaces, routes, neighbours (`ip -j`).
+mod kernel;
+pub(crate) use kernel::read_namespace;
+pub use kernel::{InterfaceFacts, NamespaceFacts, NeighbourFacts, RouteFacts};
 
 /// Everything known of a lab (`benchlab lab status --json` prints this).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,6 +34,8 @@ pub struct LabFacts {
     pub dut: DutFacts,
     /// The receiver: where to count.
     pub receiver: ReceiverFacts,
+    /// The latency probes' own link from the DUT to the receiver.
+    pub probes: ProbeLinkFacts,
     /// Every namespace as the kernel has it.
     pub namespaces: Vec<NamespaceFacts>,
 }
@@ -37,6 +43,8 @@ pub struct LabFacts {
 impl LabFacts {
     /// The lab as environment variables for user config scripts: `BENCHLAB_LAB_ID`,
     /// `BENCHLAB_DUT_INGRESS` (interfaces, space-separated), `BENCHLAB_DUT_EGRESS`,
+    /// `BENCHLAB_DUT_PROBES` (the latency probes' egress: a set that filters on the output
+    /// interface passes them there too),
     /// `BENCHLAB_SOURCE4`/`6` (the senders' source networks, space-separated) and
     /// `BENCHLAB_DESTINATION4`/`6`.
     pub fn env(&self) -> Vec<(String, String)> {
@@ -46,6 +54,7 @@ impl LabFacts {
             ("BENCHLAB_LAB_ID", self.id.clone()),
             ("BENCHLAB_DUT_INGRESS", self.dut.ingress.join(" ")),
             ("BENCHLAB_DUT_EGRESS", self.dut.egress.clone()),
+            ("BENCHLAB_DUT_PROBES", self.probes.dut.clone()),
             (
                 "BENCHLAB_SOURCE4",
                 join(
@@ -191,56 +200,17 @@ pub struct ReceiverFacts {
     pub(crate) drop: String,
 }
 
-/// A namespace as the kernel has it.
+/// The latency probes' link: they come in by the load's ingress and leave the DUT by it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NamespaceFacts {
-    /// Its name.
-    pub name: String,
-    /// The roles living in it.
-    pub roles: Vec<Role>,
-    /// Its interfaces except `lo`.
-    pub interfaces: Vec<InterfaceFacts>,
-    /// Its routes through a gateway (IPv4 then IPv6).
-    pub routes: Vec<RouteFacts>,
-    /// Its permanent neighbour entries.
-    pub neighbours: Vec<NeighbourFacts>,
-}
-
-/// An interface as the kernel has it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InterfaceFacts {
-    /// Its name.
-    pub(crate) name: String,
-    /// Its MAC.
-    pub(crate) mac: String,
-    /// Its operational state (`UP`, …).
-    pub(crate) state: String,
-    /// Its MTU in bytes.
-    pub(crate) mtu: u32,
-    /// Its global addresses.
-    pub(crate) addresses: Vec<Net>,
-}
-
-/// A route through a gateway.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RouteFacts {
-    /// Destination (`198.18.0.0/16`).
-    pub(crate) destination: String,
-    /// Gateway.
-    pub(crate) via: String,
-    /// Outgoing interface.
-    pub(crate) dev: String,
-}
-
-/// A permanent neighbour entry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NeighbourFacts {
-    /// The neighbour's address.
-    pub(crate) address: String,
-    /// Its MAC.
-    pub(crate) mac: String,
-    /// The interface.
-    pub(crate) dev: String,
+pub struct ProbeLinkFacts {
+    /// The DUT's interface on it: the probes' egress, where they are stamped.
+    pub dut: String,
+    /// The receiver's interface on it.
+    pub receiver: String,
+    /// The receiver's IPv4 address on it: the probes' destination.
+    pub inet4: Net,
+    /// The receiver's IPv6 address on it.
+    pub inet6: Net,
 }
 
 /// The facts of the lab `t` describes, reading its live parts from the kernel.
@@ -278,6 +248,12 @@ pub(crate) fn collect(t: &Topology) -> Result<LabFacts> {
                 addressing::SINK_MAC,
                 t.receiver_if()
             ),
+        },
+        probes: ProbeLinkFacts {
+            dut: t.dut_probe_if(),
+            receiver: t.receiver_probe_if(),
+            inet4: addressing::probe_side().receiver4,
+            inet6: addressing::probe_side().receiver6,
         },
         namespaces,
     })
@@ -390,105 +366,4 @@ fn rt_priority(pid: i32) -> u32 {
             rest.split_whitespace().nth(37)?.parse().ok()
         })
         .unwrap_or(0)
-}
-
-/// What `ip -j addr` says of an interface.
-#[derive(Deserialize)]
-struct IpLink {
-    ifname: String,
-    #[serde(default)]
-    address: String,
-    #[serde(default)]
-    operstate: String,
-    #[serde(default)]
-    mtu: u32,
-    #[serde(default)]
-    addr_info: Vec<IpAddrInfo>,
-}
-
-#[derive(Deserialize)]
-struct IpAddrInfo {
-    local: String,
-    prefixlen: u8,
-    #[serde(default)]
-    scope: String,
-}
-
-#[derive(Deserialize)]
-struct IpRoute {
-    dst: String,
-    #[serde(default)]
-    gateway: Option<String>,
-    #[serde(default)]
-    dev: String,
-}
-
-#[derive(Deserialize)]
-struct IpNeigh {
-    dst: String,
-    #[serde(default)]
-    lladdr: Option<String>,
-    #[serde(default)]
-    dev: String,
-    #[serde(default)]
-    state: Vec<String>,
-}
-
-fn ip_json<T: for<'de> Deserialize<'de>>(ns: &str, args: &[&str]) -> Result<Vec<T>> {
-    let mut argv = vec!["ip", "-j", "-n", ns];
-    argv.extend_from_slice(args);
-    let text = LocalTransport.run(&argv)?;
-    if text.trim().is_empty() {
-        return Ok(Vec::new());
-    }
-    serde_json::from_str(&text)
-        .with_context(|| format!("{ns}: unexpected output of `ip {}`", args.join(" ")))
-}
-
-/// Interfaces, static routes and permanent neighbours of namespace `ns`, as the kernel has them.
-pub(crate) fn read_namespace(ns: &str, roles: Vec<Role>) -> Result<NamespaceFacts> {
-    let interfaces = ip_json::<IpLink>(ns, &["addr", "show"])?
-        .into_iter()
-        .filter(|l| l.ifname != "lo")
-        .map(|l| InterfaceFacts {
-            addresses: l
-                .addr_info
-                .iter()
-                .filter(|a| a.scope == "global")
-                .filter_map(|a| format!("{}/{}", a.local, a.prefixlen).parse::<Net>().ok())
-                .collect(),
-            name: l.ifname,
-            mac: l.address,
-            state: l.operstate,
-            mtu: l.mtu,
-        })
-        .collect();
-    let mut routes = Vec::new();
-    for family in [&["route", "show"][..], &["-6", "route", "show"][..]] {
-        routes.extend(ip_json::<IpRoute>(ns, family)?.into_iter().filter_map(|r| {
-            Some(RouteFacts {
-                destination: r.dst,
-                via: r.gateway?,
-                dev: r.dev,
-            })
-        }));
-    }
-    let neighbours = ip_json::<IpNeigh>(ns, &["neigh", "show"])?
-        .into_iter()
-        .filter(|n| n.state.iter().any(|s| s == "PERMANENT"))
-        .filter_map(|n| {
-            Some(NeighbourFacts {
-                address: n.dst,
-                mac: n.lladdr?,
-                dev: n.dev,
-            })
-        })
-        .collect();
-    Ok(NamespaceFacts {
-        name: ns.to_string(),
-        roles,
-        interfaces,
-        routes,
-        neighbours,
-    })
 }

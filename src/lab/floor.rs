@@ -196,6 +196,7 @@ pub(crate) fn measure(lab: &FloorLab, cfg: &FloorConfig) -> Result<Probes> {
             addr: lab.address,
             egress: None,
             ingress: None,
+            dut_cpu: None,
         },
     };
     let stream = ProbeStream::start(&probe, &listen, None)?;

@@ -329,6 +329,16 @@ impl Topology {
     pub(crate) fn receiver_if(&self) -> String {
         format!("bl{}r", self.id)
     }
+
+    /// The DUT's interface on the probes' link: the latency probes' egress.
+    pub(crate) fn dut_probe_if(&self) -> String {
+        format!("bl{}dp", self.id)
+    }
+
+    /// The receiver's interface on the probes' link.
+    pub(crate) fn receiver_probe_if(&self) -> String {
+        format!("bl{}rp", self.id)
+    }
 }
 
 /// The namespace name of `role` in lab `id`: `benchlab-<id>-<role>`.
@@ -355,9 +365,11 @@ mod tests {
                 t.sender_if(1),
                 t.dut_in_if(1),
                 t.dut_out_if(),
-                t.receiver_if()
+                t.receiver_if(),
+                t.dut_probe_if(),
+                t.receiver_probe_if()
             ],
-            ["bl0s1", "bl0d1", "bl0do", "bl0r"]
+            ["bl0s1", "bl0d1", "bl0do", "bl0r", "bl0dp", "bl0rp"]
         );
         let one_cpu = Topology::resolve(&cfg, 1).unwrap();
         assert_eq!(one_cpu.placement, Placement::Shared);

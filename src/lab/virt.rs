@@ -53,8 +53,8 @@ pub(super) const NODE_SYSCTLS: &[&str] = &[
 ];
 
 /// Sysctls of the receiver's namespace: no ICMP error ever leaves it (no global credit for
-/// them, echo replies exempt). The latency probes are sent to the receiver's own address and
-/// read by a raw socket (`traffic::latency`), UDP finds no socket of theirs, and each probe
+/// them, echo replies exempt). The latency probes are sent to the receiver's address on their
+/// own link and read by a raw socket (`traffic::latency`), UDP finds no socket of theirs, and each probe
 /// would otherwise cost a port-unreachable error sent back through the DUT.
 pub(super) const RECEIVER_SYSCTLS: &[&str] =
     &["net.ipv4.icmp_msgs_per_sec=0", "net.ipv4.icmp_msgs_burst=0"];

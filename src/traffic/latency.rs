@@ -29,25 +29,30 @@
 //! which the transmit stamp removes.
 //!
 //! **The arrival time: where the DUT lets the probe go, or where it arrives**
-//! ([`Listen`](crate::traffic::latency::Listen)). On the virtual lab a tc program on the DUT's
-//! egress ([`egress`](crate::traffic::latency::egress)) writes each probe's time of leaving
-//! into it, just before veth hands it to the receiver, and a raw UDP socket for the receiver's
-//! own address, which the probes are sent to and the load never is, reads it there. Elsewhere
+//! ([`Listen`](crate::traffic::latency::Listen)). On the virtual lab the probes come in by the
+//! load's ingress and leave the DUT by a link of their own (`lab::addressing`); a tc program on
+//! the DUT's end of it ([`egress`](crate::traffic::latency::egress)) writes each probe's time of
+//! leaving into it, just before veth hands it to the receiver, and a raw UDP socket for the
+//! receiver's address on that link, which the load never reaches, reads it there. Elsewhere
 //! (labs over SSH, the floor) the kernel stamps a frame as it enters the receiving interface's
 //! stack (`SOF_TIMESTAMPING_RX_SOFTWARE`: `netif_rx` on veth, the driver's receive path on a
 //! NIC, where hardware stamps could later replace it), read through a packet socket tapping the
-//! interface behind a classic BPF filter on the magic. The egress stamp costs the load less
-//! than receive stamps: asking for those makes the kernel read the clock for every frame any
-//! interface receives (a global switch, `netstamp_needed_key`), which on the virtual lab the
-//! DUT's CPU pays twice per frame of the load, 5 % of it at saturation. The tc hooks that call
-//! the stamping programs for every frame still cost the DUT 5–10 % of its rate with both
-//! stamps, 3 % with the egress one alone (docs/latency.md, "What the probes cost the load").
+//! interface behind a classic BPF filter on the magic. The egress stamp costs the load little:
+//! receive stamps make the kernel read the clock for every frame any interface
+//! receives (a global switch, `netstamp_needed_key`), which on the virtual lab the DUT's CPU
+//! pays twice per frame of the load, 5 % of it at saturation; a tc program on the load's own
+//! egress runs for every frame of it, and cost the DUT 6–7 % of its rate; on the probes' own
+//! link it runs for theirs alone (docs/latency.md, "What the probes cost the load").
 //!
-//! **The time in the DUT.** With the egress stamp, a second tc program on the DUT's ingress
-//! ([`ingress`](crate::traffic::latency::ingress)) records when each probe came into the DUT's
-//! stack; the probe's egress stamp less that is its time in the DUT, kept beside its latency
-//! ([`KindProbes::in_dut`](crate::traffic::latency::KindProbes::in_dut)). What it leaves out, the way to the DUT, is on a VM mostly the
-//! test machine's: the crossing between the generator's CPU and the DUT's.
+//! **The time in the DUT**, when asked (`[latency] in_dut`). With the egress stamp, a second tc
+//! program on the DUT's ingress ([`ingress`](crate::traffic::latency::ingress)) records when
+//! each probe came into the DUT's stack. The probes share that ingress with the load (and its
+//! input queue: their latency is the load's), so it runs for every frame of the load, which
+//! cost the DUT 2–3 % of its rate. The probe's egress stamp less that is its time in the DUT,
+//! kept beside its latency
+//! ([`KindProbes::in_dut`](crate::traffic::latency::KindProbes::in_dut)). What it leaves out,
+//! the way to the DUT, is on a VM mostly the test machine's: the crossing between the
+//! generator's CPU and the DUT's.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -110,8 +115,8 @@ fn on_interface<T: Send>(
 /// What state a probe finds on a stateful DUT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProbeKind {
-    /// On one established flow, the load's first (sent to the receiver's own address on the
-    /// virtual lab): the latency of forwarding.
+    /// On one established flow, the load's first (on the virtual lab sent to the receiver's
+    /// address on the probes' own link): the latency of forwarding.
     Established,
     /// The first packet of a 5-tuple never used before: the latency of creating state.
     FirstPacket,
@@ -151,8 +156,8 @@ pub(crate) struct ProbeConfig {
     pub(crate) iface: IfRef,
     /// The probes' addresses: the first flow of this spec, at its frame size (or the smallest
     /// that holds a probe, [`frame::min_frame`]); its port ranges are the load's, which
-    /// first-packet probes avoid. (The virtual lab gives it the receiver's own address as its
-    /// destination, [`Listen::Local`].)
+    /// first-packet probes avoid. (The virtual lab gives it the receiver's address on the
+    /// probes' own link as its destination, [`Listen::Local`].)
     pub(crate) spec: FrameSpec,
     /// Probes per second.
     pub(crate) rate_pps: u64,

@@ -102,6 +102,7 @@ impl Alternation<'_> {
             follow: false,
             watch_cpu: false,
             probes: Some(cfg.rate),
+            in_dut: cfg.in_dut,
         };
         let index = unit.version.unwrap_or(0);
         let (mut rig, switcher) = ctx.bench.alternating(&spec)?;

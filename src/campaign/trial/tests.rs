@@ -48,6 +48,7 @@ fn run_trial(rig: Rig<'_>, cancel: &Cancel) -> (anyhow::Result<TrialData>, usize
         follow: false,
         watch_cpu: false,
         probes: None,
+        in_dut: false,
     };
     let mut shown = 0;
     let data = run(rig, &spec, cancel, &mut |_: &SampleRow| shown += 1);

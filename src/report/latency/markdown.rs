@@ -106,8 +106,8 @@ fn heading(report: &Report, rate: Option<u64>) -> String {
     let searched = probed.map_or(String::new(), |pps| {
         format!(
             " The searches for the NDRs those loads are shares of ran with the probes too \
-             ({pps} probes/s), which cost the DUT a few per cent of its rate: a share of the \
-             NDR is a share of what it forwards while measured."
+             ({pps} probes/s): a share of the NDR is a share of what the DUT forwards while \
+             measured."
         )
     });
     format!(

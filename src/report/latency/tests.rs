@@ -48,6 +48,7 @@ latency = true
 [latency]
 rate = 1000
 loads = [0, 50, 90]
+in_dut = true
 
 [[profiles]]
 name = "inet4"

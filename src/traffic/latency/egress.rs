@@ -7,8 +7,10 @@
 //! the load twice (its ingress, then the receiver's veth, whose `netif_rx` runs in the DUT's
 //! transmit), and those two clock reads cost the load 5 % of its throughput. This program costs
 //! a few loads and compares per frame and only a probe pays a clock read, but the tcx hook that
-//! runs it for every frame costs more than it: with the probes, 3 % of the DUT's rate at
-//! saturation (`benches/latency_cost.sh`, docs/latency.md).
+//! runs it costs more than it: on the load's egress, 6–7 % of the DUT's rate at saturation.
+//! So the virtual lab's probes leave by a link of their own (`lab::addressing`), where it
+//! runs for them alone: the probes then cost the DUT about 1 % of its rate, their own
+//! forwarding and delivery (`benches/latency_cost.sh`, docs/latency.md).
 //!
 //! Where: tcx egress (kernel 6.6+), in `__dev_queue_xmit` past the DUT's routing and firewall,
 //! just before veth's transmit routine hands the frame to the receiver, the hook nearest the

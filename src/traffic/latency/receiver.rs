@@ -45,7 +45,19 @@ pub(crate) enum Listen {
         /// probe's time of coming in ([`super::ingress`]): the probes' latency in the DUT, apart
         /// from their way to it; `None`: not recorded.
         ingress: Option<IfRef>,
+        /// With `egress`, the DUT's CPU, kept out of idle halts while the probes run
+        /// ([`os::hold_cpu_awake`]); `None`: every CPU of this host ([`os::hold_cpus_awake`]).
+        dut_cpu: Option<usize>,
     },
+}
+
+/// The CPUs kept out of idle halts while stamped probes run.
+#[derive(Debug)]
+enum Awake {
+    /// The DUT's CPU, until the guard drops.
+    Dut { _guard: os::CpuAwake },
+    /// Every CPU of this host, until the request's file closes.
+    Every { _request: std::fs::File },
 }
 
 impl std::fmt::Display for Listen {
@@ -65,9 +77,8 @@ impl std::fmt::Display for Listen {
 pub(crate) struct ProbeReceiver {
     /// The DUT's egress stamp, attached while the receiver runs.
     _stamper: Option<EgressStamper>,
-    /// With the egress stamp (the DUT is on this host), its CPUs kept awake meanwhile
-    /// ([`os::hold_cpus_awake`]).
-    _awake: Option<std::fs::File>,
+    /// With the egress stamp (the DUT is on this host), the DUT's CPU kept awake meanwhile.
+    _awake: Option<Awake>,
     stop: Arc<AtomicBool>,
     thread: JoinHandle<anyhow::Result<()>>,
 }
@@ -121,9 +132,19 @@ impl ProbeReceiver {
             sock::await_receive_stamps()
                 .with_context(|| format!("the probe receiver's socket, {listen}"))?;
         }
-        let awake = match stamped {
-            true => Some(os::hold_cpus_awake().context("keeping the CPUs out of idle halts")?),
-            false => None,
+        let dut_cpu = match listen {
+            Listen::Local { dut_cpu, .. } => *dut_cpu,
+            Listen::Tap(_) => None,
+        };
+        let awake = match (stamped, dut_cpu) {
+            (false, _) => None,
+            (true, Some(cpu)) => Some(Awake::Dut {
+                _guard: os::hold_cpu_awake(cpu)
+                    .with_context(|| format!("keeping the DUT's CPU {cpu} out of idle halts"))?,
+            }),
+            (true, None) => Some(Awake::Every {
+                _request: os::hold_cpus_awake().context("keeping the CPUs out of idle halts")?,
+            }),
         };
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
