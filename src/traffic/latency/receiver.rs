@@ -136,15 +136,21 @@ impl ProbeReceiver {
             Listen::Local { dut_cpu, .. } => *dut_cpu,
             Listen::Tap(_) => None,
         };
+        let every = || -> anyhow::Result<Awake> {
+            Ok(Awake::Every {
+                _request: os::hold_cpus_awake().context("keeping the CPUs out of idle halts")?,
+            })
+        };
         let awake = match (stamped, dut_cpu) {
             (false, _) => None,
-            (true, Some(cpu)) => Some(Awake::Dut {
-                _guard: os::hold_cpu_awake(cpu)
+            // A kernel without the CPU's own setting (no cpuidle) gets every CPU held instead.
+            (true, Some(cpu)) => Some(match os::hold_cpu_awake(cpu) {
+                Ok(guard) => Awake::Dut { _guard: guard },
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => every()?,
+                Err(e) => Err(e)
                     .with_context(|| format!("keeping the DUT's CPU {cpu} out of idle halts"))?,
             }),
-            (true, None) => Some(Awake::Every {
-                _request: os::hold_cpus_awake().context("keeping the CPUs out of idle halts")?,
-            }),
+            (true, None) => Some(every()?),
         };
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
