@@ -62,6 +62,7 @@ impl Design for Trials {
         since: Instant,
     ) -> anyhow::Result<usize> {
         let (key, profile, campaign) = (&unit.key, unit.profile, ctx.campaign);
+        let probing = campaign.latency();
         let spec = TrialSpec {
             key,
             profile,
@@ -70,10 +71,8 @@ impl Design for Trials {
             capture: key.is_profiling(),
             follow: true,
             watch_cpu: false,
-            probes: profile
-                .latency(&campaign.trial)
-                .then(|| campaign.latency().rate),
-            in_dut: campaign.latency().in_dut,
+            probes: profile.latency(&campaign.trial).then_some(probing.rate),
+            in_dut: probing.in_dut,
         };
         let reference = match profile.rate {
             Rate::Max => self.fastest.get(&key.profile).copied(),

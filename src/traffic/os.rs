@@ -177,7 +177,7 @@ pub(crate) fn hold_cpus_awake() -> io::Result<File> {
 #[derive(Debug)]
 pub(crate) struct CpuAwake {
     /// Held shared while this lives: the last holder, alone to get it exclusive, restores.
-    lock: File,
+    lock: nix::fcntl::Flock<File>,
     /// The CPU's `pm_qos_resume_latency_us`.
     knob: PathBuf,
     /// Its value before the first holder, kept until the last one writes it back.
@@ -203,7 +203,8 @@ pub(crate) fn hold_cpu_awake(cpu: usize) -> io::Result<CpuAwake> {
         .truncate(false)
         .write(true)
         .open(dir.join(format!("cpu{cpu}.lock")))?;
-    flock(&lock, libc::LOCK_SH)?;
+    let lock = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockShared)
+        .map_err(|(_, errno)| io::Error::from(errno))?;
     let knob = PathBuf::from(format!(
         "/sys/devices/system/cpu/cpu{cpu}/power/pm_qos_resume_latency_us"
     ));
@@ -219,7 +220,10 @@ pub(crate) fn hold_cpu_awake(cpu: usize) -> io::Result<CpuAwake> {
 impl Drop for CpuAwake {
     fn drop(&mut self) {
         // Another holder keeps the lock shared, and the CPU awake: it restores in the end.
-        if flock(&self.lock, libc::LOCK_EX | libc::LOCK_NB).is_err() {
+        if (self.lock)
+            .relock(nix::fcntl::FlockArg::LockExclusiveNonblock)
+            .is_err()
+        {
             return;
         }
         if let Ok(value) = std::fs::read(&self.saved) {
@@ -228,15 +232,6 @@ impl Drop for CpuAwake {
             }
         }
     }
-}
-
-/// `flock(2)` on `file`.
-fn flock(file: &File, op: libc::c_int) -> io::Result<()> {
-    // SAFETY: the descriptor is open for the call.
-    if unsafe { libc::flock(file.as_raw_fd(), op) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// Blocks SIGINT and SIGTERM on the calling thread, so that they go to another thread and never

@@ -37,7 +37,7 @@ pub(super) fn loads(
         cooldown: Duration::ZERO,
         latency: true,
     };
-    runner.probes = Some(cfg.rate);
+    // The probes run already: the search ran with them (`run_search`).
     let mut loads = cfg.loads.clone();
     loads.sort_unstable_by(|a, b| b.cmp(a));
     let mut done = Vec::new();
@@ -74,7 +74,6 @@ pub(super) fn loads(
             latency,
         });
     }
-    runner.probes = None;
     done.sort_unstable_by_key(|l| l.pct);
     Ok(done)
 }
