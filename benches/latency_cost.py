@@ -3,8 +3,8 @@ after a settling margin, each B phase (load and probes) against the mean of its 
 phases (load alone); the median ratio with its distribution-free 95 % interval (the verdict:
 one disturbed phase moves a mean, not a median) and the mean log ratio ± 2 standard errors, for (a) the load alone (what
 the receiver counts: the probes leave the DUT by their own link) and (b) all the DUT forwarded
-(the probes that arrived in that B phase added to its count: at saturation most probes are
-refused at the DUT's input as the load's frames are, and cost it nothing).
+(the probes that arrived, i.e. left the DUT, in that B phase added to its count: at saturation
+most probes are refused at the DUT's input as the load's frames are, and cost it nothing).
 
 benches/throttle.sh reads its phases the same way: RATE 0 (nothing added to B's count) and
 LABEL naming what B phases change.

@@ -2,8 +2,8 @@
 # What the latency probes cost the load (issue 35: at most 1 % of its throughput), by
 # alternation: the load runs at max rate without a stop, and the probes (the virtual lab's
 # trials' way: in by the load's ingress, out by their own link to the receiver's address on it,
-# stamped as they leave it, the DUT's CPU alone held out of idle halts) are switched on and off
-# every PHASE seconds in the order A B B A A B B A … (A: load alone, B: load and probes). The
+# logged and ended as they leave the DUT, its CPU alone held out of idle halts) are switched on
+# and off every PHASE seconds in the order A B B A A B B A … (A: load alone, B: load and probes). The
 # receiver's count of the load is sampled every 0.1 s; per phase the median rate after a
 # settling margin; each B phase against the mean of its A neighbours; the mean log ratio ± 2
 # standard errors (benches/latency_cost.py). Saturating trials of 6 s with and without probes

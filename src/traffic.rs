@@ -36,7 +36,7 @@ use crate::error::InputError;
 /// AF_PACKET engine: `sendmmsg` with qdisc bypass, for any Linux interface.
 pub(crate) mod afpacket;
 /// eBPF without a BPF toolchain: the assembler and bpf(2) calls of the XDP generator and the
-/// probes' egress stamp.
+/// probes' egress log and ingress stamp.
 pub(crate) mod bpf;
 /// The seam a trial drives: `Sender` and `Receiver`, and the seconds (`Tick`s) they count.
 pub(crate) mod endpoint;

@@ -62,8 +62,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "ADDR")]
     pub(crate) at: Option<std::net::IpAddr>,
     /// With --at: the DUT's interface towards the receiver (IF or NETNS/IF on this host), whose
-    /// egress stamps each probe as it leaves (a tc program) instead of the kernel stamping
-    /// every frame that arrives anywhere: the virtual lab's trials do so.
+    /// egress logs each probe with its time of leaving and ends it there (a tc program) instead
+    /// of the kernel stamping every frame that arrives anywhere: the virtual lab's trials do so.
     #[arg(long, value_name = "IF", requires = "at")]
     pub(crate) stamp_egress: Option<IfRef>,
     /// With --stamp-egress: the DUT's interface the probes come in by (IF or NETNS/IF), whose
@@ -149,8 +149,8 @@ fn write_summary(out: &mut dyn Write, probes: &Probes) -> anyhow::Result<()> {
         }
         writeln!(
             out,
-            "{}: {} sent, {} received, {} lost, {} duplicates, {} reordered, {} timed from the \
-             in-frame stamp; latency {}",
+            "{}: {} sent, {} received, {} lost, {} duplicates, {} reordered, {} without a \
+             transmit stamp; latency {}",
             kind.name(),
             c.sent,
             c.received,

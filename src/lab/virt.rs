@@ -54,8 +54,9 @@ pub(super) const NODE_SYSCTLS: &[&str] = &[
 
 /// Sysctls of the receiver's namespace: no ICMP error ever leaves it (no global credit for
 /// them, echo replies exempt). The latency probes are sent to the receiver's address on their
-/// own link and read by a raw socket (`traffic::latency`), UDP finds no socket of theirs, and each probe
-/// would otherwise cost a port-unreachable error sent back through the DUT.
+/// own link; the trials' end at the DUT's egress, but `benchlab probe --at` without
+/// `--stamp-egress` reads them by a raw socket (`traffic::latency`), UDP finds no socket of
+/// theirs, and each probe would otherwise cost a port-unreachable error sent back through the DUT.
 pub(super) const RECEIVER_SYSCTLS: &[&str] =
     &["net.ipv4.icmp_msgs_per_sec=0", "net.ipv4.icmp_msgs_burst=0"];
 

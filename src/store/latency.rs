@@ -60,8 +60,9 @@ pub struct TrialLatency {
     /// Probes that each opened a new flow, when sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_packet: Option<LatencySummary>,
-    /// Probes whose send time is their in-frame stamp (the kernel's transmit stamp never
-    /// came back), not the driver's: their latency includes the send syscall.
+    /// Probes whose kernel transmit stamp never came back: timed from their in-frame stamp
+    /// (their latency then includes the send syscall), or not timed when read from the
+    /// virtual DUT's egress log, which keeps none.
     #[serde(default)]
     pub tx_unstamped: u64,
     /// How far apart the probes' CPU and the DUT's were while the probes ran (a cache line's

@@ -68,6 +68,11 @@ pub(crate) const R8: u8 = 8;
 pub(crate) const R9: u8 = 9;
 pub(crate) const R10: u8 = 10;
 
+/// `BPF_ADD | BPF_FETCH`: add, and fetch the old value (Linux 5.12+).
+pub(crate) const ATOMIC_FETCH_ADD: i32 = 0x01;
+/// `BPF_XCHG` (with `BPF_FETCH`): exchange (Linux 5.12+).
+pub(crate) const ATOMIC_XCHG: i32 = 0xe1;
+
 /// Memory access sizes (the `BPF_SIZE` bits).
 #[derive(Clone, Copy)]
 pub(crate) enum Size {
@@ -104,11 +109,16 @@ impl Asm {
     pub(crate) fn stx(&mut self, s: Size, dst: u8, off: i16, src: u8) {
         self.emit(Insn::new(0x63 | s as u8, dst, src, off, 0));
     }
+    /// An atomic operation on `*(size *)(dst + off)` with `src` (BPF_STX | BPF_ATOMIC): `op`
+    /// is [`ATOMIC_FETCH_ADD`] or [`ATOMIC_XCHG`], both leaving the word's old value in `src`.
+    pub(crate) fn atomic(&mut self, s: Size, dst: u8, off: i16, src: u8, op: i32) {
+        self.emit(Insn::new(0xc3 | s as u8, dst, src, off, op));
+    }
     /// `*(size *)(dst + off) = imm` (BPF_ST | BPF_MEM).
     pub(crate) fn st(&mut self, s: Size, dst: u8, off: i16, imm: i32) {
         self.emit(Insn::new(0x62 | s as u8, dst, 0, off, imm));
     }
-    /// 64-bit ALU with an immediate: `op` is BPF_ADD 0x00, BPF_AND 0x50, BPF_LSH 0x60,
+    /// 64-bit ALU with an immediate: `op` is BPF_ADD 0x00, BPF_MUL 0x20, BPF_AND 0x50, BPF_LSH 0x60,
     /// BPF_RSH 0x70, BPF_XOR 0xa0, BPF_MOV 0xb0.
     pub(crate) fn alu_imm(&mut self, op: u8, dst: u8, imm: i32) {
         self.emit(Insn::new(0x07 | op, dst, 0, 0, imm));

@@ -31,9 +31,10 @@
 //! **The arrival time: where the DUT lets the probe go, or where it arrives**
 //! ([`Listen`](crate::traffic::latency::Listen)). On the virtual lab the probes come in by the
 //! load's ingress and leave the DUT by a link of their own (`lab::addressing`); a tc program on
-//! the DUT's end of it ([`egress`](crate::traffic::latency::egress)) writes each probe's time of
-//! leaving into it, just before veth hands it to the receiver, and a raw UDP socket for the
-//! receiver's address on that link, which the load never reaches, reads it there. Elsewhere
+//! the DUT's end of it ([`egress`](crate::traffic::latency::egress)) logs each probe with its
+//! time of leaving, just before veth would hand it to the receiver, in a ring this process
+//! reads, and ends it there: past that point a probe would only cost the DUT's CPU the
+//! receiver's stack, and veth adds no time to it. Elsewhere
 //! (labs over SSH, the floor) the kernel stamps a frame as it enters the receiving interface's
 //! stack (`SOF_TIMESTAMPING_RX_SOFTWARE`: `netif_rx` on veth, the driver's receive path on a
 //! NIC, where hardware stamps could later replace it), read through a packet socket tapping the
@@ -42,7 +43,8 @@
 //! receives (a global switch, `netstamp_needed_key`), which on the virtual lab the DUT's CPU
 //! pays twice per frame of the load, 5 % of it at saturation; a tc program on the load's own
 //! egress runs for every frame of it, and cost the DUT 6–7 % of its rate; on the probes' own
-//! link it runs for theirs alone (docs/latency.md, "What the probes cost the load").
+//! link it runs for theirs alone, and a probe then costs the DUT one frame of the load, its own
+//! forwarding (docs/latency.md, "What the probes cost the load").
 //!
 //! **The time in the DUT**, when asked (`[latency] in_dut`). With the egress stamp, a second tc
 //! program on the DUT's ingress ([`ingress`](crate::traffic::latency::ingress)) records when
@@ -63,7 +65,7 @@ use crate::traffic::IfRef;
 
 /// The tick of the probes' clock.
 pub mod clock;
-/// The DUT's egress stamp of the virtual lab's probes: a tc program (FFI).
+/// The DUT's egress log of the virtual lab's probes: a tc program and its ring (FFI).
 pub(crate) mod egress;
 /// The receiver's socket filter: only probes reach its queue.
 mod filter;
@@ -83,6 +85,8 @@ mod sender;
 pub(crate) mod seq;
 /// The probes' sockets, their software timestamps and batched reads (FFI).
 mod sock;
+/// A probe thread stopped when asked or when dropped.
+mod worker;
 
 pub use probes::{KindProbes, Probes};
 
@@ -101,7 +105,7 @@ pub(crate) const MAX_RATE_PPS: u64 = 1_000_000;
 pub(crate) const FIRST_PACKET_EVERY: u32 = 10;
 
 /// Runs `f` with the index of `iface`, in `iface`'s namespace: where the probes' sockets are
-/// bound and the egress stamp attached.
+/// bound and the DUT's programs attached.
 fn on_interface<T: Send>(
     iface: &IfRef,
     f: impl FnOnce(u32) -> anyhow::Result<T> + Send,

@@ -205,7 +205,13 @@ pub(crate) fn decode_ipv4(packet: &[u8]) -> Option<Probe> {
 /// The probe in a UDP datagram (its header first, as an IPv6 raw socket reads it), as
 /// [`decode`].
 pub(crate) fn decode_udp(datagram: &[u8]) -> Option<Probe> {
-    let p = datagram.get(8..8 + PAYLOAD_LEN)?;
+    decode_payload(datagram.get(8..8 + PAYLOAD_LEN)?)
+}
+
+/// The probe in a payload's first 16 bytes (magic, kind, sequence number, stamp), as
+/// [`decode`]: all the DUT's egress log keeps of it.
+pub(crate) fn decode_payload(p: &[u8]) -> Option<Probe> {
+    let p = p.get(..16)?;
     if p[..3] != MAGIC {
         return None;
     }

@@ -47,7 +47,7 @@ pub(crate) struct Account {
     /// Probes whose arrival preceded their send time (the clock stepped): not recorded.
     pub(crate) clock_steps: u64,
     /// Probes no transmit time was read for: timed from their in-frame stamp, or not timed
-    /// when the DUT's egress stamp replaced it.
+    /// when read from the DUT's egress log, which keeps none.
     pub(crate) tx_unstamped: u64,
     /// Probes that came without an arrival time (never with software timestamps on): not
     /// recorded.
@@ -145,7 +145,7 @@ impl Matcher {
             Some(ns) => ns,
             None => {
                 account.tx_unstamped += 1;
-                // No in-frame stamp either: the DUT's egress wrote the arrival time over it.
+                // No in-frame stamp either: the DUT's egress log keeps none.
                 if probe.stamp_ns == 0 {
                     return;
                 }

@@ -5,7 +5,6 @@
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -13,6 +12,7 @@ use anyhow::Context;
 use super::frame::{self, FreshPorts, Probe, ProbeFrame};
 use super::matcher::{lock, Matcher};
 use super::sock::{Batch, ProbeSocket, Queue, BATCH};
+use super::worker::Worker;
 use super::{on_interface, ProbeConfig, ProbeKind};
 use crate::stats::latency::Latency;
 use crate::traffic::os;
@@ -43,8 +43,7 @@ pub(crate) struct SenderReport {
 /// A running probe sender.
 #[derive(Debug)]
 pub(crate) struct ProbeSender {
-    stop: Arc<AtomicBool>,
-    thread: JoinHandle<anyhow::Result<SenderReport>>,
+    worker: Worker<SenderReport>,
 }
 
 impl ProbeSender {
@@ -59,26 +58,21 @@ impl ProbeSender {
             ProbeSocket::sender(ifindex)
                 .with_context(|| format!("opening the probe socket on {}", cfg.iface))
         })?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let (cfg, flag) = (cfg.clone(), stop.clone());
-        let thread = std::thread::Builder::new()
-            .name("probe-tx".into())
-            .spawn(move || run(&cfg, &sock, &matcher, &flag))
-            .context("starting the probe sender's thread")?;
-        Ok(ProbeSender { stop, thread })
+        let cfg = cfg.clone();
+        let worker = Worker::spawn("probe-tx", "the probe sender", move |stop| {
+            run(&cfg, &sock, &matcher, stop)
+        })?;
+        Ok(ProbeSender { worker })
     }
 
     /// Whether it has ended (its limit reached, or an error).
     pub(crate) fn is_finished(&self) -> bool {
-        self.thread.is_finished()
+        self.worker.is_finished()
     }
 
     /// Stops sending and returns what was sent, or the error that ended it.
     pub(crate) fn stop(self) -> anyhow::Result<SenderReport> {
-        self.stop.store(true, Ordering::Relaxed);
-        self.thread
-            .join()
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("the probe sender's thread panicked")))
+        self.worker.stop()
     }
 }
 

@@ -136,19 +136,14 @@ impl ProbeSocket {
 
     /// A receiver for the probes sent to `addr`, an address of this namespace's own: a raw UDP
     /// socket bound to it. The kernel hands it only packets delivered to that address, so the
-    /// load, never addressed to it, costs it nothing.
-    /// With `stamps`, each with the kernel's arrival time; without, the socket leaves the
-    /// kernel's clock alone (the DUT's egress stamps the probes, [`super::egress`]).
-    pub(crate) fn local(addr: IpAddr, stamps: bool) -> io::Result<Self> {
+    /// load, never addressed to it, costs it nothing. Each probe comes with its arrival time.
+    pub(crate) fn local(addr: IpAddr) -> io::Result<Self> {
         let (domain, layer) = match addr {
             IpAddr::V4(_) => (libc::AF_INET, Layer::Ipv4),
             IpAddr::V6(_) => (libc::AF_INET6, Layer::Udp),
         };
         let sock = Self::open(domain, libc::IPPROTO_UDP, layer)?;
-        match stamps {
-            true => sock.receive_stamps()?,
-            false => sock.receive_buffer()?,
-        }
+        sock.receive_stamps()?;
         // SAFETY: the sockaddr_in or sockaddr_in6 is plain data, zeroed then filled, and passed
         // with its exact size.
         let rc = unsafe {
@@ -187,11 +182,6 @@ impl ProbeSocket {
             libc::SO_TIMESTAMPING,
             (libc::SOF_TIMESTAMPING_RX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE) as i32,
         )?;
-        self.receive_buffer()
-    }
-
-    /// Room for the probes that arrive while the receiving thread sleeps.
-    fn receive_buffer(&self) -> io::Result<()> {
         // SO_RCVBUF is capped by net.core.rmem_max (208 KiB by default); root may force more.
         self.set(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, RECEIVE_BUFFER)
             .or_else(|_| self.set(libc::SOL_SOCKET, libc::SO_RCVBUF, RECEIVE_BUFFER))
