@@ -54,7 +54,7 @@ pub(super) const NODE_SYSCTLS: &[&str] = &[
 
 /// Sysctls of the receiver's namespace: no ICMP error ever leaves it (no global credit for
 /// them, echo replies exempt). The latency probes are sent to the receiver's address on their
-/// own link; the trials' end at the DUT's egress, but `benchlab probe --at` without
+/// own link; the trials' probes end at the DUT's egress, but `benchlab probe --at` without
 /// `--stamp-egress` reads them by a raw socket (`traffic::latency`), UDP finds no socket of
 /// theirs, and each probe would otherwise cost a port-unreachable error sent back through the DUT.
 pub(super) const RECEIVER_SYSCTLS: &[&str] =

@@ -118,8 +118,8 @@ impl Asm {
     pub(crate) fn st(&mut self, s: Size, dst: u8, off: i16, imm: i32) {
         self.emit(Insn::new(0x62 | s as u8, dst, 0, off, imm));
     }
-    /// 64-bit ALU with an immediate: `op` is BPF_ADD 0x00, BPF_MUL 0x20, BPF_AND 0x50, BPF_LSH 0x60,
-    /// BPF_RSH 0x70, BPF_XOR 0xa0, BPF_MOV 0xb0.
+    /// 64-bit ALU with an immediate: `op` is BPF_ADD 0x00, BPF_MUL 0x20, BPF_AND 0x50,
+    /// BPF_LSH 0x60, BPF_RSH 0x70, BPF_XOR 0xa0, BPF_MOV 0xb0.
     pub(crate) fn alu_imm(&mut self, op: u8, dst: u8, imm: i32) {
         self.emit(Insn::new(0x07 | op, dst, 0, 0, imm));
     }

@@ -81,7 +81,10 @@ pub(crate) struct EgressLog {
 
 /// The log's ring went round before the reader read it: probes logged were lost unread.
 #[derive(Debug, thiserror::Error)]
-#[error("the DUT's egress log of the probes went round before it was read ({0} probes unread): the probe reader fell more than {SLOTS} probes behind")]
+#[error(
+    "the DUT's egress log of the probes went round before it was read ({0} probes unread): \
+     the probe reader fell more than {SLOTS} probes behind"
+)]
 pub(crate) struct Overrun(pub(crate) u64);
 
 impl EgressLog {

@@ -64,3 +64,36 @@ impl<T> Drop for Worker<T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A worker that runs until stopped, then marks `ended`.
+    fn until_stopped(ended: Arc<AtomicBool>) -> Worker<u32> {
+        Worker::spawn("test", "the test thread", move |stop| {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            ended.store(true, Ordering::Relaxed);
+            Ok(7)
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn stop_returns_what_the_thread_returned() {
+        let ended = Arc::new(AtomicBool::new(false));
+        let worker = until_stopped(ended.clone());
+        assert!(!worker.is_finished());
+        assert_eq!(worker.stop().unwrap(), 7);
+        assert!(ended.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn a_worker_dropped_unstopped_ends_its_thread_before_the_drop_returns() {
+        let ended = Arc::new(AtomicBool::new(false));
+        drop(until_stopped(ended.clone()));
+        assert!(ended.load(Ordering::Relaxed));
+    }
+}
