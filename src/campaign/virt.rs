@@ -270,9 +270,9 @@ fn prober(facts: &LabFacts, load: &FrameSpec, sender_if: IfRef, in_dut: bool) ->
     // The probes come in by the load's interface from its first flow's source, and go to the
     // receiver's address on their own link: the DUT takes them from the load's input queue and
     // forwards them as the load (the same hooks and rules, a route of the same table, a static
-    // neighbour), and the receiver delivers them to a socket of theirs. Stamped as they leave
-    // by that link, which no frame of the load takes, they cost the load no program of theirs
-    // on its way out (`lab::addressing`).
+    // neighbour). Logged and ended as they leave by that link, which no frame of the load
+    // takes, they cost the load no program of theirs on its way out and the DUT's CPU no
+    // receiver's work (`lab::addressing`, `traffic::latency::egress`).
     let receiver_addr = match load.family() {
         Family::Inet4 => facts.probes.inet4.addr,
         Family::Inet6 => facts.probes.inet6.addr,
@@ -331,7 +331,7 @@ fn probe_cpu(facts: &LabFacts) -> usize {
 struct LocalProber {
     /// The probes' interface, frames and sending CPU; rate and limit set at each start.
     probes: ProbeConfig,
-    /// Where they are read: a socket for the receiver's address on the probes' link.
+    /// Where they are read: the DUT's egress log on the probes' link.
     listen: Listen,
     /// The stream while it runs.
     stream: Option<ProbeStream>,

@@ -69,14 +69,47 @@ const MAGIC_LE: i32 = i32::from_le_bytes([MAGIC[0], MAGIC[1], MAGIC[2], 0]);
 /// lives, and the log it writes.
 #[derive(Debug)]
 pub(crate) struct EgressLog {
+    /// The program; its map's value: the count, then the ring of records.
+    tc: TcxProgram,
+    /// The next probe to read, counted from the first logged.
+    next: u64,
+}
+
+/// A tc program with its map of one value, attached to a tcx hook while this lives: the DUT's
+/// egress log and its ingress stamp.
+#[derive(Debug)]
+pub(super) struct TcxProgram {
     /// The tcx link: closing it detaches the program.
     _link: OwnedFd,
     /// The program (which holds its map).
     _prog: OwnedFd,
-    /// The map's value: the count, then the ring of records.
-    log: Mapped,
-    /// The next probe to read, counted from the first logged.
-    next: u64,
+    /// The map's value, mapped here.
+    pub(super) value: Mapped,
+}
+
+impl TcxProgram {
+    /// Makes a map of one `len`-byte value, assembles `program` for it (given the kernel's TAI
+    /// offset and the map's descriptor), loads it as `name` and attaches it to `hook` (tcx
+    /// ingress or egress) of `ifindex`, an interface of the calling thread's namespace; `what`
+    /// names it in errors.
+    pub(super) fn attach(
+        ifindex: u32,
+        hook: u32,
+        (name, what): (&[u8; 8], &str),
+        len: usize,
+        program: fn(u64, i32) -> Vec<Insn>,
+    ) -> io::Result<TcxProgram> {
+        let map = array_map(len, name)?;
+        let value = Mapped::new(&map, len)?;
+        let code = encode(&program(tai_offset_ns()?, map.as_raw_fd()));
+        let prog = load(BPF_PROG_TYPE_SCHED_CLS, &code, name, what)?;
+        let link = link(&prog, ifindex, hook, what)?;
+        Ok(TcxProgram {
+            _link: link,
+            _prog: prog,
+            value,
+        })
+    }
 }
 
 /// The log's ring went round before the reader read it: probes logged were lost unread.
@@ -92,29 +125,16 @@ impl EgressLog {
     /// interface of the calling thread's namespace.
     pub(crate) fn attach(ifindex: u32) -> io::Result<EgressLog> {
         let len = RECORDS_AT + SLOTS as usize * RECORD;
-        let map = array_map(len, b"bl_egrss")?;
-        let log = Mapped::new(&map, len)?;
-        let code = encode(&program(tai_offset_ns()?, map.as_raw_fd()));
-        let prog = load(
-            BPF_PROG_TYPE_SCHED_CLS,
-            &code,
-            b"bl_egrss",
-            "the probes' egress log",
-        )?;
-        let link = link(&prog, ifindex, BPF_TCX_EGRESS, "the probes' egress log")?;
-        Ok(EgressLog {
-            _link: link,
-            _prog: prog,
-            log,
-            next: 0,
-        })
+        let what = (b"bl_egrss", "the probes' egress log");
+        let tc = TcxProgram::attach(ifindex, BPF_TCX_EGRESS, what, len, program)?;
+        Ok(EgressLog { tc, next: 0 })
     }
 
     /// Hands `arrived` each probe logged since the last call, in the order they left, with
     /// its time of leaving (ns since the epoch, `CLOCK_REALTIME`); returns how many. A record
     /// whose program has not finished writing it waits for the next call.
     pub(crate) fn read(&mut self, arrived: impl FnMut(Probe, u64)) -> Result<usize, Overrun> {
-        read_ring(&self.log, &mut self.next, arrived)
+        read_ring(&self.tc.value, &mut self.next, arrived)
     }
 }
 
@@ -160,7 +180,7 @@ fn read_ring(
 
 /// `CLOCK_TAI` − `CLOCK_REALTIME`, in ns: a whole number of seconds, 0 unless time daemons
 /// set it.
-pub(super) fn tai_offset_ns() -> io::Result<u64> {
+fn tai_offset_ns() -> io::Result<u64> {
     let read = |clock| {
         let mut ts = libc::timespec {
             tv_sec: 0,
@@ -195,7 +215,7 @@ pub(super) const TCX_NEXT: i32 = -1;
 /// tcx: drop the frame.
 const TCX_DROP: i32 = 2;
 const BPF_LINK_CREATE: libc::c_long = 28;
-pub(super) const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
+const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
 const BPF_TCX_EGRESS: u32 = 47;
 
 /// The program: for a probe (IPv4 or IPv6, UDP, the magic at the payload's start), take the
@@ -285,7 +305,7 @@ pub(super) fn realtime_now(a: &mut Asm, tai_ns: u64) {
 
 /// Attaches `prog` to `ifindex` where `attach` says (tcx ingress or egress); `what` names it
 /// in an error.
-pub(super) fn link(prog: &OwnedFd, ifindex: u32, attach: u32, what: &str) -> io::Result<OwnedFd> {
+fn link(prog: &OwnedFd, ifindex: u32, attach: u32, what: &str) -> io::Result<OwnedFd> {
     let mut attr = [0u8; ATTR_LEN];
     put_u32(&mut attr, 0, prog.as_raw_fd() as u32);
     put_u32(&mut attr, 4, ifindex);

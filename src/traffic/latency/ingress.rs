@@ -15,8 +15,8 @@
 //!
 //! What it costs: the probes must share the load's ingress, ring and NAPI thread (their wait
 //! behind the load's frames is their latency), so the hook runs for every frame of the load:
-//! 2–3 % of the DUT's rate at saturation on the project's VM, against about 1 % for the probes
-//! without it (docs/latency.md). Hence only when asked (`[latency] in_dut`).
+//! 2–3 % of the DUT's rate at saturation on the project's VM, where the probes without it cost
+//! a paced load nothing measurable (docs/latency.md). Hence only when asked (`[latency] in_dut`).
 //!
 //! How the time travels: the probe frame has no room for a second stamp at 64 bytes, and the
 //! UDP checksum the DUT's conntrack checks must stay right before its firewall. The program
@@ -29,14 +29,10 @@
 //! which a stale or later word is not.
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
 
-use super::egress::{
-    find_probe, link, realtime_now, tai_offset_ns, BPF_PROG_TYPE_SCHED_CLS, IPV4_PAYLOAD,
-    IPV6_PAYLOAD, TCX_NEXT,
-};
-use crate::traffic::bpf::{array_map, encode, load, Asm, Insn, Mapped, Size, R0, R6, R8, R9};
+use super::egress::{find_probe, realtime_now, TcxProgram, IPV4_PAYLOAD, IPV6_PAYLOAD, TCX_NEXT};
+use crate::traffic::bpf::{Asm, Insn, Size, R0, R6, R8, R9};
 
 /// Words of ingress times, one per probe, indexed by sequence number modulo this (a power of
 /// two): 512 KiB.
@@ -48,34 +44,17 @@ const BPF_TCX_INGRESS: u32 = 46;
 /// A program recording the probes' ingress times on one interface, attached while this lives.
 #[derive(Debug)]
 pub(crate) struct IngressStamper {
-    /// The tcx link: closing it detaches the program.
-    _link: OwnedFd,
-    /// The program (which holds its map).
-    _prog: OwnedFd,
-    /// The map's words, mapped here.
-    times: Mapped,
+    /// The program; its map's value: the words.
+    tc: TcxProgram,
 }
 
 impl IngressStamper {
     /// Loads the program with its map and attaches it to the ingress of `ifindex`, an
     /// interface of the calling thread's namespace.
     pub(crate) fn attach(ifindex: u32) -> io::Result<IngressStamper> {
-        let len = SLOTS as usize * 8;
-        let map = array_map(len, b"bl_ingrs")?;
-        let times = Mapped::new(&map, len)?;
-        let code = encode(&program(tai_offset_ns()?, map.as_raw_fd()));
-        let prog = load(
-            BPF_PROG_TYPE_SCHED_CLS,
-            &code,
-            b"bl_ingrs",
-            "the probes' ingress stamp",
-        )?;
-        let link = link(&prog, ifindex, BPF_TCX_INGRESS, "the probes' ingress stamp")?;
-        Ok(IngressStamper {
-            _link: link,
-            _prog: prog,
-            times,
-        })
+        let what = (b"bl_ingrs", "the probes' ingress stamp");
+        let tc = TcxProgram::attach(ifindex, BPF_TCX_INGRESS, what, SLOTS as usize * 8, program)?;
+        Ok(IngressStamper { tc })
     }
 
     /// The ingress time last recorded in probe `seq`'s word, ns since the epoch
@@ -83,7 +62,7 @@ impl IngressStamper {
     /// after it.
     pub(crate) fn ingress_ns(&self, seq: u32) -> u64 {
         let slot = (seq % SLOTS) as usize;
-        self.times.word(slot * 8).load(Ordering::Relaxed)
+        self.tc.value.word(slot * 8).load(Ordering::Relaxed)
     }
 }
 
