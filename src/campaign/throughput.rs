@@ -326,7 +326,7 @@ fn run_search(
         probes_pps: None,
     };
     // The latency trials' loads are shares of the NDR, and the probes take the DUT's work
-    // (their own frames; with `[latency] in_dut`, 2–3 % of its rate for the program on the
+    // (their own frames; with `[latency] in_dut`, about 4 % of its rate for the program on the
     // load's ingress: docs/latency.md, "What the probes cost the load"): the search runs with
     // them too, so that 90 % of its NDR is 90 % of what the DUT forwards while measured.
     let probing = runner.ctx.campaign.latency();

@@ -12,7 +12,7 @@
 //!                         # (a fixed-rate profile: its rate, when the baseline forwarded it)
 //! blocks = 20             # alternating design: blocks of the latency run
 //! floor_duration = 5      # seconds of the floor self-test (probes straight to the receiver)
-//! in_dut = false          # virtual lab: each probe's time in the DUT too (costs the DUT 2–3 %)
+//! in_dut = false          # virtual lab: each probe's time in the DUT too (costs the DUT ~4 %)
 //! ```
 
 use std::time::Duration;
@@ -55,7 +55,7 @@ pub struct LatencyConfig {
     pub(crate) floor_duration: Duration,
     /// The virtual lab: also record each probe's time in the DUT, from its ingress to its
     /// egress. Default is false: it takes a program on the load's ingress, which runs for every
-    /// frame of the load and cost the DUT 2–3 % of its rate on the project's VM, where the
+    /// frame of the load and cost the DUT about 4 % of its rate on the project's VM, where the
     /// probes without it cost a paced load nothing measurable (docs/latency.md, "What the
     /// probes cost the load").
     pub(crate) in_dut: bool,

@@ -50,7 +50,7 @@
 //! program on the DUT's ingress ([`ingress`](crate::traffic::latency::ingress)) records when
 //! each probe came into the DUT's stack. The probes share that ingress with the load (and its
 //! input queue: their latency is the load's), so it runs for every frame of the load, which
-//! cost the DUT 2–3 % of its rate. The probe's egress stamp less that is its time in the DUT,
+//! cost the DUT about 4 % of its rate. The probe's egress stamp less that is its time in the DUT,
 //! kept beside its latency
 //! ([`KindProbes::in_dut`](crate::traffic::latency::KindProbes::in_dut)). What it leaves out,
 //! the way to the DUT, is on a VM mostly the test machine's: the crossing between the

@@ -15,7 +15,7 @@
 //!
 //! What it costs: the probes must share the load's ingress, ring and NAPI thread (their wait
 //! behind the load's frames is their latency), so the hook runs for every frame of the load:
-//! 2–3 % of the DUT's rate at saturation on the project's VM, where the probes without it cost
+//! about 4 % of the DUT's rate at saturation on the project's VM, where the probes without it cost
 //! a paced load nothing measurable (docs/latency.md). Hence only when asked (`[latency] in_dut`).
 //!
 //! How the time travels: the probe frame has no room for a second stamp at 64 bytes, and the
