@@ -13,18 +13,17 @@
 //! Each window (the generator's monitor poll, ~5 ms) gives frames sent and frames the
 //! interface refused (`tx_dropped`: a veth counts there the frames its peer's full queue did
 //! not take). A window with refusals sets the rate to the second most accepted per second in
-//! the last `MEMORY` windows, plus the margin. A short DUT stall lowers one window's figure,
-//! not the rate (the most, not the mean: that figure's noise adds ~10 % to the margin, measured
-//! 1.26–1.5 Mpps offered for 1.09–1.33 Mpps forwarded); a window right after the generator lost
-//! its CPU raises one (the DUT's queue drained meanwhile, and takes a burst), which the second
-//! most leaves out. (The most, before 2026-11-29, kept such a burst for `MEMORY` windows: with
-//! the latency probes' threads on the generator's CPU it offered 7 % more than without, 1,212
-//! against 1,129 Kpps, and the DUT paid for the refused surplus.) A window without raises the
-//! rate by
-//! `GROWTH` if the generator sent what it was asked (`HELD`), so a DUT that became faster
-//! (the alternating design switching to a cheaper config set) is caught up in a few windows,
-//! and an interface that never refuses (or does not count it) gets all the engine can; a
-//! generator that fell short (it lost its CPU) keeps its rate.
+//! the last `MEMORY` windows, plus the margin. A short DUT stall lowers one window's figure, not
+//! the rate (a high figure, not the mean: that figure's noise adds ~10 % to the margin,
+//! measured 1.26–1.5 Mpps offered for 1.09–1.33 Mpps forwarded); a window right after the
+//! generator lost its CPU raises one (the DUT's queue drained meanwhile, and takes a burst),
+//! which the second most leaves out. (The most, before 2026-11-29, kept such a burst for
+//! `MEMORY` windows: with the latency probes' threads on the generator's CPU it offered 7 %
+//! more than without, 1,212 against 1,129 Kpps, and the DUT paid for the refused surplus.) A
+//! window without refusals raises the rate by `GROWTH` if the generator sent what it was asked
+//! (`HELD`), so a DUT that became faster (the alternating design switching to a cheaper config
+//! set) is caught up in a few windows, and an interface that never refuses (or does not count
+//! it) gets all the engine can; a generator that fell short (it lost its CPU) keeps its rate.
 //!
 //! [`MARGIN`]: crate::traffic::follow::MARGIN
 
