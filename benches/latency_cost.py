@@ -1,5 +1,6 @@
 """The analysis of benches/latency_cost.sh: per phase the median of the receiver's 0.1 s rates
-after a settling margin, each B phase (load and probes) against the mean of its neighbouring A
+after a settling margin (a B phase's while its probes flow: from the `started` line of `benchlab
+probe --json` for PHASE seconds, the `phase` file), each B phase (load and probes) against the mean of its neighbouring A
 phases (load alone); the median ratio with its distribution-free 95 % interval (the verdict:
 one disturbed phase moves a mean, not a median) and the mean log ratio ± 2 standard errors, for (a) the load alone (what
 the receiver counts: the probes leave the DUT by their own link) and (b) all the DUT forwarded
@@ -18,7 +19,8 @@ import re
 import statistics
 import sys
 
-MARGIN = 0.3  # s after a switch: the probe process starting or draining
+MARGIN = 0.3  # s after a switch to A: the probe process ending
+FLOWING = 0.1  # s after a B phase's probes started: the receiver's first sample of them
 
 
 def quantile(values, q):
@@ -33,22 +35,24 @@ def median_interval(values):
     return v[k], v[n - 1 - k]
 
 
-def arrived_per_phase(d):
-    """Per B phase, in order, the share of its probes that arrived (both kinds): `benchlab
-    probe`'s summary lines, one run per B phase, each starting with its `probing from` line."""
+def probe_runs(d):
+    """Per B phase, in order, the time its probes started flowing (s since the epoch: `benchlab
+    probe --json`'s `started` line) and the share of them that arrived (both kinds, its
+    `probes` line); none without the probes' output (benches/throttle.sh)."""
     runs = []
     try:
-        lines = open(f"{d}/probe.txt").read().splitlines()
+        lines = open(f"{d}/probe.jsonl").read().splitlines()
     except FileNotFoundError:
         return runs
     for line in lines:
-        if line.startswith("probing from"):
-            runs.append([0, 0])
-        m = re.match(r"(established|first-packet): (\d+) sent, (\d+) received", line)
-        if m and runs:
-            runs[-1][0] += int(m.group(2))
-            runs[-1][1] += int(m.group(3))
-    return [received / sent if sent else 0.0 for sent, received in runs]
+        record = json.loads(line)
+        if record["type"] == "started":
+            runs.append([record["unix_s"], 0.0])
+        elif record["type"] == "probes" and runs:
+            counts = [v["probes"] for v in record.values() if isinstance(v, dict) and "probes" in v]
+            sent = sum(c["sent"] for c in counts)
+            runs[-1][1] = sum(c["received"] for c in counts) / sent if sent else 0.0
+    return runs
 
 
 def main(d, rate, label=None):
@@ -64,14 +68,24 @@ def main(d, rate, label=None):
     pct = lambda x: 100 * (x - 1)
     # Per phase: the median of its 0.1 s rates, and their 75th percentile (a disturbance only
     # ever lowers the rate: the upper rates are the machine's quiet moments).
-    arrived = arrived_per_phase(d)
+    runs = probe_runs(d)
+    try:
+        phase = float(open(f"{d}/phase").read())
+    except FileNotFoundError:
+        phase = None
     for estimator, f in (("median", statistics.median), ("p75", lambda v: quantile(v, 0.75))):
         phases, b = [], 0
         for (start, kind), (end, _) in zip(toggles, toggles[1:]):
-            rates = [r for t, r in points if start + MARGIN <= t <= end - 0.05]
+            first, last = start + MARGIN, end - 0.05
             # (b) adds the probes that arrived in this phase (all of them when not known).
-            share = arrived[b] if kind == "B" and b < len(arrived) else 1.0
+            share = 1.0
+            if kind == "B" and b < len(runs):
+                # While the probes flow: their process's start and end are not what a trial
+                # sees (its probes start in its warm-up and stop after its load).
+                started, share = runs[b][0] - t0, runs[b][1]
+                first, last = started + FLOWING, min(last, started + (phase or end - started))
             b += kind == "B"
+            rates = [r for t, r in points if first <= t <= last]
             if len(rates) >= 4:
                 phases.append((kind, f(rates), share))
         a = [r for k, r, _ in phases if k == "A"]

@@ -6,10 +6,13 @@
 # logged and ended as they leave the DUT, its CPU alone held out of idle halts) are switched on
 # and off every PHASE seconds in the order A B B A A B B A … (A: load alone, B: load and probes). The
 # receiver's count of the load is sampled every 0.1 s; per phase the median rate after a
-# settling margin; each B phase against the mean of its A neighbours; the mean log ratio ± 2
-# standard errors (benches/latency_cost.py). Saturating trials of 6 s with and without probes
-# cannot show 1 %: this machine's throughput moves 10–20 % from
-# one trial to the next (shared/notes/noise.md).
+# settling margin; each B phase against the mean of its A neighbours; the median ratio and its
+# 95 % interval (benches/latency_cost.py). A B phase is read while its probes flow, from the
+# time `benchlab probe` says both ends are ready: as in a trial, whose probes start with its
+# warm-up and stop after its load, the probe process's start and end (3–5 % of the load for
+# about 0.2 s, 1–2 % for about 0.3 s: BENCHMARKS.md) are not the probes' cost. Saturating
+# trials of 6 s with and without probes cannot show 1 %: this machine's throughput moves
+# 10–20 % from one trial to the next (shared/notes/noise.md).
 #
 #   sudo benches/latency_cost.sh                   # PHASE=1 N=240 RATE=10k, lab id c0
 #   sudo RATE=1 benches/latency_cost.sh            # the probes' fixed cost alone
@@ -70,9 +73,10 @@ receiver="$ns-receiver/bl${ID}r"
 dut_mac=02:62:6c:02:01:00
 # The lab's default placement: the DUT forwards on the last CPU.
 dut_cpu=$(($(nproc) - 1))
-total=$(python3 -c "print(int($N * ($PHASE + 0.4) + 10))")
+total=$(python3 -c "print(int($N * ($PHASE + 0.6) + 10))")
 # The receiver's times count from its start, as the toggles from t0.
 date +%s.%N >"$out/t0"
+echo "$PHASE" >"$out/phase"
 "$bl" rx -i "$receiver" --interval 0.1 --json -t "$total" >"$out/rx.jsonl" 2>"$out/rx.err" &
 "$bl" gen -i "$sender" -D "$dut_mac" -s 198.18.10.1-198.18.10.20 -d 198.19.10.1-198.19.10.100 \
     -r "$LOAD" $([[ $LOAD == max && -n $FOLLOW ]] && echo --follow) --cpu 0 -t $((total - 1)) --json >"$out/gen.jsonl" 2>"$out/gen.err" &
@@ -80,14 +84,14 @@ probe=("$bl" probe -i "$sender" -D "$dut_mac" -s 198.18.10.1 -d 198.19.1.2
     -R "$ns-receiver/bl${ID}rp" --at 198.19.1.2 ${EGRESS:+--stamp-egress "$ns-dut/bl${ID}dp"}
     ${EGRESS:+${INGRESS:+--stamp-ingress "$ns-dut/bl${ID}d1"}}
     ${EGRESS:+$([[ $AWAKE == dut ]] && echo --dut-cpu "$dut_cpu")} -r "$RATE" --first-packet
-    --cpu 0 -t "$PHASE")
+    --cpu 0 -t "$PHASE" --json)
 sleep 3
 for i in $(seq 1 "$N"); do
     t=$(date +%s.%N)
     case $((i % 4)) in
     2 | 3)
         echo "$t B" >>"$out/toggles"
-        "${probe[@]}" >>"$out/probe.txt"
+        "${probe[@]}" >>"$out/probe.jsonl"
         ;;
     *)
         echo "$t A" >>"$out/toggles"
@@ -100,4 +104,3 @@ wait
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r), $(nproc) CPUs; $N phases of $PHASE s, load $LOAD$([[ $LOAD == max && -n $FOLLOW ]] && echo " following the DUT"), probes at $RATE pps," \
     "DUT $([[ -n ${STATEFUL:-} ]] && echo 'stateful nftables' || echo forwarding), stamped $([[ -n $EGRESS ]] && echo "at the DUT egress${INGRESS:+ and ingress}, CPUs held awake: $AWAKE" || echo 'by the kernel on arrival')"
 python3 benches/latency_cost.py "$out" "$RATE"
-grep -m2 "latency" "$out/probe.txt" || true

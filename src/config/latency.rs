@@ -56,8 +56,8 @@ pub struct LatencyConfig {
     /// The virtual lab: also record each probe's time in the DUT, from its ingress to its
     /// egress. Default is false: it takes a program on the load's ingress, which runs for every
     /// frame of the load and cost the DUT about 4 % of its rate on the project's VM, where the
-    /// probes without it cost a paced load nothing measurable (docs/latency.md, "What the
-    /// probes cost the load").
+    /// probes without it cost a paced overload under 1 % (docs/latency.md, "What the probes
+    /// cost the load").
     pub(crate) in_dut: bool,
 }
 

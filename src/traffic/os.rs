@@ -190,7 +190,7 @@ pub(crate) struct CpuAwake {
 ///
 /// Why one CPU rather than every one ([`hold_cpus_awake`]): a polling idle vCPU takes its
 /// physical core from whatever shares it, and with every CPU held the virtual DUT forwarded
-/// 1.4 % less at saturation (the generator's CPU polling beside it), with its own alone 0.2 %
+/// 1.4 % less at saturation (the generator's CPU polling beside it), with its own alone 0.4 %
 /// less (within the noise), for the same latency: probes alone through the DUT 3.3 µs at P50
 /// either way, 24–27 µs with halts (docs/latency.md). The kernel keeps this setting after the
 /// process: the value before is saved beside the labs' run files, and a holder after a killed

@@ -16,7 +16,7 @@
 //! What it costs: the probes must share the load's ingress, ring and NAPI thread (their wait
 //! behind the load's frames is their latency), so the hook runs for every frame of the load:
 //! about 4 % of the DUT's rate at saturation on the project's VM, where the probes without it cost
-//! a paced load nothing measurable (docs/latency.md). Hence only when asked (`[latency] in_dut`).
+//! a paced overload under 1 % (docs/latency.md). Hence only when asked (`[latency] in_dut`).
 //!
 //! How the time travels: the probe frame has no room for a second stamp at 64 bytes, and the
 //! UDP checksum the DUT's conntrack checks must stay right before its firewall. The program
