@@ -1,11 +1,12 @@
 """The analysis of benches/latency_cost.sh: per phase the median of the receiver's 0.1 s rates
-after a settling margin (a B phase's while its probes flow: from the `started` line of `benchlab
-probe --json` for PHASE seconds, the `phase` file), each B phase (load and probes) against the mean of its neighbouring A
-phases (load alone); the median ratio with its distribution-free 95 % interval (the verdict:
-one disturbed phase moves a mean, not a median) and the mean log ratio ± 2 standard errors, for (a) the load alone (what
-the receiver counts: the probes leave the DUT by their own link) and (b) all the DUT forwarded
-(the probes that arrived, i.e. left the DUT, in that B phase added to its count: at saturation
-most probes are refused at the DUT's input as the load's frames are, and cost it nothing).
+after a settling margin (a B phase's while its probes flow: from the `started` line of
+`benchlab probe --json` for PHASE seconds, the `phase` file), each B phase (load and probes)
+against the mean of its neighbouring A phases (load alone); the median ratio with its
+distribution-free 95 % interval (the verdict: one disturbed phase moves a mean, not a median)
+and the mean log ratio ± 2 standard errors, for (a) the load alone (what the receiver counts:
+the probes leave the DUT by their own link) and (b) all the DUT forwarded (the probes that
+arrived, i.e. left the DUT, in that B phase added to its count: at saturation most probes are
+refused at the DUT's input as the load's frames are, and cost it nothing).
 
 benches/throttle.sh reads its phases the same way: RATE 0 (nothing added to B's count) and
 LABEL naming what B phases change.
@@ -15,7 +16,6 @@ usage: latency_cost.py DIR RATE [LABEL]
 
 import json
 import math
-import re
 import statistics
 import sys
 
