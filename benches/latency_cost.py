@@ -19,7 +19,7 @@ import math
 import statistics
 import sys
 
-MARGIN = 0.3  # s after a switch to A: the probe process ending
+MARGIN = 0.3  # s after a switch: the probe process ending (A), the switch itself (throttle.sh)
 FLOWING = 0.1  # s after a B phase's probes started: the receiver's first sample of them
 
 
@@ -83,7 +83,9 @@ def main(d, rate, label=None):
                 # While the probes flow: their process's start and end are not what a trial
                 # sees (its probes start in its warm-up and stop after its load).
                 started, share = runs[b][0] - t0, runs[b][1]
-                first, last = started + FLOWING, min(last, started + (phase or end - started))
+                first = started + FLOWING
+                if phase:
+                    last = min(last, started + phase)
             b += kind == "B"
             rates = [r for t, r in points if first <= t <= last]
             if len(rates) >= 4:
