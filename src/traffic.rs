@@ -217,6 +217,9 @@ pub struct GenConfig {
     /// traffic stops is dropped. Refused with [`Engine::Packet`]; `auto` falling back to
     /// AF_PACKET sends without.
     pub input_queue: Option<u64>,
+    /// The XDP engine carries latency probes and puts its [`xdp::Carrier`] here while it
+    /// sends, for the probes' sender to take (the virtual lab's trials with probes).
+    pub carrier: Option<xdp::CarrierCell>,
 }
 
 impl GenConfig {
@@ -232,6 +235,7 @@ impl GenConfig {
             burst: None,
             follow: false,
             input_queue: None,
+            carrier: None,
         }
     }
 }

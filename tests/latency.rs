@@ -171,6 +171,8 @@ rate = 100000
         let meta = json(&dir.join("meta.json"));
         let latency = &meta["latency"];
         assert_eq!(latency["probe_rate_pps"], 10000, "{set}");
+        // The generator carries the probes among its frames, as the DUT takes the load.
+        assert_eq!(latency["carried"], true, "{set}");
         for kind in ["established", "first_packet"] {
             let probes = &latency[kind]["probes"];
             let (sent, received) = (probes["sent"].as_u64(), probes["received"].as_u64());

@@ -61,6 +61,7 @@ pub(crate) fn store_trial(
             .map(|k| probes.of(k).tx_unstamped)
             .iter()
             .sum(),
+        carried: probes.carried,
         cpu_round_trip: round_trips.and_then(|r| r.summary(start_unix_s)),
         established_in_dut: in_dut[0],
         first_packet_in_dut: in_dut[1],

@@ -4,6 +4,7 @@
 //!
 //! [`Bench`]: crate::campaign::bench::Bench
 
+use std::sync::PoisonError;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -23,11 +24,13 @@ use crate::lab::virt::{online_cpus, INPUT_QUEUE_FRAMES};
 use crate::lab::{Lab, LabFacts, Placement};
 use crate::profile::PerfProfiler;
 use crate::store::LabRecord;
+use crate::traffic::latency::frame::min_frame;
 use crate::traffic::latency::{Listen, ProbeConfig, ProbeStream, Probes};
 use crate::traffic::local::{LocalReceiver, LocalSender};
 use crate::traffic::os::{avoid_cpu, CpuAvoidance};
 use crate::traffic::packet::{Family, FrameSpec, Mac};
 use crate::traffic::receiver::RxConfig;
+use crate::traffic::xdp::CarrierCell;
 use crate::traffic::{GenConfig, IfRef, Limit, Rate};
 use crate::transport::{LocalTransport, Transport};
 
@@ -243,7 +246,14 @@ fn rig<'a>(
                 }),
         )
         .collect();
-    let prober = prober(facts, &gen_cfg.spec, sender_if, spec.in_dut);
+    let mut prober = prober(facts, &gen_cfg.spec, sender_if, spec.in_dut);
+    // The generator carries the probes when its frames hold one: the DUT then takes them as it
+    // takes the load, XDP frames in its input queue (`traffic::xdp::Carrier`).
+    if spec.probes.is_some() && gen_cfg.spec.frame_size >= min_frame(gen_cfg.spec.family()) {
+        let cell = CarrierCell::default();
+        gen_cfg.carrier = Some(cell.clone());
+        prober.carrier = Some(cell);
+    }
     // The host's root namespace sees the DUT's CPU, kernel stacks included.
     let profiler = PerfProfiler::new(&LocalTransport, vec![facts.dut.cpu]);
     Ok(Rig {
@@ -303,6 +313,7 @@ fn prober(facts: &LabFacts, load: &FrameSpec, sender_if: IfRef, in_dut: bool) ->
             dut_cpu: Some(facts.dut.cpu),
         },
         stream: None,
+        carrier: None,
     }
 }
 
@@ -342,6 +353,10 @@ struct LocalProber {
     watch: Option<DistanceWatch>,
     /// What it saw, once they stopped.
     seen: Option<RoundTrips>,
+    /// Where the trial's generator puts its carrier while it sends, when it carries the
+    /// probes; they go from a socket of their own when it does not (probes alone, a frame
+    /// too small for a probe, the AF_PACKET engine).
+    carrier: Option<CarrierCell>,
 }
 
 /// How long the probes still on their way are waited for once the trial's traffic stopped
@@ -352,6 +367,9 @@ impl Prober for LocalProber {
     fn start(&mut self, rate_pps: u64, limit: Duration) -> anyhow::Result<()> {
         self.probes.rate_pps = rate_pps;
         self.probes.limit = Some(limit);
+        // The senders have started (and made their engine) before the probes start.
+        self.probes.carrier = (self.carrier.as_ref())
+            .and_then(|cell| cell.lock().unwrap_or_else(PoisonError::into_inner).clone());
         let cpu = self.probes.cpu;
         self.seen = None;
         self.watch = (self.distance)

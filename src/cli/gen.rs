@@ -162,6 +162,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write, err: &mut dyn Write) -> anyho
         burst: args.burst,
         follow: args.follow,
         input_queue: args.input_queue,
+        carrier: None,
     };
     let stop = stop_flag()?;
     let mut generator = traffic::builtin(cfg)?;

@@ -65,6 +65,10 @@ pub struct TrialLatency {
     /// virtual DUT's egress log, which keeps none.
     #[serde(default)]
     pub tx_unstamped: u64,
+    /// Whether the XDP generator carried the probes among the load's frames (the virtual lab,
+    /// since 2026-11-29), rather than a packet socket of their own.
+    #[serde(default)]
+    pub carried: bool,
     /// How far apart the probes' CPU and the DUT's were while the probes ran (a cache line's
     /// round trip), where the lab watches it: the virtual lab, whose light-load latency moves
     /// with it ([`crate::lab::distance`]).

@@ -15,8 +15,12 @@ use std::sync::atomic::AtomicU64;
 const BPF_MAP_CREATE: libc::c_long = 0;
 /// `BPF_PROG_LOAD`.
 const BPF_PROG_LOAD: libc::c_long = 5;
+/// `BPF_MAP_UPDATE_ELEM`.
+const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
 /// `BPF_MAP_TYPE_ARRAY`.
 const BPF_MAP_TYPE_ARRAY: u32 = 2;
+/// `BPF_MAP_TYPE_DEVMAP`.
+const BPF_MAP_TYPE_DEVMAP: u32 = 14;
 /// A map this process can `mmap`.
 const BPF_F_MMAPABLE: u32 = 1 << 10;
 /// `bpf_map_lookup_elem`.
@@ -153,7 +157,7 @@ impl Asm {
         self.emit(Insn::new(0x95, 0, 0, 0, 0));
     }
     /// `dst = map` (BPF_LD | BPF_IMM | BPF_DW with BPF_PSEUDO_MAP_FD: two slots).
-    fn ld_map(&mut self, dst: u8, map_fd: i32) {
+    pub(crate) fn ld_map(&mut self, dst: u8, map_fd: i32) {
         self.emit(Insn::new(0x18, dst, 1, 0, map_fd));
         self.emit(Insn::new(0, 0, 0, 0, 0));
     }
@@ -243,6 +247,30 @@ pub(crate) fn array_map(len: usize, name: &[u8; 8]) -> io::Result<OwnedFd> {
     bpf(BPF_MAP_CREATE, &mut attr).map(fd_from)
 }
 
+/// A device map of one entry, interface `ifindex` with program `prog` (loaded for
+/// [`BPF_XDP_DEVMAP`]), which runs on each frame redirected through the map as the kernel hands
+/// its batch to the interface; must be made in the interface's namespace.
+pub(crate) fn devmap(ifindex: u32, prog: &OwnedFd) -> io::Result<OwnedFd> {
+    let mut attr = [0u8; ATTR_LEN];
+    put_u32(&mut attr, 0, BPF_MAP_TYPE_DEVMAP);
+    put_u32(&mut attr, 4, 4); // key: u32 index
+    put_u32(&mut attr, 8, 8); // struct bpf_devmap_val: ifindex, program fd
+    put_u32(&mut attr, 12, 1);
+    attr[28..36].copy_from_slice(b"bl_devmp");
+    let map = bpf(BPF_MAP_CREATE, &mut attr).map(fd_from)?;
+    let key = 0u32;
+    let value = [ifindex.to_ne_bytes(), prog.as_raw_fd().to_ne_bytes()].concat();
+    let mut attr = [0u8; ATTR_LEN];
+    put_u32(&mut attr, 0, map.as_raw_fd() as u32);
+    put_u64(&mut attr, 8, std::ptr::from_ref(&key) as u64);
+    put_u64(&mut attr, 16, value.as_ptr() as u64);
+    bpf(BPF_MAP_UPDATE_ELEM, &mut attr)?;
+    Ok(map)
+}
+
+/// `BPF_XDP_DEVMAP`: an XDP program run by a device map ([`devmap`]).
+pub(crate) const BPF_XDP_DEVMAP: u32 = 33;
+
 /// An [`array_map`]'s value mapped into this process, read and written one aligned 8-byte
 /// word at a time, as the program stores them.
 #[derive(Debug)]
@@ -310,16 +338,27 @@ pub(crate) fn encode(program: &[Insn]) -> Vec<u8> {
     program.iter().flat_map(|i| i.encode()).collect()
 }
 
-/// Loads `code` as a program of `prog_type` named `name`; a rejection is loaded again with the
-/// verifier's log, whose end the error then holds, naming `what`.
-pub(crate) fn load(prog_type: u32, code: &[u8], name: &[u8; 8], what: &str) -> io::Result<OwnedFd> {
-    load_once(prog_type, code, name, false).or_else(|_| {
-        load_once(prog_type, code, name, true)
+/// Loads `code` as a program of `prog_type` (with its expected attach type, 0 but for
+/// [`BPF_XDP_DEVMAP`]) named `name`; a rejection is loaded again with the verifier's log, whose
+/// end the error then holds, naming `what`.
+pub(crate) fn load(
+    (prog_type, attach): (u32, u32),
+    code: &[u8],
+    name: &[u8; 8],
+    what: &str,
+) -> io::Result<OwnedFd> {
+    load_once((prog_type, attach), code, name, false).or_else(|_| {
+        load_once((prog_type, attach), code, name, true)
             .map_err(|e| io::Error::new(e.kind(), format!("loading {what}: {e}")))
     })
 }
 
-fn load_once(prog_type: u32, code: &[u8], name: &[u8; 8], log: bool) -> io::Result<OwnedFd> {
+fn load_once(
+    (prog_type, attach): (u32, u32),
+    code: &[u8],
+    name: &[u8; 8],
+    log: bool,
+) -> io::Result<OwnedFd> {
     let license = b"BSD\0";
     let mut log_buf = vec![0u8; if log { 1 << 16 } else { 0 }];
     let mut attr = [0u8; ATTR_LEN];
@@ -333,6 +372,7 @@ fn load_once(prog_type: u32, code: &[u8], name: &[u8; 8], log: bool) -> io::Resu
         put_u64(&mut attr, 32, log_buf.as_mut_ptr() as u64);
     }
     attr[48..56].copy_from_slice(name);
+    put_u32(&mut attr, 68, attach);
     match bpf(BPF_PROG_LOAD, &mut attr) {
         Ok(fd) => Ok(fd_from(fd)),
         Err(e) if log && e.raw_os_error() != Some(libc::EPERM) => {

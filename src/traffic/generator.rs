@@ -25,7 +25,7 @@ use super::afpacket::{self, PacketEngine};
 use super::follow::{Follower, START_PPS};
 use super::netlink::{self, Netlink};
 use super::requeue::{self, Requeue};
-use super::xdp::{XdpCounter, XdpEngine};
+use super::xdp::{Lent, XdpCounter, XdpEngine};
 use super::{os, Engine, GenConfig, Generator, Limit, Rate, TxSample, TxSummary};
 use crate::error::InputError;
 
@@ -72,6 +72,14 @@ struct Builtin {
 enum Sender {
     Xdp(XdpEngine),
     Packet(Box<PacketEngine>),
+}
+
+impl Sender {
+    /// The XDP engine, when it is one.
+    fn xdp(&self) -> Option<&XdpEngine> {
+        let Sender::Xdp(e) = self else { return None };
+        Some(e)
+    }
 }
 
 /// Where the monitor reads the sending thread's count.
@@ -204,6 +212,8 @@ fn send(
             return Err(anyhow::anyhow!("the generator's setup failed"));
         }
     };
+    // Lent before the generator says it is ready, after which the probes may start.
+    let _lent = Lent::new(cfg.carrier.as_ref(), sender.xdp());
     let atomic = Arc::new(AtomicU64::new(0));
     let counter = match &sender {
         Sender::Xdp(e) => Counter::Xdp(e.counter()),
@@ -482,7 +492,7 @@ fn open_xdp(cfg: &GenConfig, ifindex: u32) -> std::io::Result<XdpEngine> {
         Limit::Count(n) => Some(n),
         _ => None,
     };
-    let engine = XdpEngine::new(&cfg.spec, ifindex, pps, limit)?;
+    let engine = XdpEngine::new(&cfg.spec, ifindex, (pps, limit), cfg.carrier.is_some())?;
     Ok(match cfg.rate {
         Rate::Max if cfg.follow => engine.full_batches(),
         _ => engine,

@@ -90,6 +90,8 @@ mod worker;
 
 pub use probes::{KindProbes, Probes};
 
+use crate::traffic::xdp::Carrier;
+
 use matcher::Matcher;
 pub(crate) use receiver::Listen;
 use receiver::ProbeReceiver;
@@ -174,6 +176,10 @@ pub(crate) struct ProbeConfig {
     pub(crate) limit: Option<Duration>,
     /// CPU the sending thread is pinned to (`None`: left to the scheduler).
     pub(crate) cpu: Option<usize>,
+    /// The XDP generator that carries the probes, when one does ([`Carrier`]): they then go
+    /// out among its frames, timed as its batch goes to the interface, and `iface` only names
+    /// where; otherwise from a packet socket of their own.
+    pub(crate) carrier: Option<Carrier>,
 }
 
 impl ProbeConfig {
@@ -186,6 +192,7 @@ impl ProbeConfig {
             first_packet: false,
             limit: None,
             cpu: None,
+            carrier: None,
         }
     }
 

@@ -48,12 +48,15 @@
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use super::bpf::{
-    array_map, bpf, encode, load, put_u32, put_u64, Asm, Insn, Mapped, Size, ATTR_LEN, R0, R1, R2,
-    R3, R4, R5, R6, R7, R8, R9,
+    array_map, bpf, encode, load, put_u32, put_u64, Asm, Insn, Mapped, Size, ATTR_LEN, R0, R1, R10,
+    R2, R3, R4, R5, R6, R7, R8, R9,
 };
+use super::latency::egress::{Overrun, SentLog};
+use super::latency::frame::{Probe, PAYLOAD_LEN};
 use super::packet::{build_frame, FlowLayout, FlowPos, FrameSpec};
 use pool::Loaded;
 
@@ -64,6 +67,7 @@ const BPF_PROG_TYPE_XDP: u32 = 6;
 const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
 const BPF_FUNC_KTIME_GET_NS: i32 = 5;
 const BPF_FUNC_REDIRECT: i32 = 23;
+const BPF_FUNC_REDIRECT_MAP: i32 = 51;
 /// Fractional bits of the pacing clock: intervals are exact to 1/256 ns.
 const FIXED_SHIFT: i32 = 8;
 /// Frames of backlog a late generator sends at once, as a short burst (a veth queue holds 256):
@@ -119,9 +123,26 @@ mod state {
     pub(crate) const OWED: i16 = 88;
     /// u64: owed frames sent again (not counted in SENT).
     pub(crate) const RESENT: i16 = 96;
+    /// u64: latency probes the program has taken from the ring.
+    pub(crate) const PROBE_HEAD: i16 = 104;
+    /// The ring of latency probes ([`PROBE_SLOTS`](super::PROBE_SLOTS) slots of
+    /// [`PROBE_SLOT`](super::PROBE_SLOT) bytes): each a u64 due time (`CLOCK_MONOTONIC`, ns; 0:
+    /// empty) and the probe's first bytes, its headers and payload
+    /// ([`PROBE_BYTES`](super::PROBE_BYTES) at most). The [`Carrier`](super::Carrier) fills a
+    /// slot and sets its due time last; the program sends it once due and empties it.
+    pub(crate) const PROBE_RING: i16 = 112;
     /// Size of the value.
-    pub(crate) const LEN: usize = 104;
+    pub(crate) const LEN: usize = 112 + super::PROBE_SLOTS * super::PROBE_SLOT;
 }
+/// The probes the ring holds (a power of two): 3.2 ms ahead at 10 kpps.
+const PROBE_SLOTS: usize = 32;
+/// A ring slot's bytes: the due time, then the probe's bytes.
+const PROBE_SLOT: usize = 8 + PROBE_BYTES;
+/// The probes the [`Carrier`] keeps ahead of their time, at most: the generator's thread sends
+/// them when due even while the probes' thread waits for its CPU, which it shares on a
+/// 2-CPU machine (each offer waited for the generator's next run: 3.5 kpps of 10 went out).
+const PROBE_AHEAD: Duration = Duration::from_millis(2);
+const PROBE_BYTES: usize = 14 + 40 + 8 + PAYLOAD_LEN;
 const XDP_DROP: i32 = 1;
 /// Frames the kernel runs between two flushes to the device, as fast as possible (its
 /// default; 256 at most).
@@ -156,16 +177,31 @@ fn kernel_batch(interval: u64) -> u32 {
 /// Assembles the frame-writing program for `layout`, redirecting its frames to interface
 /// `ifindex` (its `ndo_xdp_xmit`, past its qdisc), its state in the array map `map_fd` (one
 /// value, see `state`: flow indexes as u32 at 0, 4, 8, 12 — source port, source address,
-/// destination port, destination address — then counters and pacing).
-pub(crate) fn program(layout: &FlowLayout, ifindex: u32, map_fd: i32) -> Vec<Insn> {
+/// destination port, destination address — then counters and pacing). With `carry`, the
+/// device map (of that interface, with the [`SentLog`]'s program) that carried latency probes
+/// and every frame then go through: a probe waiting in the state goes before any frame of the
+/// load, and each frame of the load has its payload's probe bytes zeroed (its page may have
+/// carried a probe).
+pub(crate) fn program(
+    layout: &FlowLayout,
+    ifindex: u32,
+    map_fd: i32,
+    carry: Option<i32>,
+) -> Vec<Insn> {
     let mut a = Asm::default();
     let drop = a.label();
     let hdr = layout.udp_csum + 2;
+    let probe_len = hdr + PAYLOAD_LEN;
     // r6 = ctx->data, r7 = ctx->data_end; the bounds check lets the verifier accept the stores.
+    // A carrying engine's frames hold a probe (ProbeConfig::check refuses a smaller size).
     a.ldx(Size::W, R6, R1, 0);
     a.ldx(Size::W, R7, R1, 4);
     a.alu_reg(0xb0, R2, R6);
-    a.alu_imm(0x00, R2, hdr as i32);
+    a.alu_imm(
+        0x00,
+        R2,
+        if carry.is_some() { probe_len } else { hdr } as i32,
+    );
     a.jmp_reg(0x2d, R2, R7, drop);
     // r8 = the flow state.
     a.lookup_value(map_fd, drop);
@@ -180,6 +216,32 @@ pub(crate) fn program(layout: &FlowLayout, ifindex: u32, map_fd: i32) -> Vec<Ins
     let resend = a.label();
     let at_limit = a.label();
     a.bind(top);
+    if carry.is_some() {
+        // A probe due goes first, unpaced and not counted as the load's: its headers and
+        // payload copied from its slot, the slot emptied, sent through the device map, whose
+        // program logs its time as the batch goes to the interface.
+        let no_probe = a.label();
+        a.ldx(Size::Dw, R1, R8, state::PROBE_HEAD);
+        a.alu_imm(0x50, R1, (PROBE_SLOTS - 1) as i32);
+        a.alu_imm(0x20, R1, PROBE_SLOT as i32);
+        a.alu_reg(0xb0, R2, R8);
+        a.alu_reg(0x00, R2, R1);
+        a.ldx(Size::Dw, R3, R2, state::PROBE_RING);
+        a.jmp_imm(0x15, R3, 0, no_probe);
+        // The slot survives the clock's call on the stack (r6-r9 are all taken).
+        a.stx(Size::Dw, R10, -16, R2);
+        a.call(BPF_FUNC_KTIME_GET_NS);
+        a.ldx(Size::Dw, R2, R10, -16);
+        a.ldx(Size::Dw, R3, R2, state::PROBE_RING);
+        a.jmp_reg(0x2d, R3, R0, no_probe);
+        copy_probe(&mut a, probe_len);
+        a.st(Size::Dw, R2, state::PROBE_RING, 0);
+        a.ldx(Size::Dw, R1, R8, state::PROBE_HEAD);
+        a.alu_imm(0x00, R1, 1);
+        a.stx(Size::Dw, R8, state::PROBE_HEAD, R1);
+        redirect(&mut a, ifindex, carry);
+        a.bind(no_probe);
+    }
     // Owed frames go first, unpaced: the DUT's input queue held them while its ring was full.
     a.ldx(Size::Dw, R1, R8, state::OWED);
     a.jmp_imm(0x55, R1, 0, resend);
@@ -315,6 +377,18 @@ pub(crate) fn program(layout: &FlowLayout, ifindex: u32, map_fd: i32) -> Vec<Ins
     a.alu_imm(0xb0, R9, 0xffff); // RFC 768: a computed zero is sent as all ones
     a.bind(nonzero);
     a.stx(Size::H, R6, layout.udp_csum as i16, R9);
+    if carry.is_some() {
+        // The checksum is the zero payload's: a probe's bytes left by an earlier use of the
+        // page would also be logged as a probe sent.
+        for off in (hdr..probe_len).step_by(8) {
+            let size = if probe_len - off >= 8 {
+                Size::Dw
+            } else {
+                Size::H
+            };
+            a.st(size, R6, off as i16, 0);
+        }
+    }
     // The odometer: each counter that wraps carries into the next (see FlowPos::next).
     let stores: Vec<usize> = (0..4).map(|_| a.label()).collect();
     let regs = [R1, R2, R3, R5];
@@ -334,10 +408,7 @@ pub(crate) fn program(layout: &FlowLayout, ifindex: u32, map_fd: i32) -> Vec<Ins
     a.alu_imm(0x00, R1, 1);
     a.stx(Size::Dw, R8, state::SENT, R1);
     a.bind(counted);
-    a.alu_imm(0xb0, R1, ifindex as i32);
-    a.alu_imm(0xb0, R2, 0);
-    a.call(BPF_FUNC_REDIRECT);
-    a.exit();
+    redirect(&mut a, ifindex, carry);
     // At the limit, wait as for a frame not yet due: an owed one may come.
     a.bind(at_limit);
     a.call(BPF_FUNC_KTIME_GET_NS);
@@ -349,6 +420,38 @@ pub(crate) fn program(layout: &FlowLayout, ifindex: u32, map_fd: i32) -> Vec<Ins
     a.alu_imm(0xb0, R0, XDP_DROP);
     a.exit();
     a.finish()
+}
+
+/// Emits the program's end: r0 = redirect to interface `ifindex`, or through the device map
+/// `carry` when it carries probes; exit.
+fn redirect(a: &mut Asm, ifindex: u32, carry: Option<i32>) {
+    match carry {
+        Some(devmap) => {
+            a.ld_map(R1, devmap);
+            a.alu_imm(0xb0, R2, 0);
+            a.alu_imm(0xb0, R3, 0);
+            a.call(BPF_FUNC_REDIRECT_MAP);
+        }
+        None => {
+            a.alu_imm(0xb0, R1, ifindex as i32);
+            a.alu_imm(0xb0, R2, 0);
+            a.call(BPF_FUNC_REDIRECT);
+        }
+    }
+    a.exit();
+}
+
+/// Emits the copy of the probe in the ring slot at r2 into the frame (r6): its first `len`
+/// bytes, 8 at a time, then 4 and 2 (a probe's length is even).
+fn copy_probe(a: &mut Asm, len: usize) {
+    let mut off = 0;
+    for (size, width) in [(Size::Dw, 8), (Size::W, 4), (Size::H, 2)] {
+        while len - off >= width {
+            a.ldx(size, R1, R2, state::PROBE_RING + 8 + off as i16);
+            a.stx(size, R6, off as i16, R1);
+            off += width;
+        }
+    }
 }
 
 /// A loaded frame-writing program, its state map and the frame it starts from.
@@ -363,6 +466,124 @@ pub(crate) struct XdpEngine {
     /// Frames per kernel batch ([`kernel_batch`] of the pace it was made with).
     batch: u32,
     state: Arc<Mapped>,
+    /// The log of the probes it carries, when it carries them.
+    sent: Option<Arc<Mutex<SentLog>>>,
+}
+
+/// The latency probes' way out through a running [`XdpEngine`] that carries them
+/// ([`XdpEngine::carrier`]): a slot in its state, whose probe its program sends before any
+/// frame of the load, and the log of the time each probe was handed to the interface. The
+/// probes then reach the next hop as the load does, XDP frames in its input queue: probes sent
+/// from a socket, taken by the virtual DUT among the generator's frames, cost it 1–3 % of its
+/// rate at saturation (docs/latency.md).
+#[derive(Debug, Clone)]
+pub struct Carrier {
+    state: Arc<Mapped>,
+    sent: Arc<Mutex<SentLog>>,
+    /// Probes offered so far: the next slot is theirs modulo [`PROBE_SLOTS`].
+    tail: u64,
+}
+
+/// An engine's carrier lent to the probes' sender while the engine sends: in the cell from
+/// [`Lent::new`] until this drops.
+pub(crate) struct Lent<'a>(Option<&'a CarrierCell>);
+
+impl<'a> Lent<'a> {
+    /// Puts `engine`'s carrier (none if it carries no probes) in `cell`, if any.
+    pub(crate) fn new(cell: Option<&'a CarrierCell>, engine: Option<&XdpEngine>) -> Lent<'a> {
+        if let Some(cell) = cell {
+            *cell.lock().unwrap_or_else(PoisonError::into_inner) =
+                engine.and_then(XdpEngine::carrier);
+        }
+        Lent(cell)
+    }
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        if let Some(cell) = self.0 {
+            *cell.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        }
+    }
+}
+
+/// `CLOCK_MONOTONIC` now, ns: the clock of the program's `bpf_ktime_get_ns`.
+pub(crate) fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a live timespec the call fills; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Where a generator that carries latency probes puts its [`Carrier`] while it sends, for the
+/// probes' sender to take (`None` the rest of the time).
+pub type CarrierCell = Arc<Mutex<Option<Carrier>>>;
+
+impl Carrier {
+    /// Puts `frame`'s first bytes (its headers and probe payload, [`PROBE_BYTES`] at most) in
+    /// the ring, for the program to send at `due_ns` (`CLOCK_MONOTONIC`, as [`monotonic_ns`]);
+    /// false, and nothing written, while the ring is full.
+    pub(crate) fn offer(&mut self, frame: &[u8], due_ns: u64) -> bool {
+        let at = state::PROBE_RING as usize + (self.tail as usize % PROBE_SLOTS) * PROBE_SLOT;
+        let due = self.state.word(at);
+        if due.load(Ordering::Acquire) != 0 {
+            return false;
+        }
+        for (i, chunk) in frame[..frame.len().min(PROBE_BYTES)].chunks(8).enumerate() {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.state
+                .word(at + 8 + 8 * i)
+                .store(u64::from_ne_bytes(w), Ordering::Relaxed);
+        }
+        // Release: the program that sees the due time reads the frame written before.
+        due.store(due_ns.max(1), Ordering::Release);
+        self.tail += 1;
+        true
+    }
+
+    /// Takes up where the program is: the next probe offered goes in the slot it reads next
+    /// (a new stream on a generator that carried an earlier one).
+    pub(crate) fn resume(&mut self) {
+        self.tail = self
+            .state
+            .word(state::PROBE_HEAD as usize)
+            .load(Ordering::Acquire);
+    }
+
+    /// How long ahead of its time a probe may be offered.
+    pub(crate) fn ahead(&self) -> Duration {
+        PROBE_AHEAD
+    }
+
+    /// The probes offered and not yet taken by the program.
+    pub(crate) fn waiting(&self) -> u64 {
+        let head = self.state.word(state::PROBE_HEAD as usize);
+        self.tail.saturating_sub(head.load(Ordering::Acquire))
+    }
+
+    /// Empties the ring of the probes the program has not taken (the generator stopped):
+    /// returns how many were there, newest last, never sent.
+    pub(crate) fn withdraw(&mut self) -> u64 {
+        let mut withdrawn = 0;
+        for i in 0..PROBE_SLOTS {
+            let at = state::PROBE_RING as usize + i * PROBE_SLOT;
+            withdrawn += u64::from(self.state.word(at).swap(0, Ordering::AcqRel) != 0);
+        }
+        withdrawn
+    }
+
+    /// Hands `sent` each probe sent since the last call, with the time it was handed to the
+    /// interface (ns since the epoch, `CLOCK_REALTIME`); returns how many.
+    pub(crate) fn read(&self, sent: impl FnMut(Probe, u64)) -> Result<usize, Overrun> {
+        self.sent
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .read(sent)
+    }
 }
 
 /// Reads how many frames an [`XdpEngine`] has sent and sets its pace, from any thread.
@@ -449,19 +670,20 @@ impl XdpEngine {
     /// Takes the program for `spec`'s layout redirecting to interface `ifindex` from the
     /// `pool`, or loads it with a new state map, and starts its state over; must run in the
     /// sender's namespace.
-    /// `pps` paces the frames in the program (`None`: as fast as possible); `limit` caps them.
+    /// `pps` paces the frames in the program (`None`: as fast as possible); `limit` caps them;
+    /// with `carry`, it carries latency probes ([`XdpEngine::carrier`]).
     pub(crate) fn new(
         spec: &FrameSpec,
         ifindex: u32,
-        pps: Option<u64>,
-        limit: Option<u64>,
+        (pps, limit): (Option<u64>, Option<u64>),
+        carry: bool,
     ) -> io::Result<XdpEngine> {
         let layout = FlowLayout::new(spec);
-        // The program's instructions but for its map's fd name it in the pool.
-        let key = encode(&program(&layout, ifindex, -1));
-        let Loaded { prog, state } = match pool::take(&key) {
+        // The program's instructions but for its maps' fds name it in the pool.
+        let key = encode(&program(&layout, ifindex, -1, carry.then_some(-1)));
+        let Loaded { prog, state, sent } = match pool::take(&key) {
             Some(loaded) => loaded,
-            None => load_program(&layout, ifindex)?,
+            None => load_program(&layout, ifindex, carry)?,
         };
         let limit = limit.unwrap_or(u64::MAX);
         let pace = Pace::new(pps);
@@ -485,6 +707,17 @@ impl XdpEngine {
             limit,
             batch: kernel_batch(pace.interval),
             state,
+            sent,
+        })
+    }
+
+    /// The way its program carries latency probes, when it was made to.
+    /// (Each stream that takes it [`Carrier::resume`]s it first.)
+    pub(crate) fn carrier(&self) -> Option<Carrier> {
+        self.sent.as_ref().map(|sent| Carrier {
+            state: Arc::clone(&self.state),
+            sent: Arc::clone(sent),
+            tail: 0,
         })
     }
 
@@ -556,20 +789,29 @@ impl Drop for XdpEngine {
         // A program whose fd cannot be duplicated is not kept: the next engine loads its own.
         if let Ok(prog) = self.prog.try_clone() {
             let state = Arc::clone(&self.state);
-            pool::give(std::mem::take(&mut self.key), Loaded { prog, state });
+            let sent = self.sent.take();
+            pool::give(std::mem::take(&mut self.key), Loaded { prog, state, sent });
         }
     }
 }
 
-/// Creates a state map, maps its value and loads the program for `layout` on it; must run in
-/// the sender's namespace.
-fn load_program(layout: &FlowLayout, ifindex: u32) -> io::Result<Loaded> {
+/// Creates a state map, maps its value and loads the program for `layout` on it (with
+/// `carry`, and the log of the probes it carries); must run in the sender's namespace.
+fn load_program(layout: &FlowLayout, ifindex: u32, carry: bool) -> io::Result<Loaded> {
     let map = array_map(state::LEN, b"bl_state")?;
-    let code = encode(&program(layout, ifindex, map.as_raw_fd()));
+    let sent = carry.then(|| SentLog::new(ifindex)).transpose()?;
+    let devmap = sent.as_ref().map(SentLog::devmap);
+    let code = encode(&program(layout, ifindex, map.as_raw_fd(), devmap));
     // A rejection is reloaded with the verifier's log, to say why.
-    let prog = load(BPF_PROG_TYPE_XDP, &code, b"bl_frame", "the XDP program")?;
+    let prog = load(
+        (BPF_PROG_TYPE_XDP, 0),
+        &code,
+        b"bl_frame",
+        "the XDP program",
+    )?;
     let state = Arc::new(Mapped::new(&map, state::LEN)?);
-    Ok(Loaded { prog, state })
+    let sent = sent.map(|s| Arc::new(Mutex::new(s)));
+    Ok(Loaded { prog, state, sent })
 }
 
 /// The gap between frames while catching up, ns << 8: the rate asked times [`CATCH_UP`], or
@@ -603,7 +845,12 @@ mod tests {
             64,
         )
         .unwrap();
-        let p = program(&FlowLayout::new(&spec), 7, 3);
+        for carry in [None, Some(4)] {
+            jumps_inside(&program(&FlowLayout::new(&spec), 7, 3, carry));
+        }
+    }
+
+    fn jumps_inside(p: &[Insn]) {
         assert_eq!(p.last().unwrap().code, 0x95);
         let mut backward = 0;
         for (pc, i) in p.iter().enumerate() {

@@ -121,6 +121,7 @@ fn trial_latency(pct: Option<u32>) -> TrialLatency {
         established: summary,
         first_packet: Some(summary),
         tx_unstamped: 0,
+        carried: false,
         cpu_round_trip: None,
         established_in_dut: None,
         first_packet_in_dut: None,

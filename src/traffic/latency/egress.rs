@@ -48,8 +48,8 @@ use std::sync::atomic::{fence, Ordering};
 
 use super::frame::{decode_payload, Probe, MAGIC, PAYLOAD_LEN};
 use crate::traffic::bpf::{
-    array_map, bpf, encode, fd_from, load, put_u32, Asm, Insn, Mapped, Size, ATOMIC_FETCH_ADD,
-    ATOMIC_XCHG, ATTR_LEN, R0, R1, R2, R3, R6, R7, R8, R9,
+    array_map, bpf, devmap, encode, fd_from, load, put_u32, Asm, Insn, Mapped, Size,
+    ATOMIC_FETCH_ADD, ATOMIC_XCHG, ATTR_LEN, BPF_XDP_DEVMAP, R0, R1, R2, R3, R6, R7, R8, R9,
 };
 
 /// Probes the log holds, its ring's records (a power of two: 1.5 MiB, 6.5 s at 10 kpps).
@@ -102,7 +102,7 @@ impl TcxProgram {
         let map = array_map(len, name)?;
         let value = Mapped::new(&map, len)?;
         let code = encode(&program(tai_offset_ns()?, map.as_raw_fd()));
-        let prog = load(BPF_PROG_TYPE_SCHED_CLS, &code, name, what)?;
+        let prog = load((BPF_PROG_TYPE_SCHED_CLS, 0), &code, name, what)?;
         let link = link(&prog, ifindex, hook, what)?;
         Ok(TcxProgram {
             _link: link,
@@ -112,13 +112,18 @@ impl TcxProgram {
     }
 }
 
-/// The log's ring went round before the reader read it: probes logged were lost unread.
+/// A log's ring went round before the reader read it: probes logged were lost unread.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "the DUT's egress log of the probes went round before it was read ({0} probes unread): \
-     the probe reader fell more than {SLOTS} probes behind"
+    "{1} went round before it was read ({0} probes unread): the probe reader fell more than \
+     {SLOTS} probes behind"
 )]
-pub(crate) struct Overrun(pub(crate) u64);
+pub(crate) struct Overrun(pub(crate) u64, &'static str);
+
+/// What [`Overrun`] names: the DUT's egress log.
+const EGRESS: &str = "the DUT's egress log of the probes";
+/// What [`Overrun`] names: the log of the probes sent.
+const SENT: &str = "the log of the probes sent";
 
 impl EgressLog {
     /// Loads the program with its map and attaches it to the egress of `ifindex`, an
@@ -134,20 +139,70 @@ impl EgressLog {
     /// its time of leaving (ns since the epoch, `CLOCK_REALTIME`); returns how many. A record
     /// whose program has not finished writing it waits for the next call.
     pub(crate) fn read(&mut self, arrived: impl FnMut(Probe, u64)) -> Result<usize, Overrun> {
-        read_ring(&self.tc.value, &mut self.next, arrived)
+        read_ring((&self.tc.value, EGRESS), &mut self.next, arrived)
+    }
+}
+
+/// The log of the probes an XDP generator carries ([`crate::traffic::xdp::Carrier`]): a device
+/// map whose program logs each probe with its time as the kernel hands the generator's batch
+/// to the interface, past the batching. Frames redirected through [`SentLog::devmap`] reach
+/// the interface through the program.
+#[derive(Debug)]
+pub(crate) struct SentLog {
+    /// The device map the generator redirects to (which holds the program).
+    devmap: OwnedFd,
+    /// The program's map's value: the count, then the ring of records.
+    value: Mapped,
+    /// The next probe to read, counted from the first logged.
+    next: u64,
+}
+
+impl SentLog {
+    /// Loads the program with its map and a device map of interface `ifindex` with it; must
+    /// run in the interface's namespace.
+    pub(crate) fn new(ifindex: u32) -> io::Result<SentLog> {
+        let len = RECORDS_AT + SLOTS as usize * RECORD;
+        let map = array_map(len, b"bl_sent_")?;
+        let value = Mapped::new(&map, len)?;
+        let code = encode(&sent_program(tai_offset_ns()?, map.as_raw_fd()));
+        let what = "the log of the probes sent (a device map's XDP program)";
+        let prog = load(
+            (BPF_PROG_TYPE_XDP, BPF_XDP_DEVMAP),
+            &code,
+            b"bl_sent_",
+            what,
+        )?;
+        let devmap = devmap(ifindex, &prog)?;
+        Ok(SentLog {
+            devmap,
+            value,
+            next: 0,
+        })
+    }
+
+    /// The device map's descriptor, for the generator's program to redirect through.
+    pub(crate) fn devmap(&self) -> i32 {
+        self.devmap.as_raw_fd()
+    }
+
+    /// Hands `sent` each probe logged since the last call, in the order they were sent, with
+    /// the time it was handed to the interface (ns since the epoch, `CLOCK_REALTIME`); returns
+    /// how many.
+    pub(crate) fn read(&mut self, sent: impl FnMut(Probe, u64)) -> Result<usize, Overrun> {
+        read_ring((&self.value, SENT), &mut self.next, sent)
     }
 }
 
 /// [`EgressLog::read`] of the log `log`, from its probe `next` on, which it moves past those
 /// read.
 fn read_ring(
-    log: &Mapped,
+    (log, what): (&Mapped, &'static str),
     next: &mut u64,
     mut arrived: impl FnMut(Probe, u64),
 ) -> Result<usize, Overrun> {
     let logged = log.word(0).load(Ordering::Acquire);
     if logged - *next > SLOTS {
-        return Err(Overrun(logged - *next));
+        return Err(Overrun(logged - *next, what));
     }
     let start = *next;
     while *next < logged {
@@ -156,7 +211,7 @@ fn read_ring(
         let commit = log.word(at);
         match commit.load(Ordering::Acquire) {
             c if c == tag => {}
-            c if c > tag => return Err(Overrun(logged - *next)),
+            c if c > tag => return Err(Overrun(logged - *next, what)),
             _ => break,
         }
         let head = log.word(at + 8).load(Ordering::Relaxed);
@@ -164,7 +219,7 @@ fn read_ring(
         // Read again: a record the program wrote over meanwhile is not this probe's.
         fence(Ordering::Acquire);
         if commit.load(Ordering::Relaxed) != tag {
-            return Err(Overrun(logged - *next));
+            return Err(Overrun(logged - *next, what));
         }
         let mut payload = [0; 16];
         payload[..8].copy_from_slice(&head.to_le_bytes());
@@ -207,13 +262,32 @@ fn tai_offset_ns() -> io::Result<u64> {
 
 /// `bpf_ktime_get_tai_ns`.
 const KTIME_GET_TAI_NS: i32 = 208;
-/// `struct __sk_buff`'s `data` and `data_end`.
-const SKB_DATA: i16 = 76;
-const SKB_DATA_END: i16 = 80;
+/// Where a program of the probes runs: where it finds the frame's `data` and `data_end`.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Hook {
+    /// tcx (the DUT's egress log and ingress stamp): in `struct __sk_buff`.
+    Tcx,
+    /// A device map's XDP program (the log of the probes sent): in `struct xdp_md`.
+    Devmap,
+}
+
+impl Hook {
+    /// The offsets of `data` and `data_end` in the program's context.
+    fn data(self) -> (i16, i16) {
+        match self {
+            Hook::Tcx => (76, 80),
+            Hook::Devmap => (0, 4),
+        }
+    }
+}
+
 /// tcx: go on to the next program, then the qdisc.
 pub(super) const TCX_NEXT: i32 = -1;
 /// tcx: drop the frame.
 const TCX_DROP: i32 = 2;
+/// XDP: send the frame on.
+const XDP_PASS: i32 = 2;
+const BPF_PROG_TYPE_XDP: u32 = 6;
 const BPF_LINK_CREATE: libc::c_long = 28;
 const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
 const BPF_TCX_EGRESS: u32 = 47;
@@ -225,9 +299,20 @@ const BPF_TCX_EGRESS: u32 = 47;
 /// barrier, so the reader that sees it sees the record), and drop the probe; pass every
 /// other frame on.
 fn program(tai_ns: u64, map_fd: i32) -> Vec<Insn> {
+    log_program(Hook::Tcx, (TCX_DROP, TCX_NEXT), tai_ns, map_fd)
+}
+
+/// The program of [`SentLog`]: [`program`]'s log, in a device map, every frame sent on.
+fn sent_program(tai_ns: u64, map_fd: i32) -> Vec<Insn> {
+    log_program(Hook::Devmap, (XDP_PASS, XDP_PASS), tai_ns, map_fd)
+}
+
+/// A program at `hook` that logs each probe as [`program`] says, then returns `verdicts.0`
+/// for a probe, `verdicts.1` for any other frame.
+fn log_program(hook: Hook, verdicts: (i32, i32), tai_ns: u64, map_fd: i32) -> Vec<Insn> {
     let mut a = Asm::default();
     let (pass, at4, at6, log) = (a.label(), a.label(), a.label(), a.label());
-    find_probe(&mut a, [at4, at6], pass);
+    find_probe(&mut a, hook, [at4, at6], pass);
     // r8 = the payload's first 8 bytes: magic, kind, sequence number.
     for (payload, at) in [(IPV4_PAYLOAD, at4), (IPV6_PAYLOAD, at6)] {
         a.bind(at);
@@ -252,21 +337,23 @@ fn program(tai_ns: u64, map_fd: i32) -> Vec<Insn> {
     a.stx(Size::Dw, R9, RECORDS_AT as i16 + 16, R6);
     a.alu_imm(0x00, R7, 1);
     a.atomic(Size::Dw, R9, RECORDS_AT as i16, R7, ATOMIC_XCHG);
-    a.alu_imm(0xb0, R0, TCX_DROP);
+    a.alu_imm(0xb0, R0, verdicts.0);
     a.exit();
     a.bind(pass);
-    a.alu_imm(0xb0, R0, TCX_NEXT);
+    a.alu_imm(0xb0, R0, verdicts.1);
     a.exit();
     a.finish()
 }
 
-/// Emits the test both of the DUT's stamps make of each frame: r6 = data, r7 = data_end, then
+/// Emits the test every program of the probes makes of each frame at `hook`: r6 = data, r7 =
+/// data_end, then
 /// a jump to `found[0]` for an IPv4 probe, `found[1]` for an IPv6 one (UDP, the magic at the
 /// payload's start, the whole payload within the frame: the verifier then accepts that
 /// family's loads and stores in it), to `pass` for anything else.
-pub(super) fn find_probe(a: &mut Asm, found: [usize; 2], pass: usize) {
-    a.ldx(Size::W, R6, R1, SKB_DATA);
-    a.ldx(Size::W, R7, R1, SKB_DATA_END);
+pub(super) fn find_probe(a: &mut Asm, hook: Hook, found: [usize; 2], pass: usize) {
+    let (data, data_end) = hook.data();
+    a.ldx(Size::W, R6, R1, data);
+    a.ldx(Size::W, R7, R1, data_end);
     // Per family: its ethertype (as a little-endian load sees it), where its next-protocol byte
     // is, whether the IPv4 header-length byte is checked and its payload's offset.
     let families = [
@@ -342,7 +429,7 @@ mod tests {
 
     fn read_all(log: &Mapped, next: &mut u64) -> Result<Vec<(u32, u64)>, Overrun> {
         let mut got = Vec::new();
-        read_ring(log, next, |p, left| {
+        read_ring((log, EGRESS), next, |p, left| {
             assert_eq!(p.kind, ProbeKind::Established);
             got.push((p.seq, left));
         })?;
@@ -381,7 +468,12 @@ mod tests {
 
     #[test]
     fn every_jump_lands_inside_the_program_and_it_ends_with_exit() {
-        let p = program(37_000_000_000, 3);
+        for p in [program(37_000_000_000, 3), sent_program(37_000_000_000, 3)] {
+            jumps_inside(&p);
+        }
+    }
+
+    fn jumps_inside(p: &[Insn]) {
         assert_eq!(p.last().unwrap().code, 0x95);
         for (i, ins) in p.iter().enumerate() {
             if matches!(ins.code, 0x05 | 0x15 | 0x2d | 0x55) {

@@ -31,7 +31,9 @@
 use std::io;
 use std::sync::atomic::Ordering;
 
-use super::egress::{find_probe, realtime_now, TcxProgram, IPV4_PAYLOAD, IPV6_PAYLOAD, TCX_NEXT};
+use super::egress::{
+    find_probe, realtime_now, Hook, TcxProgram, IPV4_PAYLOAD, IPV6_PAYLOAD, TCX_NEXT,
+};
 use crate::traffic::bpf::{Asm, Insn, Size, R0, R6, R8, R9};
 
 /// Words of ingress times, one per probe, indexed by sequence number modulo this (a power of
@@ -71,7 +73,7 @@ impl IngressStamper {
 fn program(tai_ns: u64, map_fd: i32) -> Vec<Insn> {
     let mut a = Asm::default();
     let (pass, at4, at6, record) = (a.label(), a.label(), a.label(), a.label());
-    find_probe(&mut a, [at4, at6], pass);
+    find_probe(&mut a, Hook::Tcx, [at4, at6], pass);
     // r8 = the word's offset: the sequence number, host order, modulo SLOTS, times 8 (bounded:
     // the verifier then accepts the store inside the value).
     for (payload, at) in [(IPV4_PAYLOAD, at4), (IPV6_PAYLOAD, at6)] {

@@ -67,6 +67,9 @@ pub struct Probes {
     /// probe sent with a transmit stamp. Informative: the error the transmit stamp removes, and
     /// that of the probes timed without one.
     pub user_to_driver: Latency,
+    /// Whether the XDP generator carried them among its frames (the virtual lab's trials at a
+    /// load), rather than a packet socket of their own.
+    pub carried: bool,
 }
 
 impl Probes {
@@ -80,6 +83,7 @@ impl Probes {
                 KindProbes::new(first_packet, sent_first_packet),
             ],
             user_to_driver: sent.user_to_driver,
+            carried: sent.carried,
         }
     }
 
@@ -192,6 +196,7 @@ mod tests {
         let sent = SenderReport {
             sent: [5, 2],
             user_to_driver: Latency::new(),
+            carried: false,
         };
         Probes::new(sent, [established, first])
     }

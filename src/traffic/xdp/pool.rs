@@ -5,7 +5,7 @@
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::Mapped;
+use super::{Mapped, SentLog};
 
 /// Programs kept at most: one per sender of the profile running, a few profiles back.
 const KEPT: usize = 8;
@@ -16,6 +16,9 @@ pub(super) struct Loaded {
     pub(crate) prog: OwnedFd,
     /// The state map's value.
     pub(crate) state: Arc<Mapped>,
+    /// The log of the probes it carries, for a program that carries them (its device map's
+    /// program is bound in its code).
+    pub(crate) sent: Option<Arc<Mutex<SentLog>>>,
 }
 
 /// Idle programs, each with its instructions (map fd left out), oldest first.

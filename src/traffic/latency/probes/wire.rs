@@ -114,6 +114,8 @@ impl<'de> Deserialize<'de> for Probes {
             ],
             user_to_driver: log::decode(&wire.user_to_driver)
                 .map_err(|why| de::Error::custom(format!("user_to_driver: {why}")))?,
+            // `benchlab probe` sends from a socket of its own.
+            carried: false,
         })
     }
 }
@@ -231,6 +233,7 @@ mod tests {
         let sent = SenderReport {
             sent: [12, 3],
             user_to_driver,
+            carried: false,
         };
         Probes::new(sent, [established, first])
     }
