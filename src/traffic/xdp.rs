@@ -179,8 +179,8 @@ fn kernel_batch(interval: u64) -> u32 {
 /// value, see `state`: flow indexes as u32 at 0, 4, 8, 12 — source port, source address,
 /// destination port, destination address — then counters and pacing). With `carry`, the
 /// device map (of that interface, with the [`SentLog`]'s program) that carried latency probes
-/// and every frame then go through: a probe waiting in the state goes before any frame of the
-/// load, and each frame of the load has its payload's probe bytes zeroed (its page may have
+/// and every frame then go through: a probe due in the state's ring goes before any frame of
+/// the load, and each frame of the load has its payload's probe bytes zeroed (its page may have
 /// carried a probe).
 pub(crate) fn program(
     layout: &FlowLayout,
@@ -471,8 +471,8 @@ pub(crate) struct XdpEngine {
 }
 
 /// The latency probes' way out through a running [`XdpEngine`] that carries them
-/// ([`XdpEngine::carrier`]): a slot in its state, whose probe its program sends before any
-/// frame of the load, and the log of the time each probe was handed to the interface. The
+/// ([`XdpEngine::carrier`]): a ring in its state, whose probes its program sends when due
+/// before any frame of the load, and the log of the time each was handed to the interface. The
 /// probes then reach the next hop as the load does, XDP frames in its input queue: probes sent
 /// from a socket, taken by the virtual DUT among the generator's frames, cost it 1–3 % of its
 /// rate at saturation (docs/latency.md).

@@ -1,8 +1,8 @@
-//! The probe sender: its own thread, one frame at a time at a fixed rate, each stamped just
-//! before it goes, and the time each was handed to the interface read back and handed to the
-//! [`Matcher`]. Out by a packet socket of its own (one frame per syscall; the kernel's transmit
-//! stamp), or carried by the XDP generator ([`Carrier`]: a slot its program sends from, among
-//! the load's frames; the stamp of its device map's program as the batch goes out).
+//! The probe sender: its own thread, probes at a fixed rate, and the time each was handed to the
+//! interface read back and handed to the [`Matcher`]. Out by a packet socket of its own (one
+//! frame per syscall, stamped just before it; the kernel's transmit stamp), or carried by the
+//! XDP generator ([`Carrier`]: a ring its program sends from when due, among the load's frames;
+//! the stamp of its device map's program as the batch goes out).
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
